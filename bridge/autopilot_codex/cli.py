@@ -1,0 +1,126 @@
+"""`autopilot-codex`: parse, dispatch, print. The work is done in `commands` and `hooks`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+
+from . import __version__, commands, output
+from .errors import BridgeError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autopilot-codex",
+        description="A supervised autonomous loop: an OpenAI manager plans, reviews and decides.",
+    )
+    parser.add_argument("--version", action="version", version=f"autopilot-codex {__version__}")
+    parser.add_argument("-C", dest="cwd", default=None, help="run as if started in this directory")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    plan = sub.add_parser("plan", help="plan a goal and start the loop")
+    plan.add_argument("goal", nargs="*", help="what the loop should achieve")
+    plan.add_argument("--budget", type=float, default=None, help="USD the manager may spend")
+    plan.add_argument("--max-iterations", type=int, default=None)
+    plan.add_argument("--model", default=None, help="the manager model")
+    plan.add_argument("--review", choices=("edit", "commit", "stop", "off"), default=None)
+    plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
+    plan.add_argument(
+        "--args-stdin",
+        action="store_true",
+        help="read the goal and flags as one line from stdin (slash commands use this)",
+    )
+
+    status = sub.add_parser("status", help="show the loop's state")
+    status.add_argument("--json", action="store_true", help="print state.json as it is")
+
+    sub.add_parser("next", help="print the current task contract")
+
+    stop = sub.add_parser("stop", help="stop the loop now; the hooks become no-ops")
+    stop.add_argument("reason", nargs="*")
+    stop.add_argument("--args-stdin", action="store_true")
+
+    resume = sub.add_parser("resume", help="resume a paused or stopped loop")
+    resume.add_argument("--budget", type=float, default=None)
+    resume.add_argument("--max-iterations", type=int, default=None)
+    resume.add_argument("--session-id", default=None)
+    resume.add_argument("--args-stdin", action="store_true")
+
+    hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
+    hook.add_argument("event")
+    hook.add_argument("--host", choices=("claude", "codex"), default="claude")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, unknown = parser.parse_known_args(words)
+    if getattr(args, "args_stdin", False):
+        args, unknown = parser.parse_known_args([*words, *_split(sys.stdin.read())])
+    # Words the parser does not know belong to the goal or reason ("fix the --verbose flag").
+    for name in ("goal", "reason"):
+        if hasattr(args, name):
+            setattr(args, name, [*getattr(args, name), *unknown])
+            unknown = []
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    cwd = args.cwd or os.getcwd()
+    session = getattr(args, "session_id", None) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    try:
+        if args.command == "plan":
+            overrides = {
+                "budget_usd": args.budget,
+                "max_iterations": args.max_iterations,
+                "model": args.model,
+                "review": args.review,
+            }
+            text = commands.plan(
+                cwd=cwd, goal=" ".join(args.goal), overrides=overrides, session_id=session
+            )
+        elif args.command == "status":
+            text = commands.status(cwd=cwd, as_json=args.json)
+        elif args.command == "next":
+            text = commands.next_task(cwd=cwd)
+        elif args.command == "stop":
+            text = commands.stop(cwd=cwd, reason=" ".join(args.reason))
+        elif args.command == "resume":
+            text = commands.resume(
+                cwd=cwd,
+                budget_usd=args.budget,
+                max_iterations=args.max_iterations,
+                session_id=session,
+            )
+        else:
+            return _hook(args.event, args.host)
+    except BridgeError as exc:
+        output.out(f"autopilot-codex: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    output.out(text)
+    return 0
+
+
+def _hook(event: str, host: str) -> int:
+    """The same path the launcher takes: gate first, then the engine."""
+    from .gate import admit, read_stdin
+
+    admitted = admit(read_stdin())
+    if admitted is None:
+        return 0
+    from .hooks import run_hook
+
+    return run_hook([event, "--host", host], admitted)
+
+
+def _split(text: str) -> list[str]:
+    """Slash-command arguments as the user typed them; unbalanced quotes fall back to words."""
+    text = text.strip()
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()

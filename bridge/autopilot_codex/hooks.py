@@ -1,0 +1,365 @@
+"""Hook handling for a payload that passed the gate: lock, guard, ask the manager, reduce, answer.
+
+The lock is never held during a manager call, so parallel hooks and `codex-stop` are never
+kept waiting on the network; the answer is applied only if the loop is still the same one.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import git
+from pydantic import BaseModel
+
+from . import contract, gitrepo, hookio, loop, output
+from .config import Config, load_config
+from .errors import BridgeError
+from .gate import Admitted
+from .loop import Decision, Limits
+from .manager import Manager, Outcome, prompts
+from .manager.pricing import estimate_tokens, price_for
+from .manager.schemas import Review, Verdict
+from .paths import state_home
+from .state import State, Store
+
+T = TypeVar("T", bound=BaseModel)
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
+SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
+
+ManagerFactory = Callable[[str, Config], Manager]
+
+
+def default_manager(model: str, config: Config) -> Manager:
+    """The manager backend; `openai` is imported only when a call is about to be made."""
+    from .manager.openai_backend import OpenAIManager
+
+    return OpenAIManager(
+        model=model,
+        api=config.api,
+        timeout_s=config.timeout_s,
+        max_output_tokens=config.max_output_tokens,
+    )
+
+
+@dataclass
+class Context:
+    payload: hookio.HookInput
+    store: Store
+    config: Config
+    manager: ManagerFactory
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            stall_limit=self.config.stall_limit, no_progress_limit=self.config.no_progress_limit
+        )
+
+
+def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory = default_manager) -> int:
+    """Always exit 0: a hook must never break the host's session."""
+    event = argv[0] if argv else ""
+    host = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
+    try:
+        payload = hookio.parse(admitted.raw, event)
+        config = load_config()
+        store = Store(admitted.worktree, lock_timeout=config.lock_timeout_s)
+        text = handle(Context(payload, store, config, manager), host)
+    except hookio.BadInput as exc:
+        output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
+        return 0
+    except BridgeError as exc:
+        text = hookio.render_allow(f"autopilot-codex: {exc}", host)
+    except Exception as exc:  # noqa: BLE001 - a hook must answer whatever happens
+        log = _log_crash(event)
+        output.err(f"autopilot-codex: internal error ({type(exc).__name__}); details in {log}")
+        text = ""
+    output.out(text)
+    return 0
+
+
+def handle(ctx: Context, host: str) -> str:
+    event = ctx.payload.event
+    if event == "Stop":
+        return _render(on_stop(ctx), host)
+    if event == "PostToolUse":
+        return _render(on_post_tool(ctx), host)
+    if event == "SessionStart":
+        return hookio.render_context(event, on_session_start(ctx), host)
+    if event == "PreToolUse":
+        from .rails import check
+
+        denial = check(ctx.payload, ctx.config, ctx.store.worktree)
+        return hookio.render_deny(denial, host) if denial else ""
+    return ""
+
+
+def _render(decision: Decision, host: str) -> str:
+    if decision.blocks:
+        return hookio.render_block(decision.reason, decision.message, host)
+    return hookio.render_allow(decision.message, host)
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+def on_session_start(ctx: Context) -> str:
+    """After a compaction or resume, put the current task back in front of the implementer."""
+    if ctx.payload.source not in ("compact", "resume", "clear"):
+        return ""
+    with ctx.store.locked():
+        state = ctx.store.load()
+        if (
+            state is None
+            or state.status != "running"
+            or not loop.owns(state, ctx.payload.session_id)
+        ):
+            return ""
+        ctx.store.append_event(
+            "session.context", source=ctx.payload.source, session=ctx.payload.session_id
+        )
+    task = state.task()
+    if task is None:
+        return ""
+    return (
+        f"{contract.PREFIX} An autopilot loop is running (goal: {prompts.clip(state.goal, 300)}). "
+        "Your current task:\n" + contract.task_contract(task, state.task_position())
+    )
+
+
+def on_post_tool(ctx: Context) -> Decision:
+    payload = ctx.payload
+    with ctx.store.locked():
+        state = _owned(ctx)
+        if state is None:
+            return loop.allow("ignored")
+        state = loop.on_tool(loop.claim(state, payload.session_id or ""))
+        mode = _review_mode(state)
+        wants = (mode == "edit" and payload.tool_name in EDIT_TOOLS) or (
+            mode == "commit" and payload.tool_name in SHELL_TOOLS
+        )
+        if not wants:
+            ctx.store.save(state)
+            return loop.allow("tool")
+        repo = gitrepo.open_repo(ctx.store.worktree)
+        if mode == "commit":
+            head = gitrepo.head_sha(repo)
+            if head == state.last_review_head or head == state.task_base_sha:
+                ctx.store.save(state)
+                return loop.allow("tool")
+            state = state.model_copy(update={"last_review_head": head})
+        step = _prepare_review(ctx, state, repo, at_stop=False)
+    return _resolve(ctx, step)
+
+
+def on_stop(ctx: Context) -> Decision:
+    payload = ctx.payload
+    with ctx.store.locked():
+        state = _owned(ctx)
+        if state is None:
+            return loop.allow("ignored")
+        state = loop.claim(state, payload.session_id or "")
+        state, guarded = loop.stop_guard(
+            state, stop_hook_active=payload.stop_hook_active, limits=ctx.limits
+        )
+        if guarded is not None:
+            return _finish(ctx, state, guarded)
+        repo = gitrepo.open_repo(ctx.store.worktree)
+        review_first = _review_mode(state) == "stop"
+        step = (
+            _prepare_review(ctx, state, repo, at_stop=True)
+            if review_first
+            else _prepare_verdict(ctx, state, repo)
+        )
+    decision = _resolve(ctx, step)
+    if not review_first or decision.blocks or decision.event not in REVIEW_PASSED:
+        return decision
+    with ctx.store.locked():
+        state = _owned(ctx)
+        if state is None:
+            return decision
+        step = _prepare_verdict(ctx, state, gitrepo.open_repo(ctx.store.worktree))
+    return _resolve(ctx, step)
+
+
+# Review outcomes after which a Stop in `stop` review mode goes on to ask for a verdict.
+REVIEW_PASSED = frozenset({"review.approve", "review.cached", "review.empty"})
+
+
+# -- shared steps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A manager call prepared under the lock, to be made after the lock is released."""
+
+    state: State
+    schema: type[BaseModel]
+    prompt: prompts.Prompt
+    reduce: Callable[[State, Outcome[Any]], loop.Step]
+    event: str
+
+
+def _prepare_review(
+    ctx: Context, state: State, repo: git.Repo, *, at_stop: bool
+) -> Decision | Pending:
+    """Review the task's diff unless it is empty or was reviewed before."""
+    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
+    if diff.empty:
+        ctx.store.save(state)
+        return loop.allow("review.empty")
+    cached = state.cached_review(diff.digest)
+    if cached is not None:
+        decision = loop.replay_review(cached)
+        if at_stop and decision.blocks:
+            state = state.model_copy(update={"idle_stop_blocks": state.idle_stop_blocks + 1})
+        state = ctx.store.save(state)
+        decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
+        _record(ctx, state, decision, None)
+        return decision
+    prompt = prompts.review_prompt(
+        state.goal,
+        state.plan,
+        state.task(),
+        state.task_position(),
+        diff.text,
+        ctx.config.prompt_chars,
+    )
+
+    def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
+        new, decision = loop.apply_review(s, outcome, diff.digest)
+        if at_stop and decision.blocks:
+            new = new.model_copy(update={"idle_stop_blocks": new.idle_stop_blocks + 1})
+        return new, decision
+
+    return _pending(ctx, state, "review", Review, prompt, reduce)
+
+
+def _prepare_verdict(ctx: Context, state: State, repo: git.Repo) -> Decision | Pending:
+    head = gitrepo.head_sha(repo)
+    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
+    prompt = prompts.verdict_prompt(
+        state.goal,
+        state.plan,
+        state.task(),
+        state.task_position(),
+        completed=state.completed_tasks,
+        commits=gitrepo.commits_since(repo, state.base_sha),
+        diff=diff.text,
+        last_message=ctx.payload.last_assistant_message,
+        last_review=state.last_review.summary if state.last_review else "",
+        cap=ctx.config.prompt_chars,
+    )
+    limits = ctx.limits
+
+    def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
+        return loop.apply_verdict(s, outcome, head, limits)
+
+    return _pending(ctx, state, "verdict", Verdict, prompt, reduce)
+
+
+def _pending(
+    ctx: Context,
+    state: State,
+    kind: str,
+    schema: type[BaseModel],
+    prompt: prompts.Prompt,
+    reduce: Callable[[State, Outcome[Any]], loop.Step],
+) -> Decision | Pending:
+    """Refuse a call the budget cannot cover; otherwise save and hand the call back."""
+    price = price_for(state.model)
+    estimate = (
+        estimate_tokens(prompt.instructions + prompt.text) * price.input
+        + ctx.config.max_output_tokens * price.output
+    ) / 1_000_000
+    blocked = loop.budget_guard(state, estimate, f"{kind}.budget")
+    if blocked is not None:
+        return _finish(ctx, *blocked)
+    state = ctx.store.save(state)
+    return Pending(state, schema, prompt, reduce, kind)
+
+
+def _resolve(ctx: Context, step: Decision | Pending) -> Decision:
+    """Make the prepared call without the lock, then apply it if the loop is still the same."""
+    if isinstance(step, Decision):
+        return step
+    manager = ctx.manager(step.state.model, ctx.config)
+    outcome = manager.ask(step.schema, step.prompt.instructions, step.prompt.text)
+    with ctx.store.locked():
+        state = ctx.store.load()
+        if state is None:
+            return loop.allow(f"{step.event}.orphaned")
+        if state.generation != step.state.generation or state.status != "running":
+            # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
+            state = ctx.store.save(loop.charge(state, outcome.cost_usd))
+            decision = loop.allow(f"{step.event}.discarded")
+            _record(ctx, state, decision, outcome)
+            return decision
+        state, decision = step.reduce(state, outcome)
+        state = ctx.store.save(state)
+        _record(ctx, state, decision, outcome)
+        return decision
+
+
+def _finish(ctx: Context, state: State, decision: Decision) -> Decision:
+    saved = ctx.store.save(state)
+    _record(ctx, saved, decision, None)
+    return decision
+
+
+def _owned(ctx: Context) -> State | None:
+    state = ctx.store.load()
+    if state is None or state.status != "running" or not loop.owns(state, ctx.payload.session_id):
+        return None
+    return state
+
+
+def _review_mode(state: State) -> str:
+    return os.environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or state.review_mode
+
+
+def _excluded(store: Store) -> tuple[str, ...]:
+    """Keep the loop's own files out of every diff when the state home sits inside the repo."""
+    try:
+        relative = store.home.resolve().relative_to(store.worktree.resolve())
+    except ValueError:
+        return ()
+    return (str(relative),)
+
+
+def _record(ctx: Context, state: State, decision: Decision, outcome: Outcome[Any] | None) -> None:
+    fields: dict[str, object] = {
+        "decision": decision.action,
+        "reason": prompts.clip(decision.reason or decision.message, 300),
+        "status": state.status,
+        "iteration": state.iteration,
+        "budget_used_usd": round(state.budget_used_usd, 6),
+        "session": ctx.payload.session_id,
+    }
+    if outcome is not None:
+        fields.update(
+            tokens_in=outcome.usage.input_tokens,
+            tokens_out=outcome.usage.output_tokens,
+            cost_usd=round(outcome.cost_usd, 6),
+            error=outcome.error,
+        )
+    ctx.store.append_event(decision.event, **fields)
+
+
+def _log_crash(event: str) -> Path:
+    log = state_home() / "logs" / "bridge.log"
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as handle:
+            from . import __version__
+
+            handle.write(f"--- autopilot-codex {__version__} hook {event} pid {os.getpid()}\n")
+            handle.write(traceback.format_exc())
+    except OSError:
+        pass
+    return log

@@ -1,0 +1,239 @@
+"""The manager through the `openai` package: Responses API, or Chat Completions for local servers.
+
+Every attempt's usage is charged before its answer is parsed: the API bills invalid answers too.
+Retries are ours, not the SDK's, so one call can never outlive `timeout_s`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from . import Outcome
+from .pricing import Price, Usage, cost_usd, price_for
+from .prompts import Prompt, corrective
+
+T = TypeVar("T", bound=BaseModel)
+
+# Transient failures retried within the deadline; an invalid answer gets one corrective retry.
+TRANSIENT_ATTEMPTS = 3
+CORRECTIVE_ATTEMPTS = 1
+
+
+class Invalid(Exception):
+    """The manager answered, but not with a usable object."""
+
+
+def api_key_problem() -> str | None:
+    if not os.environ.get("OPENAI_API_KEY", "").strip():
+        return (
+            "OPENAI_API_KEY is not set. Set it to your OpenAI API key (for a local "
+            "OpenAI-compatible server, any non-empty value plus OPENAI_BASE_URL and "
+            "AUTOPILOT_CODEX_API=chat)."
+        )
+    return None
+
+
+class OpenAIManager:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api: str = "responses",
+        timeout_s: float = 180.0,
+        max_output_tokens: int = 4000,
+        price: Price | None = None,
+    ) -> None:
+        base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
+        self.client = openai.OpenAI(base_url=base_url, max_retries=0, timeout=timeout_s)
+        self.model = model
+        self.api = api
+        self.timeout_s = timeout_s
+        self.max_output_tokens = max_output_tokens
+        self.price = price or price_for(model)
+
+    def ask(self, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
+        deadline = time.monotonic() + self.timeout_s
+        request = Prompt(instructions, prompt)
+        usage = Usage()
+        attempts = 0
+        corrections = 0
+        transient = 0
+        while True:
+            attempts += 1
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.05:
+                return self._failed(usage, attempts, f"no answer within {self.timeout_s:g}s")
+            try:
+                value, used = self._attempt(schema, request, remaining)
+                usage += used
+                return Outcome(value, cost_usd(usage, self.price), usage, None, attempts)
+            except _Charged as charged:
+                usage += charged.usage
+                error = charged.error
+            if isinstance(error, Invalid) and corrections < CORRECTIVE_ATTEMPTS:
+                corrections += 1
+                request = corrective(Prompt(instructions, prompt), str(error))
+                continue
+            wait = _retry_wait(error, transient)
+            if (
+                wait is not None
+                and transient < TRANSIENT_ATTEMPTS - 1
+                and time.monotonic() + wait < deadline
+            ):
+                transient += 1
+                time.sleep(wait)
+                continue
+            return self._failed(usage, attempts, _describe(error))
+
+    def _failed(self, usage: Usage, attempts: int, error: str) -> Outcome[Any]:
+        return Outcome(None, cost_usd(usage, self.price), usage, error, attempts)
+
+    def _attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
+        try:
+            if self.api == "chat":
+                raw: Any = self.client.chat.completions.with_raw_response.parse(
+                    model=self.model,
+                    messages=[
+                        {"role": "system", "content": request.instructions},
+                        {"role": "user", "content": request.text},
+                    ],
+                    response_format=schema,
+                    max_completion_tokens=self.max_output_tokens,
+                    timeout=timeout,
+                )
+            else:
+                raw = self.client.responses.with_raw_response.parse(
+                    model=self.model,
+                    instructions=request.instructions,
+                    input=request.text,
+                    text_format=schema,
+                    max_output_tokens=self.max_output_tokens,
+                    store=False,
+                    timeout=timeout,
+                )
+        except openai.OpenAIError as exc:
+            raise _Charged(Usage(), exc) from exc
+        usage = Usage()
+        try:
+            body = raw.http_response.json()
+        except (json.JSONDecodeError, ValueError) as exc:
+            raise _Charged(usage, Invalid("the answer was not JSON")) from exc
+        usage = _usage(body)
+        try:
+            parsed = raw.parse()
+            value = _extract(parsed, self.api)
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
+            raise _Charged(
+                usage, Invalid(f"the answer did not match the schema: {first['msg']}")
+            ) from exc
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
+            raise _Charged(usage, Invalid(type(exc).__name__)) from exc
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise _Charged(
+                usage, Invalid(f"the answer had an unexpected shape ({type(exc).__name__})")
+            ) from exc
+        return value, usage
+
+
+class _Charged(Exception):
+    """An attempt failed after the API counted its tokens."""
+
+    def __init__(self, usage: Usage, error: Exception) -> None:
+        super().__init__(str(error))
+        self.usage = usage
+        self.error = error
+
+
+def _extract(parsed: Any, api: str) -> Any:
+    if api == "chat":
+        message = parsed.choices[0].message
+        if message.parsed is None:
+            raise Invalid("refused: " + message.refusal if message.refusal else "empty answer")
+        return message.parsed
+    value = parsed.output_parsed
+    if value is None:
+        raise Invalid(_responses_problem(parsed))
+    return value
+
+
+def _responses_problem(parsed: Any) -> str:
+    for item in getattr(parsed, "output", None) or []:
+        for part in getattr(item, "content", None) or []:
+            if getattr(part, "type", "") == "refusal":
+                return "refused: " + str(getattr(part, "refusal", ""))[:200]
+    status = getattr(parsed, "status", None)
+    return f"no structured answer (status {status})" if status else "empty answer"
+
+
+def _usage(body: Any) -> Usage:
+    data = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(data, dict):
+        return Usage()
+    details = data.get("input_tokens_details") or data.get("prompt_tokens_details") or {}
+    return Usage(
+        input_tokens=_int(data.get("input_tokens", data.get("prompt_tokens"))),
+        cached_tokens=_int(details.get("cached_tokens") if isinstance(details, dict) else 0),
+        output_tokens=_int(data.get("output_tokens", data.get("completion_tokens"))),
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _retry_wait(error: Exception, transient: int) -> float | None:
+    """Seconds to wait before retrying, or None when retrying cannot help."""
+    if isinstance(error, openai.RateLimitError):
+        if getattr(error, "code", None) == "insufficient_quota":
+            return None
+        return _retry_after(error) or _backoff(transient)
+    if isinstance(error, openai.APIStatusError):
+        if error.status_code in (408, 409) or error.status_code >= 500:
+            return _retry_after(error) or _backoff(transient)
+        return None
+    if isinstance(error, openai.APIConnectionError):  # timeouts included
+        return _backoff(transient)
+    return None
+
+
+def _retry_after(error: openai.APIStatusError) -> float | None:
+    headers = error.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw:
+            try:
+                return max(0.0, float(str(raw))) * scale
+            except ValueError:
+                return None
+    return None
+
+
+def _backoff(transient: int) -> float:
+    delay: float = min(0.5 * 2.0**transient, 8.0)
+    return delay * (1 - 0.25 * random.random())
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, openai.AuthenticationError):
+        return "authentication failed (check OPENAI_API_KEY)"
+    if isinstance(error, openai.RateLimitError):
+        if getattr(error, "code", None) == "insufficient_quota":
+            return "quota exhausted (insufficient_quota)"
+        return "rate limited (429)"
+    if isinstance(error, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(error, openai.APIConnectionError):
+        return "cannot connect to the API"
+    if isinstance(error, openai.APIStatusError):
+        return f"HTTP {error.status_code}"
+    if isinstance(error, Invalid):
+        return f"invalid answer after a corrective retry: {error}"
+    return f"{type(error).__name__}: {str(error)[:200]}"

@@ -1,0 +1,107 @@
+"""What a manager call costs, from the usage the API reports.
+
+Prices are USD per 1M tokens, Standard tier, from the sources listed in
+docs/pricing.md (checked 2026-11-29). Verify against OpenAI's pricing page before relying on
+them; `AUTOPILOT_CODEX_PRICES` overrides the table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    cached: float
+    output: float
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+# Longest prefix wins, so "gpt-5-codex" never resolves to "gpt-5".
+TABLE: dict[str, Price] = {
+    "gpt-6.2-astra": Price(8.00, 0.40, 40.00),
+    "gpt-6.2-sol": Price(2.00, 0.10, 10.00),
+    "gpt-6.1-sol": Price(2.00, 0.10, 10.00),
+    "gpt-6.1-terra": Price(1.00, 0.05, 5.00),
+    "gpt-6-astra": Price(10.00, 1.00, 50.00),
+    "gpt-6-sol": Price(2.00, 0.20, 10.00),
+    "gpt-6-luna": Price(0.10, 0.01, 0.50),
+    "gpt-5.6-sol": Price(4.00, 0.40, 20.00),
+    "gpt-5.6-terra": Price(2.00, 0.20, 12.00),
+    "gpt-5.6-luna": Price(0.20, 0.02, 1.20),
+    "gpt-5.5": Price(5.00, 0.50, 30.00),
+    "gpt-5.4-nano": Price(0.20, 0.02, 1.25),
+    "gpt-5.4-mini": Price(0.75, 0.075, 4.50),
+    "gpt-5.4": Price(2.50, 0.25, 15.00),
+    "gpt-5.3-codex": Price(1.75, 0.175, 14.00),
+    "gpt-5.2-codex": Price(1.75, 0.175, 14.00),
+    "gpt-5.1-codex-max": Price(1.25, 0.125, 10.00),
+    "gpt-5.1-codex": Price(1.25, 0.125, 10.00),
+    "gpt-5-codex": Price(1.25, 0.125, 10.00),
+    "gpt-5.1": Price(1.25, 0.125, 10.00),
+    "gpt-5-mini": Price(0.25, 0.025, 2.00),
+    "gpt-5": Price(1.25, 0.125, 10.00),
+}
+
+# Never under-count: a model we do not know is charged at the dearest row.
+MOST_EXPENSIVE = max(TABLE.values(), key=lambda p: (p.output, p.input))
+
+# Above this many input tokens the whole request is billed at a higher rate.
+LONG_CONTEXT_TOKENS = 272_000
+
+_DATE_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def price_for(model: str) -> Price:
+    override = os.environ.get("AUTOPILOT_CODEX_PRICES", "").strip()
+    if override:
+        return parse_override(override)
+    name = _DATE_SUFFIX.sub("", model.strip().lower())
+    for prefix in sorted(TABLE, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "-"):
+            return TABLE[prefix]
+    return MOST_EXPENSIVE
+
+
+def parse_override(text: str) -> Price:
+    """`AUTOPILOT_CODEX_PRICES="input,cached,output"` in USD per 1M tokens (e.g. `0,0,0`)."""
+    parts = [float(p) for p in text.split(",")]
+    if len(parts) != 3 or any(p < 0 for p in parts):
+        raise ValueError("AUTOPILOT_CODEX_PRICES must be three non-negative numbers: in,cached,out")
+    return Price(parts[0], parts[1], parts[2])
+
+
+def cost_usd(usage: Usage, price: Price) -> float:
+    cached = min(usage.cached_tokens, usage.input_tokens)
+    uncached = max(0, usage.input_tokens - cached)
+    factor_in, factor_out = (2.0, 1.5) if usage.input_tokens > LONG_CONTEXT_TOKENS else (1.0, 1.0)
+    return (
+        uncached * price.input * factor_in
+        + cached * price.cached * factor_in
+        + usage.output_tokens * price.output * factor_out
+    ) / 1_000_000
+
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately high token estimate (3 characters a token) for budget checks."""
+    return len(text) // 3 + 1

@@ -1,0 +1,59 @@
+"""What the manager answers, as strict structured-output schemas.
+
+Strict mode wants every field required, no non-None defaults and no open `dict` fields, so
+optional values are `X | None` that the model must fill with null.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Task(_Strict):
+    id: str
+    title: str
+    files: list[str]
+    steps: list[str]
+    acceptance: list[str]
+    tests: list[str]
+
+
+class Plan(_Strict):
+    summary: str
+    tasks: list[Task]
+
+
+Severity = Literal["critical", "high", "medium", "low"]
+
+
+class Finding(_Strict):
+    severity: Severity
+    file: str | None
+    line_start: int | None
+    line_end: int | None
+    title: str
+    recommendation: str
+
+
+class Review(_Strict):
+    decision: Literal["approve", "fix", "reject"]
+    summary: str
+    findings: list[Finding]
+    # Files the implementer must restore to the task's base on `reject`.
+    revert_files: list[str]
+
+
+class Verdict(_Strict):
+    decision: Literal["continue", "done", "abort"]
+    reason: str
+    # True when the current task meets its acceptance criteria, so the loop moves on.
+    current_task_done: bool
+    # Extra guidance for the next turn; empty when the task contract says it all.
+    instructions: str
+    findings: list[Finding]

@@ -1,0 +1,197 @@
+"""Shared fixtures: an isolated state home, real git repositories, the fake OpenAI server."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER = ROOT / "bin" / "autopilot-codex"
+PLANTED_KEY = "sk-test-PLANTEDKEY-0123456789abcdefXYZ"
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the real state home, config or API key."""
+    for var in list(os.environ):
+        if var.startswith(("AUTOPILOT_CODEX_", "OPENAI_", "CLAUDE")):
+            monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "state-home"
+    monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    return home
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    for name, text in (files or {"README.md": "# demo\n"}).items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        yield server
+
+
+def task(n: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": f"T{n}",
+        "title": f"task number {n}",
+        "files": [f"file{n}.txt"],
+        "steps": [f"write file{n}.txt"],
+        "acceptance": [f"file{n}.txt exists"],
+        "tests": [],
+        **extra,
+    }
+
+
+def plan_body(tasks: int = 2) -> dict[str, Any]:
+    return {"summary": "a small plan", "tasks": [task(n) for n in range(1, tasks + 1)]}
+
+
+def review_body(decision: str = "approve", **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "decision": decision,
+        "summary": f"review says {decision}",
+        "findings": [],
+        "revert_files": [],
+    }
+    if decision != "approve":
+        body["findings"] = [
+            {
+                "severity": "high",
+                "file": "file1.txt",
+                "line_start": 1,
+                "line_end": 2,
+                "title": "wrong content",
+                "recommendation": "write the right content",
+            }
+        ]
+    if decision == "reject":
+        body["revert_files"] = ["file1.txt"]
+    body.update(extra)
+    return body
+
+
+def verdict_body(decision: str = "continue", done: bool = False, **extra: Any) -> dict[str, Any]:
+    return {
+        "decision": decision,
+        "reason": f"verdict says {decision}",
+        "current_task_done": done,
+        "instructions": "",
+        "findings": [],
+        **extra,
+    }
+
+
+@dataclass
+class HookRun:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.stdout) if self.stdout.strip() else {}
+
+
+def payload(event: str, cwd: Path, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+    }
+    if event == "Stop":
+        base.update(stop_hook_active=False, last_assistant_message="I did the task.")
+    base.update(extra)
+    return base
+
+
+def edit_payload(cwd: Path, name: str = "file1.txt", session: str = "sess-1") -> dict[str, Any]:
+    path = str(cwd / name)
+    return payload(
+        "PostToolUse",
+        cwd,
+        session,
+        tool_name="Write",
+        tool_input={"file_path": path, "content": "x"},
+        tool_response={"type": "create", "filePath": path},
+        tool_use_id="toolu_1",
+    )
+
+
+def run_hook_inproc(
+    event: str,
+    data: dict[str, Any] | bytes | str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> HookRun:
+    """The hook path of `python -m autopilot_codex hook <event>`, run in this process."""
+    from autopilot_codex.__main__ import run
+
+    raw = data if isinstance(data, bytes) else (data if isinstance(data, str) else json.dumps(data)).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    monkeypatch.setattr(sys, "argv", ["autopilot-codex", "hook", event, "--host", "claude"])
+    capsys.readouterr()
+    code = run()
+    out = capsys.readouterr()
+    return HookRun(code, out.out, out.err)
+
+
+def run_launcher(
+    args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: dict[str, str] | None = None
+) -> HookRun:
+    """The real launcher in a subprocess, with this interpreter as the bridge's Python."""
+    full_env = {**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable, **(env or {})}
+    proc = subprocess.run(
+        [str(LAUNCHER), *args],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=120,
+    )
+    return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())

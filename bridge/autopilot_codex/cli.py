@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="show the loop's state")
     status.add_argument("--json", action="store_true", help="print state.json as it is")
+    status.add_argument("--args-stdin", action="store_true")
 
     sub.add_parser("next", help="print the current task contract")
 

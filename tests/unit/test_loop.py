@@ -1,0 +1,234 @@
+"""The reducer's decision matrix: every guard, review and verdict branch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autopilot_codex import loop
+from autopilot_codex.loop import Limits
+from autopilot_codex.manager import Outcome
+from autopilot_codex.manager.schemas import Plan, Review, Task, Verdict
+from autopilot_codex.state import State
+
+LIMITS = Limits(stall_limit=3, no_progress_limit=3)
+
+
+def make_state(**update: Any) -> State:
+    tasks = [
+        Task(id=f"T{n}", title=f"task {n}", files=[], steps=["s"], acceptance=["a"], tests=[])
+        for n in (1, 2, 3)
+    ]
+    base: dict[str, Any] = {
+        "goal": "g",
+        "plan": Plan(summary="p", tasks=tasks),
+        "current_task": "T1",
+        "base_sha": "base",
+        "task_base_sha": "base",
+        "worktree": "/w",
+        "model": "gpt-6.2-sol",
+        "session_id": "s1",
+    }
+    base.update(update)
+    return State(**base)
+
+
+def verdict(decision: str, done: bool = False) -> Outcome[Verdict]:
+    value = Verdict(decision=decision, reason="why", current_task_done=done, instructions="do it", findings=[])  # type: ignore[arg-type]
+    return Outcome(value, cost_usd=0.25)
+
+
+def review(decision: str, files: list[str] | None = None) -> Outcome[Review]:
+    value = Review(decision=decision, summary="sum", findings=[], revert_files=files or [])  # type: ignore[arg-type]
+    return Outcome(value, cost_usd=0.1)
+
+
+FAILED: Outcome[Any] = Outcome(None, cost_usd=0.05, error="timed out")
+
+
+@pytest.mark.parametrize(
+    ("owner", "session", "expected"),
+    [(None, "a", True), ("a", "a", True), ("a", "b", False), (None, None, False), (None, "", False), ("a", None, False)],
+)
+def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
+    assert loop.owns(make_state(session_id=owner), session) is expected
+
+
+def test_claim_sets_owner_once() -> None:
+    assert loop.claim(make_state(session_id=None), "x").session_id == "x"
+    assert loop.claim(make_state(session_id="x"), "x").session_id == "x"
+
+
+@pytest.mark.parametrize(
+    ("update", "status", "event"),
+    [
+        ({"budget_used_usd": 5.0, "budget_usd": 5.0}, "stopped_budget", "stop.guard.budget"),
+        ({"budget_used_usd": 7.0, "budget_usd": 5.0}, "stopped_budget", "stop.guard.budget"),
+        ({"iteration": 30, "max_iterations": 30}, "stopped_iteration_limit", "stop.guard.iterations"),
+        ({"no_progress_streak": 3}, "aborted", "stop.guard.no_progress"),
+        ({"idle_stop_blocks": 3}, "paused", "stop.guard.stalled"),
+        # Order: budget first, then iterations, then no progress, then stall.
+        ({"budget_used_usd": 9.0, "iteration": 30, "max_iterations": 30}, "stopped_budget", "stop.guard.budget"),
+        ({"iteration": 30, "max_iterations": 30, "no_progress_streak": 5}, "stopped_iteration_limit", "stop.guard.iterations"),
+        ({"no_progress_streak": 3, "idle_stop_blocks": 3}, "aborted", "stop.guard.no_progress"),
+    ],
+)
+def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: str) -> None:
+    state, decision = loop.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    assert decision is not None
+    assert decision.action == "allow"
+    assert decision.event == event
+    assert state.status == status
+    assert state.stop_reason
+    assert "[autopilot-codex]" in decision.message
+
+
+@pytest.mark.parametrize(
+    "update",
+    [{}, {"budget_used_usd": 4.99}, {"iteration": 29}, {"no_progress_streak": 2}, {"idle_stop_blocks": 2}],
+)
+def test_stop_guards_pass(update: dict[str, Any]) -> None:
+    state, decision = loop.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    assert decision is None
+    assert state.status == "running"
+    assert state.stop_events == 1
+
+
+def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
+    state, decision = loop.stop_guard(make_state(idle_stop_blocks=3), stop_hook_active=False, limits=LIMITS)
+    assert decision is None
+    assert state.idle_stop_blocks == 0
+
+
+def test_stall_limit_is_configurable() -> None:
+    _, decision = loop.stop_guard(make_state(idle_stop_blocks=1), stop_hook_active=True, limits=Limits(stall_limit=1))
+    assert decision is not None and decision.event == "stop.guard.stalled"
+
+
+@pytest.mark.parametrize(("used", "estimate", "stops"), [(0.0, 1.0, False), (4.0, 1.0, False), (4.0, 1.01, True), (5.0, 0.0, False)])
+def test_budget_guard_refuses_calls_that_could_overspend(used: float, estimate: float, stops: bool) -> None:
+    result = loop.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget")
+    assert (result is not None) is stops
+    if result is not None:
+        assert result[0].status == "stopped_budget"
+        assert result[1].action == "allow"
+
+
+def test_review_approve_records_and_allows_silently() -> None:
+    state, decision = loop.apply_review(make_state(), review("approve"), "h1")
+    assert decision.action == "allow" and decision.message == "" and decision.reason == ""
+    assert state.last_review is not None and state.last_review.decision == "approve"
+    assert state.cached_review("h1") is not None
+    assert state.budget_used_usd == pytest.approx(0.1)
+
+
+def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
+    state, decision = loop.apply_review(make_state(), review("fix"), "h1")
+    assert decision.blocks and "fix" in decision.reason
+    assert state.current_task == "T1"
+
+
+def test_review_reject_names_git_restore_of_the_files() -> None:
+    state, decision = loop.apply_review(make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1")
+    assert decision.blocks
+    assert "git restore --source=abcdef123456 --staged --worktree -- a.py 'b c.py'" in decision.reason
+    assert "re-plan" in decision.reason
+    assert state.status == "running"
+
+
+def test_review_failure_pauses_never_blocks_and_charges() -> None:
+    state, decision = loop.apply_review(make_state(), FAILED, "h1")
+    assert decision.action == "allow"
+    assert state.status == "paused"
+    assert "timed out" in (state.stop_reason or "")
+    assert state.budget_used_usd == pytest.approx(0.05)
+    assert state.cached_review("h1") is None
+
+
+def test_review_cache_is_bounded_and_most_recent_first() -> None:
+    state = make_state()
+    for n in range(100):
+        state, _ = loop.apply_review(state, review("approve"), f"h{n}")
+    assert len(state.reviewed) == 64
+    assert state.reviewed[0].diff_hash == "h99"
+
+
+@pytest.mark.parametrize("decision", ["approve", "fix", "reject"])
+def test_replay_matches_original(decision: str) -> None:
+    state, first = loop.apply_review(make_state(), review(decision, ["f"]), "h")
+    record = state.cached_review("h")
+    assert record is not None
+    again = loop.replay_review(record)
+    assert (again.action, again.reason) == (first.action, first.reason)
+
+
+def test_verdict_done_allows_and_finishes() -> None:
+    state, decision = loop.apply_verdict(make_state(), verdict("done"), "head1", LIMITS)
+    assert (decision.action, state.status, state.iteration) == ("allow", "done", 1)
+    assert decision.message
+    assert state.budget_used_usd == pytest.approx(0.25)
+
+
+def test_verdict_abort_allows_and_aborts() -> None:
+    state, decision = loop.apply_verdict(make_state(), verdict("abort"), "head1", LIMITS)
+    assert (decision.action, state.status) == ("allow", "aborted")
+
+
+def test_verdict_continue_advances_when_task_done() -> None:
+    state, decision = loop.apply_verdict(make_state(), verdict("continue", done=True), "head1", LIMITS)
+    assert decision.blocks
+    assert state.current_task == "T2"
+    assert state.completed_tasks == ["T1"]
+    assert state.task_base_sha == "head1"
+    assert "Task T2 (2/3)" in decision.reason
+    assert "Task T1 accepted" in decision.reason
+    assert "do it" in decision.reason
+    assert state.idle_stop_blocks == 1
+    assert state.no_progress_streak == 0
+
+
+def test_verdict_continue_keeps_task_when_not_done() -> None:
+    state, decision = loop.apply_verdict(make_state(), verdict("continue"), "head1", LIMITS)
+    assert decision.blocks and state.current_task == "T1" and "Task T1 (1/3)" in decision.reason
+
+
+def test_last_task_done_but_continue_stays_on_last_task() -> None:
+    state, _ = loop.apply_verdict(make_state(current_task="T3"), verdict("continue", done=True), "h", LIMITS)
+    assert state.current_task == "T3"
+    assert state.completed_tasks == ["T3"]
+
+
+def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_limit() -> None:
+    state = make_state()
+    state, d1 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    state, d2 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    assert (d1.blocks, d2.blocks, state.no_progress_streak) == (True, True, 2)
+    state, d3 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    assert d3.action == "allow" and state.status == "aborted" and state.no_progress_streak == 3
+
+
+def test_a_new_commit_resets_the_streak() -> None:
+    state = make_state(no_progress_streak=2, last_verdict_head="old")
+    state, decision = loop.apply_verdict(state, verdict("continue"), "new", LIMITS)
+    assert decision.blocks and state.no_progress_streak == 0
+
+
+def test_verdict_failure_pauses_counts_the_iteration_and_the_cost() -> None:
+    state, decision = loop.apply_verdict(make_state(), FAILED, "h", LIMITS)
+    assert decision.action == "allow" and not decision.reason
+    assert (state.status, state.iteration) == ("paused", 1)
+    assert state.budget_used_usd == pytest.approx(0.05)
+    assert "codex-resume" in decision.message
+
+
+def test_resume_resets_counters_and_bumps_generation() -> None:
+    state = make_state(status="paused", stop_reason="x", idle_stop_blocks=3, no_progress_streak=2, generation=4)
+    resumed = loop.resume(state, budget_usd=10.0, max_iterations=None)
+    assert (resumed.status, resumed.stop_reason, resumed.idle_stop_blocks, resumed.no_progress_streak) == ("running", None, 0, 0)
+    assert resumed.generation == 5 and resumed.budget_usd == 10.0 and resumed.max_iterations == 30
+
+
+def test_on_tool_resets_stall_and_counts() -> None:
+    state = loop.on_tool(make_state(idle_stop_blocks=2, tool_events=4))
+    assert (state.idle_stop_blocks, state.tool_events) == (0, 5)

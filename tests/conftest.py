@@ -172,7 +172,11 @@ def run_hook_inproc(
     """The hook path of `python -m autopilot_codex hook <event>`, run in this process."""
     from autopilot_codex.__main__ import run
 
-    raw = data if isinstance(data, bytes) else (data if isinstance(data, str) else json.dumps(data)).encode()
+    raw = (
+        data
+        if isinstance(data, bytes)
+        else (data if isinstance(data, str) else json.dumps(data)).encode()
+    )
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
     monkeypatch.setattr(sys, "argv", ["autopilot-codex", "hook", event, "--host", "claude"])
     capsys.readouterr()

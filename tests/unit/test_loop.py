@@ -35,7 +35,9 @@ def make_state(**update: Any) -> State:
 
 
 def verdict(decision: str, done: bool = False) -> Outcome[Verdict]:
-    value = Verdict(decision=decision, reason="why", current_task_done=done, instructions="do it", findings=[])  # type: ignore[arg-type]
+    value = Verdict(
+        decision=decision, reason="why", current_task_done=done, instructions="do it", findings=[]
+    )  # type: ignore[arg-type]
     return Outcome(value, cost_usd=0.25)
 
 
@@ -49,7 +51,14 @@ FAILED: Outcome[Any] = Outcome(None, cost_usd=0.05, error="timed out")
 
 @pytest.mark.parametrize(
     ("owner", "session", "expected"),
-    [(None, "a", True), ("a", "a", True), ("a", "b", False), (None, None, False), (None, "", False), ("a", None, False)],
+    [
+        (None, "a", True),
+        ("a", "a", True),
+        ("a", "b", False),
+        (None, None, False),
+        (None, "", False),
+        ("a", None, False),
+    ],
 )
 def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
     assert loop.owns(make_state(session_id=owner), session) is expected
@@ -65,12 +74,24 @@ def test_claim_sets_owner_once() -> None:
     [
         ({"budget_used_usd": 5.0, "budget_usd": 5.0}, "stopped_budget", "stop.guard.budget"),
         ({"budget_used_usd": 7.0, "budget_usd": 5.0}, "stopped_budget", "stop.guard.budget"),
-        ({"iteration": 30, "max_iterations": 30}, "stopped_iteration_limit", "stop.guard.iterations"),
+        (
+            {"iteration": 30, "max_iterations": 30},
+            "stopped_iteration_limit",
+            "stop.guard.iterations",
+        ),
         ({"no_progress_streak": 3}, "aborted", "stop.guard.no_progress"),
         ({"idle_stop_blocks": 3}, "paused", "stop.guard.stalled"),
         # Order: budget first, then iterations, then no progress, then stall.
-        ({"budget_used_usd": 9.0, "iteration": 30, "max_iterations": 30}, "stopped_budget", "stop.guard.budget"),
-        ({"iteration": 30, "max_iterations": 30, "no_progress_streak": 5}, "stopped_iteration_limit", "stop.guard.iterations"),
+        (
+            {"budget_used_usd": 9.0, "iteration": 30, "max_iterations": 30},
+            "stopped_budget",
+            "stop.guard.budget",
+        ),
+        (
+            {"iteration": 30, "max_iterations": 30, "no_progress_streak": 5},
+            "stopped_iteration_limit",
+            "stop.guard.iterations",
+        ),
         ({"no_progress_streak": 3, "idle_stop_blocks": 3}, "aborted", "stop.guard.no_progress"),
     ],
 )
@@ -86,7 +107,13 @@ def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: s
 
 @pytest.mark.parametrize(
     "update",
-    [{}, {"budget_used_usd": 4.99}, {"iteration": 29}, {"no_progress_streak": 2}, {"idle_stop_blocks": 2}],
+    [
+        {},
+        {"budget_used_usd": 4.99},
+        {"iteration": 29},
+        {"no_progress_streak": 2},
+        {"idle_stop_blocks": 2},
+    ],
 )
 def test_stop_guards_pass(update: dict[str, Any]) -> None:
     state, decision = loop.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
@@ -96,18 +123,27 @@ def test_stop_guards_pass(update: dict[str, Any]) -> None:
 
 
 def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
-    state, decision = loop.stop_guard(make_state(idle_stop_blocks=3), stop_hook_active=False, limits=LIMITS)
+    state, decision = loop.stop_guard(
+        make_state(idle_stop_blocks=3), stop_hook_active=False, limits=LIMITS
+    )
     assert decision is None
     assert state.idle_stop_blocks == 0
 
 
 def test_stall_limit_is_configurable() -> None:
-    _, decision = loop.stop_guard(make_state(idle_stop_blocks=1), stop_hook_active=True, limits=Limits(stall_limit=1))
+    _, decision = loop.stop_guard(
+        make_state(idle_stop_blocks=1), stop_hook_active=True, limits=Limits(stall_limit=1)
+    )
     assert decision is not None and decision.event == "stop.guard.stalled"
 
 
-@pytest.mark.parametrize(("used", "estimate", "stops"), [(0.0, 1.0, False), (4.0, 1.0, False), (4.0, 1.01, True), (5.0, 0.0, False)])
-def test_budget_guard_refuses_calls_that_could_overspend(used: float, estimate: float, stops: bool) -> None:
+@pytest.mark.parametrize(
+    ("used", "estimate", "stops"),
+    [(0.0, 1.0, False), (4.0, 1.0, False), (4.0, 1.01, True), (5.0, 0.0, False)],
+)
+def test_budget_guard_refuses_calls_that_could_overspend(
+    used: float, estimate: float, stops: bool
+) -> None:
     result = loop.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget")
     assert (result is not None) is stops
     if result is not None:
@@ -130,9 +166,13 @@ def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
 
 
 def test_review_reject_names_git_restore_of_the_files() -> None:
-    state, decision = loop.apply_review(make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1")
+    state, decision = loop.apply_review(
+        make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1"
+    )
     assert decision.blocks
-    assert "git restore --source=abcdef123456 --staged --worktree -- a.py 'b c.py'" in decision.reason
+    assert (
+        "git restore --source=abcdef123456 --staged --worktree -- a.py 'b c.py'" in decision.reason
+    )
     assert "re-plan" in decision.reason
     assert state.status == "running"
 
@@ -176,7 +216,9 @@ def test_verdict_abort_allows_and_aborts() -> None:
 
 
 def test_verdict_continue_advances_when_task_done() -> None:
-    state, decision = loop.apply_verdict(make_state(), verdict("continue", done=True), "head1", LIMITS)
+    state, decision = loop.apply_verdict(
+        make_state(), verdict("continue", done=True), "head1", LIMITS
+    )
     assert decision.blocks
     assert state.current_task == "T2"
     assert state.completed_tasks == ["T1"]
@@ -194,7 +236,9 @@ def test_verdict_continue_keeps_task_when_not_done() -> None:
 
 
 def test_last_task_done_but_continue_stays_on_last_task() -> None:
-    state, _ = loop.apply_verdict(make_state(current_task="T3"), verdict("continue", done=True), "h", LIMITS)
+    state, _ = loop.apply_verdict(
+        make_state(current_task="T3"), verdict("continue", done=True), "h", LIMITS
+    )
     assert state.current_task == "T3"
     assert state.completed_tasks == ["T3"]
 
@@ -223,9 +267,16 @@ def test_verdict_failure_pauses_counts_the_iteration_and_the_cost() -> None:
 
 
 def test_resume_resets_counters_and_bumps_generation() -> None:
-    state = make_state(status="paused", stop_reason="x", idle_stop_blocks=3, no_progress_streak=2, generation=4)
+    state = make_state(
+        status="paused", stop_reason="x", idle_stop_blocks=3, no_progress_streak=2, generation=4
+    )
     resumed = loop.resume(state, budget_usd=10.0, max_iterations=None)
-    assert (resumed.status, resumed.stop_reason, resumed.idle_stop_blocks, resumed.no_progress_streak) == ("running", None, 0, 0)
+    assert (
+        resumed.status,
+        resumed.stop_reason,
+        resumed.idle_stop_blocks,
+        resumed.no_progress_streak,
+    ) == ("running", None, 0, 0)
     assert resumed.generation == 5 and resumed.budget_usd == 10.0 and resumed.max_iterations == 30
 
 

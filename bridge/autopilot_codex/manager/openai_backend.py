@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import Outcome
 from .pricing import Price, Usage, cost_usd, price_for
-from .prompts import Prompt, corrective
+from .prompts import Prompt, corrective, redact
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -60,6 +60,8 @@ class OpenAIManager:
 
     def ask(self, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
         deadline = time.monotonic() + self.timeout_s
+        # The last gate before the network: no credential leaves, whoever built the prompt.
+        instructions, prompt = redact(instructions), redact(prompt)
         request = Prompt(instructions, prompt)
         usage = Usage()
         attempts = 0
@@ -134,6 +136,8 @@ class OpenAIManager:
             raise _Charged(
                 usage, Invalid(f"the answer did not match the schema: {first['msg']}")
             ) from exc
+        except Invalid as exc:
+            raise _Charged(usage, exc) from exc
         except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
             raise _Charged(usage, Invalid(type(exc).__name__)) from exc
         except (TypeError, AttributeError, KeyError, ValueError) as exc:

@@ -1,0 +1,318 @@
+"""Hook stdin -> stdout golden cases for every event, with a real repo and the fake manager."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.paths import active_marker, project_dir
+from autopilot_codex.state import Store
+from tests.conftest import (
+    HookRun,
+    edit_payload,
+    payload,
+    plan_body,
+    review_body,
+    run_hook_inproc,
+    run_launcher,
+    verdict_body,
+)
+from tests.fakes.openai_server import FakeOpenAI, Reply
+
+
+@pytest.fixture
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
+        return run_hook_inproc(event, data, capsys, monkeypatch)
+
+    return run
+
+
+@pytest.fixture
+def planned(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> Path:
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "write", "files"]) == 0
+    capsys.readouterr()
+    return repo
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "state.json").read_text())
+
+
+def events_of(repo: Path) -> list[dict[str, Any]]:
+    path = project_dir(repo) / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# -- no loop ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "event", ["PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact"]
+)
+def test_no_loop_every_event_is_silent(repo: Path, hook, event: str) -> None:
+    result = hook(
+        event,
+        payload(event, repo, tool_name="Bash", tool_input={"command": "ls"}, source="compact"),
+    )
+    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse", "Stop"])
+def test_launcher_with_no_loop_answers_without_python(repo: Path, event: str) -> None:
+    # A python that does not exist proves the launcher never started one.
+    result = run_launcher(
+        ["hook", event, "--host", "claude"],
+        json.dumps(payload(event, repo)).encode(),
+        env={"AUTOPILOT_CODEX_PYTHON": "/nonexistent/python"},
+    )
+    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+
+
+# -- running loop -----------------------------------------------------------------------------
+
+
+def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI, hook) -> None:
+    (planned / "file1.txt").write_text("one\n")
+    manager.enqueue(review_body("approve"), schema="Review")
+    result = hook("PostToolUse", edit_payload(planned))
+    assert (result.code, result.stdout) == (0, "")
+    state = state_of(planned)
+    assert state["last_review"]["decision"] == "approve"
+    assert state["tool_events"] == 1
+    assert "+one" in manager.requests_for(schema="Review")[0].prompt_text
+
+
+def test_edit_fix_blocks_with_findings(planned: Path, manager: FakeOpenAI, hook) -> None:
+    (planned / "file1.txt").write_text("wrong\n")
+    manager.enqueue(review_body("fix"), schema="Review")
+    result = hook("PostToolUse", edit_payload(planned))
+    out = result.json
+    assert set(out) == {"decision", "reason"}
+    assert out["decision"] == "block"
+    assert "[high] wrong content (file1.txt:1-2)" in out["reason"]
+    assert "Fix: write the right content" in out["reason"]
+
+
+def test_edit_reject_blocks_with_revert_instruction(
+    planned: Path, manager: FakeOpenAI, hook
+) -> None:
+    (planned / "file1.txt").write_text("bad approach\n")
+    manager.enqueue(review_body("reject"), schema="Review")
+    out = hook("PostToolUse", edit_payload(planned)).json
+    base = state_of(planned)["task_base_sha"][:12]
+    assert out["decision"] == "block"
+    assert f"git restore --source={base} --staged --worktree -- file1.txt" in out["reason"]
+
+
+def test_identical_diff_is_never_reviewed_twice(planned: Path, manager: FakeOpenAI, hook) -> None:
+    (planned / "file1.txt").write_text("wrong\n")
+    manager.enqueue(review_body("fix"), schema="Review")
+    first = hook("PostToolUse", edit_payload(planned))
+    second = hook("PostToolUse", edit_payload(planned))
+    assert first.stdout == second.stdout
+    assert len(manager.requests_for(schema="Review")) == 1
+    assert [e["event"] for e in events_of(planned)][-1] == "review.cached"
+
+
+def test_non_edit_tools_only_count_activity(planned: Path, manager: FakeOpenAI, hook) -> None:
+    result = hook(
+        "PostToolUse",
+        payload("PostToolUse", planned, tool_name="Read", tool_input={"file_path": "x"}),
+    )
+    assert result.stdout == ""
+    assert manager.requests_for(schema="Review") == []
+    assert state_of(planned)["tool_events"] == 1
+
+
+def test_empty_diff_is_not_reviewed(planned: Path, manager: FakeOpenAI, hook) -> None:
+    assert hook("PostToolUse", edit_payload(planned)).stdout == ""
+    assert manager.requests_for(schema="Review") == []
+
+
+def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI, hook) -> None:
+    manager.enqueue(
+        verdict_body("continue", done=True, instructions="Now do T2 carefully."), schema="Verdict"
+    )
+    out = hook("Stop", payload("Stop", planned, last_assistant_message="T1 finished")).json
+    assert out["decision"] == "block"
+    assert "Task T2 (2/2): task number 2" in out["reason"]
+    assert "Now do T2 carefully." in out["reason"]
+    assert "MESSAGE" in manager.requests_for(schema="Verdict")[0].prompt_text
+    assert "T1 finished" in manager.requests_for(schema="Verdict")[0].prompt_text
+    state = state_of(planned)
+    assert (state["iteration"], state["current_task"], state["completed_tasks"]) == (
+        1,
+        "T2",
+        ["T1"],
+    )
+
+
+@pytest.mark.parametrize(("decision", "status"), [("done", "done"), ("abort", "aborted")])
+def test_stop_terminal_verdicts_allow_with_a_banner(
+    planned: Path, manager: FakeOpenAI, hook, decision: str, status: str
+) -> None:
+    manager.enqueue(verdict_body(decision), schema="Verdict")
+    out = hook("Stop", payload("Stop", planned)).json
+    assert set(out) == {"systemMessage"}
+    assert status in out["systemMessage"]
+    assert state_of(planned)["status"] == status
+    assert not active_marker(planned).exists()
+    # Once finished, every hook is a silent no-op again.
+    assert hook("Stop", payload("Stop", planned)).stdout == ""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(status=500),
+        Reply(status=429, error_code="insufficient_quota"),
+        Reply(status=401),
+        Reply(text="prose"),
+    ],
+    ids=["500", "quota", "auth", "invalid"],
+)
+def test_manager_trouble_pauses_and_never_blocks(
+    planned: Path, manager: FakeOpenAI, hook, reply: Reply, monkeypatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "3")
+    manager.enqueue(*[reply] * 4, schema="Verdict")
+    out = hook("Stop", payload("Stop", planned)).json
+    assert "decision" not in out
+    assert "paused" in out["systemMessage"]
+    state = state_of(planned)
+    assert state["status"] == "paused"
+    assert state["stop_reason"].startswith("manager unavailable")
+
+
+def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenAI, hook) -> None:
+    before = state_of(planned)
+    (planned / "file1.txt").write_text("x\n")
+    for event, data in [
+        ("PostToolUse", edit_payload(planned, session="other")),
+        ("Stop", payload("Stop", planned, session="other")),
+    ]:
+        assert hook(event, data).stdout == ""
+    assert len(manager.requests) == 1  # the plan only
+    after = state_of(planned)
+    assert after == before
+
+
+def test_unclaimed_loop_is_claimed_by_the_first_session(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    main(["-C", str(repo), "plan", "goal"])
+    capsys.readouterr()
+    assert state_of(repo)["session_id"] is None
+    hook("PostToolUse", payload("PostToolUse", repo, session="first", tool_name="Read"))
+    assert state_of(repo)["session_id"] == "first"
+    hook("Stop", payload("Stop", repo, session="second"))
+    assert state_of(repo)["iteration"] == 0
+
+
+def test_stopped_loop_hooks_are_noops(planned: Path, manager: FakeOpenAI, hook, capsys) -> None:
+    assert main(["-C", str(planned), "stop", "enough"]) == 0
+    capsys.readouterr()
+    assert hook("Stop", payload("Stop", planned)).stdout == ""
+    assert len(manager.requests) == 1
+    assert state_of(planned)["stop_reason"] == "enough"
+
+
+def test_session_start_after_compaction_reinjects_the_task(planned: Path, hook) -> None:
+    out = hook("SessionStart", payload("SessionStart", planned, source="compact")).json
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Task T1 (1/2)" in out["hookSpecificOutput"]["additionalContext"]
+    assert hook("SessionStart", payload("SessionStart", planned, source="startup")).stdout == ""
+
+
+def test_pretooluse_denies_a_force_push(planned: Path, hook) -> None:
+    data = payload(
+        "PreToolUse",
+        planned,
+        tool_name="Bash",
+        tool_input={"command": "git push --force origin main"},
+    )
+    out = hook("PreToolUse", data).json
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "force-push" in out["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_pretooluse_allows_ordinary_commands(planned: Path, hook) -> None:
+    data = payload(
+        "PreToolUse",
+        planned,
+        tool_name="Bash",
+        tool_input={"command": "pytest -q && git commit -am 'feat: x'"},
+    )
+    assert hook("PreToolUse", data).stdout == ""
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"   ", b"{not json", b"[1, 2]", b"\xff\xfe\x00garbage", b'"a string"', b"null"],
+    ids=["empty", "blank", "malformed", "array", "binary", "string", "null"],
+)
+@pytest.mark.parametrize("event", ["PostToolUse", "Stop", "PreToolUse"])
+def test_garbage_stdin_never_blocks(
+    planned: Path, hook, monkeypatch, raw: bytes, event: str
+) -> None:
+    monkeypatch.chdir(planned)
+    result = hook(event, raw)
+    assert result.code == 0
+    assert result.stdout == ""
+    assert "autopilot-codex" in result.stderr
+    assert state_of(planned)["status"] == "running"
+
+
+def test_missing_fields_are_harmless(planned: Path, hook, manager: FakeOpenAI) -> None:
+    result = hook("Stop", {"cwd": str(planned)})
+    assert (result.code, result.stdout) == (0, "")
+    assert len(manager.requests) == 1
+
+
+def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook) -> None:
+    state_path = project_dir(planned) / "state.json"
+    state_path.write_text('{"status": "running", "goal": ')
+    out = hook("Stop", payload("Stop", planned)).json
+    assert "corrupt" not in out.get("decision", "")
+    assert "moved aside" in out["systemMessage"]
+    assert not state_path.exists()
+    aside = list(project_dir(planned).glob("state.json.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_text() == '{"status": "running", "goal": '
+    assert not active_marker(planned).exists()
+
+
+def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook) -> None:
+    state_path = project_dir(planned) / "state.json"
+    data = json.loads(state_path.read_text())
+    data["iteration"] = "many"
+    state_path.write_text(json.dumps(data))
+    out = hook("PostToolUse", edit_payload(planned)).json
+    assert "iteration" in out["systemMessage"]
+
+
+def test_lock_timeout_answers_without_blocking(planned: Path, hook, monkeypatch) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_LOCK_TIMEOUT_S", "0.2")
+    store = Store(planned)
+    with store.locked():
+        out = hook("Stop", payload("Stop", planned)).json
+    assert "decision" not in out
+    assert "lock" in out["systemMessage"]
+
+
+def test_launcher_runs_the_bridge_for_a_running_loop(planned: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    result = run_launcher(
+        ["hook", "Stop", "--host", "claude"], json.dumps(payload("Stop", planned)).encode()
+    )
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["decision"] == "block"

@@ -5,6 +5,7 @@ Each returns the text to print and raises BridgeError for what the user must fix
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from .manager.schemas import Plan, Task
 from .paths import find_worktree
 from .state import State, Store
 
+PLAN_OUTPUT_TOKENS = 8_000
 NO_LOOP = (
     "autopilot-codex: no loop in this worktree. Start one with /autopilot-codex:codex-plan <goal>"
 )
@@ -60,10 +62,13 @@ def plan(
     files, count = gitrepo.tracked_files(repo)
     recent = gitrepo.commits_since(repo, gitrepo.EMPTY_TREE, limit=10)
     prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
+    # A plan is the one long answer: give it room, and budget for that room.
+    config = dataclasses.replace(
+        config, max_output_tokens=max(PLAN_OUTPUT_TOKENS, config.max_output_tokens)
+    )
     price = price_for(config.model)
-    estimate = (
-        estimate_tokens(prompt.instructions + prompt.text) * price.input + 8000 * price.output
-    ) / 1e6
+    tokens_in = estimate_tokens(prompt.instructions + prompt.text)
+    estimate = (tokens_in * price.input + config.max_output_tokens * price.output) / 1e6
     if estimate > config.budget_usd:
         raise BridgeError(
             f"the budget ${config.budget_usd:.2f} cannot cover even the plan (~${estimate:.2f})"

@@ -48,6 +48,8 @@ ENV = {
     "timeout_s": "AUTOPILOT_CODEX_TIMEOUT_S",
     "prompt_chars": "AUTOPILOT_CODEX_PROMPT_CHARS",
     "stall_limit": "AUTOPILOT_CODEX_STALL_LIMIT",
+    "no_progress_limit": "AUTOPILOT_CODEX_NO_PROGRESS_LIMIT",
+    "max_output_tokens": "AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS",
     "lock_timeout_s": "AUTOPILOT_CODEX_LOCK_TIMEOUT_S",
     "allow_push": "AUTOPILOT_CODEX_ALLOW_PUSH",
 }
@@ -137,5 +139,12 @@ def _validate(config: Config) -> None:
     if not 1 <= config.stall_limit <= 7:
         # Claude Code overrides a Stop hook after 8 consecutive blocks; we must yield first.
         raise BridgeError("stall_limit must be between 1 and 7")
-    if config.timeout_s <= 0 or config.prompt_chars < 2_000:
-        raise BridgeError("timeout_s must be positive and prompt_chars at least 2000")
+    if not 0 < config.timeout_s <= 540:
+        # The hooks' own timeout is 600 s: a manager call must end well before the host kills it.
+        raise BridgeError("timeout_s must be between 0 and 540 seconds")
+    if (
+        config.prompt_chars < 2_000
+        or config.max_output_tokens < 256
+        or config.no_progress_limit < 1
+    ):
+        raise BridgeError("prompt_chars >= 2000, max_output_tokens >= 256, no_progress_limit >= 1")

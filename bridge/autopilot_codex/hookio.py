@@ -92,5 +92,15 @@ def render_context(event: str, context: str, host: str) -> str:
     return _dump({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
 
+def add_message(rendered: str, message: str) -> str:
+    """Add a user-facing line to an answer, keeping whatever it already decides."""
+    if not message:
+        return rendered
+    answer = json.loads(rendered) if rendered else {}
+    previous = answer.get("systemMessage")
+    answer["systemMessage"] = f"{previous}\n{message}" if previous else message
+    return _dump(answer)
+
+
 def _dump(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)

@@ -67,9 +67,9 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory = defa
     host = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
     try:
         payload = hookio.parse(admitted.raw, event)
-        config = load_config()
+        config, warning = _config()
         store = Store(admitted.worktree, lock_timeout=config.lock_timeout_s)
-        text = handle(Context(payload, store, config, manager), host)
+        text = hookio.add_message(handle(Context(payload, store, config, manager), host), warning)
     except hookio.BadInput as exc:
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0
@@ -81,6 +81,14 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory = defa
         text = ""
     output.out(text)
     return 0
+
+
+def _config() -> tuple[Config, str]:
+    """A broken setting must not switch the rails off: fall back to the defaults, and say so."""
+    try:
+        return load_config(), ""
+    except BridgeError as exc:
+        return Config(), f"autopilot-codex: {exc}; using the default settings"
 
 
 def handle(ctx: Context, host: str) -> str:

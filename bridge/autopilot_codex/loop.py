@@ -181,14 +181,18 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
         done_id = state.current_task
         ids = [t.id for t in state.plan.tasks]
         later = ids[ids.index(done_id) + 1 :] if done_id in ids else []
-        update: dict[str, object] = {
-            "completed_tasks": [*state.completed_tasks, done_id],
-            "task_base_sha": head or state.task_base_sha,
-        }
-        if later:
-            update["current_task"] = later[0]
-            advanced = f"Task {done_id} accepted. "
-        state = state.model_copy(update=update)
+        completed = state.completed_tasks
+        if done_id not in completed:
+            completed = [*completed, done_id]
+        state = state.model_copy(
+            update={
+                "completed_tasks": completed,
+                "task_base_sha": head or state.task_base_sha,
+                # Past the last task no contract is left: the manager's instructions lead.
+                "current_task": later[0] if later else None,
+            }
+        )
+        advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
     state = state.model_copy(update={"idle_stop_blocks": state.idle_stop_blocks + 1})
     return state, Decision(
         "block", "verdict.continue", reason=continue_reason(state, verdict, advanced)

@@ -79,7 +79,7 @@ COMMAND_RULES = (
 
 SECRET_NAMES = re.compile(
     r"(^|/)(\.env(?!\.(example|sample|template|dist)$)(\.[\w.-]+)?|[\w.-]+\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|"
-    r"\.npmrc|\.pypirc|\.netrc|credentials(\.[\w]+)?|\.aws/credentials|\.ssh/[\w.-]+)$"
+    r"\.npmrc|\.pypirc|\.netrc|credentials(\.(json|ya?ml|toml|ini|txt|csv|env))?|\.aws/credentials|\.ssh/[\w.-]+)$"
 )
 
 
@@ -105,8 +105,6 @@ def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
 
 
 def check_command(command: str, config: Config, worktree: Path, cwd: str | None) -> str | None:
-    if _user_allows(command, config, "*"):
-        return None
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")
@@ -178,7 +176,7 @@ def _user_allows(text: str, config: Config, rule_id: str) -> bool:
     )
 
 
-_IDS = frozenset({r.id for r in COMMAND_RULES} | {"rm", "secrets", "state", "user-deny", "*"})
+_IDS = frozenset({r.id for r in COMMAND_RULES} | {"rm", "secrets", "state", "user-deny"})
 
 
 def _search(pattern: str, text: str) -> bool:

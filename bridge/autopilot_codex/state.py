@@ -97,6 +97,8 @@ class State(_Model):
 
     def task(self, task_id: str | None = None) -> Task | None:
         wanted = task_id or self.current_task
+        if wanted is None:
+            return None
         return next((t for t in self.plan.tasks if t.id == wanted), None)
 
     def task_position(self) -> tuple[int, int]:

@@ -316,3 +316,15 @@ def test_launcher_runs_the_bridge_for_a_running_loop(planned: Path, manager: Fak
     )
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["decision"] == "block"
+
+
+def test_a_broken_config_keeps_the_rails_on_and_says_so(
+    planned: Path, hook, isolated: Path
+) -> None:
+    (isolated / "config.json").write_text("{broken")
+    data = payload(
+        "PreToolUse", planned, tool_name="Bash", tool_input={"command": "git reset --hard"}
+    )
+    out = hook("PreToolUse", data).json
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "config.json is not valid JSON" in out["systemMessage"]

@@ -3,8 +3,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from autopilot_codex.cli import main
 from tests.conftest import (
     edit_payload,

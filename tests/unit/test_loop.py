@@ -235,12 +235,13 @@ def test_verdict_continue_keeps_task_when_not_done() -> None:
     assert decision.blocks and state.current_task == "T1" and "Task T1 (1/3)" in decision.reason
 
 
-def test_last_task_done_but_continue_stays_on_last_task() -> None:
-    state, _ = loop.apply_verdict(
-        make_state(current_task="T3"), verdict("continue", done=True), "h", LIMITS
-    )
-    assert state.current_task == "T3"
+def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
+    state = make_state(current_task="T3", completed_tasks=["T3"])
+    state, decision = loop.apply_verdict(state, verdict("continue", done=True), "h", LIMITS)
+    assert state.current_task is None
     assert state.completed_tasks == ["T3"]
+    assert "All planned tasks are done" in decision.reason and "do it" in decision.reason
+    assert "Task T3 (" not in decision.reason
 
 
 def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_limit() -> None:

@@ -11,6 +11,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from ..errors import BridgeError
+
 
 @dataclass(frozen=True)
 class Price:
@@ -85,9 +87,14 @@ def price_for(model: str) -> Price:
 
 def parse_override(text: str) -> Price:
     """`AUTOPILOT_CODEX_PRICES="input,cached,output"` in USD per 1M tokens (e.g. `0,0,0`)."""
-    parts = [float(p) for p in text.split(",")]
+    try:
+        parts = [float(p) for p in text.split(",")]
+    except ValueError:
+        parts = []
     if len(parts) != 3 or any(p < 0 for p in parts):
-        raise ValueError("AUTOPILOT_CODEX_PRICES must be three non-negative numbers: in,cached,out")
+        raise BridgeError(
+            "AUTOPILOT_CODEX_PRICES must be three non-negative numbers: in,cached,out"
+        )
     return Price(parts[0], parts[1], parts[2])
 
 

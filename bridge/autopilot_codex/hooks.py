@@ -97,6 +97,9 @@ def handle(ctx: Context, host: str) -> str:
         return _render(on_stop(ctx), host)
     if event == "PostToolUse":
         return _render(on_post_tool(ctx), host)
+    if event == "PreCompact":
+        on_pre_compact(ctx)
+        return ""
     if event == "SessionStart":
         return hookio.render_context(event, on_session_start(ctx), host)
     if event == "PreToolUse":
@@ -138,6 +141,17 @@ def on_session_start(ctx: Context) -> str:
         f"{contract.PREFIX} An autopilot loop is running (goal: {prompts.clip(state.goal, 300)}). "
         "Your current task:\n" + contract.task_contract(task, state.task_position())
     )
+
+
+def on_pre_compact(ctx: Context) -> None:
+    with ctx.store.locked():
+        state = _owned(ctx)
+        if state is None:
+            return
+        state = ctx.store.save(loop.on_compact(loop.claim(state, ctx.payload.session_id or "")))
+        ctx.store.append_event(
+            "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
+        )
 
 
 def on_post_tool(ctx: Context) -> Decision:

@@ -59,7 +59,16 @@ def claim(state: State, session_id: str) -> State:
 
 def on_tool(state: State) -> State:
     """A tool ran in the owning session: the implementer is working, so the stall count resets."""
-    return state.model_copy(update={"tool_events": state.tool_events + 1, "idle_stop_blocks": 0})
+    update = {
+        "tool_events": state.tool_events + 1,
+        "idle_stop_blocks": 0,
+        "compaction_pending": False,
+    }
+    return state.model_copy(update=update)
+
+
+def on_compact(state: State) -> State:
+    return state.model_copy(update={"compaction_pending": True})
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
@@ -73,6 +82,11 @@ def stop_guard(
 ) -> tuple[State, Decision | None]:
     """The checks before any model call at Stop, in order. Assumes a running, owned loop."""
     state = state.model_copy(update={"stop_events": state.stop_events + 1})
+    if state.compaction_pending:
+        # A stop right after a compaction is the host making room, never a turn to judge:
+        # blocking it is how peers' loops spun forever on a full context.
+        state = state.model_copy(update={"compaction_pending": False, "idle_stop_blocks": 0})
+        return state, allow("stop.after_compaction")
     if not stop_hook_active and state.idle_stop_blocks:
         # The previous Stop was not blocked, so the host's chain of blocks is broken.
         state = state.model_copy(update={"idle_stop_blocks": 0})

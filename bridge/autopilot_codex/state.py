@@ -90,6 +90,8 @@ class State(_Model):
     stop_events: int = 0
     last_verdict_head: str | None = None
     last_review_head: str | None = None
+    # Set by PreCompact; the next Stop without a tool run in between is let through.
+    compaction_pending: bool = False
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     created_at: str = Field(default_factory=now_iso)

@@ -328,3 +328,13 @@ def test_a_broken_config_keeps_the_rails_on_and_says_so(
     out = hook("PreToolUse", data).json
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "config.json is not valid JSON" in out["systemMessage"]
+
+
+def test_precompact_then_stop_is_allowed_without_a_manager_call(
+    planned: Path, manager: FakeOpenAI, hook
+) -> None:
+    assert hook("PreCompact", payload("PreCompact", planned, trigger="auto")).stdout == ""
+    assert hook("Stop", payload("Stop", planned)).stdout == ""
+    assert len(manager.requests) == 1
+    assert state_of(planned)["status"] == "running"
+    assert [e["event"] for e in events_of(planned)][-1] == "stop.after_compaction"

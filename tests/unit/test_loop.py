@@ -284,3 +284,22 @@ def test_resume_resets_counters_and_bumps_generation() -> None:
 def test_on_tool_resets_stall_and_counts() -> None:
     state = loop.on_tool(make_state(idle_stop_blocks=2, tool_events=4))
     assert (state.idle_stop_blocks, state.tool_events) == (0, 5)
+
+
+def test_a_stop_right_after_compaction_is_never_blocked() -> None:
+    state = loop.on_compact(make_state(idle_stop_blocks=2))
+    state, decision = loop.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    assert (
+        decision is not None
+        and decision.action == "allow"
+        and decision.event == "stop.after_compaction"
+    )
+    assert state.status == "running" and not state.compaction_pending
+    # The next stop is judged again.
+    _, decision = loop.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    assert decision is None
+
+
+def test_a_tool_after_compaction_clears_it() -> None:
+    state = loop.on_tool(loop.on_compact(make_state()))
+    assert not state.compaction_pending

@@ -50,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("--session-id", default=None)
     resume.add_argument("--args-stdin", action="store_true")
 
+    sub.add_parser("doctor", help="check that everything a loop needs is in place")
+
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event")
     hook.add_argument("--host", choices=("claude", "codex"), default="claude")
@@ -57,8 +59,28 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    if args.command == "hook":
+        return _hook(args.event, args.host)
+    if args.command == "doctor":
+        from .doctor import render, run_checks
+
+        checks = run_checks(args.cwd or os.getcwd())
+        output.out(render(checks))
+        return 0 if all(c.ok for c in checks) else 1
+    try:
+        text = _run(args, args.cwd or os.getcwd())
+    except BridgeError as exc:
+        output.out(f"autopilot-codex: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    output.out(text)
+    return 0
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
     parser = _parser()
-    words = list(sys.argv[1:] if argv is None else argv)
     args, unknown = parser.parse_known_args(words)
     if getattr(args, "args_stdin", False):
         args, unknown = parser.parse_known_args([*words, *_split(sys.stdin.read())])
@@ -69,41 +91,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             unknown = []
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    cwd = args.cwd or os.getcwd()
+    return args
+
+
+def _run(args: argparse.Namespace, cwd: str) -> str:
     session = getattr(args, "session_id", None) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
-    try:
-        if args.command == "plan":
-            overrides = {
-                "budget_usd": args.budget,
-                "max_iterations": args.max_iterations,
-                "model": args.model,
-                "review": args.review,
-            }
-            text = commands.plan(
-                cwd=cwd, goal=" ".join(args.goal), overrides=overrides, session_id=session
-            )
-        elif args.command == "status":
-            text = commands.status(cwd=cwd, as_json=args.json)
-        elif args.command == "next":
-            text = commands.next_task(cwd=cwd)
-        elif args.command == "stop":
-            text = commands.stop(cwd=cwd, reason=" ".join(args.reason))
-        elif args.command == "resume":
-            text = commands.resume(
-                cwd=cwd,
-                budget_usd=args.budget,
-                max_iterations=args.max_iterations,
-                session_id=session,
-            )
-        else:
-            return _hook(args.event, args.host)
-    except BridgeError as exc:
-        output.out(f"autopilot-codex: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    output.out(text)
-    return 0
+    if args.command == "plan":
+        overrides = {
+            "budget_usd": args.budget,
+            "max_iterations": args.max_iterations,
+            "model": args.model,
+            "review": args.review,
+        }
+        goal = " ".join(args.goal)
+        return commands.plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
+    if args.command == "status":
+        return commands.status(cwd=cwd, as_json=args.json)
+    if args.command == "next":
+        return commands.next_task(cwd=cwd)
+    if args.command == "stop":
+        return commands.stop(cwd=cwd, reason=" ".join(args.reason))
+    return commands.resume(
+        cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
+    )
 
 
 def _hook(event: str, host: str) -> int:

@@ -193,3 +193,17 @@ def test_requirements_match_pyproject() -> None:
         if line.strip() and not line.startswith("#")
     ]
     assert listed == declared
+
+
+def test_doctor_says_exactly_what_to_set_without_a_key(repo: Path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = run_launcher(["doctor"], cwd=repo)
+    assert result.code == 1
+    assert "FIX  OPENAI_API_KEY is not set" in result.stdout
+    assert "export OPENAI_API_KEY=sk-..." in result.stdout
+
+
+def test_doctor_is_happy_when_all_is_set(repo: Path) -> None:
+    result = run_launcher(["doctor"], cwd=repo)
+    assert result.code == 0, result.stdout
+    assert "Ready." in result.stdout

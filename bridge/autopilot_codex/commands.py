@@ -15,9 +15,8 @@ from .errors import BridgeError, StateCorrupt
 from .hooks import ManagerFactory, default_manager
 from .manager import prompts
 from .manager.pricing import estimate_tokens, price_for
-from .manager.schemas import Plan, Task
 from .paths import find_worktree
-from .state import State, Store
+from .state import Plan, State, Store, Task
 
 PLAN_OUTPUT_TOKENS = 8_000
 NO_LOOP = (
@@ -56,7 +55,7 @@ def plan(
         problem = api_key_problem()
         if problem:
             raise BridgeError(problem)
-    repo = gitrepo.open_repo(worktree)
+    repo = worktree
     base = gitrepo.head_sha(repo)
     previous = _previous(store)
     files, count = gitrepo.tracked_files(repo)
@@ -73,17 +72,20 @@ def plan(
         raise BridgeError(
             f"the budget ${config.budget_usd:.2f} cannot cover even the plan (~${estimate:.2f})"
         )
-    outcome = manager(config.model, config).ask(Plan, prompt.instructions, prompt.text)
+    from .manager import schemas
+
+    outcome = manager(config.model, config).ask(schemas.Plan, prompt.instructions, prompt.text)
     if outcome.value is None or not outcome.value.tasks:
         error = outcome.error or "the plan had no tasks"
         store.append_event("plan.failed", error=error, cost_usd=round(outcome.cost_usd, 6))
         raise BridgeError(
             f"the manager could not plan: {error} (spent ${outcome.cost_usd:.4f}); no loop started"
         )
-    tasks = _unique_ids(outcome.value.tasks)
+    planned: Plan = Plan.of(outcome.value)
+    tasks = _unique_ids(planned.tasks)
     state = State(
         goal=goal,
-        plan=Plan(summary=outcome.value.summary, tasks=tasks),
+        plan=Plan(summary=planned.summary, tasks=tasks),
         current_task=tasks[0].id,
         base_sha=base,
         task_base_sha=base,
@@ -134,7 +136,7 @@ def _unique_ids(tasks: list[Task]) -> list[Task]:
     ids = [t.id.strip() for t in tasks]
     if all(ids) and len(set(ids)) == len(ids):
         return tasks
-    return [t.model_copy(update={"id": f"T{i}"}) for i, t in enumerate(tasks, 1)]
+    return [t.evolve(id=f"T{i}") for i, t in enumerate(tasks, 1)]
 
 
 def render_plan(state: State, config: Config) -> str:
@@ -211,7 +213,7 @@ def stop(*, cwd: str | Path, reason: str) -> str:
         if state is None or state.status not in ("running", "paused"):
             return "autopilot-codex: no running loop here; nothing to stop."
         why = reason.strip() or "stopped by the user"
-        state = store.save(state.model_copy(update={"status": "stopped", "stop_reason": why}))
+        state = store.save(state.evolve(status="stopped", stop_reason=why))
         store.append_event("stop", decision="stopped", reason=why)
     return (
         f"autopilot-codex: loop stopped ({why}). The hooks are no-ops from now on; "
@@ -246,7 +248,7 @@ def resume(
             )
         resumed = loop.resume(state, budget_usd=budget_usd, max_iterations=max_iterations)
         # The session that resumes may not be the one that planned: ownership is claimed afresh.
-        resumed = resumed.model_copy(update={"session_id": session_id or None})
+        resumed = resumed.evolve(session_id=session_id or None)
         resumed = store.save(resumed)
         store.append_event("resume", decision="running", previous=state.status)
     task = resumed.task()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .manager.schemas import Finding, Task
+from .state import Finding, Task
 
 PREFIX = "[autopilot-codex]"
 

@@ -34,7 +34,7 @@ def admit(raw: bytes) -> Admitted | None:
     """None when no running loop can care about this payload (the silent allow)."""
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
         data = None
     cwd = data.get("cwd") if isinstance(data, dict) else None
     session = data.get("session_id") if isinstance(data, dict) else None

@@ -1,15 +1,23 @@
-"""All git access, through gitpython. Nothing here ever changes the repository."""
+"""All git access. Nothing here ever changes the repository.
+
+The per-edit path (HEAD, the diff a review sees) runs the git binary directly: it runs on every
+edit, and importing gitpython alone costs more than the interpreter's own start-up. The
+plan and verdict paths, which wait on a manager call anyway, use gitpython.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import hashlib
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import git
+from typing import TYPE_CHECKING
 
 from .errors import BridgeError
+
+if TYPE_CHECKING:
+    import git
 
 # `git hash-object -t tree /dev/null`: the base of a repository without commits.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -39,10 +47,13 @@ SECRET_PATTERNS = (
 # Untracked files are diffed in Python, a bounded number and size of them.
 UNTRACKED_FILES_MAX = 200
 UNTRACKED_BYTES_MAX = 64 * 1024
+GIT_TIMEOUT_S = 60
 
 
 def is_secret(path: str) -> bool:
     name = PurePosixPath(path).name
+    if name in ("credentials.py", "credentials.ts", "credentials.js", "credentials.go"):
+        return False
     return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
 
 
@@ -60,19 +71,29 @@ class Diff:
         return not self.text.strip()
 
 
-def open_repo(worktree: Path) -> git.Repo:
+def run_git(worktree: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
     try:
-        return git.Repo(worktree)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise BridgeError(f"{worktree} is not a git repository") from exc
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=worktree,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BridgeError(f"git {args[0]} failed in {worktree}: {exc}") from exc
+    if proc.returncode not in ok_codes:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BridgeError(
+            f"git {args[0]} failed in {worktree}: {detail[-1] if detail else proc.returncode}"
+        )
+    return proc.stdout.decode("utf-8", "replace")
 
 
-def head_sha(repo: git.Repo) -> str:
+def head_sha(worktree: Path) -> str:
     """HEAD's commit, or the empty tree when nothing is committed yet. Detached HEAD is fine."""
-    try:
-        return repo.head.commit.hexsha
-    except ValueError:
-        return EMPTY_TREE
+    out = run_git(worktree, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok_codes=(0, 1))
+    return out.strip() or EMPTY_TREE
 
 
 def _pathspec(exclude: tuple[str, ...]) -> list[str]:
@@ -82,26 +103,24 @@ def _pathspec(exclude: tuple[str, ...]) -> list[str]:
     return specs
 
 
-def diff_since(repo: git.Repo, base: str, *, exclude: tuple[str, ...] = ()) -> Diff:
+def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> Diff:
     """Working tree against `base`, untracked files included, secrets left out."""
-    tracked = repo.git.diff(
-        base, "--no-color", "--no-ext-diff", "--find-renames", *_pathspec(exclude)
+    spec = _pathspec(exclude)
+    tracked = run_git(
+        worktree, "diff", base, "--no-color", "--no-ext-diff", "--find-renames", *spec
     )
-    names = repo.git.diff(base, "--name-only", "--no-ext-diff", *_pathspec(exclude)).splitlines()
+    names = run_git(worktree, "diff", base, "--name-only", "--no-ext-diff", *spec).splitlines()
     untracked = [
         p
-        for p in repo.git.ls_files(
-            "--others", "--exclude-standard", *_pathspec(exclude)
-        ).splitlines()
+        for p in run_git(worktree, "ls-files", "--others", "--exclude-standard", *spec).splitlines()
         if p and not is_secret(p)
     ]
-    parts = [tracked] if tracked else []
-    root = Path(repo.working_tree_dir or ".")
+    parts = [tracked.rstrip("\n")] if tracked.strip() else []
     for path in untracked[:UNTRACKED_FILES_MAX]:
-        parts.append(_new_file_diff(root, path))
+        parts.append(_new_file_diff(worktree, path))
     if len(untracked) > UNTRACKED_FILES_MAX:
         parts.append(f"# ... and {len(untracked) - UNTRACKED_FILES_MAX} more new files")
-    return Diff("\n".join(parts), tuple(names + untracked))
+    return Diff("\n".join(parts), tuple(n for n in names + untracked if n))
 
 
 def _new_file_diff(root: Path, path: str) -> str:
@@ -119,17 +138,29 @@ def _new_file_diff(root: Path, path: str) -> str:
     return f"{header}\n@@ -0,0 +1,{len(lines)} @@\n" + "\n".join(lines) + more
 
 
-def commits_since(repo: git.Repo, base: str, *, limit: int = 50) -> list[str]:
-    if base == EMPTY_TREE:
-        spec = "HEAD"
-        if head_sha(repo) == EMPTY_TREE:
-            return []
-    else:
-        spec = f"{base}..HEAD"
-    out = repo.git.log(spec, f"--max-count={limit}", "--format=%h %s")
+def commits_since(worktree: Path, base: str, *, limit: int = 50) -> list[str]:
+    import git
+
+    repo = _repo(worktree)
+    if head_sha(worktree) == EMPTY_TREE:
+        return []
+    spec = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
+    try:
+        out = repo.git.log(spec, f"--max-count={limit}", "--format=%h %s")
+    except git.GitCommandError as exc:
+        raise BridgeError(f"git log failed in {worktree}: {exc.stderr.strip()}") from exc
     return [line for line in out.splitlines() if line]
 
 
-def tracked_files(repo: git.Repo, *, limit: int = 400) -> tuple[list[str], int]:
-    names = [n for n in repo.git.ls_files().splitlines() if n and not is_secret(n)]
+def tracked_files(worktree: Path, *, limit: int = 400) -> tuple[list[str], int]:
+    names = [n for n in _repo(worktree).git.ls_files().splitlines() if n and not is_secret(n)]
     return names[:limit], len(names)
+
+
+def _repo(worktree: Path) -> git.Repo:
+    import git
+
+    try:
+        return git.Repo(worktree)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise BridgeError(f"{worktree} is not a git repository") from exc

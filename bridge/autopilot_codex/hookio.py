@@ -39,7 +39,7 @@ def parse(raw: bytes, event: str) -> HookInput:
         raise BadInput("empty hook input")
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise BadInput(f"hook input is not JSON ({type(exc).__name__})") from exc
     if not isinstance(data, dict):
         raise BadInput("hook input is not a JSON object")

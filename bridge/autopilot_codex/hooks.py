@@ -11,10 +11,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-import git
-from pydantic import BaseModel
+from typing import Any
 
 from . import contract, gitrepo, hookio, loop, output
 from .config import Config, load_config
@@ -23,11 +20,8 @@ from .gate import Admitted
 from .loop import Decision, Limits
 from .manager import Manager, Outcome, prompts
 from .manager.pricing import estimate_tokens, price_for
-from .manager.schemas import Review, Verdict
 from .paths import state_home
 from .state import State, Store
-
-T = TypeVar("T", bound=BaseModel)
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
@@ -168,13 +162,13 @@ def on_post_tool(ctx: Context) -> Decision:
         if not wants:
             ctx.store.save(state)
             return loop.allow("tool")
-        repo = gitrepo.open_repo(ctx.store.worktree)
+        repo = ctx.store.worktree
         if mode == "commit":
             head = gitrepo.head_sha(repo)
             if head == state.last_review_head or head == state.task_base_sha:
                 ctx.store.save(state)
                 return loop.allow("tool")
-            state = state.model_copy(update={"last_review_head": head})
+            state = state.evolve(last_review_head=head)
         step = _prepare_review(ctx, state, repo, at_stop=False)
     return _resolve(ctx, step)
 
@@ -191,7 +185,7 @@ def on_stop(ctx: Context) -> Decision:
         )
         if guarded is not None:
             return _finish(ctx, state, guarded)
-        repo = gitrepo.open_repo(ctx.store.worktree)
+        repo = ctx.store.worktree
         review_first = _review_mode(state) == "stop"
         step = (
             _prepare_review(ctx, state, repo, at_stop=True)
@@ -205,7 +199,7 @@ def on_stop(ctx: Context) -> Decision:
         state = _owned(ctx)
         if state is None:
             return decision
-        step = _prepare_verdict(ctx, state, gitrepo.open_repo(ctx.store.worktree))
+        step = _prepare_verdict(ctx, state, ctx.store.worktree)
     return _resolve(ctx, step)
 
 
@@ -221,15 +215,14 @@ class Pending:
     """A manager call prepared under the lock, to be made after the lock is released."""
 
     state: State
-    schema: type[BaseModel]
+    # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
+    schema: str
     prompt: prompts.Prompt
     reduce: Callable[[State, Outcome[Any]], loop.Step]
     event: str
 
 
-def _prepare_review(
-    ctx: Context, state: State, repo: git.Repo, *, at_stop: bool
-) -> Decision | Pending:
+def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) -> Decision | Pending:
     """Review the task's diff unless it is empty or was reviewed before."""
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
     if diff.empty:
@@ -239,7 +232,7 @@ def _prepare_review(
     if cached is not None:
         decision = loop.replay_review(cached)
         if at_stop and decision.blocks:
-            state = state.model_copy(update={"idle_stop_blocks": state.idle_stop_blocks + 1})
+            state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
         state = ctx.store.save(state)
         decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
         _record(ctx, state, decision, None)
@@ -256,13 +249,13 @@ def _prepare_review(
     def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
         new, decision = loop.apply_review(s, outcome, diff.digest)
         if at_stop and decision.blocks:
-            new = new.model_copy(update={"idle_stop_blocks": new.idle_stop_blocks + 1})
+            new = new.evolve(idle_stop_blocks=new.idle_stop_blocks + 1)
         return new, decision
 
-    return _pending(ctx, state, "review", Review, prompt, reduce)
+    return _pending(ctx, state, "review", "Review", prompt, reduce)
 
 
-def _prepare_verdict(ctx: Context, state: State, repo: git.Repo) -> Decision | Pending:
+def _prepare_verdict(ctx: Context, state: State, repo: Path) -> Decision | Pending:
     head = gitrepo.head_sha(repo)
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
     prompt = prompts.verdict_prompt(
@@ -282,14 +275,14 @@ def _prepare_verdict(ctx: Context, state: State, repo: git.Repo) -> Decision | P
     def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
         return loop.apply_verdict(s, outcome, head, limits)
 
-    return _pending(ctx, state, "verdict", Verdict, prompt, reduce)
+    return _pending(ctx, state, "verdict", "Verdict", prompt, reduce)
 
 
 def _pending(
     ctx: Context,
     state: State,
     kind: str,
-    schema: type[BaseModel],
+    schema: str,
     prompt: prompts.Prompt,
     reduce: Callable[[State, Outcome[Any]], loop.Step],
 ) -> Decision | Pending:
@@ -310,8 +303,11 @@ def _resolve(ctx: Context, step: Decision | Pending) -> Decision:
     """Make the prepared call without the lock, then apply it if the loop is still the same."""
     if isinstance(step, Decision):
         return step
+    from .manager import schemas
+
     manager = ctx.manager(step.state.model, ctx.config)
-    outcome = manager.ask(step.schema, step.prompt.instructions, step.prompt.text)
+    schema = schemas.Review if step.schema == "Review" else schemas.Verdict
+    outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     with ctx.store.locked():
         state = ctx.store.load()
         if state is None:

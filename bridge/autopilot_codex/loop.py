@@ -6,12 +6,14 @@ Nothing here touches files, git, the clock or the network, so every branch is a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
 from .manager import Outcome
-from .manager.schemas import Review, Verdict
-from .state import REVIEW_CACHE_SIZE, ReviewRecord, State, Status, VerdictRecord, now_iso
+from .state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, Status, VerdictRecord, now_iso
+
+if TYPE_CHECKING:
+    from .manager.schemas import Review, Verdict
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ def owns(state: State, session_id: str | None) -> bool:
 def claim(state: State, session_id: str) -> State:
     if state.session_id == session_id:
         return state
-    return state.model_copy(update={"session_id": session_id})
+    return state.evolve(session_id=session_id)
 
 
 def on_tool(state: State) -> State:
@@ -64,16 +66,16 @@ def on_tool(state: State) -> State:
         "idle_stop_blocks": 0,
         "compaction_pending": False,
     }
-    return state.model_copy(update=update)
+    return state.evolve(**update)
 
 
 def on_compact(state: State) -> State:
-    return state.model_copy(update={"compaction_pending": True})
+    return state.evolve(compaction_pending=True)
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
-    new = state.model_copy(update={"status": status, "stop_reason": reason})
+    new = state.evolve(status=status, stop_reason=reason)
     return new, allow(event, f"{PREFIX} {status}: {reason} {_spend(new)}")
 
 
@@ -81,15 +83,15 @@ def stop_guard(
     state: State, *, stop_hook_active: bool, limits: Limits
 ) -> tuple[State, Decision | None]:
     """The checks before any model call at Stop, in order. Assumes a running, owned loop."""
-    state = state.model_copy(update={"stop_events": state.stop_events + 1})
+    state = state.evolve(stop_events=state.stop_events + 1)
     if state.compaction_pending:
         # A stop right after a compaction is the host making room, never a turn to judge:
         # blocking it is how peers' loops spun forever on a full context.
-        state = state.model_copy(update={"compaction_pending": False, "idle_stop_blocks": 0})
+        state = state.evolve(compaction_pending=False, idle_stop_blocks=0)
         return state, allow("stop.after_compaction")
     if not stop_hook_active and state.idle_stop_blocks:
         # The previous Stop was not blocked, so the host's chain of blocks is broken.
-        state = state.model_copy(update={"idle_stop_blocks": 0})
+        state = state.evolve(idle_stop_blocks=0)
     if state.budget_used_usd >= state.budget_usd:
         return end(state, "stopped_budget", "budget used up", "stop.guard.budget")
     if state.iteration >= state.max_iterations:
@@ -114,14 +116,12 @@ def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None
 
 
 def charge(state: State, cost_usd: float) -> State:
-    return state.model_copy(update={"budget_used_usd": state.budget_used_usd + cost_usd})
+    return state.evolve(budget_used_usd=state.budget_used_usd + cost_usd)
 
 
 def manager_failed(state: State, error: str, event: str) -> Step:
     """Infrastructure trouble is never a verdict: pause and let the host stop."""
-    new = state.model_copy(
-        update={"status": "paused", "stop_reason": f"manager unavailable: {error}"}
-    )
+    new = state.evolve(status="paused", stop_reason=f"manager unavailable: {error}")
     message = (
         f"{PREFIX} paused, manager unavailable: {error}. "
         "Fix it, then /autopilot-codex:codex-resume."
@@ -134,23 +134,22 @@ def apply_review(state: State, outcome: Outcome[Review], diff_hash: str) -> Step
     review = outcome.value
     if review is None:
         return manager_failed(state, outcome.error or "no answer", "review.unavailable")
+    findings = [Finding.of(f) for f in review.findings]
     if review.decision == "approve":
         reason = ""
     elif review.decision == "fix":
-        reason = fix_reason(review.summary, review.findings)
+        reason = fix_reason(review.summary, findings)
     else:
-        reason = reject_reason(
-            review.summary, review.findings, review.revert_files, state.task_base_sha
-        )
+        reason = reject_reason(review.summary, findings, review.revert_files, state.task_base_sha)
     record = ReviewRecord(
         diff_hash=diff_hash,
         decision=review.decision,
         summary=review.summary,
         reason=reason,
-        findings=list(review.findings),
+        findings=findings,
     )
     cache = [record, *[r for r in state.reviewed if r.diff_hash != diff_hash]][:REVIEW_CACHE_SIZE]
-    state = state.model_copy(update={"last_review": record, "reviewed": cache})
+    state = state.evolve(last_review=record, reviewed=cache)
     return state, replay_review(record)
 
 
@@ -165,7 +164,7 @@ def apply_verdict(
     state: State, outcome: Outcome[Verdict], head: str | None, limits: Limits
 ) -> Step:
     state = charge(state, outcome.cost_usd)
-    state = state.model_copy(update={"iteration": state.iteration + 1})
+    state = state.evolve(iteration=state.iteration + 1)
     verdict = outcome.value
     if verdict is None:
         return manager_failed(state, outcome.error or "no answer", "verdict.unavailable")
@@ -175,7 +174,7 @@ def apply_verdict(
         iteration=state.iteration,
         current_task_done=verdict.current_task_done,
     )
-    state = state.model_copy(update={"last_verdict": record})
+    state = state.evolve(last_verdict=record)
     if verdict.decision == "done":
         return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
     if verdict.decision == "abort":
@@ -186,7 +185,7 @@ def apply_verdict(
 def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) -> Step:
     previous = state.last_verdict_head or state.base_sha
     streak = state.no_progress_streak + 1 if head == previous else 0
-    state = state.model_copy(update={"no_progress_streak": streak, "last_verdict_head": head})
+    state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
     if streak >= limits.no_progress_limit:
         reason = f"{streak} continue verdicts without a new commit"
         return end(state, "aborted", reason, "verdict.no_progress")
@@ -198,16 +197,14 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
         completed = state.completed_tasks
         if done_id not in completed:
             completed = [*completed, done_id]
-        state = state.model_copy(
-            update={
-                "completed_tasks": completed,
-                "task_base_sha": head or state.task_base_sha,
-                # Past the last task no contract is left: the manager's instructions lead.
-                "current_task": later[0] if later else None,
-            }
+        state = state.evolve(
+            completed_tasks=completed,
+            task_base_sha=head or state.task_base_sha,
+            # Past the last task no contract is left: the manager's instructions lead.
+            current_task=later[0] if later else None,
         )
         advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
-    state = state.model_copy(update={"idle_stop_blocks": state.idle_stop_blocks + 1})
+    state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
     return state, Decision(
         "block", "verdict.continue", reason=continue_reason(state, verdict, advanced)
     )
@@ -222,7 +219,7 @@ def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
     if verdict.instructions.strip():
         parts.append(verdict.instructions.strip())
     if verdict.findings:
-        parts.append("Findings:\n" + findings_text(verdict.findings))
+        parts.append("Findings:\n" + findings_text([Finding.of(f) for f in verdict.findings]))
     task = state.task()
     if task is not None:
         parts.append(task_contract(task, state.task_position()))
@@ -242,7 +239,7 @@ def resume(state: State, *, budget_usd: float | None, max_iterations: int | None
         update["budget_usd"] = budget_usd
     if max_iterations is not None:
         update["max_iterations"] = max_iterations
-    return state.model_copy(update=update)
+    return state.evolve(**update)
 
 
 def _spend(state: State) -> str:

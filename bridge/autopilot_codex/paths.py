@@ -27,11 +27,12 @@ def find_worktree(start: str | Path) -> Path | None:
     """The top of the git worktree containing `start`, without running git."""
     try:
         here = Path(start).resolve()
-    except (OSError, RuntimeError):
+        for candidate in (here, *here.parents):
+            if (candidate / GIT_MARKER).exists():
+                return candidate
+    except (OSError, RuntimeError, ValueError):
+        # A path the OS refuses (a NUL byte, a lone surrogate, a name too long) is in no worktree.
         return None
-    for candidate in (here, *here.parents):
-        if (candidate / GIT_MARKER).exists():
-            return candidate
     return None
 
 

@@ -210,7 +210,7 @@ def _resolve(raw: str, cwd: Path) -> Path:
         path = cwd / path
     try:
         return path.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte or a lone surrogate
         return Path(os.path.normpath(path))
 
 

@@ -1,21 +1,25 @@
-"""The loop's state: its model, where it lives, the lock around it, and the event ledger."""
+"""The loop's state: its model, where it lives, the lock around it, and the event ledger.
+
+The model is frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
+manager's pydantic answers are copied into them field by field.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from . import typedjson
 from .errors import BridgeError, LockTimeout, StateCorrupt
-from .manager.schemas import Finding, Plan, Task
 from .paths import active_marker, project_dir, state_home
 
 SCHEMA_VERSION = 1
@@ -38,38 +42,80 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Record:
+    """Shared by the persisted records: copy with changes, and build from any object."""
+
+    def evolve(self, **changes: Any) -> Any:
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    @classmethod
+    def of(cls, source: object) -> Any:
+        """Copy the fields this record has from another object, such as a manager answer."""
+        dump = getattr(source, "model_dump", None)
+        data = dump() if callable(dump) else typedjson.dump(source)
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return typedjson.load(cls, {k: v for k, v in data.items() if k in names})
 
 
-class ReviewRecord(_Model):
+@dataclass(frozen=True)
+class Task(_Record):
+    id: str
+    title: str
+    files: list[str]
+    steps: list[str]
+    acceptance: list[str]
+    tests: list[str]
+
+
+@dataclass(frozen=True)
+class Plan(_Record):
+    summary: str
+    tasks: list[Task]
+
+
+@dataclass(frozen=True)
+class Finding(_Record):
+    severity: Literal["critical", "high", "medium", "low"]
+    file: str | None
+    line_start: int | None
+    line_end: int | None
+    title: str
+    recommendation: str
+
+
+@dataclass(frozen=True)
+class ReviewRecord(_Record):
     diff_hash: str
     decision: Literal["approve", "fix", "reject"]
     summary: str
     # The block text sent to the implementer; empty for approve. Replayed on a cache hit.
     reason: str = ""
-    findings: list[Finding] = Field(default_factory=list)
-    at: str = Field(default_factory=now_iso)
+    findings: list[Finding] = field(default_factory=list)
+    at: str = field(default_factory=now_iso)
 
 
-class VerdictRecord(_Model):
+@dataclass(frozen=True)
+class VerdictRecord(_Record):
     decision: Literal["continue", "done", "abort"]
     reason: str
     iteration: int
     current_task_done: bool = False
-    at: str = Field(default_factory=now_iso)
+    at: str = field(default_factory=now_iso)
 
 
-class State(_Model):
-    schema_version: int = SCHEMA_VERSION
-    status: Status = "running"
+@dataclass(frozen=True)
+class State(_Record):
     goal: str
     plan: Plan
     current_task: str | None
-    completed_tasks: list[str] = Field(default_factory=list)
     base_sha: str
     # HEAD when the current task started: reviews diff against it.
     task_base_sha: str
+    worktree: str
+    model: str
+    schema_version: int = SCHEMA_VERSION
+    status: Status = "running"
+    completed_tasks: list[str] = field(default_factory=list)
     iteration: int = 0
     max_iterations: int = 30
     budget_usd: float = 5.0
@@ -77,13 +123,11 @@ class State(_Model):
     no_progress_streak: int = 0
     session_id: str | None = None
     host: str = "claude"
-    worktree: str
-    model: str
     review_mode: str = "edit"
     stop_reason: str | None = None
     last_review: ReviewRecord | None = None
     last_verdict: VerdictRecord | None = None
-    reviewed: list[ReviewRecord] = Field(default_factory=list)
+    reviewed: list[ReviewRecord] = field(default_factory=list)
     # Stop blocks since the last tool run: the stall guard.
     idle_stop_blocks: int = 0
     tool_events: int = 0
@@ -94,8 +138,14 @@ class State(_Model):
     compaction_pending: bool = False
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
-    created_at: str = Field(default_factory=now_iso)
-    updated_at: str = Field(default_factory=now_iso)
+    created_at: str = field(default_factory=now_iso)
+    updated_at: str = field(default_factory=now_iso)
+
+    def evolve(self, **changes: Any) -> State:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> str:
+        return json.dumps(typedjson.dump(self), indent=2, ensure_ascii=False) + "\n"
 
     def task(self, task_id: str | None = None) -> Task | None:
         wanted = task_id or self.current_task
@@ -164,16 +214,14 @@ class Store:
                 )
             data = migrate(data)
         try:
-            return State.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "top level"
-            self._quarantine(f"invalid at {where}: {first['msg']}")
+            return typedjson.load(State, data)
+        except typedjson.Invalid as exc:
+            self._quarantine(str(exc))
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step."""
-        state = state.model_copy(update={"updated_at": now_iso()})
-        _atomic_write(self.state_path, state.model_dump_json(indent=2) + "\n")
+        state = state.evolve(updated_at=now_iso())
+        _atomic_write(self.state_path, state.to_json())
         if state.status == "running":
             marker = {"worktree": state.worktree, "session_id": state.session_id}
             _atomic_write(self.marker, json.dumps(marker) + "\n")

@@ -9,8 +9,8 @@ import pytest
 from autopilot_codex import loop
 from autopilot_codex.loop import Limits
 from autopilot_codex.manager import Outcome
-from autopilot_codex.manager.schemas import Plan, Review, Task, Verdict
-from autopilot_codex.state import State
+from autopilot_codex.manager.schemas import Review, Verdict
+from autopilot_codex.state import Plan, State, Task
 
 LIMITS = Limits(stall_limit=3, no_progress_limit=3)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from .pricing import Usage
 
-T = TypeVar("T", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+T = TypeVar("T", bound="BaseModel")
 
 
 @dataclass(frozen=True)

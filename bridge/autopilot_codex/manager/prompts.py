@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..contract import task_contract
-from .schemas import Plan, Task
+from ..state import Plan, Task
 
 ROLE = (
     "You are the manager of an autonomous coding loop. A separate implementer agent writes the "

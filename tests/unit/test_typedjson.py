@@ -1,0 +1,83 @@
+"""Strict loading of persisted state: the checks pydantic would make, without its import cost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from autopilot_codex import typedjson
+from autopilot_codex.state import Plan, ReviewRecord, State, Task
+
+
+def state_dict(**update: Any) -> dict[str, Any]:
+    state = State(
+        goal="g",
+        plan=Plan(summary="s", tasks=[Task("T1", "t", [], [], [], [])]),
+        current_task="T1",
+        base_sha="b",
+        task_base_sha="b",
+        worktree="/w",
+        model="m",
+    )
+    data = json.loads(state.to_json())
+    data.update(update)
+    return data
+
+
+def test_round_trip() -> None:
+    data = state_dict(last_review={"diff_hash": "h", "decision": "fix", "summary": "s"})
+    state = typedjson.load(State, data)
+    assert isinstance(state.last_review, ReviewRecord)
+    assert json.loads(state.to_json()) == {
+        **data,
+        "last_review": json.loads(state.to_json())["last_review"],
+    }
+    assert typedjson.load(State, json.loads(state.to_json())) == state
+
+
+@pytest.mark.parametrize(
+    ("update", "where"),
+    [
+        ({"iteration": "3"}, "iteration: expected an integer"),
+        ({"iteration": True}, "iteration: expected an integer"),
+        ({"budget_used_usd": "1"}, "budget_used_usd: expected a number"),
+        ({"status": "finished"}, "status: expected one of"),
+        ({"session_id": 5}, "session_id: expected a string"),
+        ({"plan": {"summary": "s", "tasks": [{"id": "T1"}]}}, "plan.tasks[0].title: missing"),
+        ({"extra": 1}, "extra: unknown field"),
+        ({"completed_tasks": "T1"}, "completed_tasks: expected a list"),
+        ({"compaction_pending": 1}, "compaction_pending: expected true or false"),
+    ],
+)
+def test_invalid_fields_are_named(update: dict[str, Any], where: str) -> None:
+    with pytest.raises(typedjson.Invalid) as caught:
+        typedjson.load(State, state_dict(**update))
+    assert where in str(caught.value)
+
+
+def test_missing_required_field() -> None:
+    data = state_dict()
+    del data["goal"]
+    with pytest.raises(typedjson.Invalid, match="goal: missing"):
+        typedjson.load(State, data)
+
+
+def test_integers_are_accepted_for_floats() -> None:
+    assert typedjson.load(State, state_dict(budget_usd=7)).budget_usd == 7.0
+
+
+def test_not_an_object() -> None:
+    with pytest.raises(typedjson.Invalid, match="top level: expected an object"):
+        typedjson.load(State, [1])
+
+
+def test_records_copy_from_manager_answers() -> None:
+    from autopilot_codex.manager.schemas import Finding as WireFinding
+    from autopilot_codex.state import Finding
+
+    wire = WireFinding(
+        severity="low", file=None, line_start=None, line_end=None, title="t", recommendation="r"
+    )
+    assert Finding.of(wire) == Finding("low", None, None, None, "t", "r")

@@ -14,7 +14,7 @@ def run() -> int:
         admitted = admit(raw)
         if admitted is None:
             return 0
-        from .hooks import run_hook
+        from .hookrun import run_hook
 
         return run_hook(argv[1:], admitted)
     from .cli import main

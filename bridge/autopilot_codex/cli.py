@@ -123,7 +123,7 @@ def _hook(event: str, host: str) -> int:
     admitted = admit(read_stdin())
     if admitted is None:
         return 0
-    from .hooks import run_hook
+    from .hookrun import run_hook
 
     return run_hook([event, "--host", host], admitted)
 

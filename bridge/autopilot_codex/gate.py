@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from .hookio import MAX_STDIN_BYTES
 from .paths import active_marker, find_worktree
 
+# A hook payload carries at most a file's content; anything larger is cut before parsing.
+MAX_STDIN_BYTES = 32 * 1024 * 1024
 
-@dataclass(frozen=True)
-class Admitted:
+
+class Admitted(NamedTuple):
     """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
 
     raw: bytes

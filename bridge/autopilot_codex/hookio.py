@@ -13,9 +13,6 @@ from typing import Any
 EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact", "UserPromptSubmit")
 HOSTS = ("claude", "codex")
 
-# A hook payload carries at most a file's content; anything larger is cut before parsing.
-MAX_STDIN_BYTES = 32 * 1024 * 1024
-
 
 class BadInput(ValueError):
     """The payload is not a JSON object; the hook answers allow and says why on stderr."""

@@ -7,20 +7,16 @@ kept waiting on the network; the answer is applied only if the loop is still the
 from __future__ import annotations
 
 import os
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import contract, gitrepo, hookio, loop, output
-from .config import Config, load_config
-from .errors import BridgeError
-from .gate import Admitted
+from . import contract, gitrepo, hookio, loop
+from .config import Config
 from .loop import Decision, Limits
 from .manager import Manager, Outcome, prompts
 from .manager.pricing import estimate_tokens, price_for
-from .paths import state_home
 from .state import State, Store
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
@@ -55,36 +51,6 @@ class Context:
         )
 
 
-def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory = default_manager) -> int:
-    """Always exit 0: a hook must never break the host's session."""
-    event = argv[0] if argv else ""
-    host = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
-    try:
-        payload = hookio.parse(admitted.raw, event)
-        config, warning = _config()
-        store = Store(admitted.worktree, lock_timeout=config.lock_timeout_s)
-        text = hookio.add_message(handle(Context(payload, store, config, manager), host), warning)
-    except hookio.BadInput as exc:
-        output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
-        return 0
-    except BridgeError as exc:
-        text = hookio.render_allow(f"autopilot-codex: {exc}", host)
-    except Exception as exc:  # noqa: BLE001 - a hook must answer whatever happens
-        log = _log_crash(event)
-        output.err(f"autopilot-codex: internal error ({type(exc).__name__}); details in {log}")
-        text = ""
-    output.out(text)
-    return 0
-
-
-def _config() -> tuple[Config, str]:
-    """A broken setting must not switch the rails off: fall back to the defaults, and say so."""
-    try:
-        return load_config(), ""
-    except BridgeError as exc:
-        return Config(), f"autopilot-codex: {exc}; using the default settings"
-
-
 def handle(ctx: Context, host: str) -> str:
     event = ctx.payload.event
     if event == "Stop":
@@ -96,11 +62,6 @@ def handle(ctx: Context, host: str) -> str:
         return ""
     if event == "SessionStart":
         return hookio.render_context(event, on_session_start(ctx), host)
-    if event == "PreToolUse":
-        from .rails import check
-
-        denial = check(ctx.payload, ctx.config, ctx.store.worktree)
-        return hookio.render_deny(denial, host) if denial else ""
     return ""
 
 
@@ -367,17 +328,3 @@ def _record(ctx: Context, state: State, decision: Decision, outcome: Outcome[Any
             error=outcome.error,
         )
     ctx.store.append_event(decision.event, **fields)
-
-
-def _log_crash(event: str) -> Path:
-    log = state_home() / "logs" / "bridge.log"
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as handle:
-            from . import __version__
-
-            handle.write(f"--- autopilot-codex {__version__} hook {event} pid {os.getpid()}\n")
-            handle.write(traceback.format_exc())
-    except OSError:
-        pass
-    return log

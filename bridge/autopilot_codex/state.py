@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -279,8 +278,11 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Temp file in the same directory, fsync, rename: readers see the old or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

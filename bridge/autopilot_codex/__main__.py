@@ -8,14 +8,16 @@ import sys
 def run() -> int:
     argv = sys.argv[1:]
     if argv[:1] == ["hook"]:
-        from .gate import admit, read_stdin
+        try:
+            from .gate import admit, read_stdin
 
-        raw = read_stdin()
-        admitted = admit(raw)
-        if admitted is None:
+            admitted = admit(read_stdin())
+            if admitted is None:
+                return 0
+            from .hookrun import run_hook
+        except Exception as exc:  # noqa: BLE001 - even a broken install must not break a session
+            sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
             return 0
-        from .hookrun import run_hook
-
         return run_hook(argv[1:], admitted)
     from .cli import main
 

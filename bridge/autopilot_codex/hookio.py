@@ -99,5 +99,12 @@ def add_message(rendered: str, message: str) -> str:
     return _dump(answer)
 
 
+def add_context(rendered: str, event: str, context: str) -> str:
+    """Add text for the model (hookSpecificOutput.additionalContext) to an answer."""
+    answer = json.loads(rendered) if rendered else {}
+    answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": context}
+    return _dump(answer)
+
+
 def _dump(payload: dict[str, Any]) -> str:
     return json.dumps(payload, ensure_ascii=False)

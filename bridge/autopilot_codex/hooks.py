@@ -56,7 +56,11 @@ def handle(ctx: Context, host: str) -> str:
     if event == "Stop":
         return _render(on_stop(ctx), host)
     if event == "PostToolUse":
-        return _render(on_post_tool(ctx), host)
+        decision = on_post_tool(ctx)
+        rendered = _render(decision, host)
+        if decision.context and not decision.blocks:
+            return hookio.add_context(rendered, event, decision.context)
+        return rendered
     if event == "PreCompact":
         on_pre_compact(ctx)
         return ""

@@ -24,6 +24,9 @@ class Decision:
     event: str
     reason: str = ""
     message: str = ""
+    # For the implementer when the loop stops mid-turn (PostToolUse): the user's banner alone
+    # would leave it working on, unsupervised, until its turn ends.
+    context: str = ""
 
     @property
     def blocks(self) -> bool:
@@ -76,7 +79,8 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    return new, allow(event, f"{PREFIX} {status}: {reason} {_spend(new)}")
+    message = f"{PREFIX} {status}: {reason} {_spend(new)}"
+    return new, Decision("allow", event, message=message, context=_off_context(message))
 
 
 def stop_guard(
@@ -126,7 +130,14 @@ def manager_failed(state: State, error: str, event: str) -> Step:
         f"{PREFIX} paused, manager unavailable: {error}. "
         "Fix it, then /autopilot-codex:codex-resume."
     )
-    return new, allow(event, message)
+    return new, Decision("allow", event, message=message, context=_off_context(message))
+
+
+def _off_context(message: str) -> str:
+    return (
+        f"{message}\nThe autopilot loop is no longer supervising this work. Finish the step in "
+        "hand, start no new task, and end your turn with a short summary for the user."
+    )
 
 
 def apply_review(state: State, outcome: Outcome[Review], diff_hash: str) -> Step:
@@ -176,6 +187,9 @@ def apply_verdict(
     )
     state = state.evolve(last_verdict=record)
     if verdict.decision == "done":
+        if state.current_task is not None and state.current_task not in state.completed_tasks:
+            state = state.evolve(completed_tasks=[*state.completed_tasks, state.current_task])
+        state = state.evolve(current_task=None)
         return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
     if verdict.decision == "abort":
         return end(state, "aborted", verdict.reason or "manager aborted", "verdict.abort")
@@ -187,6 +201,11 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
     streak = state.no_progress_streak + 1 if head == previous else 0
     state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
     if streak >= limits.no_progress_limit:
+        if state.idle_stop_blocks:
+            # No commit, and no tool either since the last block: an idle implementer (waiting
+            # for the user, say) is paused, which can be resumed, rather than aborted.
+            reason = f"stalled: {streak} continue verdicts without a tool run or a commit"
+            return end(state, "paused", reason, "verdict.stalled")
         reason = f"{streak} continue verdicts without a new commit"
         return end(state, "aborted", reason, "verdict.no_progress")
     advanced = ""

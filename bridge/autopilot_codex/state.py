@@ -218,13 +218,20 @@ class Store:
             self._quarantine(str(exc))
 
     def save(self, state: State) -> State:
-        """Write atomically (temp file + rename) and keep the active-loop index in step."""
+        """Write atomically (temp file + rename) and keep the active-loop index in step.
+
+        The index entry is written before a running state and removed after any other, so a
+        crash between the two writes never leaves a running loop that the hooks cannot find.
+        """
         state = state.evolve(updated_at=now_iso())
-        _atomic_write(self.state_path, state.to_json())
         if state.status == "running":
             marker = {"worktree": state.worktree, "session_id": state.session_id}
-            _atomic_write(self.marker, json.dumps(marker) + "\n")
+            # The temp file goes in the loop's own directory: a leftover in the index would
+            # keep the launcher from answering idle hooks without Python.
+            _atomic_write(self.marker, json.dumps(marker) + "\n", tmp_dir=self.dir)
+            _atomic_write(self.state_path, state.to_json())
         else:
+            _atomic_write(self.state_path, state.to_json())
             with contextlib.suppress(FileNotFoundError):
                 self.marker.unlink()
         return state
@@ -277,11 +284,14 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Temp file in the same directory, fsync, rename: readers see the old or the new file."""
+def _atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
+    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
+    or the new file."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    folder = tmp_dir or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
     # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

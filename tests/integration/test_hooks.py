@@ -338,3 +338,16 @@ def test_precompact_then_stop_is_allowed_without_a_manager_call(
     assert len(manager.requests) == 1
     assert state_of(planned)["status"] == "running"
     assert [e["event"] for e in events_of(planned)][-1] == "stop.after_compaction"
+
+
+def test_review_failure_mid_turn_tells_the_model(
+    planned: Path, manager: FakeOpenAI, hook, monkeypatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "2")
+    (planned / "file1.txt").write_text("x\n")
+    manager.enqueue(*[Reply(status=401)] * 2, schema="Review")
+    out = hook("PostToolUse", edit_payload(planned)).json
+    assert "decision" not in out
+    assert "paused" in out["systemMessage"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert "no longer supervising" in out["hookSpecificOutput"]["additionalContext"]

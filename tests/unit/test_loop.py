@@ -247,10 +247,37 @@ def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
 def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_limit() -> None:
     state = make_state()
     state, d1 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
-    state, d2 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    state, d2 = loop.apply_verdict(loop.on_tool(state), verdict("continue"), "base", LIMITS)
     assert (d1.blocks, d2.blocks, state.no_progress_streak) == (True, True, 2)
-    state, d3 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    # Tools ran (the implementer was busy) but nothing was committed: abort.
+    state, d3 = loop.apply_verdict(loop.on_tool(state), verdict("continue"), "base", LIMITS)
     assert d3.action == "allow" and state.status == "aborted" and state.no_progress_streak == 3
+    assert d3.event == "verdict.no_progress"
+
+
+def test_an_idle_implementer_is_paused_not_aborted() -> None:
+    state = make_state()
+    for _ in range(3):
+        state, decision = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+    assert decision.event == "verdict.stalled"
+    assert state.status == "paused" and "stalled" in (state.stop_reason or "")
+
+
+def test_done_completes_the_current_task() -> None:
+    state, _ = loop.apply_verdict(
+        make_state(current_task="T3", completed_tasks=["T1", "T2"]), verdict("done"), "h", LIMITS
+    )
+    assert state.completed_tasks == ["T1", "T2", "T3"] and state.current_task is None
+
+
+def test_leaving_running_tells_the_implementer_too() -> None:
+    _, decision = loop.apply_review(make_state(), FAILED, "h")
+    assert "no longer supervising" in decision.context
+    _, decision = loop.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget") or (
+        None,
+        None,
+    )
+    assert decision is not None and "no longer supervising" in decision.context
 
 
 def test_a_new_commit_resets_the_streak() -> None:

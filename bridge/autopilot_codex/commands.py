@@ -43,7 +43,8 @@ def plan(
     host: str = "claude",
     manager: ManagerFactory = default_manager,
 ) -> str:
-    goal = goal.strip()
+    # The goal is stored and shown; a credential pasted into it must not be.
+    goal = prompts.redact(goal.strip())
     if not goal:
         raise BridgeError("give a goal: /autopilot-codex:codex-plan <goal> [--budget USD]")
     worktree = worktree_of(cwd)

@@ -207,3 +207,13 @@ def test_doctor_is_happy_when_all_is_set(repo: Path) -> None:
     result = run_launcher(["doctor"], cwd=repo)
     assert result.code == 0, result.stdout
     assert "Ready." in result.stdout
+
+
+def test_a_key_pasted_into_the_goal_is_not_stored(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    from tests.conftest import PLANTED_KEY
+
+    manager.enqueue(plan_body(), schema="Plan")
+    code, out = run(capsys, "-C", str(repo), "plan", "use", PLANTED_KEY, "to", "call", "the", "api")
+    assert code == 0
+    assert PLANTED_KEY not in (project_dir(repo) / "state.json").read_text()
+    assert PLANTED_KEY not in out

@@ -127,7 +127,7 @@ def _previous(store: Store) -> State | None:
             return None  # moved aside; a new plan starts clean
     if previous is not None and previous.status == "running":
         raise BridgeError(
-            f"a loop is already running here (goal: {prompts.clip(previous.goal, 80)}); "
+            f"a loop is already running here (goal: {contract.clip(previous.goal, 80)}); "
             "stop it first with /autopilot-codex:codex-stop"
         )
     return previous
@@ -171,7 +171,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state is None:
         return NO_LOOP
     done = set(state.completed_tasks)
-    lines = [f"autopilot-codex: {state.status} — {prompts.clip(state.goal, 200)}", "Tasks:"]
+    lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
         mark = "x" if t.id in done else (">" if t.id == state.current_task else " ")
         lines.append(f"  [{mark}] {t.id}: {t.title}")
@@ -182,12 +182,12 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     )
     if state.last_review:
         lines.append(
-            f"Last review: {state.last_review.decision} — {prompts.clip(state.last_review.summary, 200)}"
+            f"Last review: {state.last_review.decision} — {contract.clip(state.last_review.summary, 200)}"
         )
     if state.last_verdict:
         v = state.last_verdict
         lines.append(
-            f"Last verdict: {v.decision} (iteration {v.iteration}) — {prompts.clip(v.reason, 200)}"
+            f"Last verdict: {v.decision} (iteration {v.iteration}) — {contract.clip(v.reason, 200)}"
         )
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")

@@ -9,6 +9,13 @@ from .state import Finding, Task
 PREFIX = "[autopilot-codex]"
 
 
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    keep = max(0, limit - 40)
+    return text[:keep] + f"\n[... {len(text) - keep} characters cut]"
+
+
 def task_contract(task: Task, position: tuple[int, int]) -> str:
     index, total = position
     lines = [f"Task {task.id} ({index}/{total}): {task.title}"]

@@ -6,7 +6,6 @@ PreToolUse is answered by the rails alone; only the loop's own events load the e
 from __future__ import annotations
 
 import os
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,6 +71,8 @@ def _config() -> tuple[Config, str]:
 
 
 def _log_crash(event: str) -> Path:
+    import traceback
+
     log = state_home() / "logs" / "bridge.log"
     try:
         log.parent.mkdir(parents=True, exist_ok=True)

@@ -10,19 +10,22 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import contract, gitrepo, hookio, loop
 from .config import Config
 from .loop import Decision, Limits
-from .manager import Manager, Outcome, prompts
-from .manager.pricing import estimate_tokens, price_for
 from .state import State, Store
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
 
-ManagerFactory = Callable[[str, Config], Manager]
+if TYPE_CHECKING:
+    from .manager import Manager, Outcome
+    from .manager.prompts import Prompt
+
+# The manager modules (prompts, pricing, the backend) load only on the way to a model call.
+ManagerFactory = Callable[[str, Config], "Manager"]
 
 
 def default_manager(model: str, config: Config) -> Manager:
@@ -97,7 +100,7 @@ def on_session_start(ctx: Context) -> str:
     if task is None:
         return ""
     return (
-        f"{contract.PREFIX} An autopilot loop is running (goal: {prompts.clip(state.goal, 300)}). "
+        f"{contract.PREFIX} An autopilot loop is running (goal: {contract.clip(state.goal, 300)}). "
         "Your current task:\n" + contract.task_contract(task, state.task_position())
     )
 
@@ -182,7 +185,7 @@ class Pending:
     state: State
     # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
     schema: str
-    prompt: prompts.Prompt
+    prompt: Prompt
     reduce: Callable[[State, Outcome[Any]], loop.Step]
     event: str
 
@@ -202,6 +205,8 @@ def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) ->
         decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
         _record(ctx, state, decision, None)
         return decision
+    from .manager import prompts
+
     prompt = prompts.review_prompt(
         state.goal,
         state.plan,
@@ -223,6 +228,8 @@ def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) ->
 def _prepare_verdict(ctx: Context, state: State, repo: Path) -> Decision | Pending:
     head = gitrepo.head_sha(repo)
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
+    from .manager import prompts
+
     prompt = prompts.verdict_prompt(
         state.goal,
         state.plan,
@@ -248,10 +255,12 @@ def _pending(
     state: State,
     kind: str,
     schema: str,
-    prompt: prompts.Prompt,
+    prompt: Prompt,
     reduce: Callable[[State, Outcome[Any]], loop.Step],
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise save and hand the call back."""
+    from .manager.pricing import estimate_tokens, price_for
+
     price = price_for(state.model)
     estimate = (
         estimate_tokens(prompt.instructions + prompt.text) * price.input
@@ -318,7 +327,7 @@ def _excluded(store: Store) -> tuple[str, ...]:
 def _record(ctx: Context, state: State, decision: Decision, outcome: Outcome[Any] | None) -> None:
     fields: dict[str, object] = {
         "decision": decision.action,
-        "reason": prompts.clip(decision.reason or decision.message, 300),
+        "reason": contract.clip(decision.reason or decision.message, 300),
         "status": state.status,
         "iteration": state.iteration,
         "budget_used_usd": round(state.budget_used_usd, 6),

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
-from .manager import Outcome
 from .state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, Status, VerdictRecord, now_iso
 
 if TYPE_CHECKING:
+    from .manager import Outcome
     from .manager.schemas import Review, Verdict
 
 

@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -38,7 +37,8 @@ REVIEW_CACHE_SIZE = 64
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    # time.strftime, not datetime: one import fewer on every hook. Same text as isoformat.
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 class _Record:
@@ -225,10 +225,12 @@ class Store:
         """
         state = state.evolve(updated_at=now_iso())
         if state.status == "running":
-            marker = {"worktree": state.worktree, "session_id": state.session_id}
-            # The temp file goes in the loop's own directory: a leftover in the index would
-            # keep the launcher from answering idle hooks without Python.
-            _atomic_write(self.marker, json.dumps(marker) + "\n", tmp_dir=self.dir)
+            marker = json.dumps({"worktree": state.worktree, "session_id": state.session_id}) + "\n"
+            # Rewritten only when it changes (owner or status): an fsync per hook adds up.
+            if _read_text(self.marker) != marker:
+                # The temp file goes in the loop's own directory: a leftover in the index
+                # would keep the launcher from answering idle hooks without Python.
+                _atomic_write(self.marker, marker, tmp_dir=self.dir)
             _atomic_write(self.state_path, state.to_json())
         else:
             _atomic_write(self.state_path, state.to_json())
@@ -237,7 +239,7 @@ class Store:
         return state
 
     def _quarantine(self, why: str) -> NoReturn:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
         with contextlib.suppress(OSError):
             os.replace(self.state_path, aside)
@@ -277,6 +279,13 @@ class Store:
             with contextlib.suppress(ValueError):
                 events.append(json.loads(raw))
         return events
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..contract import task_contract
+from ..contract import clip, task_contract
 from ..state import Plan, Task
 
 ROLE = (
@@ -69,13 +69,6 @@ def redact(text: str) -> str:
 def framed(label: str, body: str) -> str:
     nonce = hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()[:10]
     return f"{UNTRUSTED_NOTE}\n<<<DATA {label} {nonce}\n{body}\nDATA {label} {nonce}>>>"
-
-
-def clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    keep = max(0, limit - 40)
-    return text[:keep] + f"\n[... {len(text) - keep} characters cut]"
 
 
 def bound_diff(diff: str, limit: int) -> str:

@@ -6,6 +6,7 @@ Each returns the text to print and raises BridgeError for what the user must fix
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,7 @@ def plan(
             raise BridgeError(
                 "a loop started here meanwhile; stop it first with /autopilot-codex:codex-stop"
             )
+        store.save_plan(state.plan)
         state = store.save(state)
         store.append_event(
             "plan",
@@ -163,10 +165,15 @@ def render_plan(state: State, config: Config) -> str:
 def status(*, cwd: str | Path, as_json: bool) -> str:
     store = Store(worktree_of(cwd))
     if as_json:
+        # The file as stored, indented for reading; a damaged file is shown, not repaired.
         try:
-            return store.state_path.read_text(encoding="utf-8").rstrip("\n")
+            text = store.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return '{"status": "idle"}'
+        try:
+            return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        except ValueError:
+            return text.rstrip("\n")
     state = store.load()
     if state is None:
         return NO_LOOP

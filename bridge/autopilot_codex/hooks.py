@@ -207,6 +207,7 @@ def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) ->
         return decision
     from .manager import prompts
 
+    state = ctx.store.with_plan(state)
     prompt = prompts.review_prompt(
         state.goal,
         state.plan,
@@ -226,6 +227,7 @@ def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) ->
 
 
 def _prepare_verdict(ctx: Context, state: State, repo: Path) -> Decision | Pending:
+    state = ctx.store.with_plan(state)
     head = gitrepo.head_sha(repo)
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
     from .manager import prompts
@@ -305,7 +307,8 @@ def _finish(ctx: Context, state: State, decision: Decision) -> Decision:
 
 
 def _owned(ctx: Context) -> State | None:
-    state = ctx.store.load()
+    """The running loop this hook's session owns, without its plan (few hooks need it)."""
+    state = ctx.store.load(with_plan=False)
     if state is None or state.status != "running" or not loop.owns(state, ctx.payload.session_id):
         return None
     return state

@@ -72,6 +72,18 @@ class Plan(_Record):
     tasks: list[Task]
 
 
+class _UnloadedPlan(Plan):
+    """Stands in for the plan on paths that never read it; touching it is a bug, loudly."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("summary", "tasks"):
+            raise RuntimeError("the plan was not loaded: use Store.load(with_plan=True)")
+        return super().__getattribute__(name)
+
+
+UNLOADED_PLAN = _UnloadedPlan("", [])
+
+
 @dataclass(frozen=True)
 class Finding(_Record):
     severity: Literal["critical", "high", "medium", "low"]
@@ -144,7 +156,16 @@ class State(_Record):
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> str:
-        return json.dumps(typedjson.dump(self), indent=2, ensure_ascii=False) + "\n"
+        """state.json: everything but the plan, which never changes and lives in plan.json.
+
+        Compact, because `indent` forces json's pure-Python encoder; `status --json` indents.
+        """
+        data = {
+            f.name: typedjson.dump(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name != "plan"
+        }
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
 
     def task(self, task_id: str | None = None) -> Task | None:
         wanted = task_id or self.current_task
@@ -169,6 +190,7 @@ class Store:
         self.home = home or state_home()
         self.dir = project_dir(worktree, self.home)
         self.state_path = self.dir / "state.json"
+        self.plan_path = self.dir / "plan.json"
         self.events_path = self.dir / "events.jsonl"
         self.lock_path = self.dir / "state.lock"
         self.marker = active_marker(worktree, self.home)
@@ -192,8 +214,12 @@ class Store:
 
     # -- state --------------------------------------------------------------------------
 
-    def load(self) -> State | None:  # noqa: C901 - one check per way a file can be bad
-        """The current state, None when there is none. Corrupt state is moved aside."""
+    def load(self, *, with_plan: bool = True) -> State | None:  # noqa: C901 - one check per way a file can be bad
+        """The current state, None when there is none. Corrupt state is moved aside.
+
+        Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
+        checking it would be most of their cost.
+        """
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -212,10 +238,38 @@ class Store:
                     f"(schema {version}); update the plugin"
                 )
             data = migrate(data)
+        inline = data.pop("plan", None) if isinstance(data, dict) else None
         try:
-            return typedjson.load(State, data)
+            state = parse_state(data)
         except typedjson.Invalid as exc:
             self._quarantine(str(exc))
+        if not with_plan:
+            return state.evolve(plan=UNLOADED_PLAN)
+        return state.evolve(plan=self._load_plan(inline))
+
+    def with_plan(self, state: State) -> State:
+        if not isinstance(state.plan, _UnloadedPlan):
+            return state
+        return state.evolve(plan=self._load_plan(None))
+
+    def _load_plan(self, inline: object) -> Plan:
+        if inline is None:
+            try:
+                inline = json.loads(self.plan_path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                self._quarantine("without its plan.json")
+            except (OSError, ValueError) as exc:
+                self._quarantine(f"with an unreadable plan.json ({type(exc).__name__})")
+        try:
+            return typedjson.load(Plan, inline, "plan")
+        except typedjson.Invalid as exc:
+            self._quarantine(str(exc))
+
+    def save_plan(self, plan: Plan) -> None:
+        """Written once, when a loop is planned, before the state that refers to it."""
+        _atomic_write(
+            self.plan_path, json.dumps(typedjson.dump(plan), ensure_ascii=False, indent=1) + "\n"
+        )
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step.
@@ -224,6 +278,8 @@ class Store:
         crash between the two writes never leaves a running loop that the hooks cannot find.
         """
         state = state.evolve(updated_at=now_iso())
+        if not isinstance(state.plan, _UnloadedPlan) and not self.plan_path.exists():
+            self.save_plan(state.plan)
         if state.status == "running":
             marker = json.dumps({"worktree": state.worktree, "session_id": state.session_id}) + "\n"
             # Rewritten only when it changes (owner or status): an fsync per hook adds up.
@@ -279,6 +335,13 @@ class Store:
             with contextlib.suppress(ValueError):
                 events.append(json.loads(raw))
         return events
+
+
+def parse_state(data: object) -> State:
+    """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
+    if isinstance(data, dict):
+        data = {**data, "plan": {"summary": "", "tasks": []}}
+    return typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
 
 
 def _read_text(path: Path) -> str | None:

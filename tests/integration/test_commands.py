@@ -121,7 +121,8 @@ def test_status_next_stop_resume(repo: Path, manager: FakeOpenAI, capsys) -> Non
     assert "running" in out and "[>] T1" in out and "[ ] T2" in out
     assert "Iteration 0/30" in out and "/ $5.00" in out and "session unclaimed" in out
     raw = run(capsys, "-C", str(repo), "status", "--json")[1]
-    assert raw.strip() == (project_dir(repo) / "state.json").read_text().strip()
+    assert json.loads(raw) == json.loads((project_dir(repo) / "state.json").read_text())
+    assert raw.startswith('{\n  "')  # indented for reading
     assert "Task T1 (1/2)" in run(capsys, "-C", str(repo), "next")[1]
     code, out = run(capsys, "-C", str(repo), "stop", "taking", "over")
     assert code == 0 and "loop stopped (taking over)" in out

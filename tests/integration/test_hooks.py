@@ -351,3 +351,17 @@ def test_review_failure_mid_turn_tells_the_model(
     assert "paused" in out["systemMessage"]
     assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
     assert "no longer supervising" in out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_plan_is_read_only_by_hooks_that_need_it(planned: Path, manager: FakeOpenAI, hook) -> None:
+    plan_file = project_dir(planned) / "plan.json"
+    assert json.loads(plan_file.read_text())["tasks"][0]["id"] == "T1"
+    assert "plan" not in state_of(planned)
+    plan_file.write_text("{damaged")
+    # Guards, activity counting and cached reviews never touch it ...
+    assert hook("PostToolUse", payload("PostToolUse", planned, tool_name="Read")).stdout == ""
+    assert state_of(planned)["tool_events"] == 1
+    # ... a verdict does, and a damaged plan takes the loop off with a clear message.
+    out = hook("Stop", payload("Stop", planned)).json
+    assert "decision" not in out and "plan.json" in out["systemMessage"]
+    assert len(manager.requests) == 1

@@ -57,10 +57,9 @@ def state_path(worktree: Path) -> Path:
 
 def parse_state(text: str) -> Any:
     """Check a state file's text as the bridge would, without its side effects (no quarantine)."""
-    from autopilot_codex import typedjson
-    from autopilot_codex.state import State
+    from autopilot_codex.state import parse_state
 
-    return typedjson.load(State, json.loads(text))
+    return parse_state(json.loads(text))
 
 
 def state_of(worktree: Path) -> dict[str, Any]:

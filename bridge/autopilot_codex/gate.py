@@ -1,4 +1,4 @@
-"""The first thing a hook runs: decide, with the standard library only, whether this hook
+"""The first thing a hook runs: decide, with `os`, `sys` and `json` only, whether this hook
 has anything to do. Most hooks fire in sessions with no loop in their worktree, and those
 must cost no more than starting the interpreter.
 """
@@ -8,20 +8,21 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import NamedTuple
 
-from .paths import active_marker, find_worktree
+from .paths import find_worktree_str, state_home_str
 
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
 
 
-class Admitted(NamedTuple):
+class Admitted:
     """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
 
-    raw: bytes
-    worktree: Path
+    __slots__ = ("raw", "worktree")
+
+    def __init__(self, raw: bytes, worktree: str) -> None:
+        self.raw = raw
+        self.worktree = worktree
 
 
 def read_stdin() -> bytes:
@@ -39,16 +40,44 @@ def admit(raw: bytes) -> Admitted | None:
         data = None
     cwd = data.get("cwd") if isinstance(data, dict) else None
     session = data.get("session_id") if isinstance(data, dict) else None
-    worktree = find_worktree(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    worktree = find_worktree_str(cwd if isinstance(cwd, str) and cwd else os.getcwd())
     if worktree is None:
         return None
-    marker = active_marker(worktree)
-    try:
-        owner = json.loads(marker.read_bytes()).get("session_id")
-    except FileNotFoundError:
+    found, owner = _marker_for(worktree)
+    if not found:
         return None
-    except (OSError, ValueError, AttributeError):
-        owner = None  # a damaged marker: let the engine look at the real state
     if owner and isinstance(session, str) and session != owner:
         return None
     return Admitted(raw, worktree)
+
+
+def _marker_for(worktree: str) -> tuple[bool, str | None]:
+    """Whether a running loop's marker names this worktree, and its owning session.
+
+    Markers are read by content (there are a handful at most), so no key is hashed here; a
+    damaged marker falls back to the key, and the engine then reads the real state.
+    """
+    active = os.path.join(state_home_str(), "active")
+    try:
+        names = os.listdir(active)
+    except OSError:
+        return False, None
+    damaged = False
+    for name in names:
+        if name.startswith("."):
+            continue
+        try:
+            with open(os.path.join(active, name), "rb") as handle:
+                marker = json.loads(handle.read())
+        except (OSError, ValueError):
+            damaged = True
+            continue
+        if isinstance(marker, dict) and marker.get("worktree") == worktree:
+            owner = marker.get("session_id")
+            return True, owner if isinstance(owner, str) else None
+        damaged = damaged or not isinstance(marker, dict)
+    if damaged:
+        from .paths import project_key
+
+        return os.path.exists(os.path.join(active, project_key(worktree))), None
+    return False, None

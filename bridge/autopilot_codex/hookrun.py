@@ -26,9 +26,8 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
     try:
         payload = hookio.parse(admitted.raw, event)
         config, warning = _config()
-        text = hookio.add_message(
-            _answer(payload, admitted.worktree, config, host, manager), warning
-        )
+        answer = _answer(payload, Path(admitted.worktree), config, host, manager)
+        text = hookio.add_message(answer, warning)
     except hookio.BadInput as exc:
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0

@@ -1,13 +1,27 @@
-"""Where a loop's files live. Standard library only: the idle hook path imports this module."""
+"""Where a loop's files live. The idle-hook gate imports this module, so it needs nothing but
+`os` at import time: pathlib and hashlib load only when a caller asks for a Path or a key.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import os
-from pathlib import Path
+
+# Not `typing.TYPE_CHECKING`: importing typing is a cost the gate avoids. mypy honours the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # A worktree's root holds `.git` as a directory (main worktree) or a file (linked worktree).
 GIT_MARKER = ".git"
+
+
+def state_home_str() -> str:
+    configured = os.environ.get("AUTOPILOT_CODEX_HOME", "").strip()
+    return (
+        os.path.expanduser(configured)
+        if configured
+        else os.path.join(os.path.expanduser("~"), ".autopilot-codex")
+    )
 
 
 def state_home() -> Path:
@@ -17,34 +31,44 @@ def state_home() -> Path:
     and `--plugin-dir`, and a loop planned from a terminal must be found by the hooks of the
     session that later runs it. The plugin data directory only holds the Python environment.
     """
-    configured = os.environ.get("AUTOPILOT_CODEX_HOME", "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".autopilot-codex"
+    from pathlib import Path
+
+    return Path(state_home_str())
+
+
+def find_worktree_str(start: str) -> str | None:
+    """The real path of the git worktree containing `start`, without running git."""
+    try:
+        here = os.path.realpath(start)
+        while True:
+            if os.path.exists(os.path.join(here, GIT_MARKER)):
+                return here
+            parent = os.path.dirname(here)
+            if parent == here:
+                return None
+            here = parent
+    except (OSError, ValueError):  # NUL bytes, lone surrogates, names too long
+        return None
 
 
 def find_worktree(start: str | Path) -> Path | None:
-    """The top of the git worktree containing `start`, without running git."""
-    try:
-        here = Path(start).resolve()
-        for candidate in (here, *here.parents):
-            if (candidate / GIT_MARKER).exists():
-                return candidate
-    except (OSError, RuntimeError, ValueError):
-        # A path the OS refuses (a NUL byte, a lone surrogate, a name too long) is in no worktree.
-        return None
-    return None
+    from pathlib import Path
+
+    found = find_worktree_str(str(start))
+    return Path(found) if found is not None else None
 
 
-def project_key(worktree: Path) -> str:
+def project_key(worktree: str | Path) -> str:
     """One key per worktree: two worktrees of one repository are two loops."""
-    real = str(worktree.resolve())
+    import hashlib
+
+    real = os.path.realpath(worktree)
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in worktree.name)[:40]
+    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(real))[:40]
     return f"{name or 'root'}-{digest}"
 
 
-def project_dir(worktree: Path, home: Path | None = None) -> Path:
+def project_dir(worktree: str | Path, home: Path | None = None) -> Path:
     return (home or state_home()) / "projects" / project_key(worktree)
 
 
@@ -53,5 +77,5 @@ def active_dir(home: Path | None = None) -> Path:
     return (home or state_home()) / "active"
 
 
-def active_marker(worktree: Path, home: Path | None = None) -> Path:
+def active_marker(worktree: str | Path, home: Path | None = None) -> Path:
     return active_dir(home) / project_key(worktree)

@@ -1,0 +1,74 @@
+"""The gate: which hooks reach the engine, decided with os, sys and json only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from autopilot_codex.gate import admit
+from autopilot_codex.paths import active_dir, active_marker, find_worktree
+from tests.conftest import ROOT, make_repo
+
+
+def mark(worktree: Path, session: str | None) -> Path:
+    marker = active_marker(worktree)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"worktree": str(find_worktree(worktree)), "session_id": session}))
+    return marker
+
+
+def hook(cwd: Path, session: str = "s1") -> bytes:
+    return json.dumps({"cwd": str(cwd), "session_id": session}).encode()
+
+
+def test_no_marker_no_entry(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    assert admit(hook(repo)) is None
+
+
+def test_marker_of_another_worktree_is_not_ours(tmp_path: Path) -> None:
+    mark(make_repo(tmp_path / "other"), None)
+    assert admit(hook(make_repo(tmp_path / "r"))) is None
+
+
+def test_owner_and_unclaimed_are_admitted_other_sessions_not(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    admitted = admit(hook(repo / "sub" if (repo / "sub").mkdir() is None else repo))
+    assert admitted is not None and admitted.worktree == str(repo.resolve())
+    assert admit(hook(repo, "s2")) is None
+    mark(repo, None)
+    assert admit(hook(repo, "s2")) is not None
+
+
+def test_a_damaged_marker_falls_back_to_the_key(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1").write_text("{torn")
+    assert admit(hook(repo, "anyone")) is not None
+    (active_dir() / ".leftover.tmp").write_text("{")
+    assert admit(hook(make_repo(tmp_path / "other"))) is None
+
+
+def test_garbage_payload_uses_the_process_cwd(tmp_path: Path, monkeypatch) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    monkeypatch.chdir(repo)
+    assert admit(b"\xff not json") is not None
+
+
+def test_the_gate_imports_no_pathlib_hashlib_or_typing() -> None:
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from autopilot_codex.gate import admit\n"
+        'admit(b\'{"cwd": "/"}\')\n'
+        "print(sorted(m for m in ('pathlib', 'hashlib', 'typing', 'dataclasses') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(ROOT / "bridge")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == "[]"

@@ -1,0 +1,182 @@
+"""Target 2: a hook in a worktree with a running loop that needs no model call.
+
+A repository of 5,000 files with a 300-line diff; the loop is planned through the real CLI and
+the diff reviewed once by the fake manager. Then, through the real launcher:
+
+- review cache hit: PostToolUse after an edit that leaves the same diff (review.cached);
+- guard stop: Stop with the budget used up (stop.guard.budget); state.json and the active marker
+  are restored from a saved copy before each run, outside the timing;
+- other session: PostToolUse and Stop of a session that does not own the loop.
+
+Baseline: `<python> -c pass`. Target: median <= 4x. Rows without a target are context.
+
+    python bench/active_hook.py [--clean-site] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from benchlib import (
+    OTHER_SESSION,
+    ActiveLoop,
+    Case,
+    FakeManager,
+    Row,
+    Snapshot,
+    clean_site_python,
+    edit_hook_payload,
+    emit,
+    expect,
+    hook_argv,
+    hook_payload,
+    last_event,
+    make_diff,
+    measure,
+    real_python,
+    rounds,
+    silent_ok,
+    start_loop,
+    timed_row,
+    workdir,
+)
+
+BENCH = "2 active hook"
+FILES = 5_000
+DIFF_LINES = 300
+LIMIT = 4.0
+
+
+def prepare(tmp: Path, python: str, manager: FakeManager) -> tuple[ActiveLoop, Snapshot, Snapshot]:
+    loop = start_loop(tmp, python, manager, files=FILES)
+    make_diff(loop.repo, DIFF_LINES)
+    silent_ok(loop.hook("PostToolUse", edit_hook_payload(loop.repo, "src/pkg0000/mod000000.py")))
+    expect(loop.reviews() == 1, "the first edit was not reviewed")
+    expect(last_event(loop.repo, loop.home) == "review.approve", "unexpected first review")
+    running = Snapshot(loop.repo, loop.home)
+    state = loop.state()
+    state["budget_used_usd"] = state["budget_usd"]
+    loop.write_state(state)
+    exhausted = Snapshot(loop.repo, loop.home)
+    running.restore()
+    return loop, running, exhausted
+
+
+def cases_for(
+    loop: ActiveLoop, running: Snapshot, exhausted: Snapshot, python: str, label: str
+) -> list[Case]:
+    repo, home, env = loop.repo, loop.home, loop.env
+    edit = edit_hook_payload(repo, "src/pkg0000/mod000000.py")
+
+    def cached(proc: subprocess.CompletedProcess[bytes]) -> None:
+        silent_ok(proc)
+        expect(last_event(repo, home) == "review.cached", "the cache was missed")
+
+    def guarded(proc: subprocess.CompletedProcess[bytes]) -> None:
+        expect(b"stopped_budget" in proc.stdout, f"no budget stop: {proc.stdout[:300]!r}")
+        expect(last_event(repo, home) == "stop.guard.budget", "the guard did not fire")
+
+    def denied(proc: subprocess.CompletedProcess[bytes]) -> None:
+        expect(b'"deny"' in proc.stdout, f"not denied: {proc.stdout[:300]!r}")
+
+    bash = {"tool_name": "Bash", "tool_input": {"command": "git status"}}
+    return [
+        Case(f"python -c pass{label}", [python, "-c", "pass"], env, edit),
+        Case(
+            f"cache hit{label}",
+            hook_argv("PostToolUse"),
+            env,
+            edit,
+            setup=running.restore,
+            check=cached,
+        ),
+        Case(
+            f"guard stop{label}",
+            hook_argv("Stop"),
+            env,
+            hook_payload("Stop", repo),
+            setup=exhausted.restore,
+            check=guarded,
+        ),
+        Case(
+            f"other session PostToolUse{label}",
+            hook_argv("PostToolUse"),
+            env,
+            edit_hook_payload(repo, "src/pkg0000/mod000000.py", OTHER_SESSION),
+            setup=running.restore,
+            check=silent_ok,
+        ),
+        Case(
+            f"other session Stop{label}",
+            hook_argv("Stop"),
+            env,
+            hook_payload("Stop", repo, OTHER_SESSION),
+            setup=running.restore,
+            check=silent_ok,
+        ),
+        Case(
+            f"PostToolUse Bash{label}",
+            hook_argv("PostToolUse"),
+            env,
+            hook_payload("PostToolUse", repo, **bash),
+            setup=running.restore,
+            check=silent_ok,
+        ),
+        Case(
+            f"PreToolUse allowed{label}",
+            hook_argv("PreToolUse"),
+            env,
+            hook_payload("PreToolUse", repo, **bash),
+            setup=running.restore,
+            check=silent_ok,
+        ),
+        Case(
+            f"PreToolUse denied{label}",
+            hook_argv("PreToolUse"),
+            env,
+            hook_payload(
+                "PreToolUse", repo, tool_name="Bash", tool_input={"command": "git push --force"}
+            ),
+            setup=running.restore,
+            check=denied,
+        ),
+    ]
+
+
+def bench(tmp: Path, python: str, label: str = "") -> list[Row]:
+    with FakeManager() as manager:
+        loop, running, exhausted = prepare(tmp, python, manager)
+        cases = cases_for(loop, running, exhausted, python, label)
+        samples = measure(cases, rounds(25, 5))
+        expect(loop.reviews() == 1 and loop.verdicts() == 0, "a timed hook called the manager")
+    base = cases[0].name
+    figures = [
+        ("2 review cache hit (PostToolUse edit)", cases[1].name, LIMIT),
+        ("2 guard stop (budget used up)", cases[2].name, LIMIT),
+        ("2 other session's PostToolUse", cases[3].name, LIMIT),
+        ("2 other session's Stop", cases[4].name, LIMIT),
+        ("2 PostToolUse Bash, edit mode (no review)", cases[5].name, None),
+        ("2 PreToolUse rails, allowed", cases[6].name, None),
+        ("2 PreToolUse rails, denied", cases[7].name, None),
+    ]
+    return [
+        timed_row(BENCH, figure + label, samples, case, base, limit=limit)
+        for figure, case, limit in figures
+    ]
+
+
+def main() -> int:
+    python = real_python()
+    with workdir("active") as tmp:
+        rows = bench(tmp / "base", python)
+        if "--clean-site" in sys.argv:
+            clean = clean_site_python(tmp, python)
+            rows += bench(tmp / "clean", clean, " [clean site]")
+    emit(rows, [f"{FILES} files, {DIFF_LINES}-line diff; interpreter {Path(python).name}"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

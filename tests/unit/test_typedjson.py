@@ -84,3 +84,15 @@ def test_records_copy_from_manager_answers() -> None:
         severity="low", file=None, line_start=None, line_end=None, title="t", recommendation="r"
     )
     assert Finding.of(wire) == Finding("low", None, None, None, "t", "r")
+
+
+def test_stored_records_mirror_the_manager_schemas() -> None:
+    # The manager's pydantic models are the wire format; the state keeps stdlib copies so that
+    # hooks never import pydantic. The two must not drift apart.
+    import dataclasses
+
+    from autopilot_codex.manager import schemas
+    from autopilot_codex.state import Finding
+
+    for wire, stored in ((schemas.Task, Task), (schemas.Plan, Plan), (schemas.Finding, Finding)):
+        assert list(wire.model_fields) == [f.name for f in dataclasses.fields(stored)], wire

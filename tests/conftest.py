@@ -30,6 +30,20 @@ GIT_ENV = {
 }
 
 
+def _loopback_only(event: str, args: tuple[object, ...]) -> None:
+    """Audit hook: a test may connect to 127.0.0.1 (the fakes) and to nothing else."""
+    if event != "socket.connect" or len(args) < 2:
+        return
+    address = args[1]
+    if isinstance(address, tuple) and address and isinstance(address[0], str):
+        host = address[0]
+        if not (host.startswith("127.") or host in ("::1", "localhost")):
+            raise ConnectionRefusedError(f"tests make no connection beyond loopback (tried {host})")
+
+
+sys.addaudithook(_loopback_only)
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the real state home, config or API key."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import contract, gitrepo, loop
-from .config import Config, load_config
+from .config import load_config
 from .errors import BridgeError, StateCorrupt
 from .hooks import ManagerFactory, default_manager
 from .manager import prompts
@@ -118,7 +118,7 @@ def plan(
             cost_usd=round(outcome.cost_usd, 6),
             session=state.session_id,
         )
-    return render_plan(state, config)
+    return render_plan(state)
 
 
 def _previous(store: Store) -> State | None:
@@ -142,7 +142,7 @@ def _unique_ids(tasks: list[Task]) -> list[Task]:
     return [t.evolve(id=f"T{i}") for i, t in enumerate(tasks, 1)]
 
 
-def render_plan(state: State, config: Config) -> str:
+def render_plan(state: State) -> str:
     task = state.task()
     assert task is not None
     lines = [
@@ -158,7 +158,6 @@ def render_plan(state: State, config: Config) -> str:
         "Every edit is reviewed by the manager; when you end your turn it decides whether to "
         "continue, finish or abort. Follow its feedback.",
     ]
-    del config
     return "\n".join(lines)
 
 

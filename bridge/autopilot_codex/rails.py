@@ -98,7 +98,7 @@ def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
             paths += _patch_paths(str(payload.tool_input.get("command", "")))
         for raw in paths:
             if isinstance(raw, str) and raw:
-                reason = check_path(raw, config, worktree, write=payload.tool_name != "Read")
+                reason = check_path(raw, config, worktree)
                 if reason:
                     return reason
     return None
@@ -118,29 +118,27 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
         if reason and not _user_allows(part, config, "rm"):
             return _deny("rm", reason)
         for word in _words(part):
-            found = _path_reason(word, worktree, Path(cwd) if cwd else worktree)
+            found = _path_reason(word, Path(cwd) if cwd else worktree)
             if found and not _user_allows(part, config, found[0]):
                 return _deny(*found)
     return None
 
 
-def check_path(raw: str, config: Config, worktree: Path, *, write: bool) -> str | None:
+def check_path(raw: str, config: Config, worktree: Path) -> str | None:
     if any(_search(p, raw) for p in config.rails_deny):
         return _deny("user-deny", f"denied by your configuration ({raw})")
-    reason = _path_reason(raw, worktree, worktree)
+    reason = _path_reason(raw, worktree)
     if reason and not _user_allows(raw, config, reason[0]):
         return _deny(*reason)
-    del write
     return None
 
 
-def _path_reason(raw: str, worktree: Path, cwd: Path) -> tuple[str, str] | None:
+def _path_reason(raw: str, cwd: Path) -> tuple[str, str] | None:
     text = raw.strip("'\"")
     if SECRET_NAMES.search(text.replace("\\", "/")):
         return ("secrets", f"{text} holds credentials; the loop does not read or write them")
     if _inside(_resolve(text, cwd), _loop_home()):
         return ("state", "the loop's own state is written only by autopilot-codex itself")
-    del worktree
     return None
 
 

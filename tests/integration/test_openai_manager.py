@@ -185,3 +185,10 @@ def test_usage_with_cached_tokens_is_priced_at_the_cached_rate(manager: FakeOpen
     )
     outcome = make().ask(Review, "i", "p")
     assert outcome.cost_usd == pytest.approx((200 * 1.0 + 800 * 0.1) / 1e6)
+
+
+def test_the_suite_cannot_reach_beyond_loopback() -> None:
+    # The audit hook in tests/conftest.py refuses any connection that is not to loopback, so a
+    # test that forgot to point a client at a fake fails instead of calling out.
+    with pytest.raises(ConnectionRefusedError, match="beyond loopback"):
+        socket.create_connection(("192.0.2.1", 9), timeout=1)

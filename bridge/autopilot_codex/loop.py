@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
-from .state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, Status, VerdictRecord, now_iso
+from .state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, Status, VerdictRecord
 
 if TYPE_CHECKING:
     from .manager import Outcome
@@ -64,12 +64,9 @@ def claim(state: State, session_id: str) -> State:
 
 def on_tool(state: State) -> State:
     """A tool ran in the owning session: the implementer is working, so the stall count resets."""
-    update = {
-        "tool_events": state.tool_events + 1,
-        "idle_stop_blocks": 0,
-        "compaction_pending": False,
-    }
-    return state.evolve(**update)
+    return state.evolve(
+        tool_events=state.tool_events + 1, idle_stop_blocks=0, compaction_pending=False
+    )
 
 
 def on_compact(state: State) -> State:
@@ -230,11 +227,9 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
 
 
 def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
-    head = (
-        f"{PREFIX} Manager verdict: continue (iteration {state.iteration}/{state.max_iterations}, "
-        f"${state.budget_used_usd:.2f} of ${state.budget_usd:.2f}). {advanced}{verdict.reason}".rstrip()
-    )
-    parts = [head]
+    parts = [
+        f"{PREFIX} Manager verdict: continue {_spend(state)}. {advanced}{verdict.reason}".rstrip()
+    ]
     if verdict.instructions.strip():
         parts.append(verdict.instructions.strip())
     if verdict.findings:
@@ -252,7 +247,6 @@ def resume(state: State, *, budget_usd: float | None, max_iterations: int | None
         "idle_stop_blocks": 0,
         "no_progress_streak": 0,
         "generation": state.generation + 1,
-        "updated_at": now_iso(),
     }
     if budget_usd is not None:
         update["budget_usd"] = budget_usd

@@ -15,7 +15,7 @@ from .config import load_config
 from .errors import BridgeError, StateCorrupt
 from .hooks import ManagerFactory, default_manager
 from .manager import prompts
-from .manager.pricing import estimate_tokens, price_for
+from .manager.pricing import price_for, worst_case_usd
 from .paths import find_worktree
 from .state import Plan, State, Store, Task
 
@@ -57,19 +57,18 @@ def plan(
         problem = api_key_problem()
         if problem:
             raise BridgeError(problem)
-    repo = worktree
-    base = gitrepo.head_sha(repo)
+    base = gitrepo.head_sha(worktree)
     previous = _previous(store)
-    files, count = gitrepo.tracked_files(repo)
-    recent = gitrepo.commits_since(repo, gitrepo.EMPTY_TREE, limit=10)
+    files, count = gitrepo.tracked_files(worktree)
+    recent = gitrepo.commits_since(worktree, gitrepo.EMPTY_TREE, limit=10)
     prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
     # A plan is the one long answer: give it room, and budget for that room.
     config = dataclasses.replace(
         config, max_output_tokens=max(PLAN_OUTPUT_TOKENS, config.max_output_tokens)
     )
-    price = price_for(config.model)
-    tokens_in = estimate_tokens(prompt.instructions + prompt.text)
-    estimate = (tokens_in * price.input + config.max_output_tokens * price.output) / 1e6
+    estimate = worst_case_usd(
+        prompt.instructions + prompt.text, config.max_output_tokens, price_for(config.model)
+    )
     if estimate > config.budget_usd:
         raise BridgeError(
             f"the budget ${config.budget_usd:.2f} cannot cover even the plan (~${estimate:.2f})"

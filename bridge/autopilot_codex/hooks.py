@@ -261,13 +261,10 @@ def _pending(
     reduce: Callable[[State, Outcome[Any]], loop.Step],
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise save and hand the call back."""
-    from .manager.pricing import estimate_tokens, price_for
+    from .manager.pricing import price_for, worst_case_usd
 
-    price = price_for(state.model)
-    estimate = (
-        estimate_tokens(prompt.instructions + prompt.text) * price.input
-        + ctx.config.max_output_tokens * price.output
-    ) / 1_000_000
+    text = prompt.instructions + prompt.text
+    estimate = worst_case_usd(text, ctx.config.max_output_tokens, price_for(state.model))
     blocked = loop.budget_guard(state, estimate, f"{kind}.budget")
     if blocked is not None:
         return _finish(ctx, *blocked)

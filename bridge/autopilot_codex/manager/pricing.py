@@ -112,3 +112,8 @@ def cost_usd(usage: Usage, price: Price) -> float:
 def estimate_tokens(text: str) -> int:
     """A deliberately high token estimate (3 characters a token) for budget checks."""
     return len(text) // 3 + 1
+
+
+def worst_case_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
+    """What one call could cost at most: the budget guard refuses calls that could overspend."""
+    return (estimate_tokens(prompt) * price.input + max_output_tokens * price.output) / 1_000_000

@@ -221,9 +221,10 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
         )
         advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
     state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
-    return state, Decision(
-        "block", "verdict.continue", reason=continue_reason(state, verdict, advanced)
-    )
+    task = state.current_task or "wrap-up"
+    banner = f"{PREFIX} continue {_spend(state)}: {task}"
+    reason = continue_reason(state, verdict, advanced)
+    return state, Decision("block", "verdict.continue", reason=reason, message=banner)
 
 
 def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:

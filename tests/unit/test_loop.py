@@ -330,3 +330,8 @@ def test_a_stop_right_after_compaction_is_never_blocked() -> None:
 def test_a_tool_after_compaction_clears_it() -> None:
     state = loop.on_tool(loop.on_compact(make_state()))
     assert not state.compaction_pending
+
+
+def test_each_continue_shows_the_user_a_banner() -> None:
+    state, decision = loop.apply_verdict(make_state(), verdict("continue", done=True), "h1", LIMITS)
+    assert decision.message == "[autopilot-codex] continue (iteration 1/30, $0.25 of $5.00): T2"

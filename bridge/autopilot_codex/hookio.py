@@ -10,7 +10,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact", "UserPromptSubmit")
 HOSTS = ("claude", "codex")
 
 

@@ -64,6 +64,10 @@ def handle(ctx: Context, host: str) -> str:
         if decision.context and not decision.blocks:
             return hookio.add_context(rendered, event, decision.context)
         return rendered
+    if event == "PostToolUseFailure":
+        # A failed tool is work too (a red test run): it resets the stall count, no review.
+        on_tool_failure(ctx)
+        return ""
     if event == "PreCompact":
         on_pre_compact(ctx)
         return ""
@@ -114,6 +118,13 @@ def on_pre_compact(ctx: Context) -> None:
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
+
+
+def on_tool_failure(ctx: Context) -> None:
+    with ctx.store.locked():
+        state = _owned(ctx)
+        if state is not None:
+            ctx.store.save(loop.on_tool(loop.claim(state, ctx.payload.session_id or "")))
 
 
 def on_post_tool(ctx: Context) -> Decision:

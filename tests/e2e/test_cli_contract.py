@@ -159,3 +159,25 @@ def test_hooks_that_ignore_stdin_and_system_messages(
     assert "Stop says: STOP-SYSMSG" in notices
     assert len(fake_anthropic.main_requests()) == 2
     assert all("SYSMSG" not in r.raw for r in fake_anthropic.requests)
+
+
+def test_a_failing_bash_command_fires_post_tool_use_failure(
+    claude: ClaudeRunner, fake_anthropic: FakeAnthropic, tmp_path: Path, git_repo: Path
+) -> None:
+    # The bridge counts PostToolUseFailure as work (it resets the stall guard); this pins which
+    # event a failing command fires.
+    log = tmp_path / "events.log"
+    record = f"cat >/dev/null; echo $0 >> {log}"
+    hooks = {
+        event: [{"hooks": [command_hook(f"bash -c '{record}' {event}")]}]
+        for event in ("PostToolUse", "PostToolUseFailure")
+    }
+    plugin = make_plugin(tmp_path / "plugins", "failing", hooks=hooks)
+    fake_anthropic.script = [
+        [ToolUse("Bash", {"command": "exit 3"})],
+        [ToolUse("Bash", {"command": "true"})],
+        [Text("Finished.")],
+    ]
+    run = claude("Run two commands", plugin)
+    assert run.ok, run.describe()
+    assert log.read_text().split() == ["PostToolUseFailure", "PostToolUse"]

@@ -353,7 +353,9 @@ def test_review_failure_mid_turn_tells_the_model(
     assert "no longer supervising" in out["hookSpecificOutput"]["additionalContext"]
 
 
-def test_the_plan_is_read_only_by_hooks_that_need_it(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_the_plan_is_read_only_by_hooks_that_need_it(
+    planned: Path, manager: FakeOpenAI, hook
+) -> None:
     plan_file = project_dir(planned) / "plan.json"
     assert json.loads(plan_file.read_text())["tasks"][0]["id"] == "T1"
     assert "plan" not in state_of(planned)
@@ -365,3 +367,24 @@ def test_the_plan_is_read_only_by_hooks_that_need_it(planned: Path, manager: Fak
     out = hook("Stop", payload("Stop", planned)).json
     assert "decision" not in out and "plan.json" in out["systemMessage"]
     assert len(manager.requests) == 1
+
+
+def test_a_failed_tool_counts_as_work_and_is_never_reviewed(
+    planned: Path, manager: FakeOpenAI, hook
+) -> None:
+    path = project_dir(planned) / "state.json"
+    data = json.loads(path.read_text())
+    data["idle_stop_blocks"] = 2
+    path.write_text(json.dumps(data))
+    (planned / "file1.txt").write_text("x\n")
+    failed = payload(
+        "PostToolUseFailure",
+        planned,
+        tool_name="Bash",
+        tool_input={"command": "pytest"},
+        error="exit 1",
+    )
+    assert hook("PostToolUseFailure", failed).stdout == ""
+    state = state_of(planned)
+    assert (state["idle_stop_blocks"], state["tool_events"]) == (0, 1)
+    assert manager.requests_for(schema="Review") == []

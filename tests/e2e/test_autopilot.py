@@ -666,3 +666,33 @@ def test_plugin_validates_strict(claude_bin: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+# -- safety rails on the real host -------------------------------------------------------------
+
+
+def test_rails_deny_destructive_commands_in_the_real_cli(
+    loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
+) -> None:
+    plan_from_terminal(ap, openai_fake)
+    (ap.repo / ".env").write_text("API_TOKEN=do-not-read\n")
+    openai_fake.enqueue(verdict_body("done"), schema="Verdict")
+    fake_anthropic.script = [
+        [ToolUse("Bash", {"command": "git reset --hard HEAD && touch reset-ran"})],
+        [ToolUse("Bash", {"command": "cat .env > leaked.txt"})],
+        [ToolUse("Read", {"file_path": "{workdir}/.env"})],
+        [Text("I was stopped by the rails.")],
+    ]
+
+    run = loop_run("Clean up the repository", openai_fake.base_url)
+
+    assert run.ok, run.describe()
+    denials = run.result["permission_denials"] if run.result else []
+    assert len(denials) == 3, run.describe()
+    assert not (ap.repo / "reset-ran").exists()
+    assert not (ap.repo / "leaked.txt").exists()
+    # Each reason reached the model as the tool's error.
+    for rule in ("[reset-hard]", "[secrets]"):
+        assert any(rule in fake_anthropic.body_text(i) for i in range(len(fake_anthropic.requests)))
+    assert "do-not-read" not in "".join(r.raw for r in fake_anthropic.requests)
+    assert ap.state()["status"] == "done"

@@ -390,17 +390,18 @@ def test_budget_exhausted_mid_loop(
     loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
 ) -> None:
     # $1 per 1M output tokens, input free: a call costs output_tokens / 1e6, and the guard
-    # estimates max_output_tokens (4000) = $0.004 for every review or verdict.
-    settings = {"AUTOPILOT_CODEX_BUDGET_USD": "0.01", "AUTOPILOT_CODEX_PRICES": "0,0,1"}
+    # estimates the answer and a corrective retry at max_output_tokens: $0.008 for a review or
+    # verdict (4000 tokens), $0.016 for the plan (8000).
+    settings = {"AUTOPILOT_CODEX_BUDGET_USD": "0.018", "AUTOPILOT_CODEX_PRICES": "0,0,1"}
     openai_fake.enqueue(Reply(body=plan_body(2), output_tokens=1000), schema="Plan")
     openai_fake.enqueue(Reply(body=review_body("approve"), output_tokens=1000), schema="Review")
-    verdict = Reply(body=verdict_body("continue", done=True), output_tokens=5000)
+    verdict = Reply(body=verdict_body("continue", done=True), output_tokens=10000)
     openai_fake.enqueue(verdict, schema="Verdict")
     fake_anthropic.script = [
         [write("file1.txt", "one\n")],
         [commit("file1.txt", "feat(files): task number 1")],
         [Text("T1 committed.")],
-        [write("file2.txt", "two\n")],  # $0.007 spent: a review could reach $0.011
+        [write("file2.txt", "two\n")],  # $0.012 spent: a review could reach $0.020
         [Text("Wrote file2.txt.")],
     ]
 
@@ -417,8 +418,8 @@ def test_budget_exhausted_mid_loop(
 
     state = ap.state()
     assert state["status"] == "stopped_budget"
-    assert state["budget_usd"] == 0.01
-    assert state["budget_used_usd"] == pytest.approx(0.007)
+    assert state["budget_usd"] == 0.018
+    assert state["budget_used_usd"] == pytest.approx(0.012)
     assert state["stop_reason"].startswith("budget used up")
     assert state["iteration"] == 1
     assert ap.event_names() == ["plan", "review.approve", "verdict.continue", "review.budget"]

@@ -16,14 +16,15 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from . import Outcome
-from .pricing import Price, Usage, cost_usd, price_for
+from .pricing import BILLED_ATTEMPTS, Price, Usage, cost_usd, price_for
 from .prompts import Prompt, corrective, redact
 
 T = TypeVar("T", bound=BaseModel)
 
 # Transient failures retried within the deadline; an invalid answer gets one corrective retry.
 TRANSIENT_ATTEMPTS = 3
-CORRECTIVE_ATTEMPTS = 1
+# The budget guard's worst case counts these billed retries (pricing.BILLED_ATTEMPTS).
+CORRECTIVE_ATTEMPTS = BILLED_ATTEMPTS - 1
 
 
 class Invalid(Exception):

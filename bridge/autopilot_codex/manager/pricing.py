@@ -114,6 +114,13 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 3 + 1
 
 
+# Answers the API completes and bills per manager call at most: the first, and one corrective
+# retry when it was invalid. Transport failures (429, 5xx, refused) produce no billed answer.
+BILLED_ATTEMPTS = 2
+
+
 def worst_case_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
-    """What one call could cost at most: the budget guard refuses calls that could overspend."""
-    return (estimate_tokens(prompt) * price.input + max_output_tokens * price.output) / 1_000_000
+    """What one manager call could cost at most; the budget guard refuses a call that could
+    take spending past the budget."""
+    once = estimate_tokens(prompt) * price.input + max_output_tokens * price.output
+    return BILLED_ATTEMPTS * once / 1_000_000

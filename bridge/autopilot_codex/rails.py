@@ -108,17 +108,19 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")
+    here = Path(cwd) if cwd else worktree
+    home = _loop_home()  # once per command, not once per word
     for part in _simple_commands(command):
         for rule in COMMAND_RULES:
             if rule.id == "push" and config.allow_push:
                 continue
             if rule.pattern.search(part) and not _user_allows(part, config, rule.id):
                 return _deny(rule.id, rule.why)
-        reason = _rm_reason(part, worktree, Path(cwd) if cwd else worktree)
+        reason = _rm_reason(part, worktree, here)
         if reason and not _user_allows(part, config, "rm"):
             return _deny("rm", reason)
         for word in _words(part):
-            found = _path_reason(word, Path(cwd) if cwd else worktree)
+            found = _path_reason(word, here, home)
             if found and not _user_allows(part, config, found[0]):
                 return _deny(*found)
     return None
@@ -127,17 +129,17 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
 def check_path(raw: str, config: Config, worktree: Path) -> str | None:
     if any(_search(p, raw) for p in config.rails_deny):
         return _deny("user-deny", f"denied by your configuration ({raw})")
-    reason = _path_reason(raw, worktree)
+    reason = _path_reason(raw, worktree, _loop_home())
     if reason and not _user_allows(raw, config, reason[0]):
         return _deny(*reason)
     return None
 
 
-def _path_reason(raw: str, cwd: Path) -> tuple[str, str] | None:
+def _path_reason(raw: str, cwd: Path, loop_home: Path) -> tuple[str, str] | None:
     text = raw.strip("'\"")
     if SECRET_NAMES.search(text.replace("\\", "/")):
         return ("secrets", f"{text} holds credentials; the loop does not read or write them")
-    if _inside(_resolve(text, cwd), _loop_home()):
+    if _inside(_resolve(text, cwd), loop_home):
         return ("state", "the loop's own state is written only by autopilot-codex itself")
     return None
 

@@ -10,8 +10,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-HOSTS = ("claude", "codex")
-
 
 class BadInput(ValueError):
     """The payload is not a JSON object; the hook answers allow and says why on stderr."""

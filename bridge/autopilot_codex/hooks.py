@@ -114,7 +114,7 @@ def on_pre_compact(ctx: Context) -> None:
         state = _owned(ctx)
         if state is None:
             return
-        state = ctx.store.save(loop.on_compact(loop.claim(state, ctx.payload.session_id or "")))
+        ctx.store.save(loop.on_compact(loop.claim(state, ctx.payload.session_id or "")))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )

@@ -9,16 +9,11 @@ def run() -> int:
     argv = sys.argv[1:]
     if argv[:1] == ["hook"]:
         try:
-            from .gate import admit, read_stdin
-
-            admitted = admit(read_stdin())
-            if admitted is None:
-                return 0
-            from .hookrun import run_hook
+            from .gate import hook_main
         except Exception as exc:  # noqa: BLE001 - even a broken install must not break a session
             sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
             return 0
-        return run_hook(argv[1:], admitted)
+        return hook_main(argv[1:])
     from .cli import main
 
     return main(argv)

@@ -118,14 +118,9 @@ def _run(args: argparse.Namespace, cwd: str) -> str:
 
 def _hook(event: str, host: str) -> int:
     """The same path the launcher takes: gate first, then the engine."""
-    from .gate import admit, read_stdin
+    from .gate import hook_main
 
-    admitted = admit(read_stdin())
-    if admitted is None:
-        return 0
-    from .hookrun import run_hook
-
-    return run_hook([event, "--host", host], admitted)
+    return hook_main([event, "--host", host])
 
 
 def _split(text: str) -> list[str]:

@@ -25,6 +25,22 @@ class Admitted:
         self.worktree = worktree
 
 
+def hook_main(argv: list[str]) -> int:
+    """`hook <event> --host <host>`: the gate, then the engine only if a loop here cares.
+
+    Always exit 0: even a broken install must not break the host's session.
+    """
+    try:
+        admitted = admit(read_stdin())
+        if admitted is None:
+            return 0
+        from .hookrun import run_hook
+    except Exception as exc:  # noqa: BLE001
+        sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
+        return 0
+    return run_hook(argv, admitted)
+
+
 def read_stdin() -> bytes:
     try:
         return sys.stdin.buffer.read(MAX_STDIN_BYTES)

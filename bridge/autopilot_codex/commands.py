@@ -8,16 +8,19 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import contract, gitrepo, loop
 from .config import load_config
 from .errors import BridgeError, StateCorrupt
-from .hooks import ManagerFactory, default_manager
+from .hooks import default_manager
 from .manager import prompts
 from .manager.pricing import price_for, worst_case_usd
 from .paths import find_worktree
 from .state import Plan, State, Store, Task
+
+if TYPE_CHECKING:
+    from .manager.select import ManagerFactory
 
 PLAN_OUTPUT_TOKENS = 8_000
 NO_LOOP = (
@@ -52,9 +55,9 @@ def plan(
     config = load_config(overrides)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if manager is default_manager:
-        from .manager.openai_backend import api_key_problem
+        from .manager.select import configured_problem
 
-        problem = api_key_problem()
+        problem = configured_problem(config)
         if problem:
             raise BridgeError(problem)
     base = gitrepo.head_sha(worktree)

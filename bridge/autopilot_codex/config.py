@@ -14,11 +14,14 @@ from .paths import state_home
 
 REVIEW_MODES = ("edit", "commit", "stop", "off")
 APIS = ("responses", "chat")
+# "" lets `manager.select` choose: openai with an API key, else the codex CLI.
+MANAGERS = ("", "openai", "codex")
 
 
 @dataclass(frozen=True)
 class Config:
     model: str = "gpt-6.2-sol"
+    manager: str = ""
     api: str = "responses"
     review: str = "edit"
     budget_usd: float = 5.00
@@ -41,6 +44,7 @@ class Config:
 
 ENV = {
     "model": "AUTOPILOT_CODEX_MODEL",
+    "manager": "AUTOPILOT_CODEX_MANAGER",
     "api": "AUTOPILOT_CODEX_API",
     "review": "AUTOPILOT_CODEX_REVIEW",
     "budget_usd": "AUTOPILOT_CODEX_BUDGET_USD",
@@ -130,6 +134,8 @@ def _coerce(name: str, kind: Any, raw: Any) -> Any:
 def _validate(config: Config) -> None:
     if config.review not in REVIEW_MODES:
         raise BridgeError(f"AUTOPILOT_CODEX_REVIEW must be one of {', '.join(REVIEW_MODES)}")
+    if config.manager not in MANAGERS:
+        raise BridgeError(f"AUTOPILOT_CODEX_MANAGER must be one of {', '.join(m for m in MANAGERS if m)}")
     if config.api not in APIS:
         raise BridgeError(f"AUTOPILOT_CODEX_API must be one of {', '.join(APIS)}")
     if config.budget_usd <= 0:

@@ -16,7 +16,7 @@ from .gate import Admitted
 from .paths import state_home
 
 if TYPE_CHECKING:
-    from .hooks import ManagerFactory
+    from .manager.select import ManagerFactory
 
 
 def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None = None) -> int:

@@ -23,21 +23,13 @@ SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
 if TYPE_CHECKING:
     from .manager import Manager, Outcome
     from .manager.prompts import Prompt
-
-# The manager modules (prompts, pricing, the backend) load only on the way to a model call.
-ManagerFactory = Callable[[str, Config], "Manager"]
-
+    from .manager.select import ManagerFactory
 
 def default_manager(model: str, config: Config) -> Manager:
-    """The manager backend; `openai` is imported only when a call is about to be made."""
-    from .manager.openai_backend import OpenAIManager
+    """The configured backend, imported only when a call is about to be made."""
+    from .manager.select import select
 
-    return OpenAIManager(
-        model=model,
-        api=config.api,
-        timeout_s=config.timeout_s,
-        max_output_tokens=config.max_output_tokens,
-    )
+    return select(config)(model, config)
 
 
 @dataclass

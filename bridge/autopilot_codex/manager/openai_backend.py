@@ -1,7 +1,7 @@
 """The manager through the `openai` package: Responses API, or Chat Completions for local servers.
 
-Every attempt's usage is charged before its answer is parsed: the API bills invalid answers too.
-Retries are ours, not the SDK's, so one call can never outlive `timeout_s`.
+One attempt and its failure classes live here; the retry policy is `attempts.ask`. The SDK's own
+retries are off, so one call can never outlive `timeout_s`.
 """
 
 from __future__ import annotations
@@ -9,26 +9,33 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
 
 from . import Outcome
-from .pricing import BILLED_ATTEMPTS, Price, Usage, cost_usd, price_for
-from .prompts import Prompt, corrective, redact
+from .attempts import Charged, Invalid, ask
+from .pricing import Price, Usage, price_for
+from .prompts import Prompt
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 T = TypeVar("T", bound=BaseModel)
 
-# Transient failures retried within the deadline; an invalid answer gets one corrective retry.
-TRANSIENT_ATTEMPTS = 3
-# The budget guard's worst case counts these billed retries (pricing.BILLED_ATTEMPTS).
-CORRECTIVE_ATTEMPTS = BILLED_ATTEMPTS - 1
+
+def make(model: str, config: Config) -> OpenAIManager:
+    return OpenAIManager(
+        model=model,
+        api=config.api,
+        timeout_s=config.timeout_s,
+        max_output_tokens=config.max_output_tokens,
+    )
 
 
-class Invalid(Exception):
-    """The manager answered, but not with a usable object."""
+def problem(config: Config) -> str | None:
+    return api_key_problem()
 
 
 def api_key_problem() -> str | None:
@@ -60,45 +67,15 @@ class OpenAIManager:
         self.price = price or price_for(model)
 
     def ask(self, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
-        deadline = time.monotonic() + self.timeout_s
-        # The last gate before the network: no credential leaves, whoever built the prompt.
-        instructions, prompt = redact(instructions), redact(prompt)
-        request = Prompt(instructions, prompt)
-        usage = Usage()
-        attempts = 0
-        corrections = 0
-        transient = 0
-        while True:
-            attempts += 1
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.05:
-                return self._failed(usage, attempts, f"no answer within {self.timeout_s:g}s")
-            try:
-                value, used = self._attempt(schema, request, remaining)
-                usage += used
-                return Outcome(value, cost_usd(usage, self.price), usage, None, attempts)
-            except _Charged as charged:
-                usage += charged.usage
-                error = charged.error
-            if isinstance(error, Invalid) and corrections < CORRECTIVE_ATTEMPTS:
-                corrections += 1
-                request = corrective(Prompt(instructions, prompt), str(error))
-                continue
-            wait = _retry_wait(error, transient)
-            if (
-                wait is not None
-                and transient < TRANSIENT_ATTEMPTS - 1
-                and time.monotonic() + wait < deadline
-            ):
-                transient += 1
-                time.sleep(wait)
-                continue
-            return self._failed(usage, attempts, _describe(error))
+        return ask(self, schema, instructions, prompt)
 
-    def _failed(self, usage: Usage, attempts: int, error: str) -> Outcome[Any]:
-        return Outcome(None, cost_usd(usage, self.price), usage, error, attempts)
+    def retry_wait(self, error: Exception, transient: int) -> float | None:
+        return retry_wait(error, transient)
 
-    def _attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
+    def describe(self, error: Exception) -> str:
+        return describe(error)
+
+    def attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
         try:
             if self.api == "chat":
                 raw: Any = self.client.chat.completions.with_raw_response.parse(
@@ -122,39 +99,30 @@ class OpenAIManager:
                     timeout=timeout,
                 )
         except openai.OpenAIError as exc:
-            raise _Charged(Usage(), exc) from exc
+            raise Charged(Usage(), exc) from exc
         usage = Usage()
         try:
             body = raw.http_response.json()
         except (json.JSONDecodeError, ValueError) as exc:
-            raise _Charged(usage, Invalid("the answer was not JSON")) from exc
+            raise Charged(usage, Invalid("the answer was not JSON")) from exc
         usage = _usage(body)
         try:
             parsed = raw.parse()
             value = _extract(parsed, self.api)
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
-            raise _Charged(
+            raise Charged(
                 usage, Invalid(f"the answer did not match the schema: {first['msg']}")
             ) from exc
         except Invalid as exc:
-            raise _Charged(usage, exc) from exc
+            raise Charged(usage, exc) from exc
         except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            raise _Charged(usage, Invalid(type(exc).__name__)) from exc
+            raise Charged(usage, Invalid(type(exc).__name__)) from exc
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise _Charged(
+            raise Charged(
                 usage, Invalid(f"the answer had an unexpected shape ({type(exc).__name__})")
             ) from exc
         return value, usage
-
-
-class _Charged(Exception):
-    """An attempt failed after the API counted its tokens."""
-
-    def __init__(self, usage: Usage, error: Exception) -> None:
-        super().__init__(str(error))
-        self.usage = usage
-        self.error = error
 
 
 def _extract(parsed: Any, api: str) -> Any:
@@ -194,7 +162,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def _retry_wait(error: Exception, transient: int) -> float | None:
+def retry_wait(error: Exception, transient: int) -> float | None:
     """Seconds to wait before retrying, or None when retrying cannot help."""
     if isinstance(error, openai.RateLimitError):
         if getattr(error, "code", None) == "insufficient_quota":
@@ -226,7 +194,7 @@ def _backoff(transient: int) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
-def _describe(error: Exception) -> str:
+def describe(error: Exception) -> str:
     if isinstance(error, openai.AuthenticationError):
         return "authentication failed (check OPENAI_API_KEY)"
     if isinstance(error, openai.RateLimitError):

@@ -160,7 +160,7 @@ def phases(python: str, env: dict[str, str], stdin: bytes, restore: Any, n: int)
 
 
 def git_costs(repo: Path, label: str, n: int) -> list[Row]:
-    from autopilot_codex.gitrepo import SECRET_PATTERNS
+    from autopilot_codex.secrets import NAME_PATTERNS as SECRET_PATTERNS
 
     env = {**clean_environ(), **GIT_ENV}
     base = subprocess.run(
@@ -205,7 +205,7 @@ def git_costs(repo: Path, label: str, n: int) -> list[Row]:
 def state_io(tmp: Path, python: str, n: int) -> list[Row]:
     """Store.load and Store.save in this process, fresh loop vs the 500-task loop of scale.py."""
     import scale
-    from autopilot_codex.state import Store
+    from autopilot_codex.store import Store
 
     rows = []
     with FakeManager(ManagerScript(tasks=5, rich=True)) as manager:

@@ -1,4 +1,5 @@
-"""`autopilot-codex`: parse, dispatch, print. The work is done in `commands` and `hooks`."""
+"""`autopilot-codex`: parse, dispatch, print. The work is done in `commands/<verb>.py`; hooks go
+through the gate and `hookrun`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from . import __version__, commands, output
+from . import __version__, output
+from .defaults import REVIEW_MODES
 from .errors import BridgeError
 
 
@@ -26,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--budget", type=float, default=None, help="USD the manager may spend")
     plan.add_argument("--max-iterations", type=int, default=None)
     plan.add_argument("--model", default=None, help="the manager model")
-    plan.add_argument("--review", choices=("edit", "commit", "stop", "off"), default=None)
+    plan.add_argument("--review", choices=REVIEW_MODES, default=None)
     plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
     plan.add_argument(
         "--args-stdin",
@@ -59,24 +61,27 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(list(sys.argv[1:] if argv is None else argv))
-    if args.command == "hook":
-        return _hook(args.event, args.host)
-    if args.command == "doctor":
-        from .doctor import render, run_checks
-
-        checks = run_checks(args.cwd or os.getcwd())
-        output.out(render(checks))
-        return 0 if all(c.ok for c in checks) else 1
+    """The one error handler: what the user must fix → 1, Ctrl-C → 130, a bug → 3, never a
+    raw traceback (it goes to bridge.log)."""
     try:
-        text = _run(args, args.cwd or os.getcwd())
+        args = _parse(list(sys.argv[1:] if argv is None else argv))
+        if args.command == "hook":
+            return _hook(args.event, args.host)
+        code, text = _run(args, args.cwd or os.getcwd())
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
         return 1
     except KeyboardInterrupt:
+        output.err("autopilot-codex: interrupted")
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
+        from .hookrun import log_crash
+
+        log = log_crash("command")
+        output.err(f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}")
+        return 3
     output.out(text)
-    return 0
+    return code
 
 
 def _parse(words: list[str]) -> argparse.Namespace:
@@ -94,24 +99,39 @@ def _parse(words: list[str]) -> argparse.Namespace:
     return args
 
 
-def _run(args: argparse.Namespace, cwd: str) -> str:
+def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
+    """One branch per verb: typed values in, one command function called, its text out."""
     session = getattr(args, "session_id", None) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     if args.command == "plan":
+        from .commands.plan import plan
+
         overrides = {
             "budget_usd": args.budget,
             "max_iterations": args.max_iterations,
             "model": args.model,
             "review": args.review,
         }
-        goal = " ".join(args.goal)
-        return commands.plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
+        return 0, plan(cwd=cwd, goal=" ".join(args.goal), overrides=overrides, session_id=session)
     if args.command == "status":
-        return commands.status(cwd=cwd, as_json=args.json)
+        from .commands.status import status
+
+        return 0, status(cwd=cwd, as_json=args.json)
     if args.command == "next":
-        return commands.next_task(cwd=cwd)
+        from .commands.next import next_task
+
+        return 0, next_task(cwd=cwd)
     if args.command == "stop":
-        return commands.stop(cwd=cwd, reason=" ".join(args.reason))
-    return commands.resume(
+        from .commands.stop import stop
+
+        return 0, stop(cwd=cwd, reason=" ".join(args.reason))
+    if args.command == "doctor":
+        from .commands.doctor import render, run_checks
+
+        checks = run_checks(cwd)
+        return (0 if all(c.ok for c in checks) else 1), render(checks)
+    from .commands.resume import resume
+
+    return 0, resume(
         cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
     )
 

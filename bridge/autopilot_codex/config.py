@@ -9,10 +9,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from . import defaults
+from .defaults import REVIEW_MODES
 from .errors import BridgeError
 from .paths import state_home
 
-REVIEW_MODES = ("edit", "commit", "stop", "off")
 APIS = ("responses", "chat")
 # "" lets `manager.select` choose: openai with an API key, else the codex CLI.
 MANAGERS = ("", "openai", "codex")
@@ -23,19 +24,16 @@ class Config:
     model: str = "gpt-6.2-sol"
     manager: str = ""
     api: str = "responses"
-    review: str = "edit"
-    budget_usd: float = 5.00
-    max_iterations: int = 30
+    review: str = defaults.REVIEW_MODE
+    budget_usd: float = defaults.BUDGET_USD
+    max_iterations: int = defaults.MAX_ITERATIONS
     # Seconds one manager call may take in total, retries included; the hook timeout is larger.
     timeout_s: float = 180.0
     # Upper bound on the characters of any prompt sent to the manager.
     prompt_chars: int = 60_000
     max_output_tokens: int = 4_000
-    # Consecutive Stop blocks without a tool run before the loop pauses as stalled; Claude Code
-    # itself gives up after 8.
-    stall_limit: int = 3
-    # Continue verdicts without a new commit before the loop aborts.
-    no_progress_limit: int = 3
+    stall_limit: int = defaults.STALL_LIMIT
+    no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
     lock_timeout_s: float = 10.0
     rails_allow: tuple[str, ...] = field(default_factory=tuple)
     rails_deny: tuple[str, ...] = field(default_factory=tuple)

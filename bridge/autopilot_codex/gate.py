@@ -18,11 +18,13 @@ MAX_STDIN_BYTES = 32 * 1024 * 1024
 class Admitted:
     """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
 
-    __slots__ = ("raw", "worktree")
+    __slots__ = ("raw", "style", "worktree")
 
-    def __init__(self, raw: bytes, worktree: str) -> None:
+    def __init__(self, raw: bytes, worktree: str, style: str = "autopilot") -> None:
         self.raw = raw
         self.worktree = worktree
+        # From the active marker, so only that style's module is imported.
+        self.style = style
 
 
 def hook_main(argv: list[str]) -> int:
@@ -59,16 +61,21 @@ def admit(raw: bytes) -> Admitted | None:
     worktree = find_worktree_str(cwd if isinstance(cwd, str) and cwd else os.getcwd())
     if worktree is None:
         return None
-    found, owner = _marker_for(worktree)
-    if not found:
+    marker = _marker_for(worktree)
+    if marker is None:
         return None
-    if owner and isinstance(session, str) and session != owner:
+    owner = marker.get("session_id")
+    # A driver-owned loop (rounds) starts a fresh session per round: every session is admitted.
+    if marker.get("owner") == "driver":
+        owner = None
+    if isinstance(owner, str) and owner and isinstance(session, str) and session != owner:
         return None
-    return Admitted(raw, worktree)
+    style = marker.get("style")
+    return Admitted(raw, worktree, style if isinstance(style, str) and style else "autopilot")
 
 
-def _marker_for(worktree: str) -> tuple[bool, str | None]:
-    """Whether a running loop's marker names this worktree, and its owning session.
+def _marker_for(worktree: str) -> dict[str, object] | None:
+    """The marker of a running loop in this worktree (worktree, session_id, style, owner).
 
     Markers are read by content (there are a handful at most), so no key is hashed here; a
     damaged marker falls back to the key, and the engine then reads the real state.
@@ -77,7 +84,7 @@ def _marker_for(worktree: str) -> tuple[bool, str | None]:
     try:
         names = os.listdir(active)
     except OSError:
-        return False, None
+        return None
     damaged = False
     for name in names:
         if name.startswith("."):
@@ -89,11 +96,11 @@ def _marker_for(worktree: str) -> tuple[bool, str | None]:
             damaged = True
             continue
         if isinstance(marker, dict) and marker.get("worktree") == worktree:
-            owner = marker.get("session_id")
-            return True, owner if isinstance(owner, str) else None
+            return marker
         damaged = damaged or not isinstance(marker, dict)
     if damaged:
         from .paths import project_key
 
-        return os.path.exists(os.path.join(active, project_key(worktree))), None
-    return False, None
+        if os.path.exists(os.path.join(active, project_key(worktree))):
+            return {}
+    return None

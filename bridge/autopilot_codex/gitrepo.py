@@ -7,42 +7,20 @@ plan and verdict paths, which wait on a manager call anyway, use gitpython.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import BridgeError
+from .secrets import is_secret_path
 
 if TYPE_CHECKING:
     import git
 
 # `git hash-object -t tree /dev/null`: the base of a repository without commits.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-# Never read, diffed or sent to the manager.
-SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    "credentials",
-    "credentials.*",
-    "*.secret",
-    "*.secrets",
-)
 
 # Untracked files are diffed in Python, a bounded number and size of them.
 UNTRACKED_FILES_MAX = 200
@@ -51,10 +29,8 @@ GIT_TIMEOUT_S = 60
 
 
 def is_secret(path: str) -> bool:
-    name = PurePosixPath(path).name
-    if name in ("credentials.py", "credentials.ts", "credentials.js", "credentials.go"):
-        return False
-    return any(fnmatch.fnmatch(name, pattern) for pattern in SECRET_PATTERNS)
+    """Never read, diffed or sent to the manager (the rails deny the implementer the same)."""
+    return is_secret_path(path)
 
 
 @dataclass(frozen=True)

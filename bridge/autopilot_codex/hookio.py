@@ -1,4 +1,4 @@
-"""Hook stdin in, hook answer out, per host dialect. Standard library only (hot path).
+"""Hook stdin in as a typed payload, and the host-neutral answer out. Standard library only.
 
 Field names follow the hosts' own hook payloads; unknown fields are ignored so a new host
 version never breaks us, and wrong types read as absent rather than raising.
@@ -55,53 +55,28 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def render_allow(message: str, host: str) -> str:
-    if not message:
-        return ""
-    return _dump({"systemMessage": message})
+@dataclass(frozen=True)
+class Answer:
+    """What a hook decides, in no host's dialect; `hosts.<name>.render` writes it out.
+
+    All empty is the silent allow (exit 0, empty stdout).
+    """
+
+    # Keep working, for this reason (Stop, PostToolUse).
+    block: str = ""
+    # Do not run this tool, for this reason (PreToolUse).
+    deny: str = ""
+    # Text for the model that does not block (PostToolUse, SessionStart).
+    context: str = ""
+    # A one-line banner for the user.
+    message: str = ""
+
+    def with_message(self, message: str) -> Answer:
+        """Add a user-facing line, keeping whatever the answer already decides."""
+        if not message:
+            return self
+        joined = f"{self.message}\n{message}" if self.message else message
+        return Answer(self.block, self.deny, self.context, joined)
 
 
-def render_block(reason: str, message: str, host: str) -> str:
-    out: dict[str, Any] = {"decision": "block", "reason": reason}
-    if message:
-        out["systemMessage"] = message
-    return _dump(out)
-
-
-def render_deny(reason: str, host: str) -> str:
-    return _dump(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            }
-        }
-    )
-
-
-def render_context(event: str, context: str, host: str) -> str:
-    if not context:
-        return ""
-    return _dump({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
-
-
-def add_message(rendered: str, message: str) -> str:
-    """Add a user-facing line to an answer, keeping whatever it already decides."""
-    if not message:
-        return rendered
-    answer = json.loads(rendered) if rendered else {}
-    previous = answer.get("systemMessage")
-    answer["systemMessage"] = f"{previous}\n{message}" if previous else message
-    return _dump(answer)
-
-
-def add_context(rendered: str, event: str, context: str) -> str:
-    """Add text for the model (hookSpecificOutput.additionalContext) to an answer."""
-    answer = json.loads(rendered) if rendered else {}
-    answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": context}
-    return _dump(answer)
-
-
-def _dump(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False)
+ALLOW = Answer()

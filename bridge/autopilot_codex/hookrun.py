@@ -1,6 +1,7 @@
-"""Run one hook that passed the gate: parse, dispatch, and always answer with exit 0.
+"""Run one hook that passed the gate: parse, look up the host and the loop's style, dispatch,
+render in the host's dialect, and always exit 0.
 
-PreToolUse is answered by the rails alone; only the loop's own events load the engine.
+PreToolUse is answered by the rails alone; only the loop's own events load a style.
 """
 
 from __future__ import annotations
@@ -9,56 +10,72 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import hookio, output
+from . import hookio, hosts, output
 from .config import Config, load_config
 from .errors import BridgeError
 from .gate import Admitted
+from .hookio import ALLOW, Answer
 from .paths import state_home
 
 if TYPE_CHECKING:
+    from .hosts import Host
+    from .manager import Manager
     from .manager.select import ManagerFactory
 
 
 def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None = None) -> int:
     """A hook must never break the host's session: every failure becomes a non-blocking answer."""
     event = argv[0] if argv else ""
-    host = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
+    name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
+    try:
+        host = hosts.get(name)
+    except BridgeError as exc:
+        output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
+        return 0
     try:
         payload = hookio.parse(admitted.raw, event)
         config, warning = _config()
-        answer = _answer(payload, Path(admitted.worktree), config, host, manager)
-        text = hookio.add_message(answer, warning)
+        answer = _answer(payload, admitted, config, host, manager).with_message(warning)
     except hookio.BadInput as exc:
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0
     except BridgeError as exc:
-        text = hookio.render_allow(f"autopilot-codex: {exc}", host)
+        answer = Answer(message=f"autopilot-codex: {exc}")
     except Exception as exc:  # noqa: BLE001 - a hook must answer whatever happens
-        log = _log_crash(event)
+        log = log_crash(f"hook {event}")
         output.err(f"autopilot-codex: internal error ({type(exc).__name__}); details in {log}")
-        text = ""
-    output.out(text)
+        answer = ALLOW
+    output.out(host.render(event, answer))
     return 0
 
 
 def _answer(
     payload: hookio.HookInput,
-    worktree: Path,
+    admitted: Admitted,
     config: Config,
-    host: str,
+    host: Host,
     manager: ManagerFactory | None,
-) -> str:
+) -> Answer:
+    worktree = Path(admitted.worktree)
     if payload.event == "PreToolUse":
         from .rails import check
 
         denial = check(payload, config, worktree)
-        return hookio.render_deny(denial, host) if denial else ""
-    from . import hooks
-    from .state import Store
+        return Answer(deny=denial) if denial else ALLOW
+    from . import styles
+    from .store import Store
 
+    handle = styles.get(admitted.style)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    context = hooks.Context(payload, store, config, manager or hooks.default_manager)
-    return hooks.handle(context, host)
+    return handle(styles.HookContext(payload, store, config, host, manager or selected_manager))
+
+
+def selected_manager(model: str, config: Config) -> Manager:
+    """The configured backend, looked up only when a call is about to be made: most hooks
+    never reach the manager and must not pay for importing it."""
+    from .manager.select import select
+
+    return select(config)(model, config)
 
 
 def _config() -> tuple[Config, str]:
@@ -69,7 +86,8 @@ def _config() -> tuple[Config, str]:
         return Config(), f"autopilot-codex: {exc}; using the default settings"
 
 
-def _log_crash(event: str) -> Path:
+def log_crash(what: str) -> Path:
+    """Append the current traceback to bridge.log; the user sees one line naming the file."""
     import traceback
 
     log = state_home() / "logs" / "bridge.log"
@@ -78,7 +96,7 @@ def _log_crash(event: str) -> Path:
         with log.open("a", encoding="utf-8") as handle:
             from . import __version__
 
-            handle.write(f"--- autopilot-codex {__version__} hook {event} pid {os.getpid()}\n")
+            handle.write(f"--- autopilot-codex {__version__} {what} pid {os.getpid()}\n")
             handle.write(traceback.format_exc())
     except OSError:
         pass

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from .config import Config
 from .hookio import HookInput
 from .paths import state_home
+from .secrets import is_secret_path
 
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "apply_patch"})
@@ -77,12 +78,6 @@ COMMAND_RULES = (
     ),
 )
 
-SECRET_NAMES = re.compile(
-    r"(^|/)(\.env(?!\.(example|sample|template|dist)$)(\.[\w.-]+)?|[\w.-]+\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|"
-    r"\.npmrc|\.pypirc|\.netrc|credentials(\.(json|ya?ml|toml|ini|txt|csv|env))?|\.aws/credentials|\.ssh/[\w.-]+)$"
-)
-
-
 def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
     """The reason to deny this tool call, or None to let it run."""
     if payload.tool_name in SHELL_TOOLS:
@@ -137,7 +132,7 @@ def check_path(raw: str, config: Config, worktree: Path) -> str | None:
 
 def _path_reason(raw: str, cwd: Path, loop_home: Path) -> tuple[str, str] | None:
     text = raw.strip("'\"")
-    if SECRET_NAMES.search(text.replace("\\", "/")):
+    if is_secret_path(text):
         return ("secrets", f"{text} holds credentials; the loop does not read or write them")
     if _inside(_resolve(text, cwd), loop_home):
         return ("state", "the loop's own state is written only by autopilot-codex itself")

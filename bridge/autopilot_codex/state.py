@@ -1,26 +1,22 @@
-"""The loop's state: its model, where it lives, the lock around it, and the event ledger.
+"""The loop's records and their schema: what `state.json` and `plan.json` hold, and how an
+older file is brought up to date. Where the files live and how they are written is `store`.
 
-The model is frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
+The records are frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
 manager's pydantic answers are copied into them field by field.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import os
+import math
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
-from . import typedjson
-from .errors import BridgeError, LockTimeout, StateCorrupt
-from .paths import active_marker, project_dir, state_home
+from . import defaults, typedjson
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Status = Literal[
     "running",
@@ -31,6 +27,12 @@ Status = Literal[
     "stopped_budget",
     "stopped_iteration_limit",
 ]
+
+# Who a loop belongs to. `session`: the host session that started or first claimed it; other
+# sessions' hooks are no-ops. `driver`: an outside driver (the rounds runner) that starts a
+# fresh host session per round; every session in the worktree gets the rails, and Stop is the
+# style's to answer.
+Owner = Literal["session", "driver"]
 
 # How many reviewed diffs are remembered, so an identical diff is never paid for twice.
 REVIEW_CACHE_SIZE = 64
@@ -72,7 +74,7 @@ class Plan(_Record):
     tasks: list[Task]
 
 
-class _UnloadedPlan(Plan):
+class UnloadedPlan(Plan):
     """Stands in for the plan on paths that never read it; touching it is a bug, loudly."""
 
     def __getattribute__(self, name: str) -> Any:
@@ -81,7 +83,7 @@ class _UnloadedPlan(Plan):
         return super().__getattribute__(name)
 
 
-UNLOADED_PLAN = _UnloadedPlan("", [])
+UNLOADED_PLAN = UnloadedPlan("", [])
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,13 @@ class State(_Record):
     worktree: str
     model: str
     schema_version: int = SCHEMA_VERSION
+    style: str = "autopilot"
+    owner: Owner = "session"
     status: Status = "running"
     completed_tasks: list[str] = field(default_factory=list)
     iteration: int = 0
-    max_iterations: int = 30
-    budget_usd: float = 5.0
+    max_iterations: int = defaults.MAX_ITERATIONS
+    budget_usd: float = defaults.BUDGET_USD
     budget_used_usd: float = 0.0
     no_progress_streak: int = 0
     session_id: str | None = None
@@ -165,7 +169,8 @@ class State(_Record):
             for f in dataclasses.fields(self)
             if f.name != "plan"
         }
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # allow_nan=False: a NaN or Infinity is not JSON, and a NaN budget is no budget at all.
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
     def task(self, task_id: str | None = None) -> Task | None:
         wanted = task_id or self.current_task
@@ -182,233 +187,57 @@ class State(_Record):
         return next((r for r in self.reviewed if r.diff_hash == diff_hash), None)
 
 
-class Store:
-    """The files of one worktree's loop, under `<home>/projects/<key>/`."""
-
-    def __init__(self, worktree: Path, *, home: Path | None = None, lock_timeout: float = 10.0):
-        self.worktree = worktree
-        self.home = home or state_home()
-        self.dir = project_dir(worktree, self.home)
-        self.state_path = self.dir / "state.json"
-        self.plan_path = self.dir / "plan.json"
-        self.events_path = self.dir / "events.jsonl"
-        self.lock_path = self.dir / "state.lock"
-        self.marker = active_marker(worktree, self.home)
-        self.lock_timeout = lock_timeout
-
-    # -- lock ---------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """Exclusive access for a read-modify-write, waiting at most `lock_timeout` seconds."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            _acquire(fd, self.lock_timeout)
-            try:
-                yield
-            finally:
-                _release(fd)
-        finally:
-            os.close(fd)
-
-    # -- state --------------------------------------------------------------------------
-
-    def load(self, *, with_plan: bool = True) -> State | None:  # noqa: C901 - one check per way a file can be bad
-        """The current state, None when there is none. Corrupt state is moved aside.
-
-        Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
-        checking it would be most of their cost.
-        """
-        try:
-            text = self.state_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            self._quarantine(f"unreadable ({exc})")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self._quarantine(f"not valid JSON ({exc.msg} at line {exc.lineno})")
-        if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
-            version = data["schema_version"]
-            if version > SCHEMA_VERSION:
-                raise BridgeError(
-                    f"{self.state_path} was written by a newer autopilot-codex "
-                    f"(schema {version}); update the plugin"
-                )
-            data = migrate(data)
-        inline = data.pop("plan", None) if isinstance(data, dict) else None
-        try:
-            state = parse_state(data)
-        except typedjson.Invalid as exc:
-            self._quarantine(str(exc))
-        if not with_plan:
-            return state.evolve(plan=UNLOADED_PLAN)
-        return state.evolve(plan=self._load_plan(inline))
-
-    def with_plan(self, state: State) -> State:
-        if not isinstance(state.plan, _UnloadedPlan):
-            return state
-        return state.evolve(plan=self._load_plan(None))
-
-    def _load_plan(self, inline: object) -> Plan:
-        if inline is None:
-            try:
-                inline = json.loads(self.plan_path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                self._quarantine("without its plan.json")
-            except (OSError, ValueError) as exc:
-                self._quarantine(f"with an unreadable plan.json ({type(exc).__name__})")
-        try:
-            return typedjson.load(Plan, inline, "plan")
-        except typedjson.Invalid as exc:
-            self._quarantine(str(exc))
-
-    def save_plan(self, plan: Plan) -> None:
-        """Written once, when a loop is planned, before the state that refers to it."""
-        _atomic_write(
-            self.plan_path, json.dumps(typedjson.dump(plan), ensure_ascii=False, indent=1) + "\n"
-        )
-
-    def save(self, state: State) -> State:
-        """Write atomically (temp file + rename) and keep the active-loop index in step.
-
-        The index entry is written before a running state and removed after any other, so a
-        crash between the two writes never leaves a running loop that the hooks cannot find.
-        """
-        state = state.evolve(updated_at=now_iso())
-        if not isinstance(state.plan, _UnloadedPlan) and not self.plan_path.exists():
-            self.save_plan(state.plan)
-        if state.status == "running":
-            marker = json.dumps({"worktree": state.worktree, "session_id": state.session_id}) + "\n"
-            # Rewritten only when it changes (owner or status): an fsync per hook adds up.
-            if _read_text(self.marker) != marker:
-                # The temp file goes in the loop's own directory: a leftover in the index
-                # would keep the launcher from answering idle hooks without Python.
-                _atomic_write(self.marker, marker, tmp_dir=self.dir)
-            _atomic_write(self.state_path, state.to_json())
-        else:
-            _atomic_write(self.state_path, state.to_json())
-            with contextlib.suppress(FileNotFoundError):
-                self.marker.unlink()
-        return state
-
-    def _quarantine(self, why: str) -> NoReturn:
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
-        with contextlib.suppress(OSError):
-            os.replace(self.state_path, aside)
-        with contextlib.suppress(FileNotFoundError):
-            self.marker.unlink()
-        self.append_event("state.corrupt", decision="allow", reason=f"{why}; moved to {aside.name}")
-        raise StateCorrupt(
-            f"state.json was {why}; moved aside to {aside} and the loop is off. "
-            "Start again with /autopilot-codex:codex-plan"
-        )
-
-    # -- ledger -------------------------------------------------------------------------
-
-    def append_event(self, event: str, **fields: Any) -> None:
-        """One JSON object per line, written with a single append so lines never interleave."""
-        record = {"ts": now_iso(), "event": event, **fields}
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-
-    def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
-        """The last events, read from the end of the file so a long ledger costs nothing."""
-        try:
-            with self.events_path.open("rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                size = handle.tell()
-                handle.seek(max(0, size - 64 * 1024 * max(1, count // 50 + 1)))
-                lines = handle.read().splitlines()[-count:]
-        except FileNotFoundError:
-            return []
-        events = []
-        for raw in lines:
-            with contextlib.suppress(ValueError):
-                events.append(json.loads(raw))
-        return events
-
-
 def parse_state(data: object) -> State:
     """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
     if isinstance(data, dict):
         data = {**data, "plan": {"summary": "", "tasks": []}}
-    return typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
+    state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
+    check_ranges(state)
+    return state
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+# Counters that only the bridge moves, and only upwards from zero; a hand-edited negative
+# value would hand the loop extra iterations or budget headroom.
+_NON_NEGATIVE = (
+    "iteration",
+    "budget_used_usd",
+    "no_progress_streak",
+    "idle_stop_blocks",
+    "tool_events",
+    "stop_events",
+)
+
+
+def check_ranges(state: State) -> None:
+    """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
+    for name in ("budget_usd", "budget_used_usd"):
+        if not math.isfinite(getattr(state, name)):
+            raise typedjson.Invalid(name, "not a finite number")
+    for name in _NON_NEGATIVE:
+        if getattr(state, name) < 0:
+            raise typedjson.Invalid(name, "negative")
+    if state.budget_usd <= 0:
+        raise typedjson.Invalid("budget_usd", "not positive")
+    if state.max_iterations < 0:
+        raise typedjson.Invalid("max_iterations", "negative")
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 names the loop's style and its owner policy; every v1 loop was an autopilot loop
+    owned by one session."""
+    return {**data, "schema_version": 2, "style": "autopilot", "owner": "session"}
+
+
+# version -> the step that upgrades a file of that version by one.
+MIGRATIONS = {1: _v1_to_v2}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Upgrade older state step by step; each step is a small named function (none yet)."""
+    """Upgrade an older state.json step by step, one small named function per version."""
+    version = data.get("schema_version")
+    while isinstance(version, int) and version in MIGRATIONS:
+        data = MIGRATIONS[version](data)
+        version = data.get("schema_version")
     return data
 
 
-def _atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
-    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
-    or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    folder = tmp_dir or path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
-    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-try:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-except ImportError:  # pragma: no cover - Windows
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-        except OSError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-
-
-def _acquire(fd: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    delay = 0.002
-    while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            raise LockTimeout(f"another autopilot-codex hook held the lock for over {timeout:g}s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)

@@ -10,7 +10,7 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
-from autopilot_codex.state import Store
+from autopilot_codex.store import Store
 from tests.conftest import (
     HookRun,
     edit_payload,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex.manager.pricing import Usage, cost_usd, price_for
-from autopilot_codex.state import Store
+from autopilot_codex.store import Store
 from tests.conftest import LAUNCHER, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import (

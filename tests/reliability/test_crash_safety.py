@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from autopilot_codex.paths import active_dir
-from autopilot_codex.state import State, Store
+from autopilot_codex.state import State
+from autopilot_codex.store import Store
 from tests.conftest import payload, run_launcher
 from tests.reliability.conftest import Hook, marker_of, parse_state, state_of, state_path
 

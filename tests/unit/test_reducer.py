@@ -6,13 +6,16 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex import loop
-from autopilot_codex.loop import Limits
+from autopilot_codex import guards, hosts
+from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.state import Plan, State, Task
+from autopilot_codex.styles.autopilot import reducer
 
-LIMITS = Limits(stall_limit=3, no_progress_limit=3)
+# The messages are read in Claude Code here: commands are named as its slash commands.
+LIMITS = Limits(stall_limit=3, no_progress_limit=3, command=hosts.get("claude").command)
+NOW = "2026-12-01T00:00:00+00:00"
 
 
 def make_state(**update: Any) -> State:
@@ -61,12 +64,12 @@ FAILED: Outcome[Any] = Outcome(None, cost_usd=0.05, error="timed out")
     ],
 )
 def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
-    assert loop.owns(make_state(session_id=owner), session) is expected
+    assert guards.owns(make_state(session_id=owner), session) is expected
 
 
 def test_claim_sets_owner_once() -> None:
-    assert loop.claim(make_state(session_id=None), "x").session_id == "x"
-    assert loop.claim(make_state(session_id="x"), "x").session_id == "x"
+    assert guards.claim(make_state(session_id=None), "x").session_id == "x"
+    assert guards.claim(make_state(session_id="x"), "x").session_id == "x"
 
 
 @pytest.mark.parametrize(
@@ -96,7 +99,7 @@ def test_claim_sets_owner_once() -> None:
     ],
 )
 def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: str) -> None:
-    state, decision = loop.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    state, decision = guards.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
     assert decision is not None
     assert decision.action == "allow"
     assert decision.event == event
@@ -116,14 +119,14 @@ def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: s
     ],
 )
 def test_stop_guards_pass(update: dict[str, Any]) -> None:
-    state, decision = loop.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    state, decision = guards.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
     assert decision is None
     assert state.status == "running"
     assert state.stop_events == 1
 
 
 def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
-    state, decision = loop.stop_guard(
+    state, decision = guards.stop_guard(
         make_state(idle_stop_blocks=3), stop_hook_active=False, limits=LIMITS
     )
     assert decision is None
@@ -131,7 +134,7 @@ def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
 
 
 def test_stall_limit_is_configurable() -> None:
-    _, decision = loop.stop_guard(
+    _, decision = guards.stop_guard(
         make_state(idle_stop_blocks=1), stop_hook_active=True, limits=Limits(stall_limit=1)
     )
     assert decision is not None and decision.event == "stop.guard.stalled"
@@ -144,7 +147,7 @@ def test_stall_limit_is_configurable() -> None:
 def test_budget_guard_refuses_calls_that_could_overspend(
     used: float, estimate: float, stops: bool
 ) -> None:
-    result = loop.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget")
+    result = guards.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget")
     assert (result is not None) is stops
     if result is not None:
         assert result[0].status == "stopped_budget"
@@ -152,7 +155,7 @@ def test_budget_guard_refuses_calls_that_could_overspend(
 
 
 def test_review_approve_records_and_allows_silently() -> None:
-    state, decision = loop.apply_review(make_state(), review("approve"), "h1")
+    state, decision = reducer.apply_review(make_state(), review("approve"), "h1", now=NOW, limits=LIMITS)
     assert decision.action == "allow" and decision.message == "" and decision.reason == ""
     assert state.last_review is not None and state.last_review.decision == "approve"
     assert state.cached_review("h1") is not None
@@ -160,15 +163,14 @@ def test_review_approve_records_and_allows_silently() -> None:
 
 
 def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
-    state, decision = loop.apply_review(make_state(), review("fix"), "h1")
+    state, decision = reducer.apply_review(make_state(), review("fix"), "h1", now=NOW, limits=LIMITS)
     assert decision.blocks and "fix" in decision.reason
     assert state.current_task == "T1"
 
 
 def test_review_reject_names_git_restore_of_the_files() -> None:
-    state, decision = loop.apply_review(
-        make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1"
-    )
+    state, decision = reducer.apply_review(
+        make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1", now=NOW, limits=LIMITS)
     assert decision.blocks
     assert (
         "git restore --source=abcdef123456 --staged --worktree -- a.py 'b c.py'" in decision.reason
@@ -178,7 +180,7 @@ def test_review_reject_names_git_restore_of_the_files() -> None:
 
 
 def test_review_failure_pauses_never_blocks_and_charges() -> None:
-    state, decision = loop.apply_review(make_state(), FAILED, "h1")
+    state, decision = reducer.apply_review(make_state(), FAILED, "h1", now=NOW, limits=LIMITS)
     assert decision.action == "allow"
     assert state.status == "paused"
     assert "timed out" in (state.stop_reason or "")
@@ -189,36 +191,35 @@ def test_review_failure_pauses_never_blocks_and_charges() -> None:
 def test_review_cache_is_bounded_and_most_recent_first() -> None:
     state = make_state()
     for n in range(100):
-        state, _ = loop.apply_review(state, review("approve"), f"h{n}")
+        state, _ = reducer.apply_review(state, review("approve"), f"h{n}", now=NOW, limits=LIMITS)
     assert len(state.reviewed) == 64
     assert state.reviewed[0].diff_hash == "h99"
 
 
 @pytest.mark.parametrize("decision", ["approve", "fix", "reject"])
 def test_replay_matches_original(decision: str) -> None:
-    state, first = loop.apply_review(make_state(), review(decision, ["f"]), "h")
+    state, first = reducer.apply_review(make_state(), review(decision, ["f"]), "h", now=NOW, limits=LIMITS)
     record = state.cached_review("h")
     assert record is not None
-    again = loop.replay_review(record)
+    again = reducer.replay_review(record)
     assert (again.action, again.reason) == (first.action, first.reason)
 
 
 def test_verdict_done_allows_and_finishes() -> None:
-    state, decision = loop.apply_verdict(make_state(), verdict("done"), "head1", LIMITS)
+    state, decision = reducer.apply_verdict(make_state(), verdict("done"), "head1", LIMITS, now=NOW)
     assert (decision.action, state.status, state.iteration) == ("allow", "done", 1)
     assert decision.message
     assert state.budget_used_usd == pytest.approx(0.25)
 
 
 def test_verdict_abort_allows_and_aborts() -> None:
-    state, decision = loop.apply_verdict(make_state(), verdict("abort"), "head1", LIMITS)
+    state, decision = reducer.apply_verdict(make_state(), verdict("abort"), "head1", LIMITS, now=NOW)
     assert (decision.action, state.status) == ("allow", "aborted")
 
 
 def test_verdict_continue_advances_when_task_done() -> None:
-    state, decision = loop.apply_verdict(
-        make_state(), verdict("continue", done=True), "head1", LIMITS
-    )
+    state, decision = reducer.apply_verdict(
+        make_state(), verdict("continue", done=True), "head1", LIMITS, now=NOW)
     assert decision.blocks
     assert state.current_task == "T2"
     assert state.completed_tasks == ["T1"]
@@ -231,13 +232,13 @@ def test_verdict_continue_advances_when_task_done() -> None:
 
 
 def test_verdict_continue_keeps_task_when_not_done() -> None:
-    state, decision = loop.apply_verdict(make_state(), verdict("continue"), "head1", LIMITS)
+    state, decision = reducer.apply_verdict(make_state(), verdict("continue"), "head1", LIMITS, now=NOW)
     assert decision.blocks and state.current_task == "T1" and "Task T1 (1/3)" in decision.reason
 
 
 def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
     state = make_state(current_task="T3", completed_tasks=["T3"])
-    state, decision = loop.apply_verdict(state, verdict("continue", done=True), "h", LIMITS)
+    state, decision = reducer.apply_verdict(state, verdict("continue", done=True), "h", LIMITS, now=NOW)
     assert state.current_task is None
     assert state.completed_tasks == ["T3"]
     assert "All planned tasks are done" in decision.reason and "do it" in decision.reason
@@ -246,11 +247,11 @@ def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
 
 def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_limit() -> None:
     state = make_state()
-    state, d1 = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
-    state, d2 = loop.apply_verdict(loop.on_tool(state), verdict("continue"), "base", LIMITS)
+    state, d1 = reducer.apply_verdict(state, verdict("continue"), "base", LIMITS, now=NOW)
+    state, d2 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
     assert (d1.blocks, d2.blocks, state.no_progress_streak) == (True, True, 2)
     # Tools ran (the implementer was busy) but nothing was committed: abort.
-    state, d3 = loop.apply_verdict(loop.on_tool(state), verdict("continue"), "base", LIMITS)
+    state, d3 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
     assert d3.action == "allow" and state.status == "aborted" and state.no_progress_streak == 3
     assert d3.event == "verdict.no_progress"
 
@@ -258,22 +259,21 @@ def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_l
 def test_an_idle_implementer_is_paused_not_aborted() -> None:
     state = make_state()
     for _ in range(3):
-        state, decision = loop.apply_verdict(state, verdict("continue"), "base", LIMITS)
+        state, decision = reducer.apply_verdict(state, verdict("continue"), "base", LIMITS, now=NOW)
     assert decision.event == "verdict.stalled"
     assert state.status == "paused" and "stalled" in (state.stop_reason or "")
 
 
 def test_done_completes_the_current_task() -> None:
-    state, _ = loop.apply_verdict(
-        make_state(current_task="T3", completed_tasks=["T1", "T2"]), verdict("done"), "h", LIMITS
-    )
+    state, _ = reducer.apply_verdict(
+        make_state(current_task="T3", completed_tasks=["T1", "T2"]), verdict("done"), "h", LIMITS, now=NOW)
     assert state.completed_tasks == ["T1", "T2", "T3"] and state.current_task is None
 
 
 def test_leaving_running_tells_the_implementer_too() -> None:
-    _, decision = loop.apply_review(make_state(), FAILED, "h")
+    _, decision = reducer.apply_review(make_state(), FAILED, "h", now=NOW, limits=LIMITS)
     assert "no longer supervising" in decision.context
-    _, decision = loop.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget") or (
+    _, decision = guards.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget") or (
         None,
         None,
     )
@@ -282,12 +282,12 @@ def test_leaving_running_tells_the_implementer_too() -> None:
 
 def test_a_new_commit_resets_the_streak() -> None:
     state = make_state(no_progress_streak=2, last_verdict_head="old")
-    state, decision = loop.apply_verdict(state, verdict("continue"), "new", LIMITS)
+    state, decision = reducer.apply_verdict(state, verdict("continue"), "new", LIMITS, now=NOW)
     assert decision.blocks and state.no_progress_streak == 0
 
 
 def test_verdict_failure_pauses_counts_the_iteration_and_the_cost() -> None:
-    state, decision = loop.apply_verdict(make_state(), FAILED, "h", LIMITS)
+    state, decision = reducer.apply_verdict(make_state(), FAILED, "h", LIMITS, now=NOW)
     assert decision.action == "allow" and not decision.reason
     assert (state.status, state.iteration) == ("paused", 1)
     assert state.budget_used_usd == pytest.approx(0.05)
@@ -298,7 +298,7 @@ def test_resume_resets_counters_and_bumps_generation() -> None:
     state = make_state(
         status="paused", stop_reason="x", idle_stop_blocks=3, no_progress_streak=2, generation=4
     )
-    resumed = loop.resume(state, budget_usd=10.0, max_iterations=None)
+    resumed = guards.resume(state, budget_usd=10.0, max_iterations=None)
     assert (
         resumed.status,
         resumed.stop_reason,
@@ -309,13 +309,13 @@ def test_resume_resets_counters_and_bumps_generation() -> None:
 
 
 def test_on_tool_resets_stall_and_counts() -> None:
-    state = loop.on_tool(make_state(idle_stop_blocks=2, tool_events=4))
+    state = guards.on_tool(make_state(idle_stop_blocks=2, tool_events=4))
     assert (state.idle_stop_blocks, state.tool_events) == (0, 5)
 
 
 def test_a_stop_right_after_compaction_is_never_blocked() -> None:
-    state = loop.on_compact(make_state(idle_stop_blocks=2))
-    state, decision = loop.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    state = guards.on_compact(make_state(idle_stop_blocks=2))
+    state, decision = guards.stop_guard(state, stop_hook_active=True, limits=LIMITS)
     assert (
         decision is not None
         and decision.action == "allow"
@@ -323,15 +323,15 @@ def test_a_stop_right_after_compaction_is_never_blocked() -> None:
     )
     assert state.status == "running" and not state.compaction_pending
     # The next stop is judged again.
-    _, decision = loop.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    _, decision = guards.stop_guard(state, stop_hook_active=True, limits=LIMITS)
     assert decision is None
 
 
 def test_a_tool_after_compaction_clears_it() -> None:
-    state = loop.on_tool(loop.on_compact(make_state()))
+    state = guards.on_tool(guards.on_compact(make_state()))
     assert not state.compaction_pending
 
 
 def test_each_continue_shows_the_user_a_banner() -> None:
-    state, decision = loop.apply_verdict(make_state(), verdict("continue", done=True), "h1", LIMITS)
+    state, decision = reducer.apply_verdict(make_state(), verdict("continue", done=True), "h1", LIMITS, now=NOW)
     assert decision.message == "[autopilot-codex] continue (iteration 1/30, $0.25 of $5.00): T2"

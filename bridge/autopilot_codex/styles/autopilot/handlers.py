@@ -1,4 +1,4 @@
-"""Hook handling for a payload that passed the gate: lock, guard, ask the manager, reduce, answer.
+"""The autopilot style's hooks: lock, guard, ask the manager, reduce, answer.
 
 The lock is never held during a manager call, so parallel hooks and `codex-stop` are never
 kept waiting on the network; the answer is applied only if the loop is still the same one.
@@ -12,72 +12,47 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import contract, gitrepo, hookio, loop
-from .config import Config
-from .loop import Decision, Limits
-from .state import State, Store
-
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"})
-SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
+from ... import contract, gitrepo, guards
+from ...guards import Decision
+from ...hookio import ALLOW, Answer
+from ...state import State, now_iso
+from ...store import Store
+from .. import HookContext
+from . import reducer
 
 if TYPE_CHECKING:
-    from .manager import Manager, Outcome
-    from .manager.prompts import Prompt
-    from .manager.select import ManagerFactory
-
-def default_manager(model: str, config: Config) -> Manager:
-    """The configured backend, imported only when a call is about to be made."""
-    from .manager.select import select
-
-    return select(config)(model, config)
+    from ...manager import Outcome
+    from ...manager.prompts import Prompt
 
 
-@dataclass
-class Context:
-    payload: hookio.HookInput
-    store: Store
-    config: Config
-    manager: ManagerFactory
-
-    @property
-    def limits(self) -> Limits:
-        return Limits(
-            stall_limit=self.config.stall_limit, no_progress_limit=self.config.no_progress_limit
-        )
-
-
-def handle(ctx: Context, host: str) -> str:
+def handle(ctx: HookContext) -> Answer:
     event = ctx.payload.event
     if event == "Stop":
-        return _render(on_stop(ctx), host)
+        return answer_of(on_stop(ctx))
     if event == "PostToolUse":
-        decision = on_post_tool(ctx)
-        rendered = _render(decision, host)
-        if decision.context and not decision.blocks:
-            return hookio.add_context(rendered, event, decision.context)
-        return rendered
+        return answer_of(on_post_tool(ctx))
     if event == "PostToolUseFailure":
         # A failed tool is work too (a red test run): it resets the stall count, no review.
         on_tool_failure(ctx)
-        return ""
+        return ALLOW
     if event == "PreCompact":
         on_pre_compact(ctx)
-        return ""
+        return ALLOW
     if event == "SessionStart":
-        return hookio.render_context(event, on_session_start(ctx), host)
-    return ""
+        return Answer(context=on_session_start(ctx))
+    return ALLOW
 
 
-def _render(decision: Decision, host: str) -> str:
+def answer_of(decision: Decision) -> Answer:
     if decision.blocks:
-        return hookio.render_block(decision.reason, decision.message, host)
-    return hookio.render_allow(decision.message, host)
+        return Answer(block=decision.reason, message=decision.message)
+    return Answer(context=decision.context, message=decision.message)
 
 
 # -- events ---------------------------------------------------------------------------------
 
 
-def on_session_start(ctx: Context) -> str:
+def on_session_start(ctx: HookContext) -> str:
     """After a compaction or resume, put the current task back in front of the implementer."""
     if ctx.payload.source not in ("compact", "resume", "clear"):
         return ""
@@ -86,7 +61,7 @@ def on_session_start(ctx: Context) -> str:
         if (
             state is None
             or state.status != "running"
-            or not loop.owns(state, ctx.payload.session_id)
+            or not guards.owns(state, ctx.payload.session_id)
         ):
             return ""
         ctx.store.append_event(
@@ -101,57 +76,57 @@ def on_session_start(ctx: Context) -> str:
     )
 
 
-def on_pre_compact(ctx: Context) -> None:
+def on_pre_compact(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = _owned(ctx)
         if state is None:
             return
-        ctx.store.save(loop.on_compact(loop.claim(state, ctx.payload.session_id or "")))
+        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id or "")))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
 
 
-def on_tool_failure(ctx: Context) -> None:
+def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = _owned(ctx)
         if state is not None:
-            ctx.store.save(loop.on_tool(loop.claim(state, ctx.payload.session_id or "")))
+            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id or "")))
 
 
-def on_post_tool(ctx: Context) -> Decision:
+def on_post_tool(ctx: HookContext) -> Decision:
     payload = ctx.payload
     with ctx.store.locked():
         state = _owned(ctx)
         if state is None:
-            return loop.allow("ignored")
-        state = loop.on_tool(loop.claim(state, payload.session_id or ""))
+            return guards.allow("ignored")
+        state = guards.on_tool(guards.claim(state, payload.session_id or ""))
         mode = _review_mode(state)
-        wants = (mode == "edit" and payload.tool_name in EDIT_TOOLS) or (
-            mode == "commit" and payload.tool_name in SHELL_TOOLS
+        wants = (mode == "edit" and payload.tool_name in ctx.host.edit_tools) or (
+            mode == "commit" and payload.tool_name in ctx.host.shell_tools
         )
         if not wants:
             ctx.store.save(state)
-            return loop.allow("tool")
+            return guards.allow("tool")
         repo = ctx.store.worktree
         if mode == "commit":
             head = gitrepo.head_sha(repo)
             if head == state.last_review_head or head == state.task_base_sha:
                 ctx.store.save(state)
-                return loop.allow("tool")
+                return guards.allow("tool")
             state = state.evolve(last_review_head=head)
         step = _prepare_review(ctx, state, repo, at_stop=False)
     return _resolve(ctx, step)
 
 
-def on_stop(ctx: Context) -> Decision:
+def on_stop(ctx: HookContext) -> Decision:
     payload = ctx.payload
     with ctx.store.locked():
         state = _owned(ctx)
         if state is None:
-            return loop.allow("ignored")
-        state = loop.claim(state, payload.session_id or "")
-        state, guarded = loop.stop_guard(
+            return guards.allow("ignored")
+        state = guards.claim(state, payload.session_id or "")
+        state, guarded = guards.stop_guard(
             state, stop_hook_active=payload.stop_hook_active, limits=ctx.limits
         )
         if guarded is not None:
@@ -189,26 +164,23 @@ class Pending:
     # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
     schema: str
     prompt: Prompt
-    reduce: Callable[[State, Outcome[Any]], loop.Step]
+    reduce: Callable[[State, Outcome[Any]], guards.Step]
     event: str
 
 
-def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) -> Decision | Pending:
+def _prepare_review(ctx: HookContext, state: State, repo: Path, *, at_stop: bool) -> Decision | Pending:
     """Review the task's diff unless it is empty or was reviewed before."""
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
     if diff.empty:
         ctx.store.save(state)
-        return loop.allow("review.empty")
+        return guards.allow("review.empty")
     cached = state.cached_review(diff.digest)
     if cached is not None:
-        decision = loop.replay_review(cached)
-        if at_stop and decision.blocks:
-            state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
+        state, decision = reducer.replay_cached(state, cached, at_stop=at_stop)
         state = ctx.store.save(state)
-        decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
         _record(ctx, state, decision, None)
         return decision
-    from .manager import prompts
+    from ...manager import prompts
 
     state = ctx.store.with_plan(state)
     prompt = prompts.review_prompt(
@@ -220,20 +192,21 @@ def _prepare_review(ctx: Context, state: State, repo: Path, *, at_stop: bool) ->
         ctx.config.prompt_chars,
     )
 
-    def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
-        new, decision = loop.apply_review(s, outcome, diff.digest)
-        if at_stop and decision.blocks:
-            new = new.evolve(idle_stop_blocks=new.idle_stop_blocks + 1)
-        return new, decision
+    limits = ctx.limits
+
+    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
+        return reducer.apply_review(
+            s, outcome, diff.digest, now=now_iso(), limits=limits, at_stop=at_stop
+        )
 
     return _pending(ctx, state, "review", "Review", prompt, reduce)
 
 
-def _prepare_verdict(ctx: Context, state: State, repo: Path) -> Decision | Pending:
+def _prepare_verdict(ctx: HookContext, state: State, repo: Path) -> Decision | Pending:
     state = ctx.store.with_plan(state)
     head = gitrepo.head_sha(repo)
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
-    from .manager import prompts
+    from ...manager import prompts
 
     prompt = prompts.verdict_prompt(
         state.goal,
@@ -249,37 +222,37 @@ def _prepare_verdict(ctx: Context, state: State, repo: Path) -> Decision | Pendi
     )
     limits = ctx.limits
 
-    def reduce(s: State, outcome: Outcome[Any]) -> loop.Step:
-        return loop.apply_verdict(s, outcome, head, limits)
+    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
+        return reducer.apply_verdict(s, outcome, head, limits, now=now_iso())
 
     return _pending(ctx, state, "verdict", "Verdict", prompt, reduce)
 
 
 def _pending(
-    ctx: Context,
+    ctx: HookContext,
     state: State,
     kind: str,
     schema: str,
     prompt: Prompt,
-    reduce: Callable[[State, Outcome[Any]], loop.Step],
+    reduce: Callable[[State, Outcome[Any]], guards.Step],
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise save and hand the call back."""
-    from .manager.pricing import price_for, worst_case_usd
+    from ...manager.pricing import price_for, worst_case_usd
 
     text = prompt.instructions + prompt.text
     estimate = worst_case_usd(text, ctx.config.max_output_tokens, price_for(state.model))
-    blocked = loop.budget_guard(state, estimate, f"{kind}.budget")
+    blocked = guards.budget_guard(state, estimate, f"{kind}.budget")
     if blocked is not None:
         return _finish(ctx, *blocked)
     state = ctx.store.save(state)
     return Pending(state, schema, prompt, reduce, kind)
 
 
-def _resolve(ctx: Context, step: Decision | Pending) -> Decision:
+def _resolve(ctx: HookContext, step: Decision | Pending) -> Decision:
     """Make the prepared call without the lock, then apply it if the loop is still the same."""
     if isinstance(step, Decision):
         return step
-    from .manager import schemas
+    from ...manager import schemas
 
     manager = ctx.manager(step.state.model, ctx.config)
     schema = schemas.Review if step.schema == "Review" else schemas.Verdict
@@ -287,11 +260,11 @@ def _resolve(ctx: Context, step: Decision | Pending) -> Decision:
     with ctx.store.locked():
         state = ctx.store.load()
         if state is None:
-            return loop.allow(f"{step.event}.orphaned")
+            return guards.allow(f"{step.event}.orphaned")
         if state.generation != step.state.generation or state.status != "running":
             # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
-            state = ctx.store.save(loop.charge(state, outcome.cost_usd))
-            decision = loop.allow(f"{step.event}.discarded")
+            state = ctx.store.save(guards.charge(state, outcome.cost_usd))
+            decision = guards.allow(f"{step.event}.discarded")
             _record(ctx, state, decision, outcome)
             return decision
         state, decision = step.reduce(state, outcome)
@@ -300,16 +273,16 @@ def _resolve(ctx: Context, step: Decision | Pending) -> Decision:
         return decision
 
 
-def _finish(ctx: Context, state: State, decision: Decision) -> Decision:
+def _finish(ctx: HookContext, state: State, decision: Decision) -> Decision:
     saved = ctx.store.save(state)
     _record(ctx, saved, decision, None)
     return decision
 
 
-def _owned(ctx: Context) -> State | None:
+def _owned(ctx: HookContext) -> State | None:
     """The running loop this hook's session owns, without its plan (few hooks need it)."""
     state = ctx.store.load(with_plan=False)
-    if state is None or state.status != "running" or not loop.owns(state, ctx.payload.session_id):
+    if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
         return None
     return state
 
@@ -327,7 +300,7 @@ def _excluded(store: Store) -> tuple[str, ...]:
     return (str(relative),)
 
 
-def _record(ctx: Context, state: State, decision: Decision, outcome: Outcome[Any] | None) -> None:
+def _record(ctx: HookContext, state: State, decision: Decision, outcome: Outcome[Any] | None) -> None:
     fields: dict[str, object] = {
         "decision": decision.action,
         "reason": contract.clip(decision.reason or decision.message, 300),

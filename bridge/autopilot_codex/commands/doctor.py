@@ -7,9 +7,9 @@ import shutil
 import sys
 from dataclasses import dataclass
 
-from .config import load_config
-from .errors import BridgeError
-from .paths import find_worktree, state_home
+from ..config import load_config
+from ..errors import BridgeError
+from ..paths import find_worktree, state_home
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,149 @@
+"""`plan`: ask the manager for a plan of the goal and start an autopilot loop."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import contract, gitrepo
+from ..config import load_config
+from ..errors import BridgeError, StateCorrupt
+from ..hookrun import selected_manager
+from ..manager import prompts
+from ..manager.pricing import price_for, worst_case_usd
+from ..state import Plan, State, Task
+from ..store import Store
+from . import worktree_of
+
+if TYPE_CHECKING:
+    from ..manager.select import ManagerFactory
+
+PLAN_OUTPUT_TOKENS = 8_000
+
+
+def plan(
+    *,
+    cwd: str | Path,
+    goal: str,
+    overrides: dict[str, Any],
+    session_id: str | None,
+    host: str = "claude",
+    manager: ManagerFactory = selected_manager,
+) -> str:
+    # The goal is stored and shown; a credential pasted into it must not be.
+    goal = prompts.redact(goal.strip())
+    if not goal:
+        raise BridgeError("give a goal: /autopilot-codex:codex-plan <goal> [--budget USD]")
+    worktree = worktree_of(cwd)
+    config = load_config(overrides)
+    store = Store(worktree, lock_timeout=config.lock_timeout_s)
+    if manager is selected_manager:
+        from ..manager.select import configured_problem
+
+        problem = configured_problem(config)
+        if problem:
+            raise BridgeError(problem)
+    base = gitrepo.head_sha(worktree)
+    previous = _previous(store)
+    files, count = gitrepo.tracked_files(worktree)
+    recent = gitrepo.commits_since(worktree, gitrepo.EMPTY_TREE, limit=10)
+    prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
+    # A plan is the one long answer: give it room, and budget for that room.
+    config = dataclasses.replace(
+        config, max_output_tokens=max(PLAN_OUTPUT_TOKENS, config.max_output_tokens)
+    )
+    estimate = worst_case_usd(
+        prompt.instructions + prompt.text, config.max_output_tokens, price_for(config.model)
+    )
+    if estimate > config.budget_usd:
+        raise BridgeError(
+            f"the budget ${config.budget_usd:.2f} cannot cover even the plan (~${estimate:.2f})"
+        )
+    from ..manager import schemas
+
+    outcome = manager(config.model, config).ask(schemas.Plan, prompt.instructions, prompt.text)
+    if outcome.value is None or not outcome.value.tasks:
+        error = outcome.error or "the plan had no tasks"
+        store.append_event("plan.failed", error=error, cost_usd=round(outcome.cost_usd, 6))
+        raise BridgeError(
+            f"the manager could not plan: {error} (spent ${outcome.cost_usd:.4f}); no loop started"
+        )
+    planned: Plan = Plan.of(outcome.value)
+    tasks = _unique_ids(planned.tasks)
+    state = State(
+        goal=goal,
+        plan=Plan(summary=planned.summary, tasks=tasks),
+        current_task=tasks[0].id,
+        base_sha=base,
+        task_base_sha=base,
+        max_iterations=config.max_iterations,
+        budget_usd=config.budget_usd,
+        budget_used_usd=outcome.cost_usd,
+        session_id=session_id or None,
+        host=host,
+        worktree=str(worktree),
+        model=config.model,
+        review_mode=config.review,
+        generation=(previous.generation + 1) if previous else 1,
+    )
+    with store.locked():
+        current = store.load()
+        if current is not None and current.status == "running":
+            raise BridgeError(
+                "a loop started here meanwhile; stop it first with /autopilot-codex:codex-stop"
+            )
+        store.save_plan(state.plan)
+        state = store.save(state)
+        store.append_event(
+            "plan",
+            decision="running",
+            tasks=len(tasks),
+            tokens_in=outcome.usage.input_tokens,
+            tokens_out=outcome.usage.output_tokens,
+            cost_usd=round(outcome.cost_usd, 6),
+            session=state.session_id,
+        )
+    return render_plan(state)
+
+
+def _previous(store: Store) -> State | None:
+    with store.locked():
+        try:
+            previous = store.load()
+        except StateCorrupt:
+            return None  # moved aside; a new plan starts clean
+    if previous is not None and previous.status == "running":
+        raise BridgeError(
+            f"a loop is already running here (goal: {contract.clip(previous.goal, 80)}); "
+            "stop it first with /autopilot-codex:codex-stop"
+        )
+    return previous
+
+
+def _unique_ids(tasks: list[Task]) -> list[Task]:
+    ids = [t.id.strip() for t in tasks]
+    if all(ids) and len(set(ids)) == len(ids):
+        return tasks
+    return [t.evolve(id=f"T{i}") for i, t in enumerate(tasks, 1)]
+
+
+def render_plan(state: State) -> str:
+    task = state.task()
+    assert task is not None
+    lines = [
+        f"autopilot-codex: loop started. Budget ${state.budget_usd:.2f}, at most "
+        f"{state.max_iterations} iterations, review mode {state.review_mode}, manager {state.model}.",
+        f"Goal: {state.goal}",
+        f"Plan: {state.plan.summary}",
+        *(f"  {'>' if t.id == task.id else ' '} {t.id}: {t.title}" for t in state.plan.tasks),
+        "",
+        "Implement this task now:",
+        contract.task_contract(task, state.task_position()),
+        "",
+        "Every edit is reviewed by the manager; when you end your turn it decides whether to "
+        "continue, finish or abort. Follow its feedback.",
+    ]
+    return "\n".join(lines)
+
+

@@ -1,0 +1,14 @@
+"""The loop's default limits, written once: the settings, the state records and the guards
+all take them from here."""
+
+from __future__ import annotations
+
+BUDGET_USD = 5.00
+MAX_ITERATIONS = 30
+# Consecutive Stop blocks without a tool run before a loop pauses as stalled; Claude Code
+# itself overrides a Stop hook after 8, and Codex never does.
+STALL_LIMIT = 3
+# Continue verdicts without a new commit before the loop aborts.
+NO_PROGRESS_LIMIT = 3
+REVIEW_MODE = "edit"
+REVIEW_MODES = ("edit", "commit", "stop", "off")

@@ -1,0 +1,173 @@
+"""What every loop style shares, as pure functions over the state: who owns a loop, the
+guards checked before any model call (budget, iteration cap, no progress, stall, compaction),
+the bookkeeping of tool runs, and the transitions out of `running` and back.
+
+Nothing here touches files, git, the clock or the network, so every branch is a table test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import defaults
+from .contract import PREFIX
+from .hosts import terminal_command
+from .state import State, Status
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a hook answers. `allow` with no message is the silent exit 0."""
+
+    action: Literal["allow", "block"]
+    event: str
+    reason: str = ""
+    message: str = ""
+    # For the implementer when the loop stops mid-turn (PostToolUse): the user's banner alone
+    # would leave it working on, unsupervised, until its turn ends.
+    context: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return self.action == "block"
+
+
+@dataclass(frozen=True)
+class Limits:
+    stall_limit: int = defaults.STALL_LIMIT
+    no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
+    # How the reader of a message runs one of our commands (a slash command in Claude Code).
+    command: Callable[[str], str] = field(default=terminal_command)
+
+
+Step = tuple[State, Decision]
+
+
+def allow(event: str, message: str = "") -> Decision:
+    return Decision("allow", event, message=message)
+
+
+def owns(state: State, session_id: str | None) -> bool:
+    """Whether this session's hooks act on the loop.
+
+    `session` policy: the session that started it, or for an unclaimed loop whoever asks first;
+    a hook without a session id owns nothing (failing closed keeps it from spending).
+    `driver` policy: every session of the worktree, since the driver starts a fresh one per
+    round; the style decides what each hook may do.
+    """
+    if state.owner == "driver":
+        return True
+    if not session_id:
+        return False
+    return state.session_id in (None, session_id)
+
+
+def claim(state: State, session_id: str) -> State:
+    if state.owner == "driver" or state.session_id == session_id:
+        return state
+    return state.evolve(session_id=session_id)
+
+
+def on_tool(state: State) -> State:
+    """A tool ran in the owning session: the implementer is working, so the stall count resets."""
+    return state.evolve(
+        tool_events=state.tool_events + 1, idle_stop_blocks=0, compaction_pending=False
+    )
+
+
+def on_compact(state: State) -> State:
+    return state.evolve(compaction_pending=True)
+
+
+def end(state: State, status: Status, reason: str, event: str) -> Step:
+    """Leave `running` for good (until resumed), letting the host stop."""
+    new = state.evolve(status=status, stop_reason=reason)
+    message = f"{PREFIX} {status}: {reason} {spend(new)}"
+    return new, Decision("allow", event, message=message, context=_off_context(message))
+
+
+def stop_guard(
+    state: State, *, stop_hook_active: bool, limits: Limits
+) -> tuple[State, Decision | None]:
+    """The checks before any model call at Stop, in order. Assumes a running, owned loop."""
+    state = state.evolve(stop_events=state.stop_events + 1)
+    if state.compaction_pending:
+        # A stop right after a compaction is the host making room, never a turn to judge:
+        # blocking it is how peers' loops spun forever on a full context.
+        state = state.evolve(compaction_pending=False, idle_stop_blocks=0)
+        return state, allow("stop.after_compaction")
+    if not stop_hook_active and state.idle_stop_blocks:
+        # The previous Stop was not blocked, so the host's chain of blocks is broken.
+        state = state.evolve(idle_stop_blocks=0)
+    if state.budget_used_usd >= state.budget_usd:
+        return end(state, "stopped_budget", "budget used up", "stop.guard.budget")
+    if state.iteration >= state.max_iterations:
+        reason = f"iteration limit {state.max_iterations} reached"
+        return end(state, "stopped_iteration_limit", reason, "stop.guard.iterations")
+    if state.no_progress_streak >= limits.no_progress_limit:
+        reason = f"{state.no_progress_streak} continue verdicts without a new commit"
+        return end(state, "aborted", reason, "stop.guard.no_progress")
+    if state.idle_stop_blocks >= limits.stall_limit:
+        reason = f"stalled: {state.idle_stop_blocks} turns ended without running a tool"
+        return end(state, "paused", reason, "stop.guard.stalled")
+    return state, None
+
+
+def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None:
+    """Refuse a call that could take spending past the budget."""
+    if state.budget_used_usd + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - state.budget_used_usd)
+        reason = f"budget used up: ${left:.2f} left, the next manager call may cost ${estimated_cost:.2f}"
+        return end(state, "stopped_budget", reason, event)
+    return None
+
+
+def charge(state: State, cost_usd: float) -> State:
+    return state.evolve(budget_used_usd=state.budget_used_usd + cost_usd)
+
+
+def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step:
+    """Infrastructure trouble is never a verdict: pause and let the host stop."""
+    new = state.evolve(status="paused", stop_reason=f"manager unavailable: {error}")
+    message = (
+        f"{PREFIX} paused, manager unavailable: {error}. "
+        f"Fix it, then {limits.command('resume')}."
+    )
+    return new, Decision("allow", event, message=message, context=_off_context(message))
+
+
+def _off_context(message: str) -> str:
+    return (
+        f"{message}\nThe autopilot loop is no longer supervising this work. Finish the step in "
+        "hand, start no new task, and end your turn with a short summary for the user."
+    )
+
+
+def stop(state: State, reason: str) -> State:
+    """The user's stop: deterministic, written by the bridge, read first by every hook."""
+    return state.evolve(status="stopped", stop_reason=reason.strip() or "stopped by the user")
+
+
+def resume(state: State, *, budget_usd: float | None, max_iterations: int | None) -> State:
+    update: dict[str, object] = {
+        "status": "running",
+        "stop_reason": None,
+        "idle_stop_blocks": 0,
+        "no_progress_streak": 0,
+        "generation": state.generation + 1,
+    }
+    if budget_usd is not None:
+        update["budget_usd"] = budget_usd
+    if max_iterations is not None:
+        update["max_iterations"] = max_iterations
+    return state.evolve(**update)
+
+
+def spend(state: State) -> str:
+    """The loop's position and spending, for banners and block reasons."""
+    return (
+        f"(iteration {state.iteration}/{state.max_iterations}, "
+        f"${state.budget_used_usd:.2f} of ${state.budget_usd:.2f})"
+    )

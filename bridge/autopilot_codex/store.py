@@ -1,0 +1,259 @@
+"""Where a loop's files live and how they are written: the lock around a read-modify-write,
+atomic writes, the active-loop marker the gate reads, the event ledger, and quarantine of a
+file that cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import typedjson
+from .errors import BridgeError, LockTimeout, StateCorrupt
+from .paths import active_marker, project_dir, state_home
+from .state import (
+    SCHEMA_VERSION,
+    UNLOADED_PLAN,
+    Plan,
+    State,
+    UnloadedPlan,
+    migrate,
+    now_iso,
+    parse_state,
+)
+
+
+class Store:
+    """The files of one worktree's loop, under `<home>/projects/<key>/`."""
+
+    def __init__(self, worktree: Path, *, home: Path | None = None, lock_timeout: float = 10.0):
+        self.worktree = worktree
+        self.home = home or state_home()
+        self.dir = project_dir(worktree, self.home)
+        self.state_path = self.dir / "state.json"
+        self.plan_path = self.dir / "plan.json"
+        self.events_path = self.dir / "events.jsonl"
+        self.lock_path = self.dir / "state.lock"
+        self.marker = active_marker(worktree, self.home)
+        self.lock_timeout = lock_timeout
+
+    # -- lock ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive access for a read-modify-write, waiting at most `lock_timeout` seconds."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _acquire(fd, self.lock_timeout)
+            try:
+                yield
+            finally:
+                _release(fd)
+        finally:
+            os.close(fd)
+
+    # -- state --------------------------------------------------------------------------
+
+    def load(self, *, with_plan: bool = True) -> State | None:  # noqa: C901 - one check per way a file can be bad
+        """The current state, None when there is none. Corrupt state is moved aside.
+
+        Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
+        checking it would be most of their cost.
+        """
+        try:
+            text = self.state_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            self._quarantine(f"unreadable ({exc})")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._quarantine(f"not valid JSON ({exc.msg} at line {exc.lineno})")
+        if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
+            version = data["schema_version"]
+            if version > SCHEMA_VERSION:
+                raise BridgeError(
+                    f"{self.state_path} was written by a newer autopilot-codex "
+                    f"(schema {version}); update the plugin"
+                )
+            data = migrate(data)
+        inline = data.pop("plan", None) if isinstance(data, dict) else None
+        try:
+            state = parse_state(data)
+        except typedjson.Invalid as exc:
+            self._quarantine(str(exc))
+        if not with_plan:
+            return state.evolve(plan=UNLOADED_PLAN)
+        return state.evolve(plan=self._load_plan(inline))
+
+    def with_plan(self, state: State) -> State:
+        if not isinstance(state.plan, UnloadedPlan):
+            return state
+        return state.evolve(plan=self._load_plan(None))
+
+    def _load_plan(self, inline: object) -> Plan:
+        if inline is None:
+            try:
+                inline = json.loads(self.plan_path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                self._quarantine("without its plan.json")
+            except (OSError, ValueError) as exc:
+                self._quarantine(f"with an unreadable plan.json ({type(exc).__name__})")
+        try:
+            return typedjson.load(Plan, inline, "plan")
+        except typedjson.Invalid as exc:
+            self._quarantine(str(exc))
+
+    def save_plan(self, plan: Plan) -> None:
+        """Written once, when a loop is planned, before the state that refers to it."""
+        _atomic_write(
+            self.plan_path, json.dumps(typedjson.dump(plan), ensure_ascii=False, indent=1) + "\n"
+        )
+
+    def save(self, state: State) -> State:
+        """Write atomically (temp file + rename) and keep the active-loop index in step.
+
+        The index entry is written before a running state and removed after any other, so a
+        crash between the two writes never leaves a running loop that the hooks cannot find.
+        """
+        state = state.evolve(updated_at=now_iso())
+        if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
+            self.save_plan(state.plan)
+        if state.status == "running":
+            marker = marker_text(state)
+            # Rewritten only when it changes (owner or status): an fsync per hook adds up.
+            if _read_text(self.marker) != marker:
+                # The temp file goes in the loop's own directory: a leftover in the index
+                # would keep the launcher from answering idle hooks without Python.
+                _atomic_write(self.marker, marker, tmp_dir=self.dir)
+            _atomic_write(self.state_path, state.to_json())
+        else:
+            _atomic_write(self.state_path, state.to_json())
+            with contextlib.suppress(FileNotFoundError):
+                self.marker.unlink()
+        return state
+
+    def _quarantine(self, why: str) -> NoReturn:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
+        with contextlib.suppress(OSError):
+            os.replace(self.state_path, aside)
+        with contextlib.suppress(FileNotFoundError):
+            self.marker.unlink()
+        self.append_event("state.corrupt", decision="allow", reason=f"{why}; moved to {aside.name}")
+        raise StateCorrupt(
+            f"state.json was {why}; moved aside to {aside} and the loop is off. "
+            "Start again with /autopilot-codex:codex-plan"
+        )
+
+    # -- ledger -------------------------------------------------------------------------
+
+    def append_event(self, event: str, **fields: Any) -> None:
+        """One JSON object per line, written with a single append so lines never interleave."""
+        record = {"ts": now_iso(), "event": event, **fields}
+        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
+        """The last events, read from the end of the file so a long ledger costs nothing."""
+        try:
+            with self.events_path.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - 64 * 1024 * max(1, count // 50 + 1)))
+                lines = handle.read().splitlines()[-count:]
+        except FileNotFoundError:
+            return []
+        events = []
+        for raw in lines:
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(raw))
+        return events
+
+
+def marker_text(state: State) -> str:
+    """The active marker: enough for the gate to decide without loading the engine."""
+    fields = {
+        "worktree": state.worktree,
+        "session_id": state.session_id,
+        "style": state.style,
+        "owner": state.owner,
+    }
+    return json.dumps(fields) + "\n"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
+    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
+    or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = tmp_dir or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
+    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+try:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _release(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def _release(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+def _acquire(fd: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while not _try_lock(fd):
+        if time.monotonic() >= deadline:
+            raise LockTimeout(f"another autopilot-codex hook held the lock for over {timeout:g}s")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)

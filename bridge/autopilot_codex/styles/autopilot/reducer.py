@@ -1,0 +1,146 @@
+"""The autopilot style's reducer (seed 002): a review or a verdict from the manager, applied to
+the state, gives the new state and the hook's decision. Pure: no files, git, clock or network;
+`now` is passed in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
+from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
+from ...state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, VerdictRecord
+
+if TYPE_CHECKING:
+    from ...manager import Outcome
+    from ...manager.schemas import Review, Verdict
+
+
+def apply_review(
+    state: State,
+    outcome: Outcome[Review],
+    diff_hash: str,
+    *,
+    now: str,
+    limits: Limits,
+    at_stop: bool = False,
+) -> Step:
+    state = charge(state, outcome.cost_usd)
+    review = outcome.value
+    if review is None:
+        return manager_failed(state, outcome.error or "no answer", "review.unavailable", limits)
+    findings = [Finding.of(f) for f in review.findings]
+    if review.decision == "approve":
+        reason = ""
+    elif review.decision == "fix":
+        reason = fix_reason(review.summary, findings)
+    else:
+        reason = reject_reason(review.summary, findings, review.revert_files, state.task_base_sha)
+    record = ReviewRecord(
+        diff_hash=diff_hash,
+        decision=review.decision,
+        summary=review.summary,
+        reason=reason,
+        findings=findings,
+        at=now,
+    )
+    cache = [record, *[r for r in state.reviewed if r.diff_hash != diff_hash]][:REVIEW_CACHE_SIZE]
+    state = state.evolve(last_review=record, reviewed=cache)
+    return _counted(state, replay_review(record), at_stop)
+
+
+def replay_cached(state: State, record: ReviewRecord, *, at_stop: bool) -> Step:
+    """An identical diff reuses its review without a model call."""
+    decision = replay_review(record)
+    decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
+    return _counted(state, decision, at_stop)
+
+
+def _counted(state: State, decision: Decision, at_stop: bool) -> Step:
+    """A review that blocks a Stop is a Stop block like any other: the stall guard counts it."""
+    if at_stop and decision.blocks:
+        state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
+    return state, decision
+
+
+def replay_review(record: ReviewRecord) -> Decision:
+    """The answer for a reviewed diff; identical diffs reuse it without a model call."""
+    if record.decision == "approve":
+        return allow(f"review.{record.decision}")
+    return Decision("block", f"review.{record.decision}", reason=record.reason)
+
+
+def apply_verdict(
+    state: State, outcome: Outcome[Verdict], head: str | None, limits: Limits, *, now: str
+) -> Step:
+    state = charge(state, outcome.cost_usd)
+    state = state.evolve(iteration=state.iteration + 1)
+    verdict = outcome.value
+    if verdict is None:
+        return manager_failed(state, outcome.error or "no answer", "verdict.unavailable", limits)
+    record = VerdictRecord(
+        decision=verdict.decision,
+        reason=verdict.reason,
+        iteration=state.iteration,
+        current_task_done=verdict.current_task_done,
+        at=now,
+    )
+    state = state.evolve(last_verdict=record)
+    if verdict.decision == "done":
+        if state.current_task is not None and state.current_task not in state.completed_tasks:
+            state = state.evolve(completed_tasks=[*state.completed_tasks, state.current_task])
+        state = state.evolve(current_task=None)
+        return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
+    if verdict.decision == "abort":
+        return end(state, "aborted", verdict.reason or "manager aborted", "verdict.abort")
+    return _continue(state, verdict, head, limits)
+
+
+def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) -> Step:
+    previous = state.last_verdict_head or state.base_sha
+    streak = state.no_progress_streak + 1 if head == previous else 0
+    state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
+    if streak >= limits.no_progress_limit:
+        if state.idle_stop_blocks:
+            # No commit, and no tool either since the last block: an idle implementer (waiting
+            # for the user, say) is paused, which can be resumed, rather than aborted.
+            reason = f"stalled: {streak} continue verdicts without a tool run or a commit"
+            return end(state, "paused", reason, "verdict.stalled")
+        reason = f"{streak} continue verdicts without a new commit"
+        return end(state, "aborted", reason, "verdict.no_progress")
+    advanced = ""
+    if verdict.current_task_done and state.current_task is not None:
+        done_id = state.current_task
+        ids = [t.id for t in state.plan.tasks]
+        later = ids[ids.index(done_id) + 1 :] if done_id in ids else []
+        completed = state.completed_tasks
+        if done_id not in completed:
+            completed = [*completed, done_id]
+        state = state.evolve(
+            completed_tasks=completed,
+            task_base_sha=head or state.task_base_sha,
+            # Past the last task no contract is left: the manager's instructions lead.
+            current_task=later[0] if later else None,
+        )
+        advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
+    state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
+    task = state.current_task or "wrap-up"
+    banner = f"{PREFIX} continue {spend(state)}: {task}"
+    reason = continue_reason(state, verdict, advanced)
+    return state, Decision("block", "verdict.continue", reason=reason, message=banner)
+
+
+def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
+    parts = [
+        f"{PREFIX} Manager verdict: continue {spend(state)}. {advanced}{verdict.reason}".rstrip()
+    ]
+    if verdict.instructions.strip():
+        parts.append(verdict.instructions.strip())
+    if verdict.findings:
+        parts.append("Findings:\n" + findings_text([Finding.of(f) for f in verdict.findings]))
+    task = state.task()
+    if task is not None:
+        parts.append(task_contract(task, state.task_position()))
+    return "\n\n".join(parts)
+
+

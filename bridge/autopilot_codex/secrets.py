@@ -49,7 +49,7 @@ def is_secret_path(path: str) -> bool:
         return True
     if len(parts) >= 2 and parts[-2] == ".aws" and name in ("credentials", "config"):
         return True
-    stem, dot, ext = name.partition(".")
-    if stem == "credentials" and (ext if dot else "") in CREDENTIAL_DATA:
+    stem, dot, rest = name.partition(".")
+    if stem == "credentials" and (rest.rpartition(".")[2] if dot else "") in CREDENTIAL_DATA:
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in NAME_PATTERNS)

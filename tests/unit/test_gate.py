@@ -72,3 +72,26 @@ def test_the_gate_imports_no_pathlib_hashlib_or_typing() -> None:
         check=True,
     ).stdout.strip()
     assert out == "[]"
+
+
+def test_a_driver_owned_loop_admits_every_session_with_its_style(tmp_path: Path) -> None:
+    # A rounds driver starts a fresh host session per round: each must get the rails.
+    repo = make_repo(tmp_path / "r")
+    marker = mark(repo, "driver-session")
+    marker.write_text(
+        json.dumps(
+            {"worktree": str(find_worktree(repo)), "session_id": None, "style": "rounds", "owner": "driver"}
+        )
+    )
+    admitted = admit(hook(repo, "round-7"))
+    assert admitted is not None and admitted.style == "rounds"
+    data = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**data, "owner": "session", "session_id": "s1"}))
+    assert admit(hook(repo, "round-7")) is None
+
+
+def test_a_marker_without_a_style_is_an_autopilot_loop(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    admitted = admit(hook(repo, "s1"))
+    assert admitted is not None and admitted.style == "autopilot"

@@ -96,3 +96,40 @@ def test_stored_records_mirror_the_manager_schemas() -> None:
 
     for wire, stored in ((schemas.Task, Task), (schemas.Plan, Plan), (schemas.Finding, Finding)):
         assert list(wire.model_fields) == [f.name for f in dataclasses.fields(stored)], wire
+
+
+def _literal_values(annotation: object) -> tuple[object, ...] | None:
+    """The values of a Literal, also inside `X | None`; None when there is no Literal."""
+    import typing
+
+    if typing.get_origin(annotation) is typing.Literal:
+        return typing.get_args(annotation)
+    for arg in typing.get_args(annotation):
+        found = _literal_values(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def test_stored_records_accept_exactly_the_manager_literals() -> None:
+    # Field by field, including the allowed values: a severity or decision the manager may send
+    # must be one the stored record accepts, and no other.
+    import dataclasses
+    import typing
+
+    from autopilot_codex.manager import schemas
+    from autopilot_codex.state import Finding, ReviewRecord, VerdictRecord
+
+    pairs = (
+        (schemas.Finding, Finding),
+        (schemas.Review, ReviewRecord),
+        (schemas.Verdict, VerdictRecord),
+        (schemas.Task, Task),
+    )
+    for wire, stored in pairs:
+        hints = typing.get_type_hints(stored)
+        for field in dataclasses.fields(stored):
+            if field.name not in wire.model_fields:
+                continue
+            wire_values = _literal_values(wire.model_fields[field.name].annotation)
+            assert _literal_values(hints[field.name]) == wire_values, (wire, field.name)

@@ -14,9 +14,12 @@ from ..manager import prompts
 from ..manager.pricing import price_for, worst_case_usd
 from ..state import Plan, State, Task
 from ..store import Store
+from ..styles.autopilot import reducer
 from . import worktree_of
 
 if TYPE_CHECKING:
+    from ..config import Config
+    from ..manager import Outcome
     from ..manager.select import ManagerFactory
 
 PLAN_OUTPUT_TOKENS = 8_000
@@ -46,6 +49,44 @@ def plan(
             raise BridgeError(problem)
     base = gitrepo.head_sha(worktree)
     previous = _previous(store)
+    outcome = _ask_for_plan(worktree, goal, config, manager, store)
+    assert outcome.value is not None
+    planned: Plan = Plan.of(outcome.value)
+    state = reducer.start(
+        goal=goal,
+        plan=Plan(summary=planned.summary, tasks=_unique_ids(planned.tasks)),
+        base_sha=base,
+        worktree=str(worktree),
+        config=config,
+        cost_usd=outcome.cost_usd,
+        session_id=session_id,
+        host=host,
+        generation=(previous.generation + 1) if previous else 1,
+    )
+    with store.locked():
+        current = store.load()
+        if current is not None and current.status == "running":
+            raise BridgeError(
+                "a loop started here meanwhile; stop it first with /autopilot-codex:codex-stop"
+            )
+        store.save_plan(state.plan)
+        state = store.save(state)
+        store.append_event(
+            "plan",
+            decision="running",
+            tasks=len(state.plan.tasks),
+            tokens_in=outcome.usage.input_tokens,
+            tokens_out=outcome.usage.output_tokens,
+            cost_usd=round(outcome.cost_usd, 6),
+            session=state.session_id,
+        )
+    return render_plan(state)
+
+
+def _ask_for_plan(
+    worktree: Path, goal: str, config: Config, manager: ManagerFactory, store: Store
+) -> Outcome[Any]:
+    """The plan call, refused up front when even its worst case would exceed the budget."""
     files, count = gitrepo.tracked_files(worktree)
     recent = gitrepo.commits_since(worktree, gitrepo.EMPTY_TREE, limit=10)
     prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
@@ -69,42 +110,7 @@ def plan(
         raise BridgeError(
             f"the manager could not plan: {error} (spent ${outcome.cost_usd:.4f}); no loop started"
         )
-    planned: Plan = Plan.of(outcome.value)
-    tasks = _unique_ids(planned.tasks)
-    state = State(
-        goal=goal,
-        plan=Plan(summary=planned.summary, tasks=tasks),
-        current_task=tasks[0].id,
-        base_sha=base,
-        task_base_sha=base,
-        max_iterations=config.max_iterations,
-        budget_usd=config.budget_usd,
-        budget_used_usd=outcome.cost_usd,
-        session_id=session_id or None,
-        host=host,
-        worktree=str(worktree),
-        model=config.model,
-        review_mode=config.review,
-        generation=(previous.generation + 1) if previous else 1,
-    )
-    with store.locked():
-        current = store.load()
-        if current is not None and current.status == "running":
-            raise BridgeError(
-                "a loop started here meanwhile; stop it first with /autopilot-codex:codex-stop"
-            )
-        store.save_plan(state.plan)
-        state = store.save(state)
-        store.append_event(
-            "plan",
-            decision="running",
-            tasks=len(tasks),
-            tokens_in=outcome.usage.input_tokens,
-            tokens_out=outcome.usage.output_tokens,
-            cost_usd=round(outcome.cost_usd, 6),
-            session=state.session_id,
-        )
-    return render_plan(state)
+    return outcome
 
 
 def _previous(store: Store) -> State | None:

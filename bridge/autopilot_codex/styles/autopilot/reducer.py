@@ -9,11 +9,43 @@ from typing import TYPE_CHECKING
 
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
 from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
-from ...state import REVIEW_CACHE_SIZE, Finding, ReviewRecord, State, VerdictRecord
+from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager import Outcome
     from ...manager.schemas import Review, Verdict
+
+
+def start(
+    *,
+    goal: str,
+    plan: Plan,
+    base_sha: str,
+    worktree: str,
+    config: Config,
+    cost_usd: float,
+    session_id: str | None,
+    host: str,
+    generation: int,
+) -> State:
+    """idle -> running: a planned goal, its first task current, the plan already paid for."""
+    return State(
+        goal=goal,
+        plan=plan,
+        current_task=plan.tasks[0].id,
+        base_sha=base_sha,
+        task_base_sha=base_sha,
+        max_iterations=config.max_iterations,
+        budget_usd=config.budget_usd,
+        budget_used_usd=cost_usd,
+        session_id=session_id or None,
+        host=host,
+        worktree=worktree,
+        model=config.model,
+        review_mode=config.review,
+        generation=generation,
+    )
 
 
 def apply_review(

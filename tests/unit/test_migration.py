@@ -1,0 +1,96 @@
+"""Schema 1 → 2: a state.json written by the released code loads, and is saved as schema 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.errors import BridgeError
+from autopilot_codex.paths import active_marker, project_dir
+from autopilot_codex.state import SCHEMA_VERSION, migrate
+from autopilot_codex.store import Store
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "v1"
+
+
+def plant_v1(worktree: Path) -> Path:
+    folder = project_dir(worktree)
+    folder.mkdir(parents=True)
+    text = (FIXTURE / "state.json").read_text().replace("@WORKTREE@", str(worktree))
+    (folder / "state.json").write_text(text)
+    shutil.copy(FIXTURE / "plan.json", folder / "plan.json")
+    return folder
+
+
+def test_a_v1_file_loads_as_an_autopilot_loop_owned_by_its_session(repo: Path) -> None:
+    plant_v1(repo)
+    state = Store(repo).load()
+    assert state is not None
+    assert (state.schema_version, state.style, state.owner) == (2, "autopilot", "session")
+    # Everything the v1 loop knew is still there.
+    assert (state.goal, state.session_id, state.iteration) == ("write two files", "sess-v1", 1)
+    assert state.last_review is not None and state.last_review.decision == "fix"
+    assert [t.id for t in state.plan.tasks] == ["T1", "T2"]
+
+
+def test_saving_a_migrated_loop_writes_schema_2_and_a_marker_with_style_and_owner(
+    repo: Path,
+) -> None:
+    folder = plant_v1(repo)
+    store = Store(repo)
+    with store.locked():
+        state = store.load()
+        assert state is not None
+        store.save(state)
+    saved = json.loads((folder / "state.json").read_text())
+    assert (saved["schema_version"], saved["style"], saved["owner"]) == (2, "autopilot", "session")
+    marker = json.loads(active_marker(repo).read_text())
+    assert marker == {
+        "worktree": str(repo),
+        "session_id": "sess-v1",
+        "style": "autopilot",
+        "owner": "session",
+    }
+
+
+def test_migrate_steps_one_version_at_a_time_and_leaves_current_files_alone() -> None:
+    assert migrate({"schema_version": 1})["schema_version"] == SCHEMA_VERSION
+    current = {"schema_version": SCHEMA_VERSION, "style": "ralph", "owner": "driver"}
+    assert migrate(dict(current)) == current
+
+
+def test_a_file_from_a_newer_release_is_refused_not_moved(repo: Path) -> None:
+    folder = plant_v1(repo)
+    data = json.loads((folder / "state.json").read_text())
+    data["schema_version"] = SCHEMA_VERSION + 1
+    (folder / "state.json").write_text(json.dumps(data))
+    with pytest.raises(BridgeError, match="newer autopilot-codex"):
+        Store(repo).load()
+    assert (folder / "state.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("iteration", -5),
+        ("budget_used_usd", -100.0),
+        ("no_progress_streak", -1),
+        ("budget_usd", 0),
+        ("budget_usd", float("nan")),
+        ("budget_used_usd", float("inf")),
+        ("owner", "anyone"),
+    ],
+)
+def test_hand_edited_values_no_bridge_writes_are_refused(
+    repo: Path, field: str, value: object
+) -> None:
+    folder = plant_v1(repo)
+    data = json.loads((folder / "state.json").read_text())
+    data.update({field: value, "schema_version": 2, "style": "autopilot", "owner": "session"})
+    data[field] = value
+    (folder / "state.json").write_text(json.dumps(data))
+    with pytest.raises(BridgeError, match=field):
+        Store(repo).load()

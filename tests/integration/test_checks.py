@@ -159,7 +159,9 @@ def test_a_check_that_could_not_run_is_retried(tmp_path: Path) -> None:
 def test_huge_output_is_bounded(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     total = 30 * 1024 * 1024
-    (result,) = run(repo, f"head -c {total} /dev/zero | tr '\\0' 'x'; echo; seq 1 500", timeout_s=60)
+    (result,) = run(
+        repo, f"head -c {total} /dev/zero | tr '\\0' 'x'; echo; seq 1 500", timeout_s=60
+    )
     assert result.status == "pass" and result.output_bytes > total
     assert len(result.tail) <= checks.TAIL_CHARS
     assert result.tail.splitlines() == [str(n) for n in range(441, 501)]

@@ -38,11 +38,14 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
     if out is None:
         return ""
     digest = hashlib.sha256()
-    for head, sub, path in sorted(_entries(out)):
+    # By path alone: the same path moves between kinds of entry when it is staged.
+    for head, sub, path in sorted(_entries(out), key=lambda e: (not e[0], e[2])):
         if head:
             digest.update(b"head\0" + sub + b"\0")
         elif not _excluded(path, exclude):
-            digest.update(path + b"\0" + sub + b"\0" + _describe(worktree, path) + b"\0")
+            # The field says "N..." for anything but a submodule, staged or not: not content.
+            flags = sub if sub.startswith(b"S") else b""
+            digest.update(path + b"\0" + flags + b"\0" + _describe(worktree, path) + b"\0")
     return digest.hexdigest()
 
 

@@ -18,7 +18,10 @@ Because the user chose these commands, the safety rails do not apply to them. Wh
   are also redacted from the kept output, because that output is shown to the implementer.
 
 Results are cached by a hash of the working tree (`checks_tree.tree_hash`): an unchanged tree
-costs one `git status` and reruns nothing.
+costs one `git status` and reruns nothing. The tree the checks leave behind counts as checked
+too, so their own by-products (bytecode, caches, reports in an unignored folder) do not make the
+next Stop run them again; a check whose verdict depends on what it wrote itself would be
+misjudged, which is a price worth paying against rerunning a whole suite at every Stop.
 """
 
 from __future__ import annotations

@@ -85,7 +85,10 @@ def _describe(worktree: Path, path: bytes) -> bytes:
     except OSError as exc:
         return f"unreadable {exc.errno}".encode()
     if stat.S_ISLNK(info.st_mode):
-        return b"link " + os.fsencode(full.readlink())
+        try:
+            return b"link " + os.fsencode(full.readlink())
+        except OSError as exc:  # replaced since the lstat
+            return f"unreadable {exc.errno}".encode()
     if stat.S_ISDIR(info.st_mode):
         # A submodule or a nested repository: its own HEAD stands for its content.
         head = _git(full, "rev-parse", "--verify", "--quiet", "HEAD")

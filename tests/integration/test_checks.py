@@ -6,6 +6,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,7 +106,7 @@ def test_a_hanging_check_is_killed_with_its_whole_group(tmp_path: Path) -> None:
     elapsed = time.monotonic() - started
     assert result.status == "timeout" and result.exit_code is None
     assert "1.5 s" in result.note and "started" in result.tail
-    assert elapsed < 1.5 + checks_proc.GRACE_S + 1
+    assert elapsed < 1.5 + checks_proc.GRACE_S + 3
     leader, child = (int(p) for p in pids.read_text().split())
     assert live_members(leader) == [] and not alive(child)
     assert "TIMED OUT" in checks.failure_reason([result])
@@ -115,7 +116,7 @@ def test_a_check_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     pids = tmp_path / "pids"
     (result,) = run(repo, f"trap '' TERM; echo $$ > {pids}; sleep 60; echo never", timeout_s=1)
-    assert result.status == "timeout"
+    assert result.status == "timeout" and result.duration_s < 1 + checks_proc.GRACE_S + 3
     assert live_members(int(pids.read_text())) == []
 
 
@@ -124,7 +125,7 @@ def test_what_a_finished_check_left_running_is_killed(tmp_path: Path) -> None:
     pid = tmp_path / "pid"
     # The background process keeps the output pipe open after bash has exited.
     (result,) = run(repo, f"sh -c 'echo $$ > {pid}; exec sleep 60' & echo served", timeout_s=30)
-    assert result.status == "pass" and result.duration_s < 5
+    assert result.status == "pass" and result.duration_s < 10
     deadline = time.monotonic() + 2
     while alive(int(pid.read_text())) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -180,6 +181,21 @@ def test_the_time_budget_covers_all_checks(tmp_path: Path) -> None:
     assert second.status == "timeout" and "budget" in second.note and second.tail == ""
 
 
+@pytest.fixture
+def open_stdin() -> Iterator[None]:
+    """The bridge's own stdin as a pipe nobody writes to or closes, as a host might leave it."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+
+
+@pytest.mark.usefixtures("open_stdin")
 def test_checks_are_not_interactive_and_keep_the_users_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -191,7 +207,7 @@ def test_checks_are_not_interactive_and_keep_the_users_environment(
         repo,
         'read answer; echo "answer=[$answer]"; test ! -t 0 && echo no-tty; env | sort; '
         'test -n "$MY_SERVICE_TOKEN" && echo token-seen',
-        timeout_s=10,
+        timeout_s=5,
     )
     assert result.status == "pass" and "answer=[]" in result.tail and "no-tty" in result.tail
     assert "MY_PROJECT_SETTING=kept" in result.tail and "token-seen" in result.tail

@@ -1,0 +1,307 @@
+"""Evidence before `done`: the user's own check commands, run by the bridge itself.
+
+Only the user sets checks (`--check CMD`, the config key `checks`). Nothing here ever runs text
+from a plan, a review or the implementer's messages: a task's `tests` field is model output and
+stays advice. `run_checks` is only ever given `CheckSpec`s built from the user's flags or config.
+
+Because the user chose these commands, the safety rails do not apply to them. What they get:
+
+- `bash -c CMD` in the worktree, stdin from /dev/null, in a session and process group of their
+  own, so a timeout kills everything they started (SIGTERM, then SIGKILL) and nothing outlives
+  the check, and no prompt can reach a terminal.
+- stdout and stderr merged and read in chunks; only a bounded tail is ever held in memory.
+- The user's environment, minus the loop's own keys (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, the
+  Claude tokens) and the bridge's settings (`AUTOPILOT_CODEX_*`). The commands are the user's,
+  but the code they execute was just written by the implementer, whom the rails keep away from
+  those keys; and a test suite that itself drives autopilot-codex must not act on the live
+  loop's state. The bridge adds nothing to the environment. Values that look like credentials
+  are also redacted from the kept output, because that output is shown to the implementer.
+
+Results are cached by a hash of the working tree (`checks_tree.tree_hash`): an unchanged tree
+costs one `git status` and reruns nothing. The tree the checks leave behind counts as checked
+too, so their own by-products (bytecode, caches, reports in an unignored folder) do not make the
+next Stop run them again; a check whose verdict depends on what it wrote itself would be
+misjudged, which is a price worth paying against rerunning a whole suite at every Stop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from . import checks_proc
+from .checks_tree import tree_hash
+from .errors import BridgeError
+
+CheckStatus = Literal["pass", "fail", "error", "timeout"]
+
+DEFAULT_TIMEOUT_S = 300.0
+# The kept output: this many lines, and at most this many characters of them.
+TAIL_LINES = 60
+TAIL_CHARS = 6_000
+# A passing check shows only its last lines (the summary) to the manager.
+PASS_TAIL_LINES = 5
+
+_DROPPED_ENV = frozenset(
+    {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
+)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_REDACT_MIN = 8
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One of the user's check commands, as typed; run with `bash -c`."""
+
+    command: str
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    command: str
+    # None when the command never exited on its own: not started, timed out, or killed.
+    exit_code: int | None
+    status: CheckStatus
+    duration_s: float
+    # The last lines of stdout+stderr, bounded by TAIL_LINES and TAIL_CHARS, credentials redacted.
+    tail: str
+    # How much the command wrote in all, of which only the tail was kept.
+    output_bytes: int
+    # What went wrong in the bridge's words ("command not found", "timed out after 2 s"), or "".
+    note: str
+    started_at: str
+    # The tree the check ran on, and the tree after every check of the run had finished: the
+    # difference is what the checks wrote themselves (caches, bytecode, reports). "" = unknown.
+    tree_hash: str
+    tree_hash_after: str
+
+
+def specs_from_config(value: object) -> list[CheckSpec]:
+    """The `checks` config key: a list of command strings or of {command, timeout_s} objects."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BridgeError("config: `checks` must be a list of commands")
+    specs = []
+    for item in value:
+        if isinstance(item, str):
+            specs.append(spec(item))
+        elif isinstance(item, dict) and set(item) <= {"command", "timeout_s"}:
+            timeout = item.get("timeout_s")
+            if timeout is not None and (
+                isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+            ):
+                raise BridgeError("config: a check's `timeout_s` must be a positive number")
+            specs.append(spec(item.get("command"), None if timeout is None else float(timeout)))
+        else:
+            raise BridgeError("config: each entry of `checks` is a command or {command, timeout_s}")
+    return specs
+
+
+def spec(command: object, timeout_s: float | None = None) -> CheckSpec:
+    """A spec from a `--check CMD` flag or a config entry; an empty command is refused."""
+    if not isinstance(command, str) or not command.strip():
+        raise BridgeError("a check must be a non-empty command")
+    return CheckSpec(command.strip(), timeout_s)
+
+
+def run_checks(
+    worktree: Path,
+    specs: Sequence[CheckSpec],
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    previous: Sequence[CheckResult] | None = None,
+    budget_s: float | None = None,
+    exclude: tuple[str, ...] = (),
+) -> list[CheckResult]:
+    """Run the user's checks in `worktree`, unless the tree is the one `previous` ran on.
+
+    `timeout_s` bounds each check without its own; `budget_s`, when given, bounds them all
+    together (a check with no time left is reported as a timeout, never skipped silently).
+    `exclude` keeps paths out of the tree hash (the loop's own files inside the repository).
+    When nothing changed, the previous results are returned as they were (same `started_at`):
+    comparing them with `previous` tells the caller nothing ran. Never raises for a check that
+    fails or cannot run; that is a result.
+    """
+    if not specs:
+        return []
+    before = tree_hash(worktree, exclude=exclude)
+    if previous and reusable(previous, specs, before):
+        return list(previous)
+    env = check_env(os.environ)
+    redact = _redactor(os.environ)
+    deadline = None if budget_s is None else time.monotonic() + budget_s
+    runs = []
+    for item in specs:
+        limit = item.timeout_s or timeout_s
+        if deadline is not None:
+            limit = min(limit, deadline - time.monotonic())
+        runs.append((item, _stamp(), checks_proc.run(item.command, worktree, env, limit)))
+    after = tree_hash(worktree, exclude=exclude)
+    return [_result(item, at, outcome, redact, before, after) for item, at, outcome in runs]
+
+
+def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], current: str) -> bool:
+    """Whether `previous` answers for these specs on the tree `current`.
+
+    The tree matches when it is the one the checks ran on or the one they left behind. A check
+    that could not run is always retried: installing the missing tool changes no file.
+    """
+    if not current or [r.command for r in previous] != [s.command for s in specs]:
+        return False
+    if any(r.status == "error" for r in previous):
+        return False
+    first = previous[0]
+    same_run = all(
+        (r.tree_hash, r.tree_hash_after) == (first.tree_hash, first.tree_hash_after)
+        for r in previous
+    )
+    return same_run and current in (first.tree_hash, first.tree_hash_after)
+
+
+def check_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a check runs with: the user's, minus the loop's keys and settings."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in _DROPPED_ENV and not name.startswith("AUTOPILOT_CODEX_")
+    }
+
+
+def passed(results: Sequence[CheckResult]) -> bool:
+    """True when every check passed; a check that could not run or timed out did not."""
+    return all(r.status == "pass" for r in results)
+
+
+def evidence_text(results: Sequence[CheckResult]) -> str:
+    """The checks' outcome for the verdict prompt. The status lines are the bridge's own; the
+    output under each is the command's, written by code under review, so it is quoted as such.
+    """
+    if not results:
+        return ""
+    lines = ["Checks the user configured, run by the bridge itself on the current tree:"]
+    for r in results:
+        lines.append(f"- {status_line(r)}")
+        lines += _quoted(r, PASS_TAIL_LINES if r.status == "pass" else TAIL_LINES)
+    if not passed(results):
+        lines.append("A check that did not pass means the work is not done, whatever was said.")
+    return "\n".join(lines)
+
+
+def failure_reason(results: Sequence[CheckResult]) -> str:
+    """The block text the implementer reads when a red check overrules `done` or an advance."""
+    failing = [r for r in results if r.status != "pass"]
+    if not failing:
+        return ""
+    lines = ["Not done yet: the bridge ran your project's checks and they did not pass."]
+    for r in failing:
+        lines.append(f"\n{status_line(r)}")
+        lines += _quoted(r, TAIL_LINES)
+    lines.append(
+        "\nFix the cause (not the check), then stop again; the checks run again once the "
+        "tree has changed."
+    )
+    return "\n".join(lines)
+
+
+def status_line(r: CheckResult) -> str:
+    """One line per check, for `status`, the ledger and the texts above."""
+    outcome = {
+        "pass": "passed",
+        "fail": "FAILED",
+        "error": "could NOT run",
+        "timeout": "TIMED OUT",
+    }[r.status]
+    code = "" if r.exit_code is None else f", exit {r.exit_code}"
+    note = f" ({r.note})" if r.note else ""
+    return f"`{r.command}` {outcome}{code} in {r.duration_s:.1f} s at {r.started_at}{note}"
+
+
+def _quoted(r: CheckResult, limit: int) -> list[str]:
+    kept = r.tail.splitlines()[-limit:]
+    if not kept:
+        return ["  (no output)"]
+    # The final newline is not kept, so one byte more than the tail is still the whole output.
+    cut = len(kept) < len(r.tail.splitlines()) or r.output_bytes > len(r.tail.encode()) + 1
+    head = f"last {len(kept)} lines of {r.output_bytes} bytes of output" if cut else "output"
+    return [f"  {head}:", *(f"  | {line}" for line in kept)]
+
+
+def _result(
+    item: CheckSpec,
+    started_at: str,
+    outcome: checks_proc.Outcome,
+    redact: _Redact,
+    before: str,
+    after: str,
+) -> CheckResult:
+    status, note = _judge(outcome)
+    return CheckResult(
+        command=item.command,
+        exit_code=None if outcome.exit_code is None or outcome.exit_code < 0 else outcome.exit_code,
+        status=status,
+        duration_s=round(outcome.duration_s, 3),
+        tail=redact(_tail(outcome.output)),
+        output_bytes=outcome.output_bytes,
+        note=note,
+        started_at=started_at,
+        tree_hash=before,
+        tree_hash_after=after,
+    )
+
+
+def _judge(outcome: checks_proc.Outcome) -> tuple[CheckStatus, str]:
+    code = outcome.exit_code
+    if outcome.start_error:
+        return "error", f"could not start: {outcome.start_error}"
+    if outcome.skipped:
+        return "timeout", "not started: the checks' time budget was spent"
+    if outcome.timed_out:
+        return "timeout", f"stopped after {round(outcome.limit_s, 1):g} s, its time limit"
+    if code == 0:
+        return "pass", ""
+    if code == 127:
+        return "error", "command not found (exit 127): install it or fix the check"
+    if code == 126:
+        return "error", "command not executable (exit 126)"
+    if code is not None and code < 0:
+        return "fail", f"killed by signal {-code}"
+    return "fail", ""
+
+
+def _tail(output: bytes) -> str:
+    text = output.decode("utf-8", "replace").replace("\r\n", "\n")
+    lines = text.rstrip("\n").splitlines()[-TAIL_LINES:]
+    tail = "\n".join(lines)
+    return tail[-TAIL_CHARS:]
+
+
+class _Redact:
+    def __init__(self, values: list[str]) -> None:
+        # Longest first, so a value containing another is replaced whole.
+        self.values = sorted(set(values), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for value in self.values:
+            text = text.replace(value, "[REDACTED]")
+        return text
+
+
+def _redactor(environ: Mapping[str, str]) -> _Redact:
+    return _Redact(
+        [
+            value
+            for name, value in environ.items()
+            if len(value) >= _REDACT_MIN and (name in _DROPPED_ENV or _SECRET_NAME.search(name))
+        ]
+    )
+
+
+def _stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())

@@ -1,0 +1,131 @@
+"""A digest of the working tree as the checks would see it, without writing anything.
+
+HEAD's commit plus, for every path `git status` reports as differing from it (staged,
+unstaged, deleted, untracked but not ignored), its kind, mode and content. Reading only what
+differs makes an unchanged tree cost one `git status`; `--no-optional-locks` keeps git from
+refreshing the user's index. The alternative, `git add -A` into a temporary index and
+`git write-tree`, is about as fast but writes every untracked file into the object store.
+
+Known blind spot: edits inside a submodule that is already dirty do not change the digest
+(only its commit and dirty flags are seen).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT_S = 60
+_READ_BYTES = 1024 * 1024
+
+
+def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
+    """The digest, or "" when git cannot tell (not a repository, git missing): never cached."""
+    out = _git(
+        worktree,
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--untracked-files=all",
+        "--no-renames",
+        "--ignore-submodules=none",
+    )
+    if out is None:
+        return ""
+    digest = hashlib.sha256()
+    # By path alone: the same path moves between kinds of entry when it is staged.
+    for head, sub, path in sorted(_entries(out), key=lambda e: (not e[0], e[2])):
+        if head:
+            digest.update(b"head\0" + sub + b"\0")
+        elif not _excluded(path, exclude):
+            # The field says "N..." for anything but a submodule, staged or not: not content.
+            flags = sub if sub.startswith(b"S") else b""
+            digest.update(path + b"\0" + flags + b"\0" + _describe(worktree, path) + b"\0")
+    return digest.hexdigest()
+
+
+def _entries(out: bytes) -> list[tuple[bool, bytes, bytes]]:
+    """(is the HEAD line, submodule field or HEAD commit, path) from `status --porcelain=v2 -z`."""
+    fields = out.split(b"\0")
+    entries: list[tuple[bool, bytes, bytes]] = []
+    i = 0
+    while i < len(fields):
+        line = fields[i]
+        i += 1
+        kind = line[:2]
+        if line.startswith(b"# branch.oid "):
+            entries.append((True, line[len(b"# branch.oid ") :], b""))
+        elif kind == b"1 ":
+            parts = line.split(b" ", 8)
+            entries.append((False, parts[2], parts[8]))
+        elif kind == b"2 ":
+            parts = line.split(b" ", 9)
+            entries.append((False, parts[2], parts[9]))
+            i += 1  # the rename's original path follows in its own field
+        elif kind == b"u ":
+            parts = line.split(b" ", 10)
+            entries.append((False, parts[2], parts[10]))
+        elif kind == b"? ":
+            entries.append((False, b"", line[2:]))
+    return entries
+
+
+def _describe(worktree: Path, path: bytes) -> bytes:
+    """Kind, mode and content digest of one path as it is on disk now."""
+    full = worktree / os.fsdecode(path.rstrip(b"/"))
+    try:
+        info = full.lstat()
+    except FileNotFoundError:
+        return b"deleted"
+    except OSError as exc:
+        return f"unreadable {exc.errno}".encode()
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return b"link " + os.fsencode(full.readlink())
+        except OSError as exc:  # replaced since the lstat
+            return f"unreadable {exc.errno}".encode()
+    if stat.S_ISDIR(info.st_mode):
+        # A submodule or a nested repository: its own HEAD stands for its content.
+        head = _git(full, "rev-parse", "--verify", "--quiet", "HEAD")
+        return b"repo " + (head or b"").strip()
+    if not stat.S_ISREG(info.st_mode):
+        # Never open a fifo or a device: reading one can block or never end.
+        return f"special {stat.S_IFMT(info.st_mode)}".encode()
+    executable = b"755" if info.st_mode & stat.S_IXUSR else b"644"
+    return b"file " + executable + b" " + _file_digest(full)
+
+
+def _file_digest(full: Path) -> bytes:
+    digest = hashlib.sha256()
+    try:
+        with full.open("rb") as handle:
+            while chunk := handle.read(_READ_BYTES):
+                digest.update(chunk)
+    except OSError as exc:
+        return f"unreadable {exc.errno}".encode()
+    return digest.hexdigest().encode()
+
+
+def _excluded(path: bytes, exclude: tuple[str, ...]) -> bool:
+    text = os.fsdecode(path)
+    return any(text == e or text.startswith(e.rstrip("/") + "/") for e in exclude)
+
+
+def _git(cwd: Path, *args: str) -> bytes | None:
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout if proc.returncode == 0 else None

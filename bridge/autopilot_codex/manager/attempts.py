@@ -75,7 +75,7 @@ def ask(
         remaining = deadline - time.monotonic()
         if remaining <= 0.05:
             late = f"no answer within {backend.timeout_s:g}s"
-            return Outcome(None, cost, usage, late, attempts)
+            return Outcome(None, cost, usage, late, attempts, corrections)
         try:
             value, used = backend.attempt(schema, request, remaining)
             # Shape is the backend's job; meaning is checked here, alike for every backend.
@@ -86,7 +86,8 @@ def ask(
             used, error = charged.usage, charged.error
         else:
             usage += used
-            return Outcome(value, cost + cost_usd(used, backend.price), usage, None, attempts)
+            cost += cost_usd(used, backend.price)
+            return Outcome(value, cost, usage, None, attempts, corrections)
         # Each request is priced on its own: the long-context rate is per request.
         usage += used
         cost += cost_usd(used, backend.price)
@@ -103,4 +104,4 @@ def ask(
             transient += 1
             time.sleep(wait)
             continue
-        return Outcome(None, cost, usage, backend.describe(error), attempts)
+        return Outcome(None, cost, usage, backend.describe(error), attempts, corrections)

@@ -70,12 +70,16 @@ def ask(
     usage = Usage()
     cost = 0.0
     attempts = corrections = transient = 0
+    error: Exception | None = None
     while True:
         attempts += 1
         remaining = deadline - time.monotonic()
         if remaining <= 0.05:
             late = f"no answer within {backend.timeout_s:g}s"
-            return Outcome(None, cost, usage, late, attempts, corrections)
+            if error is not None:  # what the last attempt ran into: where, and why
+                late += f" (last: {backend.describe(error)})"
+            # This attempt was never made.
+            return Outcome(None, cost, usage, late, attempts - 1, corrections)
         try:
             value, used = backend.attempt(schema, request, remaining)
             # Shape is the backend's job; meaning is checked here, alike for every backend.

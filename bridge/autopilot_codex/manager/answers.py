@@ -4,7 +4,8 @@ touch, and whether a task may advance.
 Strict structured output guarantees the JSON fits the schema, not that it says anything: a weak
 model fills every field with "" and passes. `meaning` is applied to every answer by
 `attempts.ask`, so an empty answer gets the corrective retry with a note naming what was empty.
-The other two are pure rules the reducer applies.
+The other two are pure rules the reducer applies; this module imports nothing heavy until
+`meaning` runs, so a hook may use them without loading pydantic.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from .schemas import Finding, Plan, Review, Verdict
+if TYPE_CHECKING:
+    from .schemas import Finding, Plan, Review
 
 V = TypeVar("V")
 
@@ -24,6 +26,7 @@ def meaning(value: V) -> tuple[V, str | None]:
 
     Noise is a finding with neither a title nor a recommendation; it is dropped, not retried.
     """
+    from .schemas import Plan, Review, Verdict
     if isinstance(value, Review):
         findings = _signal(value.findings)
         review = value.model_copy(update={"findings": findings})

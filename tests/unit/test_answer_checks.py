@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autopilot_codex.manager.answers import Advance, may_advance, meaning, restorable
 from autopilot_codex.manager.schemas import Finding, Plan, Review, Task, Verdict
+
+BRIDGE = Path(__file__).resolve().parents[2] / "bridge"
 
 
 def finding(title: str = "wrong content", recommendation: str = "fix it") -> Finding:
@@ -190,3 +196,14 @@ def test_a_task_advances_only_with_a_new_commit(
     if note:
         assert advance.note.startswith("T2 not advanced")
     assert isinstance(advance, Advance)
+
+
+def test_the_reducer_rules_load_nothing_heavy() -> None:
+    code = (
+        "import sys; import autopilot_codex.manager.answers as a; "
+        "a.restorable(['x'], ['x']); a.may_advance('T1', True, 'b', 'a'); "
+        "print(sorted(m for m in ('pydantic', 'openai') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(BRIDGE)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "[]", out.stderr

@@ -7,8 +7,11 @@ import time
 
 import pytest
 
+from autopilot_codex.config import Config
 from autopilot_codex.manager.openai_backend import OpenAIManager
 from autopilot_codex.manager.pricing import Price
+from autopilot_codex.manager.probe import probe
+from autopilot_codex.manager.prompts import framed
 from autopilot_codex.manager.schemas import Plan, Review, Verdict
 from tests.conftest import PLANTED_KEY, plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -192,3 +195,179 @@ def test_the_suite_cannot_reach_beyond_loopback() -> None:
     # test that forgot to point a client at a fake fails instead of calling out.
     with pytest.raises(ConnectionRefusedError, match="beyond loopback"):
         socket.create_connection(("192.0.2.1", 9), timeout=1)
+
+
+# -- answers that fit the schema but say nothing ------------------------------------------------
+
+
+def _plan_with(**fields: object) -> dict:
+    body = plan_body(2)
+    body["tasks"][1].update(fields)
+    return body
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+@pytest.mark.parametrize(
+    ("schema", "empty", "named"),
+    [
+        (Review, review_body("fix", summary="", findings=[]), "empty summary"),
+        (Review, review_body("reject", summary=" ", findings=[]), "empty summary"),
+        (Plan, {"summary": "s", "tasks": []}, "no tasks"),
+        (Plan, _plan_with(title="..."), "task 2 ('T2') has an empty title"),
+        (Plan, _plan_with(id="T1"), "repeats the id 'T1'"),
+        (Plan, _plan_with(acceptance=[]), "has no acceptance criterion"),
+        (Verdict, verdict_body("continue", reason=""), "reason was empty"),
+    ],
+    ids=["fix", "reject", "no-tasks", "title", "ids", "acceptance", "reason"],
+)
+def test_an_empty_answer_gets_a_corrective_retry_naming_what_was_empty(
+    manager: FakeOpenAI, api: str, schema: type, empty: dict, named: str
+) -> None:
+    manager.enqueue(empty, empty)
+    outcome = make(api).ask(schema, "instructions", "prompt")
+    assert not outcome.ok
+    assert outcome.error and outcome.error.startswith("invalid answer") and named in outcome.error
+    assert len(manager.requests) == 2
+    assert named in manager.requests[1].prompt_text
+    assert named not in manager.requests[0].prompt_text
+    assert outcome.cost_usd == pytest.approx(2 * ATTEMPT)
+    assert outcome.corrections == 1
+
+
+def test_an_empty_answer_then_a_real_one_is_used_and_both_are_charged(manager: FakeOpenAI) -> None:
+    manager.enqueue(review_body("fix", summary="", findings=[]), review_body("fix"))
+    outcome = make().ask(Review, "i", "p")
+    assert outcome.ok and outcome.attempts == 2
+    assert outcome.value is not None and outcome.value.summary == "review says fix"
+    assert outcome.cost_usd == pytest.approx(2 * ATTEMPT)
+
+
+# -- errors that show the fix ---------------------------------------------------------------------
+
+
+def test_the_servers_error_text_is_kept_and_an_unsupported_request_is_not_retried(
+    manager: FakeOpenAI,
+) -> None:
+    manager.enqueue(*[Reply(status=500, text="response_format json_schema not supported")] * 3)
+    outcome = make("chat").ask(Review, "i", "p")
+    assert outcome.error == "HTTP 500: response_format json_schema not supported"
+    assert len(manager.requests) == 1
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_validation_errors_are_never_retried_and_say_why(manager: FakeOpenAI, status: int) -> None:
+    manager.enqueue(*[Reply(status=status, text=f"'strict' is not allowed ({PLANTED_KEY})")] * 3)
+    outcome = make("chat").ask(Review, "i", "p")
+    assert len(manager.requests) == 1
+    assert outcome.error and outcome.error.startswith(f"HTTP {status}: 'strict' is not allowed")
+    assert PLANTED_KEY not in outcome.error
+
+
+def test_a_404_on_responses_hints_at_the_chat_api(manager: FakeOpenAI) -> None:
+    manager.enqueue(Reply(status=404, raw="404 page not found", content_type="text/plain"))
+    outcome = make("responses").ask(Review, "i", "p")
+    assert len(manager.requests) == 1
+    assert outcome.error and "404 page not found" in outcome.error
+    assert "AUTOPILOT_CODEX_API=chat" in outcome.error
+    assert manager.base_url in outcome.error
+
+
+def test_an_unreachable_manager_names_the_url_not_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:secret@127.0.0.1:{port}/v1?k=x")
+    outcome = make(timeout=2).ask(Review, "i", "p")
+    assert outcome.error == f"cannot connect to the API at http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_a_length_cut_asks_for_a_shorter_answer(manager: FakeOpenAI, api: str) -> None:
+    cut = Reply(text='{"decision": "approve", "summ', incomplete=True)
+    manager.enqueue(cut, cut)
+    manager_ = OpenAIManager(
+        model="gpt-6.2-sol", api=api, timeout_s=10, price=PRICE, max_output_tokens=321
+    )
+    outcome = manager_.ask(Review, "i", "p")
+    note = "your answer was cut off at 321 tokens; answer shorter"
+    assert note in manager.requests[1].prompt_text
+    assert "LengthFinishReasonError" not in manager.requests[1].prompt_text
+    assert outcome.error == f"invalid answer after a corrective retry: {note}"
+
+
+# -- usage and cost -------------------------------------------------------------------------------
+
+
+def test_chat_usage_reads_cached_prompt_tokens(manager: FakeOpenAI) -> None:
+    manager.enqueue(
+        Reply(body=review_body(), input_tokens=1000, cached_tokens=800, output_tokens=0)
+    )
+    outcome = make("chat").ask(Review, "i", "p")
+    assert outcome.usage.cached_tokens == 800
+    assert outcome.cost_usd == pytest.approx(0.00028)  # 200 * $1 + 800 * $0.1 per 1M
+
+
+def test_the_long_context_rate_is_judged_per_request_not_per_call(manager: FakeOpenAI) -> None:
+    # Two requests of 150K input each: neither is above 272K, so no surcharge, $0.15 apiece.
+    manager.enqueue(
+        Reply(text="prose", input_tokens=150_000, output_tokens=0),
+        Reply(body=review_body(), input_tokens=150_000, output_tokens=0),
+    )
+    outcome = make().ask(Review, "i", "p")
+    assert outcome.ok
+    assert outcome.cost_usd == pytest.approx(0.30)
+
+
+def test_the_retry_note_lands_after_the_data_and_the_prompt_keeps_its_cap(
+    manager: FakeOpenAI,
+) -> None:
+    prompt = "Diff:\n" + framed("DIFF", "+x\n" * 3_000)
+    cap = len("i") + len(prompt) + 100
+    manager.enqueue(Reply(text="prose"), review_body())
+    manager_ = OpenAIManager(model="gpt-6.2-sol", timeout_s=10, price=PRICE, prompt_chars=cap)
+    assert manager_.ask(Review, "i", prompt).ok
+    retried = manager.requests[1].prompt_text
+    closing = prompt[prompt.rindex("\nDATA DIFF") :]
+    assert closing in retried
+    assert retried.index("could not be used") > retried.index(closing)
+    assert len(retried) <= cap + 1  # +1: the fake joins instructions and input with a newline
+
+
+# -- the probe ------------------------------------------------------------------------------------
+
+
+def test_the_probe_sees_a_server_that_honours_the_schema(manager: FakeOpenAI) -> None:
+    manager.enqueue({"greeting": "hello", "word_count": 1})
+    result = probe(Config(api="chat"))
+    assert result.honoured and result.answered, result.detail
+    assert len(manager.requests) == 1
+    request = manager.requests[0]
+    assert request.schema_name == "Probe"
+    assert request.body["response_format"]["json_schema"]["strict"] is True
+    assert request.body["max_completion_tokens"] == 200
+    assert "honoured" in result.line
+
+
+def test_the_probe_sees_a_server_that_ignores_the_schema(manager: FakeOpenAI) -> None:
+    manager.enqueue(Reply(text="Hello there, friend!"), Reply(text="Hi!"))
+    result = probe(Config(api="responses"))
+    assert not result.honoured and result.answered
+    assert "ignored the schema" in result.detail
+    assert "AUTOPILOT_CODEX_API=chat" in result.detail
+    assert len(manager.requests) == 2
+
+
+def test_the_probe_sees_a_schema_obeyed_only_after_the_retry(manager: FakeOpenAI) -> None:
+    manager.enqueue(Reply(text="Hello!"), {"greeting": "hello", "word_count": 1})
+    result = probe(Config(api="chat"))
+    assert not result.honoured and result.answered
+    assert "does not enforce" in result.detail
+
+
+def test_the_probe_reports_a_server_that_refuses_the_request(manager: FakeOpenAI) -> None:
+    manager.enqueue(Reply(status=500, text="response_format json_schema not supported"))
+    result = probe(Config(api="chat"))
+    assert not result.honoured and not result.answered
+    assert "json_schema not supported" in result.detail

@@ -75,7 +75,7 @@ FAULTS: dict[str, Fault] = {
     ),
     "refusal": Fault((Reply(refusal="I can't help with that."),) * 2, False, 2, "refused", 2, 2),
     "truncated": Fault(
-        (Reply(text='{"decision": "contin', incomplete=True),) * 2, False, 2, "schema", 2, 2
+        (Reply(text='{"decision": "contin', incomplete=True),) * 2, False, 2, "cut off at", 2, 2
     ),
     "invalid-then-ok": Fault((Reply(text="prose, not JSON"), VALID), True, 2, "", 2, 2),
 }

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound="BaseModel")
 
+# The plan's output cap (setting `plan_output_tokens`): a plan is longer than a review, but a
+# small local model that loops must not run to the end of its context either.
+PLAN_OUTPUT_TOKENS_DEFAULT = 8_000
+
 
 @dataclass(frozen=True)
 class Outcome(Generic[T]):
@@ -23,6 +27,8 @@ class Outcome(Generic[T]):
     # One line for the user when `value` is None: timeout, auth, quota, invalid output ...
     error: str | None = None
     attempts: int = 1
+    # Of those attempts, how many were corrective retries after an unusable answer.
+    corrections: int = 0
 
     @property
     def ok(self) -> bool:

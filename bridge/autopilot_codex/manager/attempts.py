@@ -9,9 +9,10 @@ Keeping this in one place is what keeps the budget guard's worst case
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from . import Outcome
+from .answers import meaning
 from .pricing import BILLED_ATTEMPTS, Price, Usage, cost_usd
 from .prompts import Prompt, corrective, redact
 
@@ -57,29 +58,46 @@ class Backend(Protocol):
         ...
 
 
-def ask(backend: Backend, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
+def ask(
+    backend: Backend, schema: type[T], instructions: str, prompt: str, *, cap: int | None = None
+) -> Outcome[T]:
+    """Drive `backend` to one usable answer. `cap` bounds a corrective retry's prompt (the
+    configured prompt_chars); without it the retry note is added and nothing is cut."""
     deadline = time.monotonic() + backend.timeout_s
     # The last gate before the network: no credential leaves, whoever built the prompt.
     original = Prompt(redact(instructions), redact(prompt))
     request = original
     usage = Usage()
+    cost = 0.0
     attempts = corrections = transient = 0
+    error: Exception | None = None
     while True:
         attempts += 1
         remaining = deadline - time.monotonic()
         if remaining <= 0.05:
-            return _failed(backend, usage, attempts, f"no answer within {backend.timeout_s:g}s")
+            late = f"no answer within {backend.timeout_s:g}s"
+            if error is not None:  # what the last attempt ran into: where, and why
+                late += f" (last: {backend.describe(error)})"
+            # This attempt was never made.
+            return Outcome(None, cost, usage, late, attempts - 1, corrections)
         try:
             value, used = backend.attempt(schema, request, remaining)
+            # Shape is the backend's job; meaning is checked here, alike for every backend.
+            value, problem = meaning(value)
+            if problem:
+                raise Charged(used, Invalid(problem))
         except Charged as charged:
-            usage += charged.usage
-            error = charged.error
+            used, error = charged.usage, charged.error
         else:
             usage += used
-            return Outcome(value, cost_usd(usage, backend.price), usage, None, attempts)
+            cost += cost_usd(used, backend.price)
+            return Outcome(value, cost, usage, None, attempts, corrections)
+        # Each request is priced on its own: the long-context rate is per request.
+        usage += used
+        cost += cost_usd(used, backend.price)
         if isinstance(error, Invalid) and corrections < CORRECTIVE_ATTEMPTS:
             corrections += 1
-            request = corrective(original, str(error))
+            request = corrective(original, str(error), cap)
             continue
         wait = backend.retry_wait(error, transient)
         if (
@@ -90,8 +108,4 @@ def ask(backend: Backend, schema: type[T], instructions: str, prompt: str) -> Ou
             transient += 1
             time.sleep(wait)
             continue
-        return _failed(backend, usage, attempts, backend.describe(error))
-
-
-def _failed(backend: Backend, usage: Usage, attempts: int, error: str) -> Outcome[Any]:
-    return Outcome(None, cost_usd(usage, backend.price), usage, error, attempts)
+        return Outcome(None, cost, usage, backend.describe(error), attempts, corrections)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import Outcome
 from .attempts import Charged, Invalid, ask
+from .openai_errors import describe, public_url, retry_wait
 from .pricing import Price, Usage, price_for
 from .prompts import Prompt
 
@@ -31,6 +31,7 @@ def make(model: str, config: Config) -> OpenAIManager:
         api=config.api,
         timeout_s=config.timeout_s,
         max_output_tokens=config.max_output_tokens,
+        prompt_chars=config.prompt_chars,
     )
 
 
@@ -57,6 +58,7 @@ class OpenAIManager:
         timeout_s: float = 180.0,
         max_output_tokens: int = 4000,
         price: Price | None = None,
+        prompt_chars: int | None = None,
     ) -> None:
         base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
         self.client = openai.OpenAI(base_url=base_url, max_retries=0, timeout=timeout_s)
@@ -65,15 +67,18 @@ class OpenAIManager:
         self.timeout_s = timeout_s
         self.max_output_tokens = max_output_tokens
         self.price = price or price_for(model)
+        self.prompt_chars = prompt_chars
+        # Named in errors; never the key (that travels in a header, not in the URL).
+        self.url = public_url(str(self.client.base_url))
 
     def ask(self, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
-        return ask(self, schema, instructions, prompt)
+        return ask(self, schema, instructions, prompt, cap=self.prompt_chars)
 
     def retry_wait(self, error: Exception, transient: int) -> float | None:
         return retry_wait(error, transient)
 
     def describe(self, error: Exception) -> str:
-        return describe(error)
+        return describe(error, api=self.api, url=self.url)
 
     def attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
         try:
@@ -106,6 +111,8 @@ class OpenAIManager:
         except (json.JSONDecodeError, ValueError) as exc:
             raise Charged(usage, Invalid("the answer was not JSON")) from exc
         usage = _usage(body)
+        if _cut_at_the_cap(body):
+            raise Charged(usage, Invalid(self._cut_off()))
         try:
             parsed = raw.parse()
             value = _extract(parsed, self.api)
@@ -116,13 +123,26 @@ class OpenAIManager:
             ) from exc
         except Invalid as exc:
             raise Charged(usage, exc) from exc
-        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            raise Charged(usage, Invalid(type(exc).__name__)) from exc
+        except openai.LengthFinishReasonError as exc:
+            raise Charged(usage, Invalid(self._cut_off())) from exc
+        except openai.ContentFilterFinishReasonError as exc:
+            raise Charged(usage, Invalid("the answer was stopped by the content filter")) from exc
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise Charged(
                 usage, Invalid(f"the answer had an unexpected shape ({type(exc).__name__})")
             ) from exc
         return value, usage
+
+    def _cut_off(self) -> str:
+        return f"your answer was cut off at {self.max_output_tokens} tokens; answer shorter"
+
+
+def _cut_at_the_cap(body: Any) -> bool:
+    """A Responses answer that ended at max_output_tokens (the SDK reports it as bad JSON)."""
+    if not isinstance(body, dict) or body.get("status") != "incomplete":
+        return False
+    details = body.get("incomplete_details")
+    return isinstance(details, dict) and details.get("reason") == "max_output_tokens"
 
 
 def _extract(parsed: Any, api: str) -> Any:
@@ -160,53 +180,3 @@ def _usage(body: Any) -> Usage:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
-
-
-def retry_wait(error: Exception, transient: int) -> float | None:
-    """Seconds to wait before retrying, or None when retrying cannot help."""
-    if isinstance(error, openai.RateLimitError):
-        if getattr(error, "code", None) == "insufficient_quota":
-            return None
-        return _retry_after(error) or _backoff(transient)
-    if isinstance(error, openai.APIStatusError):
-        if error.status_code in (408, 409) or error.status_code >= 500:
-            return _retry_after(error) or _backoff(transient)
-        return None
-    if isinstance(error, openai.APIConnectionError):  # timeouts included
-        return _backoff(transient)
-    return None
-
-
-def _retry_after(error: openai.APIStatusError) -> float | None:
-    headers = error.response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw:
-            try:
-                return max(0.0, float(str(raw))) * scale
-            except ValueError:
-                return None
-    return None
-
-
-def _backoff(transient: int) -> float:
-    delay: float = min(0.5 * 2.0**transient, 8.0)
-    return delay * (1 - 0.25 * random.random())
-
-
-def describe(error: Exception) -> str:
-    if isinstance(error, openai.AuthenticationError):
-        return "authentication failed (check OPENAI_API_KEY)"
-    if isinstance(error, openai.RateLimitError):
-        if getattr(error, "code", None) == "insufficient_quota":
-            return "quota exhausted (insufficient_quota)"
-        return "rate limited (429)"
-    if isinstance(error, openai.APITimeoutError):
-        return "timed out"
-    if isinstance(error, openai.APIConnectionError):
-        return "cannot connect to the API"
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code}"
-    if isinstance(error, Invalid):
-        return f"invalid answer after a corrective retry: {error}"
-    return f"{type(error).__name__}: {str(error)[:200]}"

@@ -7,6 +7,7 @@ them; `AUTOPILOT_CODEX_PRICES` overrides the table.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -78,11 +79,17 @@ def price_for(model: str) -> Price:
     override = os.environ.get("AUTOPILOT_CODEX_PRICES", "").strip()
     if override:
         return parse_override(override)
+    row = row_for(model)
+    return TABLE[row] if row is not None else MOST_EXPENSIVE
+
+
+def row_for(model: str) -> str | None:
+    """The table row a model is priced by, or None for a model the table does not know."""
     name = _DATE_SUFFIX.sub("", model.strip().lower())
     for prefix in sorted(TABLE, key=len, reverse=True):
         if name == prefix or name.startswith(prefix + "-"):
-            return TABLE[prefix]
-    return MOST_EXPENSIVE
+            return prefix
+    return None
 
 
 def parse_override(text: str) -> Price:
@@ -91,14 +98,17 @@ def parse_override(text: str) -> Price:
         parts = [float(p) for p in text.split(",")]
     except ValueError:
         parts = []
-    if len(parts) != 3 or any(p < 0 for p in parts):
+    # `float` takes "nan" and "inf"; neither is a price, and NaN slips past every comparison.
+    if len(parts) != 3 or not all(math.isfinite(p) and p >= 0 for p in parts):
         raise BridgeError(
-            "AUTOPILOT_CODEX_PRICES must be three non-negative numbers: in,cached,out"
+            "AUTOPILOT_CODEX_PRICES must be three finite non-negative numbers: in,cached,out"
         )
     return Price(parts[0], parts[1], parts[2])
 
 
 def cost_usd(usage: Usage, price: Price) -> float:
+    """The cost of ONE request: the long-context rate depends on that request's input alone,
+    so usage summed over several requests must be priced request by request."""
     cached = min(usage.cached_tokens, usage.input_tokens)
     uncached = max(0, usage.input_tokens - cached)
     factor_in, factor_out = (2.0, 1.5) if usage.input_tokens > LONG_CONTEXT_TOKENS else (1.0, 1.0)
@@ -122,5 +132,5 @@ BILLED_ATTEMPTS = 2
 def worst_case_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
     """What one manager call could cost at most; the budget guard refuses a call that could
     take spending past the budget."""
-    once = estimate_tokens(prompt) * price.input + max_output_tokens * price.output
-    return BILLED_ATTEMPTS * once / 1_000_000
+    once = cost_usd(Usage(estimate_tokens(prompt), 0, max_output_tokens), price)
+    return BILLED_ATTEMPTS * once

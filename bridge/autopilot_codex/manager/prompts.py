@@ -145,12 +145,56 @@ def verdict_prompt(
     return _fit(Prompt(VERDICT_INSTRUCTIONS, redact(text)), cap)
 
 
-def corrective(prompt: Prompt, error: str) -> Prompt:
+def corrective(prompt: Prompt, error: str, cap: int | None = None) -> Prompt:
+    """The prompt again with a note on what was wrong, after every DATA block so the model does
+    not read it as data. The prompt stays whole when it fits `cap`; otherwise only the excess
+    is cut, from the end of the data bodies (last block first), markers kept."""
     note = (
         "\n\nYour previous answer could not be used: "
         f"{clip(error, 500)}. Answer again with one JSON object that matches the schema exactly."
     )
-    return Prompt(prompt.instructions, prompt.text[: max(0, len(prompt.text) - len(note))] + note)
+    text = prompt.text
+    if cap is not None:
+        excess = len(prompt.instructions) + len(text) + len(note) - cap
+        if excess > 0:
+            text = _cut_data(text, excess)
+    return Prompt(prompt.instructions, text + note)
+
+
+_CLOSING = re.compile(r"\nDATA ([A-Z]+) ([0-9a-f]{10})>>>")
+
+
+def _cut_data(text: str, excess: int) -> str:
+    """`text` shortened by at least `excess` characters taken from inside its DATA bodies."""
+    end = len(text)
+    while excess > 0:
+        closings = list(_CLOSING.finditer(text, 0, end))
+        if not closings:
+            break
+        closing = closings[-1]
+        opening = f"<<<DATA {closing[1]} {closing[2]}\n"
+        start = text.rfind(opening, 0, closing.start())
+        if start < 0:
+            break
+        body_start = start + len(opening)
+        body = text[body_start : closing.start()]
+        cut = _shorten(body, len(body) - excess)
+        excess -= len(body) - len(cut)
+        text = text[:body_start] + cut + text[closing.start() :]
+        end = start
+    return text
+
+
+_CUT = "\n[... the rest of this data was cut to fit the retry note]"
+
+
+def _shorten(body: str, target: int) -> str:
+    """`body` in at most `target` characters when it can be, saying that it was cut."""
+    if len(body) <= target:
+        return body
+    if target >= len(_CUT):
+        return body[: target - len(_CUT)] + _CUT
+    return _CUT if len(body) > len(_CUT) else ""
 
 
 def _context(goal: str, plan: Plan, task: Task | None, position: tuple[int, int]) -> str:

@@ -1,0 +1,100 @@
+"""Pricing with literal prices and literal dollars: nothing here is computed by the code under
+test, so a wrong table row or a wrong rule cannot agree with itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from autopilot_codex.errors import BridgeError
+from autopilot_codex.manager.pricing import (
+    Price,
+    Usage,
+    cost_usd,
+    parse_override,
+    price_for,
+    row_for,
+    worst_case_usd,
+)
+
+SOL = Price(2.00, 0.10, 10.00)
+
+
+@pytest.mark.parametrize(
+    ("model", "row"),
+    [
+        ("gpt-5-codex", "gpt-5-codex"),
+        ("gpt-5", "gpt-5"),
+        ("gpt-5.1-codex-max", "gpt-5.1-codex-max"),
+        ("gpt-5.1-codex", "gpt-5.1-codex"),
+        ("gpt-5.1-codex-mini", "gpt-5.1-codex"),
+        ("gpt-5.4-mini", "gpt-5.4-mini"),
+        ("gpt-5.5-2026-04-23", "gpt-5.5"),
+        ("gpt-5.1-codex-max-2026-01-15", "gpt-5.1-codex-max"),
+        ("  GPT-6.2-Sol ", "gpt-6.2-sol"),
+        ("gpt-50", None),
+        ("smollm2-135m-instruct", None),
+    ],
+)
+def test_the_longest_prefix_names_the_row(model: str, row: str | None) -> None:
+    assert row_for(model) == row
+
+
+@pytest.mark.parametrize(
+    ("model", "price"),
+    [
+        ("gpt-5.4-mini", Price(0.75, 0.075, 4.50)),
+        ("gpt-5.4-mini-2026-03-17", Price(0.75, 0.075, 4.50)),
+        ("gpt-5.4", Price(2.50, 0.25, 15.00)),
+        ("gpt-5.5-2026-04-23", Price(5.00, 0.50, 30.00)),
+        ("gpt-6.2-astra", Price(8.00, 0.40, 40.00)),
+        ("gpt-5-mini", Price(0.25, 0.025, 2.00)),
+        # Unknown models are charged at the dearest row, gpt-6-astra, never under-counted.
+        ("gpt-50", Price(10.00, 1.00, 50.00)),
+        ("llama-3-8b", Price(10.00, 1.00, 50.00)),
+    ],
+)
+def test_price_rows(model: str, price: Price) -> None:
+    assert price_for(model) == price
+
+
+@pytest.mark.parametrize(
+    ("usage", "dollars"),
+    [
+        (Usage(100_000, 0, 0), 0.20),
+        (Usage(0, 0, 1_000_000), 10.00),
+        (Usage(1_000, 800, 200), 0.00248),  # 200*2 + 800*0.1 + 200*10 per 1M
+        # At the boundary the standard rate still applies ...
+        (Usage(272_000, 0, 1_000), 0.554),
+        # ... one token above it, input x2 and output x1.5 for the whole request.
+        (Usage(272_001, 0, 1_000), 1.103004),
+        (Usage(300_000, 100_000, 0), 0.82),  # 200000*2*2 + 100000*0.1*2
+        # More cached than input (a server bug) is clamped: never a negative uncached count.
+        (Usage(1_000, 5_000, 0), 0.0001),
+    ],
+)
+def test_cost(usage: Usage, dollars: float) -> None:
+    assert cost_usd(usage, SOL) == pytest.approx(dollars, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text", ["nan,0,0", "-1,0,0", "0,0,-0.5", "inf,0,0", "0,nan,0", "1,2", "1,2,3,4", "a,b,c", ""]
+)
+def test_override_prices_that_are_not_prices_are_refused(text: str) -> None:
+    with pytest.raises(BridgeError, match="AUTOPILOT_CODEX_PRICES"):
+        parse_override(text)
+
+
+def test_override_prices_replace_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parse_override(" 1.5, 0.15 ,6") == Price(1.5, 0.15, 6.0)
+    monkeypatch.setenv("AUTOPILOT_CODEX_PRICES", "0,0,0")
+    assert price_for("gpt-6.2-astra") == Price(0.0, 0.0, 0.0)
+    monkeypatch.setenv("AUTOPILOT_CODEX_PRICES", "nan,0,0")
+    with pytest.raises(BridgeError):
+        price_for("gpt-6.2-sol")
+
+
+def test_the_worst_case_covers_the_retry_and_the_long_context_rate() -> None:
+    # 2999 characters estimate 1000 tokens: (1000*2 + 1000*10) per 1M, twice.
+    assert worst_case_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.024)
+    # 900000 characters estimate 300001 tokens, above 272K: 300001 * 1 * 2 per 1M, twice.
+    assert worst_case_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(1.200004)

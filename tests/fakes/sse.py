@@ -37,7 +37,9 @@ def _events(response: dict[str, object]) -> Iterator[dict[str, object]]:
     for index, item in enumerate(output if isinstance(output, list) else []):
         if isinstance(item, dict):
             yield from _item_events(index, item)
-    final = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    final = (
+        "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    )
     yield {"type": final, "response": response}
 
 

@@ -185,7 +185,9 @@ class _Run:
 
     def command(self, binary: str) -> list[str]:
         cmd = [binary, "exec", "--ephemeral", "-s", "read-only", "--skip-git-repo-check"]
-        cmd += ["--disable", "hooks", "--json", "--color", "never"]
+        # Hooks off is a must (an unknown feature is an error, so an old Codex fails loudly);
+        # plugins off (lenient `-c`) spares the manager run their hooks, servers and lookups.
+        cmd += ["--disable", "hooks", "-c", "features.plugins=false", "--json", "--color", "never"]
         cmd += ["--output-schema", str(self.schema_file), "-o", str(self.answer_file)]
         cmd += ["-m", self.model] if self.model else []
         return [*cmd, "-"]  # the prompt is stdin: no argument-length limit, no shell

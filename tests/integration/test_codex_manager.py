@@ -122,6 +122,20 @@ def test_plan_review_and_verdict_are_answered(
     assert "PROMPT-TEXT" in request.prompt_text
 
 
+def test_the_run_is_a_lean_judge(codex: Path, fake: FakeOpenAI) -> None:
+    """Codex's coding-agent prompt and its shell are replaced: the manager only judges."""
+    fake.enqueue(plan_body())
+    assert make().ask(Plan, "i", "p").ok
+    body = fake.requests[0].body
+    assert body is not None
+    first = body["input"][0]  # type: ignore[index]
+    assert first["role"] == "developer"
+    assert first["content"][0]["text"] == codex_backend.SYSTEM
+    tools = {t.get("name") or t.get("type") for t in body["tools"]}  # type: ignore[attr-defined]
+    assert not tools & {"exec_command", "shell", "web_search", "view_image"}
+    assert "<environment_context>" not in fake.requests[0].raw_body
+
+
 def test_a_chosen_model_is_passed_and_priced(codex: Path, fake: FakeOpenAI) -> None:
     fake.enqueue(plan_body())
     outcome = codex_backend.make("gpt-5.4-mini", Config()).ask(Plan, "i", "p")

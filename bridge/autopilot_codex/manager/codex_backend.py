@@ -40,6 +40,27 @@ ANSWER_NOTE = (
     "Answer with exactly one JSON object that matches the output schema. Do not run commands "
     "or use tools: everything you need is below."
 )
+# Replaces Codex's coding-agent system prompt (about 20 kB a call): the run only judges.
+SYSTEM = (
+    "You answer one question for the manager of an autonomous coding loop. Judge only the "
+    "material in the user message, reply with exactly one JSON object that matches the output "
+    "schema, and never run commands or call tools."
+)
+# Lenient `-c` settings (a version that does not know one ignores it): no tools, plugins or
+# context a judge of the given evidence needs, which also keeps an injected "run this" inert.
+LEAN = (
+    "features.plugins=false",
+    "features.apps=false",
+    "features.shell_tool=false",
+    "features.unified_exec=false",
+    "features.goals=false",
+    "features.view_image=false",
+    'web_search="disabled"',
+    "include_environment_context=false",
+    "include_skills_usage_instructions=false",
+    "include_plugin_usage_instructions=false",
+    "include_apps_usage_instructions=false",
+)
 # Final errors worth another attempt: the stream broke, or the provider was briefly busy.
 _TRANSIENT = re.compile(
     r"stream disconnected|stream error|high demand|temporar|overloaded|try again|timed? ?out",
@@ -173,6 +194,7 @@ class _Run:
         self.schema_file = scratch / "schema.json"
         self.prompt_file = scratch / "prompt.txt"
         self.answer_file = scratch / "answer.txt"
+        self.system_file = scratch / "system.md"
         self.workdir = scratch / "work"
 
     def write_inputs(self, schema: type[BaseModel], request: Prompt) -> None:
@@ -181,13 +203,16 @@ class _Run:
         self.schema_file.write_text(json.dumps(to_strict_json_schema(schema)), encoding="utf-8")
         text = f"{request.instructions}\n\n{ANSWER_NOTE}\n\n{request.text}"
         self.prompt_file.write_text(text, encoding="utf-8")
+        self.system_file.write_text(SYSTEM, encoding="utf-8")
         self.workdir.mkdir()
 
     def command(self, binary: str) -> list[str]:
         cmd = [binary, "exec", "--ephemeral", "-s", "read-only", "--skip-git-repo-check"]
-        # Hooks off is a must (an unknown feature is an error, so an old Codex fails loudly);
-        # plugins off (lenient `-c`) spares the manager run their hooks, servers and lookups.
-        cmd += ["--disable", "hooks", "-c", "features.plugins=false", "--json", "--color", "never"]
+        # Hooks off is a must: an unknown feature is an error, so an old Codex fails loudly.
+        cmd += ["--disable", "hooks", "--json", "--color", "never"]
+        cmd += ["-c", f"model_instructions_file={json.dumps(str(self.system_file))}"]
+        for setting in LEAN:
+            cmd += ["-c", setting]
         cmd += ["--output-schema", str(self.schema_file), "-o", str(self.answer_file)]
         cmd += ["-m", self.model] if self.model else []
         return [*cmd, "-"]  # the prompt is stdin: no argument-length limit, no shell

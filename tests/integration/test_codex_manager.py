@@ -218,6 +218,44 @@ def test_not_logged_in_is_found_before_any_call(
     assert codex_backend.problem(Config()) is None
 
 
+def _fake_codex(bindir: Path, script: str) -> Path:
+    """A stand-in `codex` for failures the real CLI cannot be made to show; logs each run."""
+    bindir.mkdir()
+    runs = bindir / "runs.log"
+    path = bindir / "codex"
+    path.write_text(
+        f'#!/bin/sh\ncase "$1" in login) exit 0;; esac\necho run >> "{runs}"\n{script}\n'
+    )
+    path.chmod(0o755)
+    return runs
+
+
+def test_an_old_codex_says_to_upgrade_and_is_not_retried(
+    codex_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = _fake_codex(
+        tmp_path / "old-bin", "echo 'Error: Unknown feature flag: hooks' >&2; exit 1"
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'old-bin'}{os.pathsep}{os.environ['PATH']}")
+    outcome = make().ask(Plan, "i", "p")
+    assert outcome.error == (
+        "codex is too old for the manager (Error: Unknown feature flag: hooks): "
+        "npm install -g @openai/codex@latest"
+    )
+    assert runs.read_text().count("run") == 1
+
+
+def test_another_failure_names_the_exit_and_the_message(
+    codex_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failed = '{"type":"turn.failed","error":{"message":"quota exceeded"}}'
+    runs = _fake_codex(tmp_path / "bad-bin", f"echo '{failed}'; exit 3")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bad-bin'}{os.pathsep}{os.environ['PATH']}")
+    outcome = make().ask(Plan, "i", "p")
+    assert outcome.error == "codex exec failed (exit 3): quota exceeded"
+    assert runs.read_text().count("run") == 1
+
+
 def _plant_trusted_stop_hook(codex_home: Path, marker: Path) -> None:
     """A user Stop hook that touches `marker`, with the trust entry Codex itself would write."""
     command = f"touch {marker}"

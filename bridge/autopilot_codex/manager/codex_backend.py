@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 
 NOT_INSTALLED = "codex is not on PATH: npm install -g @openai/codex"
+UPGRADE = "npm install -g @openai/codex@latest"
 NOT_LOGGED_IN = "codex is not logged in: run `codex login`"
 # `codex login status` answers from local files in milliseconds; this only bounds a wedge.
 LOGIN_TIMEOUT_S = 20.0
@@ -300,6 +301,8 @@ def _failure(code: int, message: str) -> Exception:
     detail = " ".join(message.split())[:300] or "no error message"
     if _REFUSED.search(detail):
         return NotReady(f"{NOT_LOGGED_IN} (or check its provider key): {detail}")
+    if "unknown feature" in detail.lower():
+        return NotReady(f"codex is too old for the manager ({detail}): {UPGRADE}")
     return ExecFailed(
         f"codex exec failed (exit {code}): {detail}", transient=bool(_TRANSIENT.search(detail))
     )

@@ -1,6 +1,7 @@
 """A stdlib-only fake of the OpenAI HTTP API for tests.
 
-It serves ``POST /v1/responses``, ``POST /v1/chat/completions`` and
+It serves ``POST /v1/responses`` (also streamed, with ``"stream": true``, as Codex
+asks for it), ``POST /v1/chat/completions`` and
 ``GET /v1/models`` on 127.0.0.1 and answers from queued :class:`Reply`
 objects.  Every request is logged as a :class:`LoggedRequest` so tests can
 count attempts (``retry_count``), inspect the structured-output schema name
@@ -46,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, cast
+
+from tests.fakes import sse
 
 __all__ = ["FakeOpenAI", "LoggedRequest", "Reply", "reply_from_json"]
 
@@ -495,9 +498,33 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         model_name = model if isinstance(model, str) else "fake-model"
         if api == "responses":
             payload = _responses_envelope(n, model_name, req.body, reply)
+            if req.body is not None and req.body.get("stream") is True:
+                self._stream(reply.status, payload, headers)
+                return
         else:
             payload = _chat_envelope(n, model_name, reply)
         self._send_json(reply.status, payload, headers, content_type=reply.content_type)
+
+    def _stream(self, status: int, response: dict[str, object], headers: dict[str, str]) -> None:
+        """The answer as server-sent events, one chunk each (see ``sse.py``)."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("x-request-id", f"req_fake_{self.fake._next_id()}")
+            for key, value in headers.items():
+                if key.lower() not in ("content-length", "content-type", "transfer-encoding"):
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for event in sse.events(response):
+                data = sse.frame(event)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
 
     def _send_json(
         self,

@@ -23,16 +23,21 @@ ManagerFactory = Callable[[str, "Config"], "Manager"]
 # backend name -> module defining `make(model, config) -> Manager` and `problem(config) -> str | None`.
 BACKENDS: dict[str, str] = {
     "openai": "autopilot_codex.manager.openai_backend",
+    "codex": "autopilot_codex.manager.codex_backend",
 }
 
 
 def backend_name(config: Config) -> str:
-    """The configured backend; with none configured, `openai` when a key is set."""
+    """The configured backend; with none configured, `openai` when a key is set, else `codex`
+    when it is installed and logged in, else `openai` (whose problem names the missing key)."""
     if config.manager:
         return config.manager
     if os.environ.get("OPENAI_API_KEY", "").strip() or "codex" not in BACKENDS:
         return "openai"
-    return "codex"
+    codex_problem: Callable[[Config], str | None] = importlib.import_module(
+        BACKENDS["codex"]
+    ).problem
+    return "openai" if codex_problem(config) else "codex"
 
 
 def select(config: Config) -> ManagerFactory:

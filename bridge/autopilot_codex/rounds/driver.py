@@ -28,6 +28,7 @@ from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
 from .runner import HOSTS, run_round
+from .tree import changed_between, snapshot
 from .view import View, make_view
 
 EXIT_CODES = {"complete": 0, "round_limit": 2, "budget": 2, "error": 1, "interrupted": 130}
@@ -59,14 +60,6 @@ class _Run:
     cost_usd: float = 0.0
     tokens: int = 0
     message: str = ""
-
-
-def changed_files(root: Path, before: str) -> list[str]:
-    """Project files a round changed, committed or not: git's word, not the worker's."""
-    tracked = run_git(root, "diff", "--name-only", "-z", before).split("\0")
-    others = run_git(root, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
-    names = {n for n in tracked + others if n and not n.startswith(f"{WORKSPACE}/")}
-    return sorted(names)
 
 
 def _toplevel(path: Path) -> Path:
@@ -157,7 +150,7 @@ def _one_round(
         rounds=h.rounds,
     )
     view.round_started(round_no, h.rounds, step.role, attempt)
-    before, started = head_sha(run.root), time.time()
+    before, started = snapshot(run.root), time.time()
     result = run_round(
         h.implementer,
         prompt,
@@ -168,7 +161,7 @@ def _one_round(
         on_update=view.update,
         stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
     )
-    changed = changed_files(run.root, before)
+    changed = changed_between(run.root, before, snapshot(run.root))
     ok = result.outcome == "ok"
     markers = parse(result.last_message) if ok else Markers()
     run.rounds_used += int(ok)

@@ -1,7 +1,7 @@
 """The append-only JSONL rollout: one header per run, one line per round, one end line.
 
-A crash can tear the last line; reading skips a torn last line, and the next append starts on a
-fresh line so the fragment never swallows a good record. A bad line anywhere else is corruption
+A crash can tear the last line; reading skips a torn last line, and the next append cuts the
+fragment first (it was never a record) so it can neither swallow nor be mistaken for one. A bad line anywhere else is corruption
 and is reported, never guessed around.
 """
 
@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from .. import typedjson
 from ..errors import BridgeError
@@ -78,15 +78,35 @@ class RunLog:
 def append(path: Path, record: RunHeader | RoundRecord | RunEnd) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n"
-    with path.open("ab") as handle:
-        if handle.tell() > 0:
-            with path.open("rb") as reader:
-                reader.seek(-1, os.SEEK_END)
-                if reader.read(1) != b"\n":
-                    handle.write(b"\n")
+    with path.open("a+b") as handle:
+        _drop_torn_tail(handle)
         handle.write(line.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def _drop_torn_tail(handle: IO[bytes]) -> None:
+    """Cut a last line that has no newline: a write that never finished, never a record."""
+    size = handle.seek(0, os.SEEK_END)
+    if size == 0:
+        return
+    handle.seek(max(0, size - 1))
+    if handle.read(1) == b"\n":
+        return
+    keep = 0
+    step = 4096
+    pos = size
+    while pos > 0:
+        start = max(0, pos - step)
+        handle.seek(start)
+        chunk = handle.read(pos - start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            keep = start + at + 1
+            break
+        pos = start
+    handle.truncate(keep)
+    handle.seek(0, os.SEEK_END)
 
 
 def _record(data: object) -> RunHeader | RoundRecord | RunEnd:

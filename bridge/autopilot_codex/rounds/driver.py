@@ -27,7 +27,7 @@ from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
-from .runner import HOSTS, run_round
+from .runner import HOSTS, RoundResult, run_round
 from .tree import changed_between, snapshot
 from .view import View, make_view
 
@@ -131,17 +131,12 @@ def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, st
     }
 
 
-def _one_round(
-    run: _Run,
-    step: Next,
-    opts: RunOptions,
-    view: View,
-    env: Mapping[str, str],
-    manager: ManagerCheck | None,
-) -> Next:
+def _launch(
+    run: _Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
+) -> tuple[RoundResult, list[str]]:
+    """Run the round's process; what it changed, from working-tree snapshots either side."""
     h = run.header
-    round_no = run.rounds_used + 1
-    attempt = run.failures + 1
+    round_no, attempt = run.rounds_used + 1, run.failures + 1
     prompt = round_prompt(
         h.handoff,
         verify=step.role == "verify",
@@ -150,7 +145,7 @@ def _one_round(
         rounds=h.rounds,
     )
     view.round_started(round_no, h.rounds, step.role, attempt)
-    before, started = snapshot(run.root), time.time()
+    before = snapshot(run.root)
     result = run_round(
         h.implementer,
         prompt,
@@ -161,7 +156,20 @@ def _one_round(
         on_update=view.update,
         stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
     )
-    changed = changed_between(run.root, before, snapshot(run.root))
+    return result, changed_between(run.root, before, snapshot(run.root))
+
+
+def _one_round(
+    run: _Run,
+    step: Next,
+    opts: RunOptions,
+    view: View,
+    env: Mapping[str, str],
+    manager: ManagerCheck | None,
+) -> Next:
+    h = run.header
+    round_no, attempt, started = run.rounds_used + 1, run.failures + 1, time.time()
+    result, changed = _launch(run, step, opts, view, env)
     ok = result.outcome == "ok"
     markers = parse(result.last_message) if ok else Markers()
     run.rounds_used += int(ok)

@@ -76,7 +76,7 @@ class LiveView:
     def __init__(self, out: TextIO) -> None:
         from rich.console import Console
 
-        self.console = Console(file=out)
+        self.console = Console(file=out, highlight=False)
         self.live: Live | None = None
         self.started = time.monotonic()
         self.round_started_at = self.started
@@ -117,7 +117,7 @@ class LiveView:
 
     def round_ended(self, record: RoundRecord, cost_so_far: float, shown: str) -> None:
         self.cost, self.round_cost = cost_so_far, 0.0
-        self.console.print(_ended_line(record, cost_so_far))
+        self.console.print(_ended_line(record, cost_so_far), markup=False)
         if shown.strip():
             self.console.print(
                 "  " + shown.strip().splitlines()[-1][:200], style="dim", markup=False

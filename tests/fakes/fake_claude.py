@@ -9,6 +9,7 @@ The script (JSON, path in FAKE_CLAUDE_SCRIPT) is a list of steps, one per invoca
   crash: true           stop mid-stream: no result event, exit code 1 unless `exit` says otherwise
   no_result: true       exit 0 without a result event (a torn stream)
   tool_only_final: true the final assistant message is a tool call only
+  orphan: true          leave a background process behind that holds stdout open
   hang: true            signal readiness in <script>.running, then sleep (for timeouts, Ctrl-C)
 Every call is logged to <script>.calls.jsonl (prompt and the driver's environment), and the
 call counter lives in <script>.count.
@@ -71,6 +72,10 @@ def main() -> int:
     with Path(f"{script}.calls.jsonl").open("a") as log:
         log.write(json.dumps({"call": n + 1, "prompt": prompt, "env": keep}) + "\n")
     emit({"type": "system", "subtype": "init", "session_id": f"fake-{n + 1}", "cwd": os.getcwd()})
+    if step.get("orphan"):
+        # A background process that inherits stdout and outlives this one.
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        Path(f"{script}.orphan").write_text(str(child.pid))
     if step.get("hang"):
         assistant(
             "m0", {"type": "tool_use", "id": "t0", "name": "Bash", "input": {"command": "sleep"}}

@@ -28,6 +28,8 @@ HOSTS = ("claude", "codex")
 CLAUDE_DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
 CODEX_DEFAULT_ARGS = ("--sandbox", "workspace-write")
 KILL_GRACE_S = 3.0
+# After the host exits, how long a stream may stay open (held by a process it left behind).
+ORPHAN_GRACE_S = 2.0
 POLL_S = 0.2
 
 
@@ -68,24 +70,25 @@ def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
         lines.put(None)
 
 
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate the child's whole process group, then kill what is left."""
-    if proc.poll() is not None:
-        return
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
     if os.name == "posix":
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGTERM)
-    else:
-        proc.terminate()
-    try:
+            os.killpg(proc.pid, sig)
+    elif proc.poll() is None:
+        proc.kill()
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End the child's whole process group: TERM, a grace period, then KILL for what is left.
+
+    Also after a normal exit: a background process a round left behind (a dev server, say)
+    would otherwise outlive it, hold its stream open and disturb the next round.
+    """
+    _signal_group(proc, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
-        if os.name == "posix":
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-        proc.wait()
+    _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+    proc.wait()
 
 
 def _spawn(
@@ -162,6 +165,7 @@ def _follow(
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
     deadline = time.monotonic() + timeout_s
+    exited_at: float | None = None
     try:
         while True:
             if time.monotonic() >= deadline:
@@ -171,6 +175,10 @@ def _follow(
                 line = lines.get(timeout=POLL_S)
             except queue.Empty:
                 on_update(state)
+                if proc.poll() is not None:
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at > ORPHAN_GRACE_S:
+                        break  # the host is gone; something it started holds the stream open
                 continue
             if line is None:
                 break
@@ -181,6 +189,7 @@ def _follow(
         except subprocess.TimeoutExpired:
             _end(proc)
             return "timeout"
+        _end(proc)
         return "ok"
     except KeyboardInterrupt:
         _end(proc)

@@ -20,7 +20,7 @@ from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.driver import main
 from tests.conftest import ROOT, git
 
-FAKE = ROOT / "tests" / "fakes" / "fake_claude.py"
+FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
 Script = Callable[[list[dict[str, Any]]], Path]
 
 
@@ -34,17 +34,18 @@ def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
 
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
     monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
-    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(path))
+    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
+    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
     return setup
 
 
 def drive(
-    repo: Path, *args: str, goal: str = "add the greeting files"
+    repo: Path, *args: str, goal: str = "add the greeting files", host: str = "claude"
 ) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
     argv = ["--cwd", str(repo), "--json", *args]
     if "--resume" not in args:
-        argv = [goal, "--implementer", "claude", *argv]
+        argv = [goal, "--implementer", host, *argv]
     code = main(argv, stdout=out)
     return code, json.loads(out.getvalue()) if out.getvalue().strip() else {}
 
@@ -87,6 +88,21 @@ def test_exit_after_a_clean_verifier_round(repo: Path, script: Script) -> None:
     log = rollout.last_run(repo / ".autopilot-codex" / "rollout.jsonl")
     assert log is not None and log.end is not None and log.end.status == "complete"
     assert [r.files_changed for r in log.rounds] == [["hello.txt"], []]
+
+
+def test_codex_as_the_implementer(repo: Path, script: Script) -> None:
+    path = script([{"crash": True}, READY, EXIT])
+    code, record = drive(repo, host="codex")
+    assert (code, record["status"], record["implementer"]) == (0, "complete", "codex")
+    assert record["tokens"] == 2 * 1100
+    assert [c["host"] for c in calls(path)] == ["codex"] * 3
+    r = rounds_of(repo)
+    assert [(x.outcome, x.files_changed) for x in r] == [
+        ("crashed", []),
+        ("ok", ["hello.txt"]),
+        ("ok", []),
+    ]
+    assert r[1].last_action == "shell: git commit -am ..."
 
 
 def test_a_verifier_that_changes_files_does_not_exit(repo: Path, script: Script) -> None:

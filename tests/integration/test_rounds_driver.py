@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.driver import main
 from tests.conftest import ROOT, git
@@ -125,6 +126,31 @@ def test_uncommitted_changes_count_as_changes(repo: Path, script: Script) -> Non
     code, record = drive(repo)
     assert (code, record["rounds_used"]) == (0, 3)
     assert rounds_of(repo)[1].files_changed == ["hello.txt"]
+
+
+def test_the_manager_must_also_say_done(repo: Path, script: Script) -> None:
+    from autopilot_codex.rounds.driver import RunOptions, run
+    from autopilot_codex.rounds.view import PlainView
+
+    answers = [BridgeError("connection refused"), False, True]
+    seen: list[str] = []
+
+    def manager(worktree: Path, base: str) -> bool:
+        seen.append(git(worktree, "diff", "--stat", base))
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    again = {"say": "Looked again.\n::potter(ready)"}
+    script([READY, EXIT, again, EXIT, again, EXIT])
+    out = io.StringIO()
+    opts = RunOptions(worktree=repo, goal="g", implementer="claude")
+    record = run(opts, view=PlainView(out), manager=manager)
+    assert (record["status"], record["rounds_used"]) == ("complete", 6)
+    assert "manager unavailable, the exit is not accepted: connection refused" in out.getvalue()
+    assert all("hello.txt" in stat for stat in seen)
+    assert [r.next for r in rounds_of(repo)] == ["verify", "continue"] * 2 + ["verify", "complete"]
 
 
 def test_a_crashing_round_is_retried(repo: Path, script: Script) -> None:

@@ -65,6 +65,16 @@ def test_claude_tool_use_only_final_message_has_no_text() -> None:
     assert s.last_message == ""
 
 
+def test_claude_empty_result_keeps_the_final_text() -> None:
+    # claude-code#38651: a Stop hook emptied `result`; the final message itself still counts.
+    s = feed(
+        "claude",
+        assistant("m1", text("Done.\n::potter(ready)")),
+        {"type": "result", "subtype": "success", "result": ""},
+    )
+    assert s.last_message == "Done.\n::potter(ready)"
+
+
 def test_claude_error_result() -> None:
     s = feed("claude", {"type": "result", "subtype": "error_max_turns", "is_error": True})
     assert s.error == "result error_max_turns" and s.finished

@@ -131,6 +131,15 @@ def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, st
     }
 
 
+def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
+    """The manager's word on the whole diff; an unreachable manager accepts nothing."""
+    try:
+        return manager(run.root, run.header.base_sha)
+    except BridgeError as exc:
+        view.note(f"manager unavailable, the exit is not accepted: {exc}")
+        return False
+
+
 def _launch(
     run: _Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
 ) -> tuple[RoundResult, list[str]]:
@@ -178,7 +187,7 @@ def _one_round(
     run.cost_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
     verified = ok and markers.exit and step.role == "verify" and not changed
-    done = manager(run.root, h.base_sha) if manager is not None and verified else None
+    done = _manager_done(manager, run, view) if manager is not None and verified else None
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done)
     nxt = decide(facts, _progress(run, opts.max_retries))
     record = rollout.RoundRecord(

@@ -263,7 +263,10 @@ def run(
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autopilot-codex run", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="autopilot-codex run",
+        description="Pursue a goal in rounds, each a fresh claude -p or codex exec process.",
+    )
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
     p.add_argument("--implementer", choices=HOSTS, default=None)
     p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
@@ -276,7 +279,7 @@ def parser() -> argparse.ArgumentParser:
         "--host-arg",
         action="append",
         default=None,
-        help="replaces the host's default permission flags",
+        help="a flag for the host, replacing its default permission flags (repeat; --host-arg=--x)",
     )
     p.add_argument("--cwd", type=Path, default=Path())
     return p

@@ -1,0 +1,1 @@
+"""The rounds style: an external driver runs fresh host processes, one per round."""

@@ -1,0 +1,96 @@
+"""The run's folder in the worktree: the handoff file, the knowledge base, the git exclude.
+
+The handoff file is the only thing a fresh round knows about the task, so it is written once,
+self-contained, and never overwritten (a second run on the same day gets a new name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ..errors import BridgeError
+from ..gitrepo import run_git
+
+WORKSPACE = ".autopilot-codex"
+EXCLUDE_LINE = f"/{WORKSPACE}/"
+SLUG_MAX = 40
+
+KB_README = """# Knowledge base
+
+Notes that rounds share: high-level facts about this project and where things live in the code.
+Read this index at the start of a round; after exploring a module or a tricky topic, write a
+short note in this folder and add a line for it below. Code is the source of truth: fix a note
+as soon as it disagrees with the code. This folder is git-ignored and never committed.
+
+## Index
+"""
+
+
+@dataclass(frozen=True)
+class Handoff:
+    request: str
+    context: tuple[str, ...] = ()
+    data: str = ""
+
+    def render(self) -> str:
+        context = "\n".join(f"- {line}" for line in self.context) or "- (none given)"
+        return (
+            "# Objective\n\n"
+            f"## Original User Request\n{self.request.strip()}\n\n"
+            f"## Important Context, Constraints, and User Preferences\n{context}\n\n"
+            f"## Critical Data, Examples, and References\n{self.data.strip() or '(none given)'}\n\n"
+            "# Done\n"
+        )
+
+
+def slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    out = ""
+    for word in words:
+        candidate = f"{out}_{word}" if out else word
+        if len(candidate) > SLUG_MAX:
+            break
+        out = candidate
+    return out or (words[0][:SLUG_MAX] if words else "objective")
+
+
+def write_handoff(worktree: Path, handoff: Handoff, *, today: date) -> Path:
+    """Create the handoff file; an existing file of the same name is never touched."""
+    folder = worktree / WORKSPACE / "handoffs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{today:%Y_%m_%d}_{slug(handoff.request)}"
+    for n in range(1, 1000):
+        path = folder / (f"{stem}.md" if n == 1 else f"{stem}_{n}.md")
+        try:
+            with path.open("x", encoding="utf-8") as handle:
+                handle.write(handoff.render())
+        except FileExistsError:
+            continue
+        return path
+    raise BridgeError(f"too many handoff files named {stem}_N.md in {folder}")
+
+
+def prepare(worktree: Path) -> Path:
+    """The run's folder with its knowledge base, git-ignored through the repository's exclude.
+
+    `.git/info/exclude` rather than `.gitignore`: the user's tracked files stay untouched.
+    """
+    folder = worktree / WORKSPACE
+    kb = folder / "kb"
+    kb.mkdir(parents=True, exist_ok=True)
+    readme = kb / "README.md"
+    if not readme.exists():
+        readme.write_text(KB_README, encoding="utf-8")
+    exclude = Path(run_git(worktree, "rev-parse", "--git-path", "info/exclude").strip())
+    if not exclude.is_absolute():
+        exclude = worktree / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if EXCLUDE_LINE not in current.splitlines():
+        sep = "" if not current or current.endswith("\n") else "\n"
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(f"{sep}{EXCLUDE_LINE}\n")
+    return folder

@@ -1,0 +1,152 @@
+"""The append-only JSONL rollout: one header per run, one line per round, one end line.
+
+A crash can tear the last line; reading skips a torn last line, and the next append cuts the
+fragment first (it was never a record) so it can neither swallow nor be mistaken for one. A bad line anywhere else is corruption
+and is reported, never guessed around.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+
+from .. import typedjson
+from ..errors import BridgeError
+
+Outcome = Literal["ok", "crashed", "timeout", "stream_error", "interrupted"]
+Role = Literal["implement", "verify"]
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    kind: Literal["run"]
+    run: str
+    goal: str
+    implementer: str
+    rounds: int
+    handoff: str
+    base_sha: str
+    started: float
+    budget_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    kind: Literal["round"]
+    run: str
+    round: int
+    attempt: int
+    role: Role
+    wrap_up: bool
+    start: float
+    end: float
+    outcome: Outcome
+    exit_code: int | None
+    markers: list[str]
+    files_changed: list[str]
+    cost_usd: float | None
+    tokens: int | None
+    last_action: str
+    message: str
+    # What the driver decided after this round, so --resume picks up at the same point.
+    next: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    kind: Literal["end"]
+    run: str
+    status: str
+    end: float
+
+
+@dataclass
+class RunLog:
+    header: RunHeader
+    rounds: list[RoundRecord] = field(default_factory=list)
+    end: RunEnd | None = None
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.cost_usd or 0.0 for r in self.rounds)
+
+
+def append(path: Path, record: RunHeader | RoundRecord | RunEnd) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n"
+    with path.open("a+b") as handle:
+        _drop_torn_tail(handle)
+        handle.write(line.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _drop_torn_tail(handle: IO[bytes]) -> None:
+    """Cut a last line that has no newline: a write that never finished, never a record."""
+    size = handle.seek(0, os.SEEK_END)
+    if size == 0:
+        return
+    handle.seek(max(0, size - 1))
+    if handle.read(1) == b"\n":
+        return
+    keep = 0
+    step = 4096
+    pos = size
+    while pos > 0:
+        start = max(0, pos - step)
+        handle.seek(start)
+        chunk = handle.read(pos - start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            keep = start + at + 1
+            break
+        pos = start
+    handle.truncate(keep)
+    handle.seek(0, os.SEEK_END)
+
+
+def _record(data: object) -> RunHeader | RoundRecord | RunEnd:
+    kind = data.get("kind") if isinstance(data, dict) else None
+    cls = {"run": RunHeader, "round": RoundRecord, "end": RunEnd}.get(str(kind))
+    if cls is None:
+        raise typedjson.Invalid("kind", "expected run, round or end")
+    return typedjson.load(cls, data)
+
+
+def read(path: Path) -> list[RunLog]:
+    """Every run in the rollout, oldest first."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise BridgeError(f"cannot read the rollout {path}: {exc}") from exc
+    lines = raw.decode("utf-8", "replace").split("\n")
+    runs: list[RunLog] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = _record(json.loads(line))
+        except (ValueError, typedjson.Invalid) as exc:
+            if all(not rest.strip() for rest in lines[number:]):
+                break  # a torn last line: the write that made it never finished
+            raise BridgeError(f"the rollout {path} is corrupt at line {number}: {exc}") from None
+        if isinstance(record, RunHeader):
+            runs.append(RunLog(record))
+        elif not runs or runs[-1].header.run != record.run:
+            raise BridgeError(f"the rollout {path} has a record of no run at line {number}")
+        elif isinstance(record, RoundRecord):
+            runs[-1].rounds.append(record)
+        else:
+            runs[-1].end = record
+    return runs
+
+
+def last_run(path: Path) -> RunLog | None:
+    runs = read(path)
+    return runs[-1] if runs else None

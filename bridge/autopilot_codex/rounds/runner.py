@@ -1,0 +1,207 @@
+"""One round: a fresh host process, its JSONL stream read line by line, a timeout, Ctrl-C.
+
+The child gets its own process group, so a timeout or Ctrl-C ends it and every tool process
+it started, and a Ctrl-C in the terminal reaches only the driver, which then ends the child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ..errors import BridgeError
+from .rollout import Outcome
+from .stream import StreamState
+
+HOSTS = ("claude", "codex")
+# Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
+CLAUDE_DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+CODEX_DEFAULT_ARGS = ("--sandbox", "workspace-write")
+KILL_GRACE_S = 3.0
+# After the host exits, how long a stream may stay open (held by a process it left behind).
+ORPHAN_GRACE_S = 2.0
+POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    outcome: Outcome
+    exit_code: int | None
+    last_message: str
+    last_action: str
+    cost_usd: float | None
+    tokens: int | None
+    detail: str
+
+
+def host_base(host: str, env: Mapping[str, str]) -> list[str]:
+    """The host's executable; `AUTOPILOT_CODEX_<HOST>_CMD` overrides it (a wrapper, a fake)."""
+    if host not in HOSTS:
+        raise BridgeError(f"unknown implementer {host!r}: use claude or codex")
+    override = env.get(f"AUTOPILOT_CODEX_{host.upper()}_CMD", "").strip()
+    return shlex.split(override) if override else [host]
+
+
+def command(
+    host: str, prompt: str, *, base: Sequence[str], extra: Sequence[str] | None
+) -> list[str]:
+    if host == "claude":
+        args = CLAUDE_DEFAULT_ARGS if extra is None else extra
+        return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
+    args = CODEX_DEFAULT_ARGS if extra is None else extra
+    return [*base, "exec", "--json", *args, prompt]
+
+
+def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
+    try:
+        for raw in stream:
+            lines.put(raw.decode("utf-8", "replace"))
+    finally:
+        lines.put(None)
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+    elif proc.poll() is None:
+        proc.kill()
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End the child's whole process group: TERM, a grace period, then KILL for what is left.
+
+    Also after a normal exit: a background process a round left behind (a dev server, say)
+    would otherwise outlive it, hold its stream open and disturb the next round.
+    """
+    _signal_group(proc, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+    _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+    proc.wait()
+
+
+def _spawn(
+    cmd: list[str], cwd: Path, env: Mapping[str, str], log: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    extra: dict[str, object] = {}
+    if os.name == "posix":
+        extra["start_new_session"] = True
+    else:
+        extra["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
+    try:
+        return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+            cmd,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            **extra,
+        )
+    except OSError as exc:
+        raise BridgeError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from exc
+
+
+def run_round(
+    host: str,
+    prompt: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    stderr_path: Path,
+    extra_args: Sequence[str] | None = None,
+    on_update: Callable[[StreamState], None] = lambda _s: None,
+) -> RoundResult:
+    """Run one round to its end; a failure to start is a `crashed` round, never an exception."""
+    state = StreamState(host)
+    cmd = command(host, prompt, base=host_base(host, env), extra=extra_args)
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+    with stderr_path.open("wb") as log:
+        try:
+            proc = _spawn(cmd, cwd, env, log)
+        except BridgeError as exc:
+            return RoundResult("crashed", None, "", "", None, None, str(exc))
+        outcome = _follow(proc, state, timeout_s, on_update)
+    code = proc.returncode
+    detail = state.error
+    if outcome == "ok" and code != 0:
+        outcome, detail = (
+            "crashed",
+            f"exit code {code}" + (f", {state.error}" if state.error else ""),
+        )
+    elif outcome == "ok" and (not state.finished or state.error):
+        outcome, detail = "stream_error", state.error or "the stream ended without a final event"
+    elif outcome == "timeout":
+        detail = f"no end after {timeout_s:.0f}s"
+    if outcome != "ok" and not detail:
+        detail = outcome
+    if outcome != "ok":
+        detail += _stderr_tail(stderr_path)
+    return RoundResult(
+        outcome, code, state.last_message, state.last_action, state.cost_usd, state.tokens, detail
+    )
+
+
+def _follow(
+    proc: subprocess.Popen[bytes],
+    state: StreamState,
+    timeout_s: float,
+    on_update: Callable[[StreamState], None],
+) -> Outcome:
+    assert proc.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout_s
+    exited_at: float | None = None
+    try:
+        while True:
+            if time.monotonic() >= deadline:
+                _end(proc)
+                return "timeout"
+            try:
+                line = lines.get(timeout=POLL_S)
+            except queue.Empty:
+                on_update(state)
+                if proc.poll() is not None:
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at > ORPHAN_GRACE_S:
+                        break  # the host is gone; something it started holds the stream open
+                continue
+            if line is None:
+                break
+            if line.strip() and state.feed_line(line):
+                on_update(state)
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _end(proc)
+            return "timeout"
+        _end(proc)
+        return "ok"
+    except KeyboardInterrupt:
+        _end(proc)
+        return "interrupted"
+    finally:
+        reader.join(timeout=1.0)
+
+
+def _stderr_tail(path: Path) -> str:
+    try:
+        text = path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+    last = text.splitlines()[-1] if text else ""
+    return f": {last[:200]}" if last else ""

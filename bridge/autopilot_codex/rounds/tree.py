@@ -1,0 +1,62 @@
+"""What a round changed, as git sees it: the whole working tree before and after.
+
+A verifier's "I changed nothing" is checked, not believed. Comparing commits would miss
+uncommitted edits, and comparing against HEAD would blame a round for edits an earlier round
+left uncommitted; so each side is a snapshot of the working tree (tracked and untracked files,
+ignores respected) written as a git tree through a private index. Nothing visible changes:
+no ref, no index, no stash — only unreferenced objects that git's gc collects.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import BridgeError
+from ..gitrepo import GIT_TIMEOUT_S, run_git
+from .handoff import WORKSPACE
+
+
+def _git(root: Path, index: str, *args: str) -> str:
+    env = {**os.environ, "GIT_INDEX_FILE": index}
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BridgeError(f"git {args[0]} failed in {root}: {exc}") from exc
+    if proc.returncode:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BridgeError(
+            f"git {args[0]} failed in {root}: {detail[-1] if detail else proc.returncode}"
+        )
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def snapshot(root: Path) -> str:
+    """The working tree as a git tree id."""
+    index = Path(run_git(root, "rev-parse", "--git-path", "index").strip())
+    if not index.is_absolute():
+        index = root / index
+    with tempfile.TemporaryDirectory(prefix="autopilot-codex-") as scratch:
+        private = str(Path(scratch) / "index")
+        if index.exists():
+            # The real index's stat cache makes `add -A` rehash only what changed.
+            shutil.copyfile(index, private)
+        _git(root, private, "add", "-A")
+        return _git(root, private, "write-tree").strip()
+
+
+def changed_between(root: Path, before: str, after: str) -> list[str]:
+    if before == after:
+        return []
+    out = run_git(root, "diff", "--name-only", "--no-renames", "-z", before, after)
+    return sorted(n for n in out.split("\0") if n and not n.startswith(f"{WORKSPACE}/"))

@@ -1,0 +1,254 @@
+"""The ralph style: one prompt fed back at every Stop until a completion promise or a cap.
+
+Pure functions only (no files, no clock: `now` is passed in), so every branch is a table test.
+The engine owns the state file (its presence is the on/off switch), session claiming and the
+hook I/O; this module decides what one Stop means.
+
+Promise rule, chosen against the peers' bugs (see docs/peers.md, "brittle completion"):
+the promise counts only as a complete `<promise>TEXT</promise>` tag that stands on a line of its
+own, outside fenced code blocks, in the last assistant message. The text inside the tag is
+whitespace-normalised and compared case-sensitively with the configured promise. So a bare
+promise word (claude-code#81827), a sentence that mentions the tag ("I will not output
+<promise>DONE</promise> yet"), a tag in backticks and a tag in a fenced block that quotes the
+instructions never end the loop; a tag split over lines, padded with spaces or followed by
+blank lines does (claude-plugins-official#3632).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# Claude Code overrides a Stop hook after 8 blocks in a row; yield well before that.
+HOST_BLOCK_CAP = 8
+DEFAULT_MAX_ITERATIONS = 50
+DEFAULT_STALL_LIMIT = 3
+PREFIX = "[autopilot-codex]"
+
+Why = Literal["promise", "max_iterations", "stalled", "deadline", "cancelled", "budget"]
+
+_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
+_FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
+
+
+@dataclass(frozen=True)
+class RalphState:
+    """A ralph loop, as kept in the engine's state file (loaded with `typedjson`)."""
+
+    prompt: str
+    started_at: float
+    completion_promise: str | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    # The iteration now running; the first prompt is iteration 1.
+    iteration: int = 1
+    session_id: str | None = None
+    idle_stop_blocks: int = 0
+    stall_limit: int = DEFAULT_STALL_LIMIT
+    # A wall-clock cap in seconds (0 = none); enforced here because `now` is all it needs.
+    max_seconds: float = 0.0
+    # A USD cap for the engine's guards (None = none); ralph itself spends nothing.
+    budget_usd: float | None = None
+
+    def evolve(self, **changes: Any) -> RalphState:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the Stop hook answers: `block` re-injects `reason`; `message` is the user's banner."""
+
+    action: Literal["allow", "block"]
+    kind: Literal["continue", "done", "stopped", "stalled", "timed_out"]
+    reason: str = ""
+    message: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return self.action == "block"
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def validate_start(
+    *,
+    prompt: str,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    completion_promise: str | None = None,
+    budget_usd: float | None = None,
+    max_seconds: float = 0.0,
+    stall_limit: int = DEFAULT_STALL_LIMIT,
+) -> None:
+    """Refuse a loop that could not end, or that could never be told it is done."""
+    if not prompt.strip():
+        raise ValueError("ralph needs a prompt: give it as text or with --prompt-file")
+    if max_iterations < 0:
+        raise ValueError(f"--max-iterations must be 0 or more, not {max_iterations}")
+    capped = (budget_usd is not None and budget_usd > 0) or max_seconds > 0
+    if max_iterations == 0 and not capped:
+        raise ValueError("--max-iterations 0 (unlimited) needs a budget or a time limit")
+    if completion_promise is not None:
+        text = normalise(completion_promise)
+        if not text:
+            raise ValueError("--completion-promise must not be empty")
+        if "<" in text or ">" in text:
+            raise ValueError("--completion-promise must not contain '<' or '>'")
+    if not 1 <= stall_limit < HOST_BLOCK_CAP:
+        raise ValueError(f"the stall limit must be between 1 and {HOST_BLOCK_CAP - 1}")
+
+
+def start(
+    *,
+    prompt: str,
+    now: float,
+    completion_promise: str | None = None,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    session_id: str | None = None,
+    budget_usd: float | None = None,
+    max_seconds: float = 0.0,
+) -> RalphState:
+    validate_start(
+        prompt=prompt,
+        max_iterations=max_iterations,
+        completion_promise=completion_promise,
+        budget_usd=budget_usd,
+        max_seconds=max_seconds,
+    )
+    promise = normalise(completion_promise) if completion_promise is not None else None
+    return RalphState(
+        prompt=prompt,
+        started_at=now,
+        completion_promise=promise,
+        max_iterations=max_iterations,
+        session_id=session_id or None,
+        budget_usd=budget_usd,
+        max_seconds=max_seconds,
+    )
+
+
+def claim(state: RalphState, session_id: str | None) -> RalphState | None:
+    """The state as owned by `session_id`, or None when the loop is another session's.
+
+    A hook without a session id owns nothing (peers bled loops across sessions that way).
+    """
+    if not session_id or session_id == "null":
+        return None
+    if state.session_id in (None, "", "null"):
+        return state.evolve(session_id=session_id)
+    return state if state.session_id == session_id else None
+
+
+def _outside_fences(text: str) -> str:
+    """The text with fenced code blocks blanked out (an unclosed fence runs to the end)."""
+    kept: list[str] = []
+    fence = ""
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if fence:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = ""
+            kept.append("")
+        elif match:
+            fence = match.group(1)
+            kept.append("")
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def promise_met(last_message: str, promise: str) -> bool:
+    """True only for `<promise>PROMISE</promise>` alone on its line(s), outside code fences."""
+    wanted = normalise(promise)
+    if not wanted or not last_message:
+        return False
+    text = _outside_fences(last_message.replace("\r\n", "\n").replace("\r", "\n"))
+    for match in _TAG.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        before = text[line_start : match.start()]
+        after = text[match.end() : len(text) if line_end < 0 else line_end]
+        if before.strip() or after.strip():
+            continue
+        if normalise(match.group(1)) == wanted:
+            return True
+    return False
+
+
+def banner(state: RalphState) -> str:
+    cap = str(state.max_iterations) if state.max_iterations else "unlimited"
+    return f"Ralph iteration {state.iteration}/{cap}"
+
+
+def continue_reason(state: RalphState) -> str:
+    """The prompt re-injected at a block, under the iteration banner."""
+    if state.completion_promise:
+        how = (
+            f"To finish, output <promise>{state.completion_promise}</promise> on a line of its "
+            "own, only when the statement is completely true. Do not output it to leave the loop."
+        )
+    else:
+        how = "No completion promise is set: the loop runs until its iteration limit."
+    return f"{PREFIX} {banner(state)} — {how}\n\n{state.prompt}"
+
+
+def on_stop(
+    state: RalphState,
+    *,
+    last_message: str,
+    stop_hook_active: bool,
+    tool_ran_since_last_block: bool,
+    now: float,
+) -> tuple[RalphState, Decision]:
+    """One Stop of an owned, running ralph loop: continue, done, stopped, stalled or timed out.
+
+    The promise is checked before the cap, so a promise kept on the last iteration is reported
+    as kept (ralph-orchestrator#369).
+    """
+    if state.completion_promise and promise_met(last_message, state.completion_promise):
+        message = f"{PREFIX} ralph done: promise kept at iteration {state.iteration}"
+        return state, Decision("allow", "done", message=message)
+    idle = state.idle_stop_blocks
+    if not stop_hook_active or tool_ran_since_last_block:
+        # Either the host's chain of blocks is broken or the worker did something: not stuck.
+        idle = 0
+    state = state.evolve(idle_stop_blocks=idle)
+    if state.max_iterations and state.iteration >= state.max_iterations:
+        message = f"{PREFIX} ralph stopped: iteration limit {state.max_iterations} reached"
+        return state, Decision("allow", "stopped", message=message)
+    if state.max_seconds and now - state.started_at >= state.max_seconds:
+        message = f"{PREFIX} ralph stopped: time limit of {state.max_seconds:.0f}s reached"
+        return state, Decision("allow", "timed_out", message=message)
+    if idle >= state.stall_limit:
+        message = f"{PREFIX} ralph stalled: {idle} turns ended in a row without running a tool"
+        return state, Decision("allow", "stalled", message=message)
+    state = state.evolve(iteration=state.iteration + 1, idle_stop_blocks=idle + 1)
+    return state, Decision(
+        "block", "continue", reason=continue_reason(state), message=banner(state)
+    )
+
+
+WHY_OF_KIND: dict[str, Why] = {
+    "done": "promise",
+    "stopped": "max_iterations",
+    "stalled": "stalled",
+    "timed_out": "deadline",
+}
+
+
+def result_record(state: RalphState, why: Why, now: float) -> dict[str, Any]:
+    """The `last.json` kept after the loop ends: why, how many iterations, how long."""
+    return {
+        "style": "ralph",
+        "why": why,
+        "iterations": state.iteration,
+        "max_iterations": state.max_iterations,
+        "completion_promise": state.completion_promise,
+        "prompt": state.prompt,
+        "session_id": state.session_id,
+        "started_at": state.started_at,
+        "ended_at": now,
+        "duration_s": round(max(0.0, now - state.started_at), 3),
+    }

@@ -1,0 +1,169 @@
+"""A stand-in for `claude -p --output-format stream-json --verbose` and `codex exec --json`.
+
+Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per invocation:
+  write: {path: text}   files to write in the working directory
+  commit: "message"     `git add -A && git commit` afterwards
+  say: "text"           the final assistant message (markers go here)
+  cost: 0.01            Claude: total_cost_usd of the result event
+  exit: 0               exit code
+  crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
+  no_result: true       exit 0 without a final event (a torn stream)
+  tool_only_final: true the final assistant message is a tool call only
+  orphan: true          leave a background process behind that holds stdout open
+  hang: true            signal readiness in <script>.running, then sleep (for timeouts, Ctrl-C)
+Every call is logged to <script>.calls.jsonl (host, prompt and the driver's environment), and
+the call counter lives in <script>.count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def fail(text: str, code: int) -> SystemExit:
+    sys.stderr.write(text + "\n")
+    return SystemExit(code)
+
+
+class Claude:
+    name = "claude"
+
+    def __init__(self, argv: list[str]) -> None:
+        if "-p" not in argv:
+            raise fail("fake claude: only -p is supported", 2)
+        self.prompt = argv[argv.index("-p") + 1]
+        fmt = argv[argv.index("--output-format") + 1] if "--output-format" in argv else "text"
+        if fmt == "stream-json" and "--verbose" not in argv:
+            # What the real CLI says.
+            raise fail(
+                "Error: When using --print, --output-format=stream-json requires --verbose", 1
+            )
+        if fmt != "stream-json":
+            raise fail("fake claude: only stream-json output is supported", 2)
+        self.n = 0
+
+    def _assistant(self, block: dict[str, Any]) -> None:
+        self.n += 1
+        message = {"id": f"m{self.n}", "role": "assistant", "content": [block]}
+        emit({"type": "assistant", "message": message})
+
+    def start(self, call: int) -> None:
+        emit({"type": "system", "subtype": "init", "session_id": f"fake-{call}"})
+
+    def tool(self, name: str, payload: dict[str, Any]) -> None:
+        self._assistant({"type": "tool_use", "id": f"t{self.n}", "name": name, "input": payload})
+        result = {"type": "tool_result", "tool_use_id": f"t{self.n}", "content": "ok"}
+        emit({"type": "user", "message": {"role": "user", "content": [result]}})
+
+    def say(self, text: str) -> None:
+        self._assistant({"type": "text", "text": text})
+
+    def finish(self, step: dict[str, Any], last: str) -> None:
+        emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "result": last,
+                "total_cost_usd": step.get("cost", 0.01),
+                "num_turns": 1,
+            }
+        )
+
+
+class Codex:
+    name = "codex"
+
+    def __init__(self, argv: list[str]) -> None:
+        if argv[:1] != ["exec"] or "--json" not in argv:
+            raise fail("fake codex: only `exec --json` is supported", 2)
+        self.prompt = argv[-1]
+
+    def start(self, call: int) -> None:
+        emit({"type": "thread.started", "thread_id": f"fake-{call}"})
+        emit({"type": "turn.started"})
+
+    def tool(self, name: str, payload: dict[str, Any]) -> None:
+        if name == "Write":
+            item = {"type": "file_change", "changes": [{"path": payload["file_path"]}]}
+        else:
+            item = {"type": "command_execution", "command": payload.get("command", name)}
+        emit({"type": "item.started", "item": item})
+        emit({"type": "item.completed", "item": item})
+
+    def say(self, text: str) -> None:
+        emit({"type": "item.completed", "item": {"type": "agent_message", "text": text}})
+
+    def finish(self, step: dict[str, Any], last: str) -> None:
+        usage = {"input_tokens": 1000, "cached_input_tokens": 200, "output_tokens": 100}
+        emit({"type": "turn.completed", "usage": usage})
+
+
+def next_step(script: Path) -> tuple[int, dict[str, Any]]:
+    counter = Path(f"{script}.count")
+    n = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(n + 1))
+    steps = json.loads(script.read_text())
+    if n >= len(steps):
+        raise fail(f"fake host: script exhausted at call {n + 1}", 3)
+    return n + 1, steps[n]
+
+
+def act(host: Claude | Codex, step: dict[str, Any], script: Path) -> None:
+    if step.get("orphan"):
+        # A background process that inherits stdout and outlives this one.
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        Path(f"{script}.orphan").write_text(str(child.pid))
+    if step.get("hang"):
+        host.tool("Bash", {"command": "sleep"})
+        Path(f"{script}.running").write_text(str(os.getpid()))
+        time.sleep(120)
+    for name, text in step.get("write", {}).items():
+        path = Path(name)
+        host.tool("Write", {"file_path": str(path.resolve()), "content": text})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    if step.get("commit"):
+        host.tool("Bash", {"command": "git commit -am ..."})
+        subprocess.run(["git", "add", "-A"], check=True, capture_output=True)
+        subprocess.run(["git", "commit", "-qm", step["commit"]], check=True, capture_output=True)
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    host: Claude | Codex = Codex(argv) if argv[:1] == ["exec"] else Claude(argv)
+    script = Path(os.environ["FAKE_HOST_SCRIPT"])
+    call, step = next_step(script)
+    keep = {k: v for k, v in os.environ.items() if k.startswith("AUTOPILOT_CODEX_")}
+    with Path(f"{script}.calls.jsonl").open("a") as log:
+        log.write(json.dumps({"call": call, "host": host.name, "prompt": host.prompt, "env": keep}))
+        log.write("\n")
+    host.start(call)
+    act(host, step, script)
+    if step.get("crash"):
+        sys.stderr.write(f"fake {host.name}: API Error: overloaded\n")
+        return int(step.get("exit", 1))
+    say = str(step.get("say", ""))
+    host.say(say)
+    if step.get("tool_only_final"):
+        host.tool("Read", {"file_path": "x"})
+        say = ""
+    if step.get("no_result"):
+        return int(step.get("exit", 0))
+    host.finish(step, say)
+    return int(step.get("exit", 0))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

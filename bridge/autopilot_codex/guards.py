@@ -28,6 +28,8 @@ class Decision:
     # For the implementer when the loop stops mid-turn (PostToolUse): the user's banner alone
     # would leave it working on, unsupervised, until its turn ends.
     context: str = ""
+    # For the ledger only: what the reducer overruled in the manager's answer, and why.
+    note: str = ""
 
     @property
     def blocks(self) -> bool:

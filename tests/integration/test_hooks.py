@@ -14,6 +14,7 @@ from autopilot_codex.store import Store
 from tests.conftest import (
     HookRun,
     edit_payload,
+    git,
     payload,
     plan_body,
     review_body,
@@ -136,6 +137,8 @@ def test_empty_diff_is_not_reviewed(planned: Path, manager: FakeOpenAI, hook) ->
 
 
 def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI, hook) -> None:
+    # The task is committed: a task advances only on the manager's word and a new commit.
+    commit_file(planned, "file1.txt")
     manager.enqueue(
         verdict_body("continue", done=True, instructions="Now do T2 carefully."), schema="Verdict"
     )
@@ -388,3 +391,9 @@ def test_a_failed_tool_counts_as_work_and_is_never_reviewed(
     state = state_of(planned)
     assert (state["idle_stop_blocks"], state["tool_events"]) == (0, 1)
     assert manager.requests_for(schema="Review") == []
+
+
+def commit_file(repo: Path, name: str) -> None:
+    (repo / name).write_text(f"{name}\n")
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", f"feat: {name}")

@@ -6,6 +6,7 @@ from pathlib import Path
 from autopilot_codex.cli import main
 from tests.conftest import (
     edit_payload,
+    git,
     payload,
     plan_body,
     review_body,
@@ -24,6 +25,8 @@ def test_full_loop(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> None
     manager.enqueue(review_body("approve"), schema="Review")
     r = run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)
     assert r.stdout == "", r
+    git(repo, "add", "file1.txt")
+    git(repo, "commit", "-q", "-m", "feat: file1")
     manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
     r = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
     assert r.json["decision"] == "block", r

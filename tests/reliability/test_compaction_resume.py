@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.cli import main
-from tests.conftest import payload, verdict_body
+from tests.conftest import git, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import Hook, answer_of, events_of, state_of
 
@@ -77,6 +77,9 @@ def test_session_start_reinjects_the_current_task_contract(
 def test_session_start_follows_the_task_the_manager_moved_to(
     continuing: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
+    (continuing / "file1.txt").write_text("one\n")
+    git(continuing, "add", "file1.txt")
+    git(continuing, "commit", "-q", "-m", "feat: file1")
     manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
     hook("Stop", payload("Stop", continuing))
     assert state_of(continuing)["current_task"] == "T2"

@@ -170,7 +170,13 @@ def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
 
 def test_review_reject_names_git_restore_of_the_files() -> None:
     state, decision = reducer.apply_review(
-        make_state(task_base_sha="abcdef1234567890"), review("reject", ["a.py", "b c.py"]), "h1", now=NOW, limits=LIMITS)
+        make_state(task_base_sha="abcdef1234567890"),
+        review("reject", ["a.py", "b c.py"]),
+        "h1",
+        now=NOW,
+        limits=LIMITS,
+        changed_files=["a.py", "b c.py"],
+    )
     assert decision.blocks
     assert (
         "git restore --source=abcdef123456 --staged --worktree -- a.py 'b c.py'" in decision.reason
@@ -335,3 +341,37 @@ def test_a_tool_after_compaction_clears_it() -> None:
 def test_each_continue_shows_the_user_a_banner() -> None:
     state, decision = reducer.apply_verdict(make_state(), verdict("continue", done=True), "h1", LIMITS, now=NOW)
     assert decision.message == "[autopilot-codex] continue (iteration 1/30, $0.25 of $5.00): T2"
+
+
+def test_a_reject_restores_only_files_the_task_changed_and_says_what_it_dropped() -> None:
+    state, decision = reducer.apply_review(
+        make_state(task_base_sha="abcdef1234567890"),
+        review("reject", ["a.py", "1", "README.md", "/etc/passwd"]),
+        "h1",
+        now=NOW,
+        limits=LIMITS,
+        changed_files=["a.py", "b.py"],
+    )
+    assert decision.event == "review.reject"
+    assert "-- a.py\n" in decision.reason
+    assert "README.md" not in decision.reason and "passwd" not in decision.reason
+    assert decision.note == "revert_files dropped (not changed by this task): 1, README.md, /etc/passwd"
+
+
+def test_a_reject_with_nothing_to_restore_is_a_fix() -> None:
+    state, decision = reducer.apply_review(
+        make_state(), review("reject", ["1", "2"]), "h1", now=NOW, limits=LIMITS, changed_files=["a.py"]
+    )
+    assert decision.event == "review.fix" and decision.blocks
+    assert "git restore" not in decision.reason
+    assert state.last_review is not None and state.last_review.decision == "fix"
+    assert "a reject with nothing to restore is a fix" in decision.note
+
+
+def test_a_task_called_done_without_a_new_commit_stays_current() -> None:
+    state, decision = reducer.apply_verdict(
+        make_state(task_base_sha="same"), verdict("continue", done=True), "same", LIMITS, now=NOW
+    )
+    assert state.current_task == "T1" and state.completed_tasks == []
+    assert "Task T1 accepted" not in decision.reason and "Task T1 (1/3)" in decision.reason
+    assert decision.note.startswith("T1 not advanced")

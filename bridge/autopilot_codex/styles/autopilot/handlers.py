@@ -196,7 +196,13 @@ def _prepare_review(ctx: HookContext, state: State, repo: Path, *, at_stop: bool
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
         return reducer.apply_review(
-            s, outcome, diff.digest, now=now_iso(), limits=limits, at_stop=at_stop
+            s,
+            outcome,
+            diff.digest,
+            now=now_iso(),
+            limits=limits,
+            at_stop=at_stop,
+            changed_files=diff.files,
         )
 
     return _pending(ctx, state, "review", "Review", prompt, reduce)
@@ -309,6 +315,8 @@ def _record(ctx: HookContext, state: State, decision: Decision, outcome: Outcome
         "budget_used_usd": round(state.budget_used_usd, 6),
         "session": ctx.payload.session_id,
     }
+    if decision.note:
+        fields["note"] = decision.note
     if outcome is not None:
         fields.update(
             tokens_in=outcome.usage.input_tokens,

@@ -5,10 +5,13 @@ the state, gives the new state and the hook's decision. Pure: no files, git, clo
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
 from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
+from ...manager.answers import may_advance, restorable
 from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
 
 if TYPE_CHECKING:
@@ -56,21 +59,31 @@ def apply_review(
     now: str,
     limits: Limits,
     at_stop: bool = False,
+    changed_files: Sequence[str] = (),
 ) -> Step:
     state = charge(state, outcome.cost_usd)
     review = outcome.value
     if review is None:
         return manager_failed(state, outcome.error or "no answer", "review.unavailable", limits)
     findings = [Finding.of(f) for f in review.findings]
-    if review.decision == "approve":
+    decision, note = review.decision, ""
+    # A reject may only restore files the task's diff changed: a model naming `1` or any
+    # tracked file must not make the implementer throw away unrelated work.
+    kept, dropped = restorable(review.revert_files, changed_files)
+    if dropped:
+        note = "revert_files dropped (not changed by this task): " + ", ".join(dropped)
+    if decision == "reject" and not kept:
+        decision = "fix"
+        note = (note + "; " if note else "") + "a reject with nothing to restore is a fix"
+    if decision == "approve":
         reason = ""
-    elif review.decision == "fix":
+    elif decision == "fix":
         reason = fix_reason(review.summary, findings)
     else:
-        reason = reject_reason(review.summary, findings, review.revert_files, state.task_base_sha)
+        reason = reject_reason(review.summary, findings, kept, state.task_base_sha)
     record = ReviewRecord(
         diff_hash=diff_hash,
-        decision=review.decision,
+        decision=decision,
         summary=review.summary,
         reason=reason,
         findings=findings,
@@ -78,7 +91,8 @@ def apply_review(
     )
     cache = [record, *[r for r in state.reviewed if r.diff_hash != diff_hash]][:REVIEW_CACHE_SIZE]
     state = state.evolve(last_review=record, reviewed=cache)
-    return _counted(state, replay_review(record), at_stop)
+    state, answer = _counted(state, replay_review(record), at_stop)
+    return state, dataclasses.replace(answer, note=note)
 
 
 def replay_cached(state: State, record: ReviewRecord, *, at_stop: bool) -> Step:
@@ -140,8 +154,14 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
             return end(state, "paused", reason, "verdict.stalled")
         reason = f"{streak} continue verdicts without a new commit"
         return end(state, "aborted", reason, "verdict.no_progress")
-    advanced = ""
+    advanced = note = ""
     if verdict.current_task_done and state.current_task is not None:
+        # "Green and committed": the manager's word alone does not move the task on.
+        verdict_ok = may_advance(state.current_task, True, head, state.task_base_sha)
+        note = verdict_ok.note
+    else:
+        verdict_ok = None
+    if verdict_ok is not None and verdict_ok.ok and state.current_task is not None:
         done_id = state.current_task
         ids = [t.id for t in state.plan.tasks]
         later = ids[ids.index(done_id) + 1 :] if done_id in ids else []
@@ -159,7 +179,7 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
     task = state.current_task or "wrap-up"
     banner = f"{PREFIX} continue {spend(state)}: {task}"
     reason = continue_reason(state, verdict, advanced)
-    return state, Decision("block", "verdict.continue", reason=reason, message=banner)
+    return state, Decision("block", "verdict.continue", reason=reason, message=banner, note=note)
 
 
 def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:

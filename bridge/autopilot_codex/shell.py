@@ -209,12 +209,12 @@ def _declaration(node: Any, scope: _Scope) -> Command:
 
 def _nested(node: Any, scope: _Scope) -> None:
     """The commands inside a word: `$(...)`, backticks, `<(...)`, wherever they sit."""
+    if node.type in ("command_substitution", "process_substitution"):
+        for inner in node.named_children:
+            _walk(inner, scope, None)
+        return
     for child in node.named_children:
-        if child.type in ("command_substitution", "process_substitution"):
-            for inner in child.named_children:
-                _walk(inner, scope, None)
-        else:
-            _nested(child, scope)
+        _nested(child, scope)
 
 
 def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None]:
@@ -341,7 +341,8 @@ def _output_of(command: Command | None) -> str | None:
     if command is None:
         return None
     if command.name in _ECHOES:
-        return " ".join(w for w in command.argv[1:] if not re.fullmatch(r"-[neE]+", w)) + "\n"
+        words = [w for w in command.argv[1:] if not re.fullmatch(r"-[neE]+", w)]
+        return " ".join(words[1:] if words[:1] == ["--"] else words) + "\n"
     if command.name == "cat" and len(command.argv) == 1:
         return command.stdin
     return None

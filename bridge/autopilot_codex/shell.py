@@ -18,6 +18,7 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import shellwrap
@@ -97,13 +98,40 @@ def _parse(line: str) -> Any:
     global _PARSER
     try:
         if _PARSER is None:
-            import tree_sitter
-            import tree_sitter_bash
-
-            _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+            _PARSER = _load_parser()
         return _PARSER.parse(line.encode("utf-8", "surrogatepass")).root_node
     except Exception:  # noqa: BLE001 - no parser, or one that failed: the word fallback judges
         return None
+
+
+def _load_parser() -> Any:
+    """The parser, from the two packages' compiled bindings.
+
+    Their `__init__` modules import `typing` and `importlib.resources` (for query files the
+    rails never use), about 15 ms of every shell PreToolUse; the bindings alone cost 2 ms.
+    """
+    try:
+        binding, grammar = _binding("tree_sitter"), _binding("tree_sitter_bash")
+    except (ImportError, OSError):
+        import tree_sitter as binding
+        import tree_sitter_bash as grammar
+    return binding.Parser(binding.Language(grammar.language()))
+
+
+def _binding(package: str) -> Any:
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    for where in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(where) / f"_binding{suffix}"
+            found = importlib.util.spec_from_file_location(f"{package}._binding", path)
+            if path.exists() and found is not None and found.loader is not None:
+                module = importlib.util.module_from_spec(found)
+                found.loader.exec_module(module)
+                return module
+    raise ImportError(f"no compiled binding in {package}")
 
 
 # -- the tree ------------------------------------------------------------------------------------

@@ -278,3 +278,29 @@ def test_a_stage_reading_an_unknown_pipe_is_marked() -> None:
     assert (first.piped, second.piped) == (False, True)
     (_echo, shell_stage, _inner) = shell.commands("echo ls | sh", ENV, "/wt")
     assert not shell_stage.piped and shell_stage.stdin == "ls\n"
+
+
+def test_the_parser_loads_without_the_packages_init_modules() -> None:
+    # Their __init__ imports importlib.resources for query files the rails never read.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from autopilot_codex import shell; "
+        "assert shell.commands('env git push -f', {'HOME': '/h'}, '/w')[0].argv[0] == 'git'; "
+        "assert shell._PARSER is not None; "
+        "print('tree_sitter' in sys.modules, 'tree_sitter_bash' in sys.modules, "
+        "'importlib.resources' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "False", "False"]
+
+
+def test_a_missing_binding_falls_back_to_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(package: str) -> None:
+        raise ImportError(package)
+
+    monkeypatch.setattr(shell, "_binding", missing)
+    assert shell._load_parser().parse(b"ls").root_node.type == "program"

@@ -41,12 +41,21 @@ RULE_IDS = (
     "secrets",
     "state",
     "supervisor",
+    "host-settings",
     "unreadable",
     "user-deny",
 )
 _IDS = frozenset(RULE_IDS)
 # Words these commands print, not files they open: `echo .env >> .gitignore` is fine.
 _PRINTERS = frozenset({"echo", "printf"})
+# The hosts' settings files, which hold the hooks (and the switch that turns them off).
+_HOST_SETTINGS = re.compile(
+    r"(^|/)\.claude/settings(\.local)?\.json$|(^|/)\.codex/(config\.toml|hooks\.json)$"
+)
+# Commands that only read the files they name.
+_READERS = frozenset(
+    {"cat", "less", "more", "head", "tail", "grep", "rg", "jq", "wc", "diff", "ls", "stat", "file"}
+)
 
 
 def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
@@ -65,7 +74,7 @@ def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
             paths += _patch_paths(str(payload.tool_input.get("command", "")))
         for raw in paths:
             if isinstance(raw, str) and raw:
-                reason = check_path(raw, config, worktree)
+                reason = check_path(raw, config, worktree, reading=payload.tool_name == "Read")
                 if reason:
                     return reason
     return None
@@ -88,10 +97,10 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
     return None
 
 
-def check_path(raw: str, config: Config, worktree: Path) -> str | None:
+def check_path(raw: str, config: Config, worktree: Path, *, reading: bool = False) -> str | None:
     if any(_search(p, raw) for p in config.rails_deny):
         return _deny("user-deny", f"denied by your configuration ({raw})")
-    found = _path_reason(raw, str(worktree), _where(worktree, config))
+    found = _path_reason(raw, str(worktree), _where(worktree, config), reading=reading)
     if found and not _user_allows((raw,), config, found[0]):
         return _deny(*found)
     return None
@@ -101,13 +110,14 @@ def _findings(command: shell.Command, where: Where) -> Iterable[Finding]:
     yield from rail_control.findings(command, where)
     yield from rail_rules.findings(command, where)
     words = () if command.name in _PRINTERS else command.argv
+    reading = command.name in _READERS
     for word in (*words, *command.redirects):
-        found = _path_reason(word, command.cwd, where)
+        found = _path_reason(word, command.cwd, where, reading=reading and word in words)
         if found:
             yield found
 
 
-def _path_reason(raw: str, cwd: str, where: Where) -> Finding | None:
+def _path_reason(raw: str, cwd: str, where: Where, *, reading: bool = False) -> Finding | None:
     text = raw.strip("'\"")
     if not text:
         return None
@@ -123,6 +133,12 @@ def _path_reason(raw: str, cwd: str, where: Where) -> Finding | None:
             return (
                 "secret-env",
                 f"{candidate} holds a process's environment, credentials included",
+            )
+        if not reading and _HOST_SETTINGS.search(candidate.replace("\\", "/")):
+            return (
+                "host-settings",
+                f"{candidate} decides which hooks the host runs; changing it could switch the "
+                "supervisor off",
             )
         resolved = resolve(candidate, cwd)
         if resolved == where.config_file:

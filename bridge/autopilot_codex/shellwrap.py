@@ -237,6 +237,8 @@ def _git(argv: list[str], result: Unwrapped) -> list[str]:
     if i >= len(argv):
         return ["git", *argv[i:]]
     sub, rest = argv[i], argv[i + 1 :]
+    if sub == "config":
+        _configured_alias(rest, result)
     for config in configs:
         key, _, value = config.partition("=")
         if key.lower() == f"alias.{sub}".lower():
@@ -249,6 +251,14 @@ def _git(argv: list[str], result: Unwrapped) -> list[str]:
         if sub == "push" and remote and (value.startswith("+") or key.lower().endswith("mirror")):
             rest = [*rest, "--force"]
     return ["git", sub, *rest]
+
+
+def _configured_alias(args: list[str], result: Unwrapped) -> None:
+    """`git config alias.x '!git push -f'` is judged as what `git x` will run."""
+    words = [a for a in args if not a.startswith("-")]
+    if len(words) >= 2 and words[0].lower().startswith("alias."):
+        value = words[1]
+        result.scripts.append(value[1:] if value.startswith("!") else f"git {value}")
 
 
 _STEPS: dict[str, Step] = {

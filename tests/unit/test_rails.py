@@ -365,3 +365,15 @@ def test_secret_paths(path: str, secret: bool) -> None:
     from autopilot_codex.secrets import is_secret_path
 
     assert is_secret_path(path) is secret
+
+
+def test_host_settings_may_be_read_but_not_changed(worktree: Path) -> None:
+    settings = str(worktree / ".claude" / "settings.local.json")
+    for tool in ("Write", "Edit"):
+        call = HookInput(event="PreToolUse", tool_name=tool, tool_input={"file_path": settings})
+        assert "[host-settings]" in (check(call, Config(), worktree) or ""), tool
+    read = HookInput(event="PreToolUse", tool_name="Read", tool_input={"file_path": settings})
+    assert check(read, Config(), worktree) is None
+    assert check_command(f"cat {settings}", Config(), worktree, None) is None
+    reason = check_command(f"echo '{{}}' > {settings}", Config(), worktree, None)
+    assert reason and "[host-settings]" in reason

@@ -191,6 +191,8 @@ def test_xargs_input_joins_the_command(line: str) -> None:
         "watch -n 5 'git push -f'",
         "find . -exec git push -f \\;",
         "git -c alias.p='!git push -f' p",
+        "git config alias.p '!git push -f'",
+        "git config --global alias.p 'push -f'",
         "sh -c \"bash -c 'eval git push -f'\"",
     ],
 )

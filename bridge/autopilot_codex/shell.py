@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import shellwrap
+from .shellwords import expand_text, text, word
 
 # `sh -c "sh -c '...'"` nested deeper than this is not read but denied: no line needs it.
 MAX_DEPTH = 4
@@ -154,7 +155,7 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
         scope.env[name] = value
-        _emit(scope, Command((), _text(node), scope.cwd, (name,), tuple(_expansions(node))))
+        _emit(scope, Command((), text(node), scope.cwd, (name,), tuple(_expansions(node))))
         _nested(node, scope)
         return None
     if kind in ("declaration_command", "unset_command"):
@@ -176,7 +177,7 @@ def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Com
         _walk(body, scope, stdin, piped)
     targets, _fed = _redirect_targets(redirects, scope)
     if targets:
-        _emit(scope, Command((), _text(node), scope.cwd, redirects=tuple(targets)))
+        _emit(scope, Command((), text(node), scope.cwd, redirects=tuple(targets)))
     for redirect in redirects:
         _nested(redirect, scope)
     return None
@@ -196,13 +197,15 @@ def _command(
         elif kind in _REDIRECTS:
             redirects.append(child)
         elif kind == "command_name":
-            words.append(_word(child.named_children[0] if child.named_children else child, scope))
+            words.append(
+                word(child.named_children[0] if child.named_children else child, scope.env)
+            )
         else:
-            words.append(_word(child, scope))
+            words.append(word(child, scope.env))
     targets, fed = _redirect_targets(redirects, scope)
     raw = Command(
         tuple(words),
-        _text(node),
+        text(node),
         scope.cwd,
         tuple(assigned),
         tuple(_expansions(node, *redirects)),
@@ -218,7 +221,7 @@ def _command(
 
 def _declaration(node: Any, scope: _Scope) -> Command:
     """`export A=1`, `declare -x A`, `local a`, `unset A`: a command whose words are names."""
-    words = [_text(node.children[0])] if node.children else []
+    words = [text(node.children[0])] if node.children else []
     assigned: list[str] = []
     for child in node.named_children:
         if child.type == "variable_assignment":
@@ -227,13 +230,13 @@ def _declaration(node: Any, scope: _Scope) -> Command:
             assigned.append(name)
             words.append(f"{name}={value}")
         elif child.type == "variable_name":
-            assigned.append(_text(child))
-            words.append(_text(child))
+            assigned.append(text(child))
+            words.append(text(child))
         else:
-            words.append(_word(child, scope))
+            words.append(word(child, scope.env))
     command = Command(
         tuple(words),
-        _text(node),
+        text(node),
         scope.cwd,
         tuple(assigned),
         tuple(_expansions(node)),
@@ -261,12 +264,12 @@ def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], s
         if redirect.type == "file_redirect":
             dest = redirect.child_by_field_name("destination")
             if dest is not None:
-                targets.append(_word(dest, scope))
+                targets.append(word(dest, scope.env))
         elif redirect.type == "herestring_redirect":
-            fed = " ".join(_word(p, scope) for p in redirect.named_children) + "\n"
+            fed = " ".join(word(p, scope.env) for p in redirect.named_children) + "\n"
         elif redirect.type == "heredoc_redirect":
             body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-            fed = _text(body) if body is not None else ""
+            fed = text(body) if body is not None else ""
             for inner in redirect.named_children:
                 if inner.type == "file_redirect":
                     more, _ = _redirect_targets([inner], scope)
@@ -277,8 +280,8 @@ def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], s
 def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
     name_node = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
-    name = _text(name_node) if name_node is not None else _text(node).split("=", 1)[0]
-    return name, _word(value, scope) if value is not None else ""
+    name = text(name_node) if name_node is not None else text(node).split("=", 1)[0]
+    return name, word(value, scope.env) if value is not None else ""
 
 
 def _expansions(*nodes: Any) -> Iterator[str]:
@@ -288,86 +291,9 @@ def _expansions(*nodes: Any) -> Iterator[str]:
         if node.type in ("simple_expansion", "expansion"):
             for child in node.named_children:
                 if child.type in ("variable_name", "special_variable_name"):
-                    yield _text(child)
+                    yield text(child)
                     break
         stack.extend(node.named_children)
-
-
-# -- words ---------------------------------------------------------------------------------------
-
-
-def _word(node: Any, scope: _Scope) -> str:
-    kind = node.type
-    if kind == "word":
-        return _tilde(_unescape(_text(node)), scope.env)
-    if kind == "raw_string":
-        return _text(node)[1:-1]
-    if kind in ("string", "translated_string"):
-        return "".join(_string_part(c, scope) for c in node.named_children)
-    if kind == "ansi_c_string":
-        return _ansi_c(_text(node)[2:-1])
-    if kind == "concatenation":
-        # A tilde expands at the start of a word only.
-        parts = [
-            _unescape(_text(c)) if c.type == "word" else _word(c, scope) for c in node.children
-        ]
-        joined = "".join(parts)
-        return _tilde(joined, scope.env) if node.children[0].type == "word" else joined
-    if kind in ("simple_expansion", "expansion"):
-        return _variable(node, scope)
-    if kind == "command_substitution":
-        return _echoed(node, scope)
-    return _text(node)
-
-
-def _string_part(node: Any, scope: _Scope) -> str:
-    if node.type == "string_content":
-        return re.sub(r"\\([$`\"\\\n])", r"\1", _text(node))
-    return _word(node, scope)
-
-
-def _variable(node: Any, scope: _Scope) -> str:
-    names = [c for c in node.named_children if c.type == "variable_name"]
-    # `$NAME` and `${NAME}` only: `${NAME:-x}` and the like stay as written.
-    plain = node.type == "simple_expansion" or len(node.named_children) == 1
-    if names and plain and _text(names[0]) in scope.env:
-        return scope.env[_text(names[0])]
-    return _text(node)
-
-
-def _echoed(node: Any, scope: _Scope) -> str:
-    """`$(echo git)` is `git`; any other substitution stays as written (it contains `$`)."""
-    inner = node.named_children
-    if len(inner) == 1 and inner[0].type == "command":
-        words = [
-            _word(c.named_children[0] if c.type == "command_name" else c, scope)
-            for c in inner[0].named_children
-        ]
-        if words and words[0] == "echo" and all("$" not in w for w in words):
-            return " ".join(w for w in words[1:] if w != "-n")
-    return _text(node)
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
-
-
-def _tilde(text: str, env: Mapping[str, str]) -> str:
-    home = env.get("HOME", "")
-    if home and (text == "~" or text.startswith("~/")):
-        return home + text[1:]
-    return text
-
-
-def _ansi_c(body: str) -> str:
-    try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, ValueError):
-        return body
-
-
-def _text(node: Any) -> str:
-    return bytes(node.text or b"").decode("utf-8", "replace")
 
 
 # -- unwrapping and emitting ---------------------------------------------------------------------
@@ -423,7 +349,7 @@ def _words_fallback(line: str, scope: _Scope) -> None:
             words = shlex.split(part, comments=True)
         except ValueError:
             words = part.split()
-        words = [_expand_text(w, scope.env) for w in words]
+        words = [expand_text(w, scope.env) for w in words]
         assigned: list[str] = []
         while words and re.match(r"^[A-Za-z_]\w*=", words[0]):
             assigned.append(words.pop(0).split("=", 1)[0])
@@ -437,10 +363,3 @@ def _words_fallback(line: str, scope: _Scope) -> None:
             wrappers=scope.wrappers,
         )
         _unwrap_and_emit(raw, scope)
-
-
-def _expand_text(word: str, env: Mapping[str, str]) -> str:
-    def value(match: re.Match[str]) -> str:
-        return env.get(match.group(1) or match.group(2), match.group(0))
-
-    return _tilde(re.sub(r"\$\{(\w+)\}|\$(\w+)", value, word), env)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autopilot_codex import shell
 from autopilot_codex.shellwrap import program, unwrap
@@ -306,3 +308,15 @@ def test_a_missing_binding_falls_back_to_the_packages(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(shell, "_binding", missing)
     assert shell._load_parser().parse(b"ls").root_node.type == "program"
+
+
+_PIECES = st.sampled_from(
+    [*"ab -|&;()${}`'\"\\<>\n=~*#!", "git ", "sh -c ", "<<EOF\n", "$(", "xargs "]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_any_text_gives_commands_and_never_raises(line: str) -> None:
+    for command in shell.commands(line, ENV, "/wt"):
+        assert isinstance(command.argv, tuple)

@@ -377,3 +377,14 @@ def test_host_settings_may_be_read_but_not_changed(worktree: Path) -> None:
     assert check_command(f"cat {settings}", Config(), worktree, None) is None
     reason = check_command(f"echo '{{}}' > {settings}", Config(), worktree, None)
     assert reason and "[host-settings]" in reason
+
+
+def test_every_rule_id_is_documented() -> None:
+    from autopilot_codex.rails import RULE_IDS
+
+    root = Path(__file__).resolve().parents[2]
+    skill = (root / "skills" / "safety-rails" / "SKILL.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    for rule_id in RULE_IDS:
+        assert f"| `{rule_id}` |" in skill, rule_id
+        assert f"`{rule_id}`" in readme, rule_id

@@ -388,3 +388,23 @@ def test_every_rule_id_is_documented() -> None:
     for rule_id in RULE_IDS:
         assert f"| `{rule_id}` |" in skill, rule_id
         assert f"`{rule_id}`" in readme, rule_id
+
+
+def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; "
+        "from autopilot_codex.config import Config; from autopilot_codex.hookio import HookInput; "
+        "from autopilot_codex.rails import check; "
+        f"wt = Path({str(worktree)!r}); "
+        "read = HookInput(event='PreToolUse', tool_name='Read', tool_input={'file_path': 'a.py'}); "
+        "check(read, Config(), wt); print('tree_sitter._binding' in sys.modules); "
+        "bash = HookInput(event='PreToolUse', tool_name='Bash', tool_input={'command': 'ls'}); "
+        "check(bash, Config(), wt); print('tree_sitter._binding' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "True"]

@@ -283,6 +283,9 @@ _STEPS: dict[str, Step] = {
     ".": _source,
     "watch": _watch,
     "find": _find,
-    **dict.fromkeys(("uv", "poetry", "pdm", "pipenv", "hatch", "rye"), _runner),
+    **dict.fromkeys(("uv", "poetry", "pdm", "pipenv", "hatch", "rye", "pipx"), _runner),
+    **dict.fromkeys(
+        ("uvx", "npx", "bunx", "pnpx"), _simple(frozenset({"--from", "-p", "--package", "--with"}))
+    ),
     **dict.fromkeys(SHELLS, _shell),
 }

@@ -8,6 +8,7 @@ own state and the launcher that controls it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,15 @@ from typing import Any
 import pytest
 
 from autopilot_codex.cli import main
-from tests.conftest import GIT_ENV, PLANTED_KEY, make_repo, payload, plan_body, run_hook_inproc
+from tests.conftest import (
+    GIT_ENV,
+    PLANTED_KEY,
+    make_repo,
+    payload,
+    plan_body,
+    run_hook_inproc,
+    run_launcher,
+)
 from tests.fakes.openai_server import FakeOpenAI
 
 DEEP = "git push -f"
@@ -376,3 +385,25 @@ def test_allow_push_never_lets_a_force_push_through(
     else:
         assert reason is not None and f"[{rule}]" in reason
         assert "allow_push" in reason  # the message says which rule covers it, and why
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("env GIT_TRACE=1 sh -c 'git push --force'", "force-push"),
+        ("bin/autopilot-codex resume --budget 999 --max-iterations 999", "supervisor"),
+        ("git log --grep='reset --hard'", None),
+    ],
+)
+def test_through_the_launcher_itself(
+    loop: dict[str, str], monkeypatch: pytest.MonkeyPatch, command: str, rule: str | None
+) -> None:
+    for key, value in loop.items():
+        if key != "repo":
+            monkeypatch.setenv(key, value)
+    repo = Path(loop["repo"])
+    data = payload("PreToolUse", repo, tool_name="Bash", tool_input={"command": command})
+    result = run_launcher(["hook", "PreToolUse", "--host", "claude"], json.dumps(data).encode())
+    assert (result.code, result.stderr) == (0, "")
+    reason = denial(result.json)
+    assert (reason is None) if rule is None else (reason is not None and f"[{rule}]" in reason)

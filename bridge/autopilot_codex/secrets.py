@@ -25,6 +25,7 @@ NAME_PATTERNS = (
     ".npmrc",
     ".pypirc",
     ".netrc",
+    ".git-credentials",
     "*.secret",
     "*.secrets",
 )
@@ -35,7 +36,7 @@ CREDENTIAL_DATA = frozenset(
     {"", "json", "yaml", "yml", "toml", "ini", "txt", "csv", "env", "xml", "enc", "conf", "cfg"}
 )
 # Directories whose every file is a credential.
-SECRET_DIRS = frozenset({".ssh", ".gnupg"})
+SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg"})
 
 
 def is_secret_path(path: str) -> bool:
@@ -46,8 +47,6 @@ def is_secret_path(path: str) -> bool:
     if name in TEMPLATES:
         return False
     if any(part in SECRET_DIRS for part in parts[:-1]):
-        return True
-    if len(parts) >= 2 and parts[-2] == ".aws" and name in ("credentials", "config"):
         return True
     stem, dot, rest = name.partition(".")
     if stem == "credentials" and (rest.rpartition(".")[2] if dot else "") in CREDENTIAL_DATA:

@@ -137,3 +137,274 @@ def test_user_deny_adds_rules(worktree: Path) -> None:
 def test_reason_tells_the_implementer_to_ask(worktree: Path) -> None:
     reason = check_command("git push", Config(), worktree, None) or ""
     assert "ask the user" in reason
+
+
+# -- the supervisor's controls --------------------------------------------------------------------
+
+LAUNCHERS = [
+    "autopilot-codex",
+    "bin/autopilot-codex",
+    "${CLAUDE_PLUGIN_ROOT}/bin/autopilot-codex",
+    "/opt/x/autopilot-codex",
+    "bash /opt/x/bin/autopilot-codex",
+    "python -m autopilot_codex",
+    "python3.12 -m autopilot_codex.cli",
+    "python3 /opt/x/bridge/autopilot_codex_main.py",
+    "env -C /tmp autopilot-codex -C .",
+]
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+@pytest.mark.parametrize(
+    "verb",
+    ["plan x", "stop", "resume --budget 999", "ralph", "cancel", "run", "install", "hook Stop"],
+)
+def test_the_implementer_cannot_steer_its_supervisor(
+    launcher: str, verb: str, worktree: Path
+) -> None:
+    reason = check_command(f"{launcher} {verb}", Config(), worktree, None)
+    assert reason and "[supervisor]" in reason
+    assert "only ask, next, status" in reason
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+@pytest.mark.parametrize("verb", ["status", "status --json", "next", "ask 'is T1 done?'"])
+def test_the_implementer_may_read_its_supervisor(launcher: str, verb: str, worktree: Path) -> None:
+    assert check_command(f"{launcher} {verb}", Config(), worktree, None) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "AUTOPILOT_CODEX_BUDGET_USD=99 pytest",
+        "export AUTOPILOT_CODEX_BUDGET_USD=99",
+        "declare -x AUTOPILOT_CODEX_MAX_ITERATIONS=999",
+        "AUTOPILOT_CODEX_REVIEW=off",
+        "env AUTOPILOT_CODEX_ALLOW_PUSH=1 git status",
+        "env -u AUTOPILOT_CODEX_HOME git status",
+        "unset AUTOPILOT_CODEX_HOME",
+        "sudo AUTOPILOT_CODEX_MODEL=x make",
+    ],
+)
+def test_no_command_sets_the_loops_settings(command: str, worktree: Path) -> None:
+    reason = check_command(command, Config(), worktree, None)
+    assert reason and "[supervisor]" in reason and "AUTOPILOT_CODEX_" in reason
+
+
+def test_the_config_file_is_the_users(worktree: Path) -> None:
+    config = state_home() / "config.json"
+    for command in (
+        f"echo '{{}}' > {config}",
+        f"cp x.json {config}",
+        "tee $AUTOPILOT_CODEX_HOME/config.json",
+    ):
+        reason = check_command(command, Config(), worktree, None)
+        assert reason and "[supervisor]" in reason, command
+    edit = HookInput(event="PreToolUse", tool_name="Write", tool_input={"file_path": str(config)})
+    assert "[supervisor]" in (check(edit, Config(), worktree) or "")
+
+
+# -- interpreter one-liners -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("python -c \"open('.env').read()\"", "secrets"),
+        ("python3 -c 'import pathlib; pathlib.Path(\"~/.ssh/id_ed25519\").read_text()'", "secrets"),
+        ("python3 -I -c \"open('credentials.json')\"", "secrets"),
+        ("python3 - <<'EOF'\nopen('.npmrc')\nEOF", "secrets"),
+        ("echo \"open('.netrc')\" | python3 -", "secrets"),
+        ("node -e \"fs.readFileSync('.env.local')\"", "secrets"),
+        ("node --eval=\"fs.readFileSync('prod.env')\"", "secrets"),
+        ("perl -ne 'print' -e 'open(F, \".pypirc\")'", "secrets"),
+        ("ruby -e 'File.read(\"x.pem\")'", "secrets"),
+        (
+            "python3 -c \"import os; os.remove(os.path.expanduser('~/.autopilot-codex/active/x'))\"",
+            "state",
+        ),
+        ("python3 -c 'import os; print(os.environ[\"AUTOPILOT_CODEX_HOME\"])'", "state"),
+        ("python3 -c \"open('$AUTOPILOT_CODEX_HOME/projects/x/state.json', 'w')\"", "state"),
+        ("node -e \"process.env.AUTOPILOT_CODEX_BUDGET_USD='99'\"", "supervisor"),
+        (
+            'python3 -c \'import subprocess; subprocess.run(["autopilot-codex", "stop"])\'',
+            "supervisor",
+        ),
+        ("python3 -c 'from autopilot_codex import cli'", "supervisor"),
+        ("python3 -c 'import os; print(os.environ[\"OPENAI_API_KEY\"])'", "secret-env"),
+    ],
+)
+def test_interpreter_one_liners_naming_state_or_secrets(
+    command: str, rule: str, worktree: Path
+) -> None:
+    reason = check_command(command, Config(), worktree, None)
+    assert reason and f"[{rule}]" in reason, (command, reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -c 'print(1)'",
+        "python3 -c 'import json; print(json.dumps({\"key\": 1}))'",
+        "node -e 'console.log(process.env.HOME)'",
+        "perl -pi -e 's/foo/bar/' src/app.py",
+        "python3 - <<'EOF'\nprint('env is set up')\nEOF",
+        "python3 script.py .env.example",
+        "ruby -e 'puts 1'",
+    ],
+)
+def test_ordinary_one_liners_run(command: str, worktree: Path) -> None:
+    assert check_command(command, Config(), worktree, None) is None
+
+
+# -- the rules no test covered before -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("env", "secret-env"),
+        ("env -i", "secret-env"),
+        ("sudo env", "secret-env"),
+        ("docker push app:1", "publish"),
+        ("podman push app", "publish"),
+        ("helm install web ./chart", "infra"),
+        ("helm rollback web 1", "infra"),
+        ("cat .npmrc", "secrets"),
+        ("cp ~/.pypirc /tmp/x", "secrets"),
+        ("cat $HOME/.netrc", "secrets"),
+    ],
+)
+def test_each_rule_denies(command: str, rule: str, worktree: Path) -> None:
+    reason = check_command(command, Config(), worktree, None)
+    assert reason and f"[{rule}]" in reason
+
+
+@pytest.mark.parametrize(
+    "command", ["env PYTHONPATH=src pytest", "docker build .", "helm list", "helm template x ."]
+)
+def test_their_harmless_neighbours_run(command: str, worktree: Path) -> None:
+    assert check_command(command, Config(), worktree, None) is None
+
+
+def test_allow_push_never_covers_a_force_push(worktree: Path) -> None:
+    config = Config(allow_push=True)
+    for command in ("git push --force-with-lease", "git push -f", "env git push --mirror"):
+        reason = check_command(command, config, worktree, None) or ""
+        assert "[force-push]" in reason and "allow_push" in reason, command
+    assert check_command("git push origin main", config, worktree, None) is None
+
+
+def test_a_user_allow_pattern_matches_the_unwrapped_command(worktree: Path) -> None:
+    config = Config(rails_allow=("^git branch -D feature/",))
+    assert check_command("env git branch -D feature/old", config, worktree, None) is None
+    assert check_command("env git branch -D main", config, worktree, None) is not None
+
+
+def test_a_user_deny_pattern_matches_the_unwrapped_command(worktree: Path) -> None:
+    config = Config(rails_deny=(r"^make deploy",))
+    reason = check_command("sh -c 'make deploy'", config, worktree, None)
+    assert reason and "[user-deny]" in reason
+
+
+def test_codex_argv_is_read_as_one_command(worktree: Path) -> None:
+    call = HookInput(
+        event="PreToolUse",
+        tool_name="exec_command",
+        tool_input={"command": ["bash", "-lc", "git status && git push --force"]},
+    )
+    assert "[force-push]" in (check(call, Config(), worktree) or "")
+
+
+def test_codex_patch_moves_are_checked(worktree: Path) -> None:
+    patch = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .env\n*** End Patch"
+    call = HookInput(event="PreToolUse", tool_name="apply_patch", tool_input={"command": patch})
+    assert "[secrets]" in (check(call, Config(), worktree) or "")
+
+
+def test_a_command_nested_too_deep_is_denied(worktree: Path) -> None:
+    import shlex
+
+    line = "ls"
+    for _ in range(8):
+        line = f"bash -c {shlex.quote(line)}"
+    reason = check_command(line, Config(), worktree, None)
+    assert reason and "[unreadable]" in reason
+
+
+@pytest.mark.parametrize(
+    ("path", "secret"),
+    [
+        (".env", True),
+        ("config/.env.local", True),
+        ("prod.env", True),
+        ("x.secret", True),
+        ("app.secrets", True),
+        ("id_rsa", True),
+        ("/home/u/.ssh/config", True),
+        ("~/.aws/credentials", True),
+        (".npmrc", True),
+        (".pypirc", True),
+        (".netrc", True),
+        ("server.pem", True),
+        (".env.example", False),
+        (".env.sample", False),
+        (".env.template", False),
+        (".env.dist", False),
+        ("credentials.py", False),
+        ("src/credentials.ts", False),
+        ("credentials.js", False),
+        ("credentials.go", False),
+        ("credentials.rb", False),
+        ("environment.py", False),
+        ("keys.py", False),
+        ("", False),
+    ],
+)
+def test_secret_paths(path: str, secret: bool) -> None:
+    from autopilot_codex.secrets import is_secret_path
+
+    assert is_secret_path(path) is secret
+
+
+def test_host_settings_may_be_read_but_not_changed(worktree: Path) -> None:
+    settings = str(worktree / ".claude" / "settings.local.json")
+    for tool in ("Write", "Edit"):
+        call = HookInput(event="PreToolUse", tool_name=tool, tool_input={"file_path": settings})
+        assert "[host-settings]" in (check(call, Config(), worktree) or ""), tool
+    read = HookInput(event="PreToolUse", tool_name="Read", tool_input={"file_path": settings})
+    assert check(read, Config(), worktree) is None
+    assert check_command(f"cat {settings}", Config(), worktree, None) is None
+    reason = check_command(f"echo '{{}}' > {settings}", Config(), worktree, None)
+    assert reason and "[host-settings]" in reason
+
+
+def test_every_rule_id_is_documented() -> None:
+    from autopilot_codex.rails import RULE_IDS
+
+    root = Path(__file__).resolve().parents[2]
+    skill = (root / "skills" / "safety-rails" / "SKILL.md").read_text(encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    for rule_id in RULE_IDS:
+        assert f"| `{rule_id}` |" in skill, rule_id
+        assert f"`{rule_id}`" in readme, rule_id
+
+
+def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; "
+        "from autopilot_codex.config import Config; from autopilot_codex.hookio import HookInput; "
+        "from autopilot_codex.rails import check; "
+        f"wt = Path({str(worktree)!r}); "
+        "read = HookInput(event='PreToolUse', tool_name='Read', tool_input={'file_path': 'a.py'}); "
+        "check(read, Config(), wt); print('tree_sitter._binding' in sys.modules); "
+        "bash = HookInput(event='PreToolUse', tool_name='Bash', tool_input={'command': 'ls'}); "
+        "check(bash, Config(), wt); print('tree_sitter._binding' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "True"]

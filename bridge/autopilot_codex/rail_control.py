@@ -1,0 +1,153 @@
+"""The rules that keep the supervisor the user's: its launcher, its settings, and the code of
+interpreter one-liners that would reach the loop's state or a secret file.
+
+While a loop runs, the implementer may read the loop (`status`, `next`, `ask`) and nothing more:
+a model the manager keeps blocking must not be able to stop its supervisor, raise its budget or
+plan another goal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .rail_rules import SECRET_VAR, Finding, Where, inside, resolve
+from .secrets import is_secret_path
+from .shell import Command
+
+LAUNCHER = "autopilot-codex"
+MODULE = "autopilot_codex"
+# What the implementer's tools may run of the launcher: reading, never steering.
+READ_ONLY_VERBS = frozenset({"status", "next", "ask"})
+SETTINGS_PREFIX = "AUTOPILOT_CODEX_"
+_PYTHON = re.compile(r"(python|pypy)[0-9.]*(-[\w.]+)?")
+_NODE = frozenset({"node", "nodejs", "bun", "deno"})
+# A string literal in code, of any of the usual quotes.
+_LITERAL = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"|`([^`]*)`")
+
+
+def findings(command: Command, where: Where) -> Iterator[Finding]:
+    for name in command.assigned:
+        if name.startswith(SETTINGS_PREFIX):
+            yield (
+                "supervisor",
+                f"{name} is the user's setting of the loop; a command may not set or unset it",
+            )
+    args = launcher_args(command.argv)
+    if args is not None:
+        verb = _verb(args)
+        if verb is not None and verb not in READ_ONLY_VERBS:
+            yield (
+                "supervisor",
+                f"`{LAUNCHER} {verb}` is the user's control of the loop; while it runs, your "
+                f"tools may use only {', '.join(sorted(READ_ONLY_VERBS))}",
+            )
+    code = interpreter_code(command)
+    if code:
+        yield from _code(command.name, code, where)
+
+
+def launcher_args(argv: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The arguments given to autopilot-codex, by any name it runs under; None if it is not."""
+    if not argv:
+        return None
+    if argv[0] == LAUNCHER or argv[0].startswith(MODULE):
+        return argv[1:]
+    if not _PYTHON.fullmatch(argv[0]):
+        return None
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if re.fullmatch(r"-[a-zA-Z]*m", word) or (word.startswith("-m") and len(word) > 2):
+            module = argv[i + 1] if word.endswith("m") and i + 1 < len(argv) else word[2:]
+            rest = argv[i + 2 :] if word.endswith("m") else argv[i + 1 :]
+            return rest if module.split(".")[0] == MODULE else None
+        if word in ("-W", "-X"):
+            i += 2
+        elif word.startswith("-") and word != "-":
+            if "c" in word[1:]:
+                return None  # code, judged by interpreter_code
+            i += 1
+        else:
+            parts = word.replace("\\", "/").split("/")
+            return argv[i + 1 :] if any(p.startswith(MODULE) for p in parts) else None
+    return None
+
+
+def _verb(args: tuple[str, ...]) -> str | None:
+    i = 0
+    while i < len(args):
+        if args[i] == "-C":
+            i += 2
+        elif args[i].startswith("-"):
+            i += 1
+        else:
+            return args[i]
+    return None
+
+
+def interpreter_code(command: Command) -> str:
+    """The code an interpreter one-liner runs (`python -c`, `node -e`, `perl -e`, stdin)."""
+    argv, name = command.argv, command.name
+    pieces: list[str] = []
+    script = False
+    if _PYTHON.fullmatch(name):
+        pieces, script = _after(argv, r"-[a-zA-Z]*c", ("-W", "-X"))
+    elif name in _NODE:
+        pieces, script = _after(argv, r"-e|--eval|-p|--print|-pe|eval", ("-r", "--require"))
+        pieces += [w.split("=", 1)[1] for w in argv if w.startswith(("--eval=", "--print="))]
+    elif name in ("perl", "ruby"):
+        pieces, script = _after(argv, r"-[a-zA-Z]*[eE]", ("-I", "-M"))
+    elif name == "php":
+        pieces, script = _after(argv, r"-r", ())
+    else:
+        return ""
+    if not pieces and not script and command.stdin is not None:
+        pieces = [command.stdin]  # `python3 - <<EOF`, `echo ... | node`
+    return "\n".join(pieces)
+
+
+def _after(
+    argv: tuple[str, ...], code_flag: str, valued: tuple[str, ...]
+) -> tuple[list[str], bool]:
+    """The words after each code flag, and whether a script file is named instead."""
+    pieces: list[str] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if re.fullmatch(code_flag, word) and i + 1 < len(argv):
+            pieces.append(argv[i + 1])
+            i += 2
+        elif word in valued:
+            i += 2
+        elif word == "-":
+            return pieces, False
+        elif word.startswith("-"):
+            i += 1
+        else:
+            return pieces, not pieces
+    return pieces, False
+
+
+def _code(name: str, code: str, where: Where) -> Iterator[Finding]:
+    # `.autopilot-codex` is the state home's name, judged below; the launcher has no dot.
+    if MODULE in code or re.search(r"(?<!\.)" + LAUNCHER, code):
+        yield ("supervisor", f"this {name} code drives {LAUNCHER} itself, the user's control")
+    if "AUTOPILOT_CODEX_HOME" in code or ".autopilot-codex" in code or str(where.home) in code:
+        yield ("state", f"this {name} code names the loop's own state")
+    elif SETTINGS_PREFIX in code:
+        yield ("supervisor", f"this {name} code names the loop's settings ({SETTINGS_PREFIX}*)")
+    for match in re.finditer(r"\b[A-Z][A-Z0-9_]+\b", code):
+        if SECRET_VAR.fullmatch(match.group(0)):
+            yield ("secret-env", f"this {name} code reads {match.group(0)}, a credential")
+            break
+    for literal in _LITERAL.finditer(code):
+        for token in re.split(
+            r"[\s<>|+,;:()]+", next(g for g in literal.groups() if g is not None)
+        ):
+            if token and is_secret_path(token):
+                yield ("secrets", f"this {name} code names {token}, which holds credentials")
+                return
+            if token.startswith(("/", "~")) and inside(resolve(token, "/"), where.home):
+                yield ("state", f"this {name} code names the loop's own state ({token})")
+                return

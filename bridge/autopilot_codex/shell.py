@@ -1,0 +1,365 @@
+"""Read a shell command line as the shell does: every simple command it would run.
+
+The line is parsed with tree-sitter-bash; pipelines, lists, subshells, groups, substitutions,
+function bodies and control flow all yield their commands. Quotes, escapes and the variables the
+hook can know (`$HOME`, `$AUTOPILOT_CODEX_HOME`, `~`, and any assigned earlier on the line) are
+expanded; what runs another command (`env`, `sudo`, `xargs`, `sh -c`, `eval`, ...) is unwrapped
+by `shellwrap`. A line the grammar cannot read is also split on its words, so an odd line is
+judged by the same rules and never waved through.
+
+tree-sitter is imported on first use only: this module is loaded for PreToolUse on a shell tool
+while a loop runs, never on the idle path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import shellwrap
+from .shellwords import expand_text, text, word
+
+# `sh -c "sh -c '...'"` nested deeper than this is not read but denied: no line needs it.
+MAX_DEPTH = 4
+# Commands whose output is their arguments: what they print can be fed to a shell or xargs.
+_ECHOES = frozenset({"echo", "printf"})
+_PARSER: Any = None
+_IFS = re.compile(r"\$\{?IFS\}?")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command as it would run, after its wrappers are removed."""
+
+    argv: tuple[str, ...]
+    # The source text, for the user's allow and deny patterns.
+    text: str
+    cwd: str
+    # Variables this command sets, exports or unsets, for itself or for the rest of the line.
+    assigned: tuple[str, ...] = ()
+    # Variables it expands, wherever in its words.
+    expands: tuple[str, ...] = ()
+    # Files it redirects from or to.
+    redirects: tuple[str, ...] = ()
+    # What is known to reach its standard input: a heredoc, a here-string, `echo ... |`.
+    stdin: str | None = None
+    # Wrappers removed to reach argv (`env`, `sudo`, `sh -c`), outermost first.
+    wrappers: tuple[str, ...] = ()
+    # A shell nested past MAX_DEPTH: not read, so it cannot be judged.
+    too_deep: bool = False
+    # It reads the output of an earlier pipeline stage (known or not).
+    piped: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+
+@dataclass
+class _Scope:
+    """What the walk knows as it reads the line left to right."""
+
+    env: dict[str, str]
+    cwd: str
+    depth: int
+    wrappers: tuple[str, ...] = ()
+    out: list[Command] = field(default_factory=list)
+
+
+def commands(
+    line: str, env: Mapping[str, str], cwd: str, *, depth: int = 0, wrappers: tuple[str, ...] = ()
+) -> list[Command]:
+    """Every simple command `line` would run, outermost first.
+
+    `env` holds the variables whose values are known (at least HOME); `cwd` the directory the
+    line starts in.
+    """
+    scope = _Scope(dict(env), cwd, depth, wrappers)
+    if depth > MAX_DEPTH:
+        return [Command((), line, cwd, wrappers=wrappers, too_deep=True)]
+    root = _parse(line)
+    if root is not None:
+        try:
+            _walk(root, scope, None)
+        except RecursionError:  # thousands of nested groups: not a line anyone needs
+            scope.out.append(Command((), line[:200], cwd, wrappers=wrappers, too_deep=True))
+    if root is None or root.has_error or _IFS.search(line):
+        # Judge the words too: a grammar error must not hide a command, nor `git${IFS}push`.
+        words = _IFS.sub(" ", line)
+        _words_fallback(words, _Scope(dict(env), cwd, depth, wrappers, scope.out))
+    return scope.out
+
+
+def _parse(line: str) -> Any:
+    global _PARSER
+    try:
+        if _PARSER is None:
+            _PARSER = _load_parser()
+        return _PARSER.parse(line.encode("utf-8", "surrogatepass")).root_node
+    except Exception:  # noqa: BLE001 - no parser, or one that failed: the word fallback judges
+        return None
+
+
+def _load_parser() -> Any:
+    """The parser, from the two packages' compiled bindings.
+
+    Their `__init__` modules import `typing` and `importlib.resources` (for query files the
+    rails never use), about 15 ms of every shell PreToolUse; the bindings alone cost 2 ms.
+    """
+    try:
+        binding, grammar = _binding("tree_sitter"), _binding("tree_sitter_bash")
+    except (ImportError, OSError):
+        import tree_sitter as binding
+        import tree_sitter_bash as grammar
+    return binding.Parser(binding.Language(grammar.language()))
+
+
+def _binding(package: str) -> Any:
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    for where in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = Path(where) / f"_binding{suffix}"
+            found = importlib.util.spec_from_file_location(f"{package}._binding", path)
+            if path.exists() and found is not None and found.loader is not None:
+                module = importlib.util.module_from_spec(found)
+                found.loader.exec_module(module)
+                return module
+    raise ImportError(f"no compiled binding in {package}")
+
+
+# -- the tree ------------------------------------------------------------------------------------
+
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+
+
+def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> Command | None:
+    """Emit the commands under `node`; return the last simple command it emitted directly."""
+    kind = node.type
+    if kind == "command":
+        return _command(node, scope, stdin, [], piped)
+    if kind == "redirected_statement":
+        return _redirected(node, scope, stdin, piped)
+    if kind == "pipeline":
+        last: Command | None = None
+        for index, child in enumerate(node.named_children):
+            last = _walk(child, scope, _output_of(last), piped=index > 0)
+        return last
+    if kind == "variable_assignment":
+        name, value = _assignment(node, scope)
+        scope.env[name] = value
+        _emit(scope, Command((), text(node), scope.cwd, (name,), tuple(_expansions(node))))
+        _nested(node, scope)
+        return None
+    if kind in ("declaration_command", "unset_command"):
+        return _declaration(node, scope)
+    if kind in ("heredoc_body", "string", "concatenation"):
+        _nested(node, scope)
+        return None
+    for child in node.named_children:
+        _walk(child, scope, None)
+    return None
+
+
+def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Command | None:
+    body = node.child_by_field_name("body")
+    redirects = [c for c in node.named_children if c.type in _REDIRECTS]
+    if body is not None and body.type == "command":
+        return _command(body, scope, stdin, redirects, piped)
+    if body is not None:
+        _walk(body, scope, stdin, piped)
+    targets, _fed = _redirect_targets(redirects, scope)
+    if targets:
+        _emit(scope, Command((), text(node), scope.cwd, redirects=tuple(targets)))
+    for redirect in redirects:
+        _nested(redirect, scope)
+    return None
+
+
+def _command(
+    node: Any, scope: _Scope, stdin: str | None, outer: list[Any], piped: bool
+) -> Command | None:
+    assigned: list[str] = []
+    words: list[str] = []
+    redirects = list(outer)
+    for child in node.named_children:
+        kind = child.type
+        if kind == "variable_assignment":
+            name, _value = _assignment(child, scope)
+            assigned.append(name)
+        elif kind in _REDIRECTS:
+            redirects.append(child)
+        elif kind == "command_name":
+            words.append(
+                word(child.named_children[0] if child.named_children else child, scope.env)
+            )
+        else:
+            words.append(word(child, scope.env))
+    targets, fed = _redirect_targets(redirects, scope)
+    raw = Command(
+        tuple(words),
+        text(node),
+        scope.cwd,
+        tuple(assigned),
+        tuple(_expansions(node, *redirects)),
+        tuple(targets),
+        fed if fed is not None else stdin,
+        scope.wrappers,
+        piped=piped and fed is None and stdin is None,
+    )
+    for child in (*node.named_children, *outer):
+        _nested(child, scope)
+    return _unwrap_and_emit(raw, scope)
+
+
+def _declaration(node: Any, scope: _Scope) -> Command:
+    """`export A=1`, `declare -x A`, `local a`, `unset A`: a command whose words are names."""
+    words = [text(node.children[0])] if node.children else []
+    assigned: list[str] = []
+    for child in node.named_children:
+        if child.type == "variable_assignment":
+            name, value = _assignment(child, scope)
+            scope.env[name] = value
+            assigned.append(name)
+            words.append(f"{name}={value}")
+        elif child.type == "variable_name":
+            assigned.append(text(child))
+            words.append(text(child))
+        else:
+            words.append(word(child, scope.env))
+    command = Command(
+        tuple(words),
+        text(node),
+        scope.cwd,
+        tuple(assigned),
+        tuple(_expansions(node)),
+        wrappers=scope.wrappers,
+    )
+    _emit(scope, command)
+    _nested(node, scope)
+    return command
+
+
+def _nested(node: Any, scope: _Scope) -> None:
+    """The commands inside a word: `$(...)`, backticks, `<(...)`, wherever they sit."""
+    if node.type in ("command_substitution", "process_substitution"):
+        for inner in node.named_children:
+            _walk(inner, scope, None)
+        return
+    for child in node.named_children:
+        _nested(child, scope)
+
+
+def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None]:
+    targets: list[str] = []
+    fed: str | None = None
+    for redirect in redirects:
+        if redirect.type == "file_redirect":
+            dest = redirect.child_by_field_name("destination")
+            if dest is not None:
+                targets.append(word(dest, scope.env))
+        elif redirect.type == "herestring_redirect":
+            fed = " ".join(word(p, scope.env) for p in redirect.named_children) + "\n"
+        elif redirect.type == "heredoc_redirect":
+            body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+            fed = text(body) if body is not None else ""
+            for inner in redirect.named_children:
+                if inner.type == "file_redirect":
+                    more, _ = _redirect_targets([inner], scope)
+                    targets += more
+    return targets, fed
+
+
+def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
+    name_node = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    name = text(name_node) if name_node is not None else text(node).split("=", 1)[0]
+    return name, word(value, scope.env) if value is not None else ""
+
+
+def _expansions(*nodes: Any) -> Iterator[str]:
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if node.type in ("simple_expansion", "expansion"):
+            for child in node.named_children:
+                if child.type in ("variable_name", "special_variable_name"):
+                    yield text(child)
+                    break
+        stack.extend(node.named_children)
+
+
+# -- unwrapping and emitting ---------------------------------------------------------------------
+
+
+def _output_of(command: Command | None) -> str | None:
+    """What a pipeline stage is known to write: its words if it echoes, else its known input."""
+    if command is None:
+        return None
+    if command.name in _ECHOES:
+        words = [w for w in command.argv[1:] if not re.fullmatch(r"-[neE]+", w)]
+        return " ".join(words[1:] if words[:1] == ["--"] else words) + "\n"
+    if command.name == "cat" and len(command.argv) == 1:
+        return command.stdin
+    return None
+
+
+def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
+    found = shellwrap.unwrap(list(raw.argv), raw.stdin)
+    command = Command(
+        tuple(found.argv),
+        raw.text,
+        scope.cwd,
+        raw.assigned + tuple(found.assigned),
+        raw.expands,
+        raw.redirects,
+        raw.stdin,
+        raw.wrappers + tuple(found.wrappers),
+        piped=raw.piped,
+    )
+    _emit(scope, command)
+    for script in found.scripts:
+        scope.out.extend(
+            commands(script, scope.env, scope.cwd, depth=scope.depth + 1, wrappers=command.wrappers)
+        )
+    return command
+
+
+def _emit(scope: _Scope, command: Command) -> None:
+    scope.out.append(command)
+    # `cd DIR && rm -r x` removes DIR/x: later commands are judged from DIR.
+    if command.name in ("cd", "pushd") and len(command.argv) == 2:
+        target = command.argv[1]
+        scope.cwd = os.path.normpath(target if target.startswith("/") else f"{scope.cwd}/{target}")
+
+
+def _words_fallback(line: str, scope: _Scope) -> None:
+    """Split on the shell's operators and judge each part's words, as a shell roughly would."""
+    for part in re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line):
+        if not part.strip():
+            continue
+        try:
+            words = shlex.split(part, comments=True)
+        except ValueError:
+            words = part.split()
+        words = [expand_text(w, scope.env) for w in words]
+        assigned: list[str] = []
+        while words and re.match(r"^[A-Za-z_]\w*=", words[0]):
+            assigned.append(words.pop(0).split("=", 1)[0])
+        expands = re.findall(r"\$\{?([A-Za-z_]\w*)", part)
+        raw = Command(
+            tuple(words),
+            part.strip(),
+            scope.cwd,
+            tuple(assigned),
+            tuple(expands),
+            wrappers=scope.wrappers,
+        )
+        _unwrap_and_emit(raw, scope)

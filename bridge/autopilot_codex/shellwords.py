@@ -1,0 +1,89 @@
+"""The words of a parsed shell line, as the shell would pass them: quotes removed, escapes
+undone, `~` and the variables the hook knows expanded; what it cannot know stays as written
+(so a `$` in a word still says "cannot tell").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+
+def word(node: Any, env: Mapping[str, str]) -> str:
+    kind = node.type
+    if kind == "word":
+        return tilde(_unescape(text(node)), env)
+    if kind == "raw_string":
+        return text(node)[1:-1]
+    if kind in ("string", "translated_string"):
+        return "".join(_string_part(c, env) for c in node.named_children)
+    if kind == "ansi_c_string":
+        return _ansi_c(text(node)[2:-1])
+    if kind == "concatenation":
+        # A tilde expands at the start of a word only.
+        parts = [_unescape(text(c)) if c.type == "word" else word(c, env) for c in node.children]
+        joined = "".join(parts)
+        return tilde(joined, env) if node.children[0].type == "word" else joined
+    if kind in ("simple_expansion", "expansion"):
+        return _variable(node, env)
+    if kind == "command_substitution":
+        return _echoed(node, env)
+    return text(node)
+
+
+def _string_part(node: Any, env: Mapping[str, str]) -> str:
+    if node.type == "string_content":
+        return re.sub(r"\\([$`\"\\\n])", r"\1", text(node))
+    return word(node, env)
+
+
+def _variable(node: Any, env: Mapping[str, str]) -> str:
+    names = [c for c in node.named_children if c.type == "variable_name"]
+    # `$NAME` and `${NAME}` only: `${NAME:-x}` and the like stay as written.
+    plain = node.type == "simple_expansion" or len(node.named_children) == 1
+    if names and plain and text(names[0]) in env:
+        return env[text(names[0])]
+    return text(node)
+
+
+def _echoed(node: Any, env: Mapping[str, str]) -> str:
+    """`$(echo git)` is `git`; any other substitution stays as written (it contains `$`)."""
+    inner = node.named_children
+    if len(inner) == 1 and inner[0].type == "command":
+        words = [
+            word(c.named_children[0] if c.type == "command_name" else c, env)
+            for c in inner[0].named_children
+        ]
+        if words and words[0] == "echo" and all("$" not in w for w in words):
+            return " ".join(w for w in words[1:] if w != "-n")
+    return text(node)
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+
+
+def tilde(text: str, env: Mapping[str, str]) -> str:
+    home = env.get("HOME", "")
+    if home and (text == "~" or text.startswith("~/")):
+        return home + text[1:]
+    return text
+
+
+def _ansi_c(body: str) -> str:
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return body
+
+
+def text(node: Any) -> str:
+    return bytes(node.text or b"").decode("utf-8", "replace")
+
+
+def expand_text(word: str, env: Mapping[str, str]) -> str:
+    def value(match: re.Match[str]) -> str:
+        return env.get(match.group(1) or match.group(2), match.group(0))
+
+    return tilde(re.sub(r"\$\{(\w+)\}|\$(\w+)", value, word), env)

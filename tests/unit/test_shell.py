@@ -1,0 +1,325 @@
+"""Reading a shell line as the shell does: the simple commands it runs, unwrapped."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autopilot_codex import shell
+from autopilot_codex.shellwrap import program, unwrap
+
+ENV = {"HOME": "/home/u", "AUTOPILOT_CODEX_HOME": "/state"}
+
+
+def argvs(line: str, cwd: str = "/wt") -> list[tuple[str, ...]]:
+    return [c.argv for c in shell.commands(line, ENV, cwd) if c.argv]
+
+
+def runs(line: str, *argv: str) -> bool:
+    return tuple(argv) in argvs(line)
+
+
+# -- structure: every simple command of the tree ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "true && git push -f",
+        "false || git push -f",
+        "true; git push -f",
+        "true & git push -f",
+        "echo x | git push -f",
+        "(git push -f)",
+        "{ git push -f; }",
+        "echo $(git push -f)",
+        "echo `git push -f`",
+        "cat <(git push -f)",
+        "2>/dev/null git push -f",
+        "git push -f > /dev/null 2>&1",
+        "if true; then git push -f; fi",
+        "for b in a; do git push -f; done",
+        "f() { git push -f; }",
+        "! git push -f",
+        'echo "$(git push -f)"',
+        "cat <<EOF\n$(git push -f)\nEOF",
+    ],
+)
+def test_every_simple_command_is_found(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+def test_leading_assignments_are_kept_apart_from_the_words() -> None:
+    (command,) = shell.commands("GIT_TRACE=1 A=2 git push -f", ENV, "/wt")
+    assert command.argv == ("git", "push", "-f")
+    assert command.assigned == ("GIT_TRACE", "A")
+
+
+def test_redirect_targets_and_heredocs_are_recorded() -> None:
+    (command,) = shell.commands("python3 - > out.txt <<'EOF'\nprint(1)\nEOF", ENV, "/wt")
+    assert command.redirects == ("out.txt",)
+    assert command.stdin == "print(1)\n"
+    (command,) = shell.commands("xargs rm <<< 'a b'", ENV, "/wt")
+    assert command.argv == ("rm", "a", "b")
+
+
+def test_a_quoted_heredoc_does_not_run_what_it_mentions() -> None:
+    assert argvs("cat <<'EOF'\n$(git push -f)\ngit reset --hard\nEOF") == [("cat",)]
+
+
+# -- words: quotes, escapes, known variables ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('"g""it" push', ("git", "push")),
+        ("'git' push", ("git", "push")),
+        ("g\\it push", ("git", "push")),
+        ("$'git' push", ("git", "push")),
+        ("$(echo git) push", ("git", "push")),
+        ("rm ~/x", ("rm", "/home/u/x")),
+        ("rm ~", ("rm", "/home/u")),
+        ("rm $HOME/x ${HOME}/y", ("rm", "/home/u/x", "/home/u/y")),
+        ("rm $AUTOPILOT_CODEX_HOME/active/*", ("rm", "/state/active/*")),
+        ('rm "${AUTOPILOT_CODEX_HOME}/a b"', ("rm", "/state/a b")),
+        ("D=$AUTOPILOT_CODEX_HOME; rm $D/x", ("rm", "/state/x")),
+        ("rm $UNKNOWN/x", ("rm", "$UNKNOWN/x")),
+        ("rm a~/x", ("rm", "a~/x")),
+    ],
+)
+def test_words_are_expanded_as_the_shell_would(line: str, expected: tuple[str, ...]) -> None:
+    assert expected in argvs(line)
+
+
+def test_cd_moves_the_directory_later_commands_are_judged_from() -> None:
+    commands = shell.commands("cd /state && rm -rf active; cd sub && ls", ENV, "/wt")
+    assert [c.cwd for c in commands] == ["/wt", "/state", "/state", "/state/sub"]
+
+
+def test_expanded_variable_names_are_recorded() -> None:
+    (command,) = shell.commands('curl -H "Bearer ${OPENAI_API_KEY}" x', ENV, "/wt")
+    assert command.expands == ("OPENAI_API_KEY",)
+
+
+# -- unwrapping: one test per wrapper -------------------------------------------------------------
+
+UNWRAPPED = [
+    ("env git push -f", "env"),
+    ("env -i -u HOME A=1 git push -f", "env"),
+    ("env -S 'git push -f'", "env"),
+    ("command git push -f", "command"),
+    ("builtin git push -f", "builtin"),
+    ("exec -a name git push -f", "exec"),
+    ("nohup git push -f", "nohup"),
+    ("time -p git push -f", "time"),
+    ("timeout -s KILL 10 git push -f", "timeout"),
+    ("nice -n 10 git push -f", "nice"),
+    ("stdbuf -o L git push -f", "stdbuf"),
+    ("sudo -u root -E git push -f", "sudo"),
+    ("doas -u root git push -f", "doas"),
+    ("setsid git push -f", "setsid"),
+    ("uv run --with x git push -f", "uv"),
+    ("pipx run git push -f", "pipx"),
+    ("uvx --from x git push -f", "uvx"),
+    ("npx -p x git push -f", "npx"),
+    ("bash bin/git push -f", "bash"),
+    ("source ./git push -f", "source"),
+    ("watch -x git push -f", "watch"),
+]
+
+
+@pytest.mark.parametrize(("line", "wrapper"), UNWRAPPED)
+def test_wrappers_are_removed(line: str, wrapper: str) -> None:
+    commands = shell.commands(line, ENV, "/wt")
+    found = [c for c in commands if c.argv == ("git", "push", "-f")]
+    assert found, argvs(line)
+    assert wrapper in found[0].wrappers
+
+
+def test_wrappers_nest() -> None:
+    line = "sudo env A=1 nohup timeout 5 nice /usr/bin/git push -f"
+    (command,) = shell.commands(line, ENV, "/wt")
+    assert command.argv == ("git", "push", "-f")
+    assert command.wrappers == ("sudo", "env", "nohup", "timeout", "nice")
+    assert command.assigned == ("A",)
+
+
+def test_command_v_only_looks_a_name_up() -> None:
+    assert argvs("command -v git") == [("command", "-v", "git")]
+
+
+def test_bare_env_stays_env() -> None:
+    assert argvs("env") == [("env",)]
+    assert argvs("env -u X") == [("env", "-u", "X")]
+
+
+def test_env_unset_counts_as_assigning() -> None:
+    (command,) = shell.commands("env -u AUTOPILOT_CODEX_HOME git status", ENV, "/wt")
+    assert command.assigned == ("AUTOPILOT_CODEX_HOME",)
+
+
+def test_a_path_to_a_binary_is_the_binary() -> None:
+    assert program("/usr/bin/git") == "git"
+    assert program("./node_modules/.bin/tsc") == "tsc"
+    assert program("git") == "git"
+    assert runs("/usr/local/bin/git push -f", "git", "push", "-f")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo --hard | xargs git reset",
+        "printf -- '--hard' | xargs git reset",
+        "echo --hard | xargs -I{} git reset {}",
+        "xargs git reset <<< --hard",
+    ],
+)
+def test_xargs_input_joins_the_command(line: str) -> None:
+    assert runs(line, "git", "reset", "--hard"), argvs(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sh -c 'git push -f'",
+        'bash -c "git push -f"',
+        "bash -lc 'git push -f'",
+        "zsh -o errexit -c 'git push -f'",
+        "dash -c 'cd x; git push -f' name",
+        "eval 'git push -f'",
+        "eval git push -f",
+        "echo 'git push -f' | sh",
+        "bash <<'EOF'\ngit push -f\nEOF",
+        "sh -s <<< 'git push -f'",
+        "watch -n 5 'git push -f'",
+        "find . -exec git push -f \\;",
+        "git -c alias.p='!git push -f' p",
+        "git config alias.p '!git push -f'",
+        "git config --global alias.p 'push -f'",
+        "sh -c \"bash -c 'eval git push -f'\"",
+    ],
+)
+def test_shell_strings_are_parsed_again(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+def test_nesting_is_bounded() -> None:
+    line = "git push -f"
+    for _ in range(shell.MAX_DEPTH + 2):
+        line = f"sh -c {__import__('shlex').quote(line)}"
+    commands = shell.commands(line, ENV, "/wt")
+    assert any(c.too_deep for c in commands)
+    assert not any(c.argv == ("git", "push", "-f") for c in commands)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["git", "-C", "x", "push"], ["git", "push"]),
+        (["git", "-c", "k=v", "push"], ["git", "push"]),
+        (["git", "--git-dir=.git", "reset"], ["git", "reset"]),
+        (["git", "--git-dir", ".git", "--work-tree", ".", "reset"], ["git", "reset"]),
+        (["git", "--no-pager", "--exec-path", "-p", "reset"], ["git", "reset"]),
+        (["git", "--exec-path=/x", "reset"], ["git", "reset"]),
+        (["git", "-c", "alias.r=reset --hard", "r"], ["git", "reset", "--hard"]),
+        (["git", "-c", "remote.origin.push=+main", "push"], ["git", "push", "--force"]),
+        (["git", "commit", "-c", "HEAD"], ["git", "commit", "-c", "HEAD"]),
+    ],
+)
+def test_git_global_options_are_removed(argv: list[str], expected: list[str]) -> None:
+    assert unwrap(argv).argv == expected
+
+
+# -- lines the grammar cannot read ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git push -f (",
+        "git push -f; )",
+        "git push -f `",
+        "echo $(( ; git push -f",
+        "if git push -f",
+        "git push -f <<<",
+    ],
+)
+def test_unparsable_lines_are_judged_on_their_words(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+def test_without_a_parser_the_words_still_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell, "_parse", lambda line: None)
+    assert runs("true && env git push -f", "git", "push", "-f")
+    assert runs("x=1; sh -c 'git push -f'", "git", "push", "-f")
+
+
+@pytest.mark.parametrize("line", ["", "   ", "\x00", "'", '"', "$(", "\\", "((((", "🙂 ; rm"])
+def test_odd_input_never_raises(line: str) -> None:
+    shell.commands(line, ENV, "/wt")
+
+
+def test_thousands_of_nested_groups_are_unreadable_not_a_crash() -> None:
+    line = "(" * 3000 + "git push -f" + ")" * 3000
+    assert any(c.too_deep for c in shell.commands(line, ENV, "/wt"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git${IFS}push${IFS}-f",
+        "$SHELL -c 'git push -f'",
+        "${BASH} -c 'git push -f'",
+        "busybox git push -f",
+        "shopt -s expand_aliases; alias g='git push -f'; g",
+    ],
+)
+def test_less_common_indirections(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+def test_a_stage_reading_an_unknown_pipe_is_marked() -> None:
+    first, second = shell.commands("curl -s x.example | sh", ENV, "/wt")
+    assert (first.piped, second.piped) == (False, True)
+    (_echo, shell_stage, _inner) = shell.commands("echo ls | sh", ENV, "/wt")
+    assert not shell_stage.piped and shell_stage.stdin == "ls\n"
+
+
+def test_the_parser_loads_without_the_packages_init_modules() -> None:
+    # Their __init__ imports importlib.resources for query files the rails never read.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from autopilot_codex import shell; "
+        "assert shell.commands('env git push -f', {'HOME': '/h'}, '/w')[0].argv[0] == 'git'; "
+        "assert shell._PARSER is not None; "
+        "print('tree_sitter' in sys.modules, 'tree_sitter_bash' in sys.modules, "
+        "'importlib.resources' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "False", "False"]
+
+
+def test_a_missing_binding_falls_back_to_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(package: str) -> None:
+        raise ImportError(package)
+
+    monkeypatch.setattr(shell, "_binding", missing)
+    assert shell._load_parser().parse(b"ls").root_node.type == "program"
+
+
+_PIECES = st.sampled_from(
+    [*"ab -|&;()${}`'\"\\<>\n=~*#!", "git ", "sh -c ", "<<EOF\n", "$(", "xargs "]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_any_text_gives_commands_and_never_raises(line: str) -> None:
+    for command in shell.commands(line, ENV, "/wt"):
+        assert isinstance(command.argv, tuple)

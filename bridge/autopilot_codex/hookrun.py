@@ -60,7 +60,7 @@ def _answer(
     if payload.event == "PreToolUse":
         from .rails import check
 
-        denial = check(payload, config, worktree)
+        denial = check(payload, config, worktree, host)
         return Answer(deny=denial) if denial else ALLOW
     from . import styles
     from .store import Store

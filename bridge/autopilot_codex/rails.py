@@ -24,6 +24,10 @@ from .paths import state_home, state_home_str
 from .rail_rules import Finding, Where, inside, resolve
 from .secrets import is_secret_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .hosts import Host
+
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "apply_patch"})
 
@@ -58,9 +62,16 @@ _READERS = frozenset(
 )
 
 
-def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
-    """The reason to deny this tool call, or None to let it run."""
-    if payload.tool_name in SHELL_TOOLS:
+def check(
+    payload: HookInput, config: Config, worktree: Path, host: Host | None = None
+) -> str | None:
+    """The reason to deny this tool call, or None to let it run.
+
+    The host names its shell tools and the files a tool call touches (Claude's `file_path`,
+    Codex's patch text); without one, every tool name either host uses is covered.
+    """
+    shell_tools = host.shell_tools if host is not None else SHELL_TOOLS
+    if payload.tool_name in shell_tools:
         command = payload.tool_input.get("command")
         if isinstance(command, list):
             # Codex passes argv: quote it back, so `bash -lc "a b"` stays one script.
@@ -68,10 +79,14 @@ def check(payload: HookInput, config: Config, worktree: Path) -> str | None:
         return check_command(
             command if isinstance(command, str) else "", config, worktree, payload.cwd
         )
-    if payload.tool_name in FILE_TOOLS:
-        paths = [payload.tool_input.get(k) for k in ("file_path", "notebook_path", "path")]
-        if payload.tool_name == "apply_patch":
-            paths += _patch_paths(str(payload.tool_input.get("command", "")))
+    if host is None and payload.tool_name in FILE_TOOLS:
+        from .hosts import claude, codex
+
+        paths = claude.HOST.touched_paths(payload.tool_name, payload.tool_input)
+        paths += codex.HOST.touched_paths(payload.tool_name, payload.tool_input)
+    else:
+        paths = host.touched_paths(payload.tool_name, payload.tool_input) if host else []
+    if paths:
         for raw in paths:
             if isinstance(raw, str) and raw:
                 reason = check_path(raw, config, worktree, reading=payload.tool_name == "Read")
@@ -185,5 +200,3 @@ def _loop_home() -> Path:
     return _real(state_home())
 
 
-def _patch_paths(patch: str) -> Iterable[str]:
-    return re.findall(r"^\*\*\* (?:Add|Update|Delete|Move) (?:File|to): (.+)$", patch, re.MULTILINE)

@@ -270,10 +270,6 @@ class CodexRun:
                 return str(event.get("thread_id"))
         return None
 
-    def hook_lines(self) -> list[str]:
-        """stderr's ``hook: <Event> [Blocked|Completed|Failed]`` lines."""
-        return [ln.strip() for ln in self.stderr.splitlines() if ln.strip().startswith("hook:")]
-
     def describe(self, limit: int = 4000) -> str:
         """A compact summary for assertion messages."""
         return (

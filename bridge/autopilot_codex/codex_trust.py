@@ -148,6 +148,11 @@ def set_trust(text: str, entries: Mapping[str, str]) -> str:
     for key, value in entries.items():
         hash_line = f"trusted_hash = {toml_string(value)}\n"
         found = _find_table(lines, key)
+        if found is None and (toml_string(key) in text or f"'{key}'" in text):
+            raise BridgeError(
+                f"config.toml already names the hook {key!r} in a form we do not edit; "
+                f"{BYPASS_HINT}"
+            )
         if found is None:
             if lines and not lines[-1].endswith("\n"):
                 lines.append("\n")

@@ -386,3 +386,24 @@ def run_codex(
         timed_out=rc is None,
         events=parse_jsonl(stdout),
     )
+
+
+def codex_cli(
+    binary: Path, *args: str, home: Path, codex_home: Path, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``codex <args>`` (e.g. ``plugin add ...``) with the same clean environment, in the
+    loopback-only namespace where there is one."""
+    home.mkdir(parents=True, exist_ok=True)
+    cmd = [str(binary), *args]
+    prefix = netns_prefix()
+    if prefix is not None:
+        cmd = [*prefix, *cmd]
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        env=base_env(home, codex_home),
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        check=False,
+    )

@@ -285,3 +285,26 @@ def test_persisted_trust_runs_the_hooks(
     assert [c["event"] for c in probe.calls()] == ["SessionStart", "PostToolUse", "Stop"]
     # The matcher "apply_patch" let the patch through and not the shell command.
     assert [p["tool_name"] for p in probe.payloads("PostToolUse")] == ["apply_patch"]
+
+
+def test_trust_keys_name_the_resolved_hooks_file(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel, codex_home: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "codex-home-link"
+    link.symlink_to(codex_home)
+    document = probe.install({"PreToolUse": None, "Stop": None})
+    via_link = trust_entries(str(link / "hooks.json"), document)
+    resolved = trust_entries(str(probe.hooks_file), document)
+    entries = {
+        f"{link}/hooks.json:stop:0:0": via_link[f"{link}/hooks.json:stop:0:0"],
+        f"{probe.hooks_file}:pre_tool_use:0:0": resolved[f"{probe.hooks_file}:pre_tool_use:0:0"],
+    }
+    config = codex_home / "config.toml"
+    config.write_text(set_trust(config.read_text(), entries))
+    fake_codex.script = [[Shell("true")], "done"]
+
+    run = codex("do it", codex_home=link)
+
+    assert_ok(run)
+    # Only the hook trusted under the resolved path ran: Codex resolves CODEX_HOME.
+    assert [c["event"] for c in probe.calls()] == ["PreToolUse"]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex.codex_trust import set_trust, trust_entries
+from autopilot_codex.hosts.codex import render
 
 from .codex_cli import CodexRun
 from .codex_fixtures import CodexRunner
@@ -308,3 +309,39 @@ def test_trust_keys_name_the_resolved_hooks_file(
     assert_ok(run)
     # Only the hook trusted under the resolved path ran: Codex resolves CODEX_HOME.
     assert [c["event"] for c in probe.calls()] == ["PreToolUse"]
+
+
+# -- our own dialect -----------------------------------------------------------------------------
+
+
+def test_the_answers_hosts_codex_renders_are_obeyed(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel, git_repo: Path
+) -> None:
+    answers = {
+        "SessionStart": [{"stdout": render("SessionStart", "", "", "CTX-START", "MSG-START")}],
+        "PreToolUse": [{}, {"stdout": render("PreToolUse", "", "RAILS-DENY", "", "MSG-DENY")}],
+        "PostToolUse": [
+            {"stdout": render("PostToolUse", "REVIEW-REASON", "", "REVIEW-CTX", "MSG-REVIEW")}
+        ],
+        "Stop": [{"stdout": render("Stop", "VERDICT-REASON", "", "", "MSG-VERDICT")}],
+    }
+    probe.install(dict.fromkeys(answers), **answers)
+    fake_codex.script = [
+        [Patch(PATCH, call_id="call_patch_1")],
+        [Shell("touch denied.txt", call_id="call_deny_2")],
+        "first final answer",
+    ]
+    fake_codex.rules = [Rule("VERDICT-REASON", "second final answer")]
+
+    run = codex("make hello.txt", extra_args=BYPASS)
+
+    assert_ok(run)
+    requests = fake_codex.model_requests
+    assert "CTX-START" in message_texts(requests[0], "developer")
+    assert requests[1].outputs_for("call_patch_1") == ["REVIEW-REASON"]
+    assert "REVIEW-CTX" in message_texts(requests[1], "developer")
+    assert not (git_repo / "denied.txt").exists()
+    assert "RAILS-DENY" in requests[2].outputs_for("call_deny_2")[0]
+    assert [r.answered for r in requests][-1] == "rule:VERDICT-REASON"
+    assert [p["stop_hook_active"] for p in probe.payloads("Stop")] == [False, True]
+    assert run.last_message == "second final answer"

@@ -245,7 +245,7 @@ def test_there_is_no_block_cap(
 def test_untrusted_hooks_are_skipped_silently(
     codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel
 ) -> None:
-    probe.install({"PreToolUse": None, "Stop": None}, Stop=[block("NEVER-SEEN")])
+    probe.install({"PreToolUse": None, "Stop": None}, Stop=[block("SEEN-ONLY-WITH-BYPASS")])
     fake_codex.script = [[Shell("true")], "done"]
     run = codex("do it")
     assert_ok(run)
@@ -254,6 +254,12 @@ def test_untrusted_hooks_are_skipped_silently(
     assert run.items("error") == []
     assert "hook" not in run.stderr.lower()
     assert len(fake_codex.model_requests) == 2
+    # The same hooks, with the per-run bypass: they run.
+    fake_codex.script += [[Shell("true")], "done"]
+    bypassed = codex("do it", extra_args=BYPASS)
+    assert_ok(bypassed)
+    assert [c["event"] for c in probe.calls()] == ["PreToolUse", "Stop", "Stop"]
+    assert "SEEN-ONLY-WITH-BYPASS" in fake_codex.raw(-1)
 
 
 def test_persisted_trust_runs_the_hooks(

@@ -41,6 +41,7 @@ KEY_ENV = "FAKE_OPENAI_API_KEY"
 DUMMY_API_KEY = "sk-codex-test-dummy"
 INSTALL_TIMEOUT = 900
 RELAY_SCRIPT = Path(__file__).with_name("netns_relay.py")
+NETNS_ENV = "AUTOPILOT_CODEX_E2E_NETNS"
 
 
 class CodexInstallError(RuntimeError):
@@ -205,7 +206,10 @@ def write_config(codex_home: Path, base_url: str, extra_toml: str = "") -> Path:
 @functools.lru_cache(maxsize=1)
 def netns_prefix() -> tuple[str, ...] | None:
     """``unshare`` arguments that give a loopback-only network namespace here, or None when
-    this machine does not allow one (then runs use the host network; see ``NETNS_NOTE``)."""
+    this machine does not allow one (then runs use the host network; see ``NETNS_NOTE``).
+    ``AUTOPILOT_CODEX_E2E_NETNS=0`` turns it off."""
+    if os.environ.get(NETNS_ENV, "").strip() == "0":
+        return None
     unshare = shutil.which("unshare")
     if unshare is None or shutil.which("ip") is None:
         return None
@@ -226,7 +230,8 @@ def netns_prefix() -> tuple[str, ...] | None:
 
 
 NETNS_NOTE = (
-    "no loopback-only network namespace on this machine (unshare -n failed): Codex runs on "
+    "no loopback-only network namespace (unshare -n fails here, or AUTOPILOT_CODEX_E2E_NETNS=0): "
+    "Codex runs on "
     "the host network and its start-up lookups of outside hosts may be slow"
 )
 

@@ -5,13 +5,22 @@ Imported by ``conftest.py``; ``git_repo`` and ``home`` come from there."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .codex_cli import CODEX_VERSION, CodexInstallError, CodexRun, ensure_codex, run_codex
+from .codex_cli import (
+    CODEX_VERSION,
+    NETNS_NOTE,
+    CodexInstallError,
+    CodexRun,
+    ensure_codex,
+    netns_prefix,
+    run_codex,
+)
 from .codex_cli import write_config as write_codex_config
 from .fake_codex_model import FakeCodexModel
 
@@ -22,9 +31,13 @@ def codex_bin() -> Path:
 
     Fails when ``CI`` is set and the CLI cannot be installed; skips otherwise."""
     try:
-        return ensure_codex()
+        binary = ensure_codex()
     except CodexInstallError as exc:
         problem = str(exc)
+    else:
+        if netns_prefix() is None:
+            warnings.warn(NETNS_NOTE, stacklevel=1)
+        return binary
     message = f"Codex CLI {CODEX_VERSION} is unavailable for e2e tests: {problem}"
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
         pytest.fail(message, pytrace=False)

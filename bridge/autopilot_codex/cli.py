@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check that everything a loop needs is in place")
 
+    for verb in ("install", "uninstall"):
+        host = sub.add_parser(verb, help=f"{verb} the loop's hooks and skills for a host")
+        host.add_argument("words", nargs=argparse.REMAINDER, help="codex [--user|--project]")
+
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event")
     hook.add_argument("--host", default="claude", help="the host whose dialect to answer in")
@@ -67,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(list(sys.argv[1:] if argv is None else argv))
         if args.command == "hook":
             return _hook(args.event, args.host)
+        if args.command in ("install", "uninstall"):
+            from .codex_install import main as host_install
+
+            return host_install([args.command, *args.words])
         code, text = _run(args, args.cwd or os.getcwd())
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
@@ -101,7 +109,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
 
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     """One branch per verb: typed values in, one command function called, its text out."""
-    session = getattr(args, "session_id", None) or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+    session = getattr(args, "session_id", None) or _host_session()
     if args.command == "plan":
         from .commands.plan import plan
 
@@ -134,6 +142,17 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     return 0, resume(
         cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
     )
+
+
+def _host_session() -> str | None:
+    """The session a command runs in, when a host's agent runs it from its shell tool."""
+    from .hosts import HOSTS, get
+
+    for name in HOSTS:
+        var = get(name).session_env
+        if var and os.environ.get(var, "").strip():
+            return os.environ[var].strip()
+    return None
 
 
 def _hook(event: str, host: str) -> int:

@@ -17,6 +17,7 @@ from .claude_cli import (
     make_git_repo,
     run_claude,
 )
+from .codex_fixtures import codex, codex_bin, codex_home, fake_codex  # noqa: F401
 from .fake_anthropic import FakeAnthropic
 
 E2E_DIR = Path(__file__).parent

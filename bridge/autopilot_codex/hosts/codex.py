@@ -1,8 +1,16 @@
-"""The Codex CLI: `apply_patch` edits, terminal commands, and a strict hook answer dialect.
+"""Hook answers in the Codex CLI's dialect. Standard library only (hot path).
 
-Codex's output schemas reject unknown fields (the whole answer then fails open), so each event
-gets only the fields its schema has: no hookSpecificOutput on Stop, and a block always with a
-non-empty reason.
+Every Codex hook output schema is closed (``additionalProperties: false``): one field too many
+and the answer counts as a failed hook, which does not block. So each event gets exactly the
+fields its schema has, and nothing Claude-only:
+
+- Stop: ``decision``/``reason`` (+ ``systemMessage``); no ``hookSpecificOutput`` at all;
+- PostToolUse: ``decision``/``reason``, ``hookSpecificOutput.additionalContext``; a block
+  *replaces the tool's output* with the reason, so the reason must read as a tool result;
+- PreToolUse: a deny is ``hookSpecificOutput.permissionDecision: "deny"`` with a reason;
+- SessionStart / UserPromptSubmit: ``hookSpecificOutput.additionalContext``.
+
+``block`` and ``deny`` need a non-empty reason on Codex; an empty one means "do not".
 """
 
 from __future__ import annotations
@@ -14,10 +22,34 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..hookio import Answer
 
-CONTEXT_EVENTS = frozenset({"PostToolUse", "SessionStart", "UserPromptSubmit"})
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+
+# Events whose answers may carry hookSpecificOutput.additionalContext.
+CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"})
+# Events that can refuse to go on with decision/reason.
 BLOCK_EVENTS = frozenset({"PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit"})
 
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+
+def render(event: str, block: str, deny: str, context: str, message: str) -> str:
+    """The hook's stdout: ``block`` (a reason to keep going / to refuse), ``deny`` (a
+    PreToolUse refusal), ``context`` (text for the model), ``message`` (for the user). Empty
+    strings mean "none"; all empty is the empty answer (allow)."""
+    answer: dict[str, Any] = {}
+    specific: dict[str, Any] = {}
+    refusal = deny or block
+    if event == "PreToolUse" and refusal:
+        specific["permissionDecision"] = "deny"
+        specific["permissionDecisionReason"] = refusal
+    elif event in BLOCK_EVENTS and block:
+        answer["decision"] = "block"
+        answer["reason"] = block
+    if context and event in CONTEXT_EVENTS:
+        specific["additionalContext"] = context
+    if specific:
+        answer["hookSpecificOutput"] = {"hookEventName": event, **specific}
+    if message:
+        answer["systemMessage"] = message
+    return json.dumps(answer, ensure_ascii=False) if answer else ""
 
 
 class Codex:
@@ -25,7 +57,9 @@ class Codex:
     edit_tools = frozenset({"apply_patch"})
     shell_tools = frozenset({"Bash", "exec_command", "shell"})
     file_tools = frozenset({"apply_patch"})
-    session_env: str | None = None
+    # The model's shell commands see the thread id under both names (pinned by a contract
+    # test); hooks get it only in the payload.
+    session_env: str | None = "CODEX_THREAD_ID"
 
     def touched_paths(self, tool_name: str, tool_input: dict[str, Any]) -> list[str]:
         if tool_name != "apply_patch":
@@ -34,20 +68,7 @@ class Codex:
         return _PATCH_PATH.findall(patch) if isinstance(patch, str) else []
 
     def render(self, event: str, answer: Answer) -> str:
-        out: dict[str, Any] = {}
-        if answer.deny and event == "PreToolUse":
-            out["hookSpecificOutput"] = {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": answer.deny,
-            }
-        elif answer.block and event in BLOCK_EVENTS:
-            out = {"decision": "block", "reason": answer.block}
-        elif answer.context and event in CONTEXT_EVENTS:
-            out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": answer.context}
-        if answer.message:
-            out["systemMessage"] = answer.message
-        return json.dumps(out, ensure_ascii=False) if out else ""
+        return render(event, answer.block, answer.deny, answer.context, answer.message)
 
     def command(self, verb: str) -> str:
         return f"autopilot-codex {verb}"

@@ -1,0 +1,302 @@
+"""`install codex` / `uninstall codex`: the loop's hooks and skills for the Codex CLI.
+
+Codex reads user hooks from ``$CODEX_HOME/hooks.json`` and project hooks from
+``<repo>/.codex/hooks.json``, and runs them only when ``$CODEX_HOME/config.toml`` trusts
+them (``codex_trust``). Install merges our groups into the hooks file (the user's own hooks
+stay), copies the skills where Codex looks for them, writes the trust entries, and records
+all of it in a small manifest next to the hooks file, so uninstall removes exactly that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import codex_trust, output
+from .errors import BridgeError
+
+PLUGIN_ROOT = Path(__file__).resolve().parents[2]
+HOOKS_TEMPLATE = Path("hooks") / "codex.json"
+ROOT_PLACEHOLDER = "${PLUGIN_ROOT}"
+MANIFEST_NAME = "autopilot-codex-install.json"
+SKILL_PREFIX = "autopilot-codex-"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one install puts its files. Trust always lives in the user's config.toml."""
+
+    scope: str  # "user" | "project"
+    hooks_file: Path
+    skills_dir: Path
+    config_file: Path
+    repo: Path | None = None
+
+    @property
+    def manifest(self) -> Path:
+        return self.hooks_file.with_name(MANIFEST_NAME)
+
+
+def codex_home(env: Mapping[str, str]) -> Path:
+    configured = env.get("CODEX_HOME", "").strip()
+    home = Path(configured).expanduser() if configured else Path.home() / ".codex"
+    # Codex names hooks files by their resolved path in trust keys (a symlinked CODEX_HOME too).
+    return home.resolve()
+
+
+def project_root(cwd: Path) -> Path:
+    """The repository holding ``cwd`` (a ``.git`` directory or file marks it)."""
+    here = cwd.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    raise BridgeError(f"{here} is not inside a git repository; install with --user instead")
+
+
+def target(scope: str, *, env: Mapping[str, str], cwd: Path) -> Target:
+    home = codex_home(env)
+    config = home / "config.toml"
+    if scope == "user":
+        return Target("user", home / "hooks.json", home / "skills", config)
+    repo = project_root(cwd)
+    return Target(
+        "project", repo / ".codex" / "hooks.json", repo / ".agents" / "skills", config, repo
+    )
+
+
+# -- the hooks document ------------------------------------------------------------------------
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` safe inside a shell double-quoted string."""
+    for ch in ("\\", '"', "$", "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def our_hooks(plugin_root: Path = PLUGIN_ROOT) -> dict[str, list[dict[str, Any]]]:
+    """``hooks/codex.json``'s groups with the plugin root filled in (user and project hooks
+    get no ``PLUGIN_ROOT`` variable)."""
+    template = (plugin_root / HOOKS_TEMPLATE).read_text(encoding="utf-8")
+    document = json.loads(template)
+    root = _double_quoted(str(plugin_root))
+    for groups in document["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = handler["command"].replace(ROOT_PLACEHOLDER, root)
+    hooks: dict[str, list[dict[str, Any]]] = document["hooks"]
+    return hooks
+
+
+def read_hooks_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"hooks": {}}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError as exc:
+        raise BridgeError(f"{path} is not valid JSON ({exc}); fix or move it first") from None
+    if not isinstance(document, dict) or not isinstance(document.get("hooks", {}), dict):
+        raise BridgeError(f'{path} is not a Codex hooks file (no "hooks" object)')
+    document.setdefault("hooks", {})
+    return document
+
+
+def merge_hooks(
+    document: Mapping[str, Any], ours: Mapping[str, list[dict[str, Any]]]
+) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+    """``document`` with our groups appended after the user's, and where each one landed
+    (event, group index): the trust keys name those positions."""
+    merged: dict[str, Any] = json.loads(json.dumps(document))
+    hooks = merged.setdefault("hooks", {})
+    placed: list[tuple[str, int]] = []
+    for event, groups in ours.items():
+        existing = hooks.setdefault(event, [])
+        if not isinstance(existing, list):
+            raise BridgeError(f"hooks.{event} in the hooks file is not a list; fix it first")
+        for group in groups:
+            existing.append(group)
+            placed.append((event, len(existing) - 1))
+    return merged, placed
+
+
+def unmerge_hooks(
+    document: Mapping[str, Any], groups: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """``document`` without our recorded groups (matched by content, wherever they are now)."""
+    remaining: dict[str, Any] = json.loads(json.dumps(document))
+    hooks = remaining.get("hooks", {})
+    for entry in groups:
+        event, group = entry["event"], entry["group"]
+        existing = hooks.get(event)
+        if isinstance(existing, list) and group in existing:
+            existing.remove(group)
+            if not existing:
+                del hooks[event]
+    return remaining
+
+
+def _write_json(path: Path, document: Mapping[str, Any]) -> None:
+    codex_trust.write_atomic(path, json.dumps(document, indent=2) + "\n")
+
+
+# -- install / uninstall -----------------------------------------------------------------------
+
+
+def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
+    """Install (or reinstall) into ``tgt``; returns the report lines."""
+    if tgt.manifest.exists():
+        uninstall(tgt)
+    created = not tgt.hooks_file.exists()
+    ours = our_hooks(plugin_root)
+    merged, placed = merge_hooks(read_hooks_file(tgt.hooks_file), ours)
+    skills = _skill_copies(plugin_root / "skills", tgt.skills_dir)
+    entries = {}
+    for event, g in placed:
+        group = merged["hooks"][event][g]
+        for h, handler in enumerate(group["hooks"]):
+            key = codex_trust.trust_key(str(tgt.hooks_file), event, g, h)
+            entries[key] = codex_trust.trusted_hash(event, group.get("matcher"), handler)
+    manifest = {
+        "version": 1,
+        "scope": tgt.scope,
+        "hooks_file": str(tgt.hooks_file),
+        "created_hooks_file": created,
+        "groups": [{"event": e, "group": merged["hooks"][e][g]} for e, g in placed],
+        "skills": [str(dest) for _, dest in skills],
+        "config_file": str(tgt.config_file),
+        "trust_keys": [],
+    }
+    # The manifest first: whatever fails after this, uninstall can still clean up.
+    _write_json(tgt.manifest, manifest)
+    for source, dest in skills:
+        shutil.copytree(source, dest)
+    _write_json(tgt.hooks_file, merged)
+    lines = [
+        f"autopilot-codex: installed for Codex ({tgt.scope}).",
+        f"  hooks: {tgt.hooks_file} ({', '.join(ours)})",
+        f"  skills: {len(skills)} in {tgt.skills_dir}",
+    ]
+    try:
+        _trust(tgt.config_file, entries)
+    except BridgeError as exc:
+        lines.append(f"  trust: NOT written, so Codex will skip these hooks: {exc}")
+    else:
+        manifest["trust_keys"] = sorted(entries)
+        _write_json(tgt.manifest, manifest)
+        lines.append(f"  trust: {len(entries)} hooks trusted in {tgt.config_file}")
+    if tgt.repo is not None and not _project_trusted(tgt.config_file, tgt.repo):
+        lines.append(
+            f"  project: Codex loads {tgt.hooks_file} only in a trusted project; run "
+            f"`codex exec --trust` once in {tgt.repo}, or accept its prompt in the Codex TUI"
+        )
+    return lines
+
+
+def uninstall(tgt: Target) -> list[str]:
+    """Remove exactly what the recorded install added; returns the report lines."""
+    if not tgt.manifest.exists():
+        return [f"autopilot-codex: nothing to uninstall for Codex ({tgt.scope}): no {tgt.manifest}"]
+    try:
+        manifest = json.loads(tgt.manifest.read_text(encoding="utf-8"))
+    except ValueError:
+        raise BridgeError(f"{tgt.manifest} is damaged; remove our hooks by hand") from None
+    hooks_file = Path(manifest["hooks_file"])
+    if hooks_file.exists():
+        remaining = unmerge_hooks(read_hooks_file(hooks_file), manifest.get("groups", []))
+        if manifest.get("created_hooks_file") and remaining == {"hooks": {}}:
+            hooks_file.unlink()
+        else:
+            _write_json(hooks_file, remaining)
+    for skill in manifest.get("skills", []):
+        shutil.rmtree(skill, ignore_errors=True)
+    config = Path(manifest.get("config_file", tgt.config_file))
+    keys = manifest.get("trust_keys", [])
+    if keys and config.exists():
+        text = config.read_text(encoding="utf-8")
+        cleaned = codex_trust.remove_trust(text, keys)
+        if cleaned != text:
+            codex_trust.write_atomic(config, cleaned)
+    tgt.manifest.unlink()
+    return [f"autopilot-codex: uninstalled from Codex ({tgt.scope}); your own hooks are kept."]
+
+
+def _skill_copies(source: Path, dest_root: Path) -> list[tuple[Path, Path]]:
+    """(skill folder, where its copy goes) for every skill; refuses to overwrite."""
+    pairs = [
+        (skill.parent, dest_root / f"{SKILL_PREFIX}{skill.parent.name}")
+        for skill in sorted(source.glob("*/SKILL.md"))
+    ]
+    for _, dest in pairs:
+        if dest.exists():
+            raise BridgeError(
+                f"{dest} exists and was not installed by autopilot-codex; move it away"
+            )
+    return pairs
+
+
+def _trust(config: Path, entries: Mapping[str, str]) -> None:
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    updated = codex_trust.set_trust(text, entries)
+    if updated != text:
+        codex_trust.write_atomic(config, updated)
+
+
+def _project_trusted(config: Path, repo: Path) -> bool:
+    if not config.exists():
+        return False
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError:  # Python 3.10: look for the table Codex writes
+        return f"[projects.{codex_trust.toml_string(str(repo))}]" in config.read_text()
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError:
+        return False
+    project = data.get("projects", {}).get(str(repo), {})
+    return isinstance(project, dict) and project.get("trust_level") == "trusted"
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autopilot-codex", description="Install the loop's hooks and skills for Codex."
+    )
+    parser.add_argument("action", choices=("install", "uninstall"))
+    parser.add_argument("host", choices=("codex",))
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--user", dest="scope", action="store_const", const="user")
+    scope.add_argument("--project", dest="scope", action="store_const", const="project")
+    parser.add_argument("-C", dest="cwd", default=None, help="the repository for --project")
+    parser.set_defaults(scope="user")
+    return parser
+
+
+def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+    """``install codex [--user|--project] [-C DIR]`` or ``uninstall codex [...]``."""
+    args = _parser().parse_args(list(argv))
+    environ = os.environ if env is None else env
+    try:
+        tgt = target(args.scope, env=environ, cwd=Path(args.cwd or os.getcwd()))
+        lines = install(tgt) if args.action == "install" else uninstall(tgt)
+    except BridgeError as exc:
+        output.out(f"autopilot-codex: {exc}")
+        return 1
+    except OSError as exc:
+        output.out(f"autopilot-codex: {args.action} codex failed: {exc}")
+        return 1
+    output.out("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -213,3 +213,15 @@ def run_launcher(
         timeout=120,
     )
     return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def edit_state(worktree: Path, **changes: Any) -> None:
+    """Set up a scenario by changing the loop's state the way the bridge does (lock, save), so
+    the tamper check sees the bridge's own write, not a foreign edit."""
+    from autopilot_codex.store import Store
+
+    store = Store(worktree)
+    with store.locked():
+        state = store.load(with_plan=False)
+        assert state is not None
+        store.save(state.evolve(**changes))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import typedjson
+from . import typedjson, witness
 from .errors import BridgeError, LockTimeout, StateCorrupt
 from .paths import active_marker, project_dir, state_home
 from .state import (
@@ -26,6 +26,7 @@ from .state import (
     now_iso,
     parse_state,
 )
+from .witness import Witness
 
 
 class Store:
@@ -39,8 +40,10 @@ class Store:
         self.plan_path = self.dir / "plan.json"
         self.events_path = self.dir / "events.jsonl"
         self.lock_path = self.dir / "state.lock"
+        self.witness_path = self.dir / "witness.json"
         self.marker = active_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
+        self._witness: Witness | None = None
 
     # -- lock ---------------------------------------------------------------------------
 
@@ -66,9 +69,12 @@ class Store:
         Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
         checking it would be most of their cost.
         """
+        self._witness = witness.read(self.witness_path)
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
+            if self._witness is not None and self.marker.exists():
+                self._tampered("state.json was removed", None)
             return None
         except (OSError, UnicodeDecodeError) as exc:
             self._quarantine(f"unreadable ({exc})")
@@ -89,6 +95,8 @@ class Store:
             state = parse_state(data)
         except typedjson.Invalid as exc:
             self._quarantine(str(exc))
+        if self._witness is not None and not self._witness.vouches(text):
+            self._tampered("state.json was changed", self.state_path)
         if not with_plan:
             return state.evolve(plan=UNLOADED_PLAN)
         return state.evolve(plan=self._load_plan(inline))
@@ -101,7 +109,11 @@ class Store:
     def _load_plan(self, inline: object) -> Plan:
         if inline is None:
             try:
-                inline = json.loads(self.plan_path.read_text(encoding="utf-8"))
+                text = self.plan_path.read_text(encoding="utf-8")
+                seen = self._witness
+                if seen is not None and seen.plan and witness.digest(text) != seen.plan:
+                    self._tampered("plan.json was changed", self.plan_path)
+                inline = json.loads(text)
             except FileNotFoundError:
                 self._quarantine("without its plan.json")
             except (OSError, ValueError) as exc:
@@ -113,9 +125,13 @@ class Store:
 
     def save_plan(self, plan: Plan) -> None:
         """Written once, when a loop is planned, before the state that refers to it."""
-        _atomic_write(
-            self.plan_path, json.dumps(typedjson.dump(plan), ensure_ascii=False, indent=1) + "\n"
-        )
+        text = json.dumps(typedjson.dump(plan), ensure_ascii=False, indent=1) + "\n"
+        _atomic_write(self.plan_path, text)
+        # A copy to restore from if plan.json is ever changed by anything but the bridge.
+        _atomic_write(self.plan_path.with_name("plan.json.bridge"), text)
+        seen = witness.read(self.witness_path) or Witness()
+        self._witness = Witness(seen.states, witness.digest(text), seen.last)
+        _atomic_write(self.witness_path, self._witness.to_json())
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step.
@@ -133,12 +149,49 @@ class Store:
                 # The temp file goes in the loop's own directory: a leftover in the index
                 # would keep the launcher from answering idle hooks without Python.
                 _atomic_write(self.marker, marker, tmp_dir=self.dir)
-            _atomic_write(self.state_path, state.to_json())
+            self._write_state(state.to_json())
         else:
-            _atomic_write(self.state_path, state.to_json())
+            self._write_state(state.to_json())
             with contextlib.suppress(FileNotFoundError):
                 self.marker.unlink()
         return state
+
+    def _write_state(self, text: str) -> None:
+        """The witness first, then the state: a crash between leaves a state it still vouches for.
+
+        The witness is read afresh (the caller holds the lock): another process may have
+        written since this one loaded.
+        """
+        seen = witness.read(self.witness_path) or Witness()
+        self._witness = seen.after(text, _read_text(self.state_path))
+        _atomic_write(self.witness_path, self._witness.to_json())
+        _atomic_write(self.state_path, text)
+
+    def _tampered(self, what: str, changed: Path | None) -> NoReturn:
+        """Stop the loop: keep the changed file aside, restore what the bridge last wrote."""
+        seen = self._witness
+        assert seen is not None
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        kept = ""
+        if changed is not None:
+            aside = changed.with_name(f"{changed.name}.changed-{stamp}-{os.getpid()}")
+            with contextlib.suppress(OSError):
+                os.replace(changed, aside)
+                kept = f"; the changed file is kept at {aside}"
+        backup = self.plan_path.with_name("plan.json.bridge")
+        if changed == self.plan_path and backup.exists():
+            _atomic_write(self.plan_path, backup.read_text(encoding="utf-8"))
+        why = f"{what} outside the bridge{kept}"
+        try:
+            last = parse_state(migrate(json.loads(seen.last)))
+        except (ValueError, typedjson.Invalid):
+            self._quarantine(why)
+        self.save(last.evolve(status="stopped", stop_reason=why))
+        self.append_event("state.tampered", decision="stopped", reason=why)
+        raise StateCorrupt(
+            f"{why}. The loop is stopped and was not trusted; check the change, then "
+            "resume or plan again"
+        )
 
     def _quarantine(self, why: str) -> NoReturn:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())

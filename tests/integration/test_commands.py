@@ -12,7 +12,16 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import active_dir, project_dir
-from tests.conftest import LAUNCHER, ROOT, git, make_repo, payload, plan_body, run_launcher
+from tests.conftest import (
+    LAUNCHER,
+    ROOT,
+    edit_state,
+    git,
+    make_repo,
+    payload,
+    plan_body,
+    run_launcher,
+)
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 
@@ -140,10 +149,7 @@ def test_resume_of_a_spent_budget_needs_a_larger_one(
 ) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     run(capsys, "-C", str(repo), "plan", "goal")
-    path = project_dir(repo) / "state.json"
-    data = json.loads(path.read_text())
-    data.update(status="stopped_budget", budget_used_usd=5.0)
-    path.write_text(json.dumps(data))
+    edit_state(repo, status="stopped_budget", budget_used_usd=5.0)
     code, out = run(capsys, "-C", str(repo), "resume")
     assert code == 1 and "--budget" in out
     code, out = run(capsys, "-C", str(repo), "resume", "--budget", "8")

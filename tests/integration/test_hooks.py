@@ -14,6 +14,7 @@ from autopilot_codex.store import Store
 from tests.conftest import (
     HookRun,
     edit_payload,
+    edit_state,
     git,
     payload,
     plan_body,
@@ -375,10 +376,7 @@ def test_the_plan_is_read_only_by_hooks_that_need_it(
 def test_a_failed_tool_counts_as_work_and_is_never_reviewed(
     planned: Path, manager: FakeOpenAI, hook
 ) -> None:
-    path = project_dir(planned) / "state.json"
-    data = json.loads(path.read_text())
-    data["idle_stop_blocks"] = 2
-    path.write_text(json.dumps(data))
+    edit_state(planned, idle_stop_blocks=2)
     (planned / "file1.txt").write_text("x\n")
     failed = payload(
         "PostToolUseFailure",

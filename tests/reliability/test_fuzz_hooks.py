@@ -196,10 +196,13 @@ class Fixture:
         # Payloads that passed the gate and parsed: the ones the engine or the rails judged.
         self.reached = 0
         self.state = state_path(repo).read_bytes()
+        # The bridge's record of what it wrote goes back with the state it vouches for.
+        self.witness = state_path(repo).with_name("witness.json").read_bytes()
         self.marker = marker_of(repo).read_bytes()
 
     def reset(self) -> None:
         state_path(self.repo).write_bytes(self.state)
+        state_path(self.repo).with_name("witness.json").write_bytes(self.witness)
         marker_of(self.repo).parent.mkdir(parents=True, exist_ok=True)
         marker_of(self.repo).write_bytes(self.marker)
 

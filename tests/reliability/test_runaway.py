@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import payload, verdict_body
+from tests.conftest import edit_state, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import Hook, answer_of, start_loop, state_of, state_path
 
@@ -54,9 +54,8 @@ def test_an_endless_loop_stops_before_its_budget_is_spent(
 ) -> None:
     # Room for a few calls: each verdict is estimated at its maximum output, for the answer and
     # a corrective retry, before it is made (about $0.085 here), and costs $0.004.
-    data = json.loads(state_path(endless).read_text())
-    data.update(budget_usd=data["budget_used_usd"] + 0.1, max_iterations=100)
-    state_path(endless).write_text(json.dumps(data))
+    used = json.loads(state_path(endless).read_text())["budget_used_usd"]
+    edit_state(endless, budget_usd=used + 0.1, max_iterations=100)
 
     answers = run_turns(hook, endless, 8)
     state = state_of(endless)

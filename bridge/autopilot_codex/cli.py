@@ -13,7 +13,7 @@ from typing import Any
 from . import __version__, output
 from .config import Config
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
-from .errors import BridgeError
+from .errors import BridgeError, permission_denied
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -125,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, text = _run(args, args.cwd or os.getcwd())
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
+        return 1
+    except PermissionError as exc:
+        output.out(f"autopilot-codex: {permission_denied(exc.filename or exc)}")
         return 1
     except KeyboardInterrupt:
         output.err("autopilot-codex: interrupted")

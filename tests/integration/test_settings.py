@@ -181,3 +181,13 @@ def test_the_plan_output_cap_is_its_own_setting(
     monkeypatch.setenv("AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS", "100")
     with pytest.raises(BridgeError, match="plan_output_tokens must be a number from 256"):
         load_config()
+
+
+def test_the_readme_says_what_each_number_accepts() -> None:
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    for name, (low, high, open_low) in RANGES.items():
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
+        accepted = f"above {low:g}, up to {high:g}" if open_low else f"{low:g}–{high:g}"
+        assert accepted in row, (name, row)

@@ -102,7 +102,7 @@ def accepted(name: str) -> str:
     """The accepted values of a setting, as the README and the messages say them."""
     if name in RANGES:
         low, high, open_low = RANGES[name]
-        return f"a number {'above' if open_low else 'from'} {low:g} up to {high:g}"
+        return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
     if name in CHOICES:
         return "one of " + ", ".join(c for c in CHOICES[name] if c)
     return "any text"

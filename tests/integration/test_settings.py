@@ -189,5 +189,5 @@ def test_the_readme_says_what_each_number_accepts() -> None:
     readme = (ROOT / "README.md").read_text()
     for name, (low, high, open_low) in RANGES.items():
         row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
-        accepted = f"above {low:g}, up to {high:g}" if open_low else f"{low:g}–{high:g}"
+        accepted = f"above {low:.0f}, up to {high:.0f}" if open_low else f"{low:.0f}–{high:.0f}"
         assert accepted in row, (name, row)

@@ -7,7 +7,8 @@ import sys
 
 def run() -> int:
     argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:
+    # `hook --help` is for a person: it goes to the parser, which prints the usage.
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv[1:]):
         try:
             from .gate import hook_main
         except Exception as exc:  # noqa: BLE001 - even a broken install must not break a session

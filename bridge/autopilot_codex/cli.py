@@ -8,49 +8,62 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__, output
-from .defaults import REVIEW_MODES
-from .errors import BridgeError
+from .config import Config
+from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
+from .errors import BridgeError, permission_denied
+
+LAUNCHER_ONLY = """\
+setup (through the launcher bin/autopilot-codex):
+  install      build the Python environment, add the plugin to Claude Code, run doctor
+  bootstrap    build or refresh the Python environment only
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autopilot-codex",
         description="A supervised autonomous loop: an OpenAI manager plans, reviews and decides.",
+        epilog=LAUNCHER_ONLY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"autopilot-codex {__version__}")
     parser.add_argument("-C", dest="cwd", default=None, help="run as if started in this directory")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    plan = sub.add_parser("plan", help="plan a goal and start the loop")
-    plan.add_argument("goal", nargs="*", help="what the loop should achieve")
-    plan.add_argument("--budget", type=float, default=None, help="USD the manager may spend")
-    plan.add_argument("--max-iterations", type=int, default=None)
-    plan.add_argument("--model", default=None, help="the manager model")
-    plan.add_argument("--review", choices=REVIEW_MODES, default=None)
-    plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
-    plan.add_argument(
-        "--args-stdin",
-        action="store_true",
-        help="read the goal and flags as one line from stdin (slash commands use this)",
+    parser.add_argument(
+        "--from",
+        dest="reader",
+        default=None,
+        metavar="HOST",
+        help="name commands in messages as this host's slash commands (default: terminal commands)",
     )
-
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _plan_parser(sub)
     status = sub.add_parser("status", help="show the loop's state")
     status.add_argument("--json", action="store_true", help="print state.json as it is")
-    status.add_argument("--args-stdin", action="store_true")
+    status.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     sub.add_parser("next", help="print the current task contract")
 
     stop = sub.add_parser("stop", help="stop the loop now; the hooks become no-ops")
-    stop.add_argument("reason", nargs="*")
-    stop.add_argument("--args-stdin", action="store_true")
+    stop.add_argument("reason", nargs="*", help="why, kept in the state")
+    stop.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
-    resume = sub.add_parser("resume", help="resume a paused or stopped loop")
-    resume.add_argument("--budget", type=float, default=None)
-    resume.add_argument("--max-iterations", type=int, default=None)
-    resume.add_argument("--session-id", default=None)
-    resume.add_argument("--args-stdin", action="store_true")
+    resume = sub.add_parser(
+        "resume", help="resume a paused or stopped loop, or give a running one new caps"
+    )
+    resume.add_argument(
+        "--budget", default=None, metavar="USD", help="the new USD cap (default: unchanged)"
+    )
+    resume.add_argument(
+        "--max-iterations",
+        default=None,
+        metavar="N",
+        help="the new iteration cap (default: unchanged)",
+    )
+    resume.add_argument("--session-id", default=None, help="the host session that owns the loop")
+    resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     sub.add_parser("doctor", help="check that everything a loop needs is in place")
 
@@ -59,9 +72,48 @@ def _parser() -> argparse.ArgumentParser:
         host.add_argument("words", nargs=argparse.REMAINDER, help="codex [--user|--project]")
 
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
-    hook.add_argument("event")
-    hook.add_argument("--host", default="claude", help="the host whose dialect to answer in")
+    hook.add_argument("event", help="the hook event, e.g. Stop")
+    hook.add_argument(
+        "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
+    )
     return parser
+
+
+ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
+
+
+def _plan_parser(sub: Any) -> None:
+    plan = sub.add_parser(
+        "plan",
+        help="plan a goal and start the loop",
+        description="Plan a goal and start the loop. Words that are not options form the goal; "
+        "put -- before a goal that starts with dashes.",
+    )
+    plan.add_argument("goal", nargs="*", help="what the loop should achieve; - reads it from stdin")
+    plan.add_argument(
+        "--goal-file", default=None, metavar="PATH", help="read the goal from this file"
+    )
+    plan.add_argument(
+        "--budget",
+        default=None,
+        metavar="USD",
+        help=f"USD the manager may spend (default: {BUDGET_USD:.2f})",
+    )
+    plan.add_argument(
+        "--max-iterations",
+        default=None,
+        metavar="N",
+        help=f"Stop verdicts before the loop stops (default: {MAX_ITERATIONS})",
+    )
+    plan.add_argument("--model", default=None, help=f"the manager model (default: {Config.model})")
+    plan.add_argument(
+        "--review",
+        choices=REVIEW_MODES,
+        default=None,
+        help=f"when the manager reviews the diff (default: {REVIEW_MODE})",
+    )
+    plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
+    plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw traceback (it goes to bridge.log)."""
     try:
         args = _parse(list(sys.argv[1:] if argv is None else argv))
+        from .commands import read_in
+
+        read_in(args.reader)
         if args.command == "hook":
             return _hook(args.event, args.host)
         if args.command in ("install", "uninstall"):
@@ -79,6 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
         return 1
+    except PermissionError as exc:
+        output.out(f"autopilot-codex: {permission_denied(exc.filename or exc)}")
+        return 1
     except KeyboardInterrupt:
         output.err("autopilot-codex: interrupted")
         return 130
@@ -86,7 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .hookrun import log_crash
 
         log = log_crash("command")
-        output.err(f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}")
+        output.err(
+            f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}"
+        )
         return 3
     output.out(text)
     return code
@@ -95,16 +155,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parse(words: list[str]) -> argparse.Namespace:
     parser = _parser()
     args, unknown = parser.parse_known_args(words)
+    args.stdin_text = None
     if getattr(args, "args_stdin", False):
         args, unknown = parser.parse_known_args([*words, *_split(sys.stdin.read())])
-    # Words the parser does not know belong to the goal or reason ("fix the --verbose flag").
+        args.stdin_text = None
+    elif getattr(args, "goal", None) == ["-"]:
+        args.stdin_text = sys.stdin.read()
+    # Words the parser does not know belong to the goal or reason ("fix the --verbose flag"),
+    # unless they are a misspelt option, which would leave its default silently in force.
     for name in ("goal", "reason"):
         if hasattr(args, name):
+            if name == "goal":
+                _refuse_near_misses(unknown)
             setattr(args, name, [*getattr(args, name), *unknown])
             unknown = []
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+PLAN_OPTIONS = (
+    "--budget",
+    "--max-iterations",
+    "--model",
+    "--review",
+    "--session-id",
+    "--goal-file",
+    "--args-stdin",
+)
+
+
+def _refuse_near_misses(words: list[str]) -> None:
+    import difflib
+
+    for word in words:
+        if not word.startswith("-") or word == "-":
+            continue
+        close = difflib.get_close_matches(word.split("=", 1)[0], PLAN_OPTIONS, n=1, cutoff=0.75)
+        if close:
+            raise BridgeError(
+                f"unknown option {word}: did you mean {close[0]}? "
+                "(put -- before a goal that really starts with dashes)"
+            )
 
 
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
@@ -119,7 +211,10 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
             "model": args.model,
             "review": args.review,
         }
-        return 0, plan(cwd=cwd, goal=" ".join(args.goal), overrides=overrides, session_id=session)
+        from .commands.plan import read_goal
+
+        goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
+        return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
     if args.command == "status":
         from .commands.status import status
 

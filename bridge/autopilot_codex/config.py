@@ -1,18 +1,27 @@
-"""Settings: command flags, then environment, then `<home>/config.json`, then defaults."""
+"""Settings: command flags, then environment, then `<home>/config.json`, then defaults.
+
+Every value is checked on its own. A command refuses a bad one with a line naming it and the
+accepted range; a hook (which must not break the session) ignores only that value, falls back
+to the next source for that one setting, and says which it ignored.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import defaults
 from .defaults import REVIEW_MODES
 from .errors import BridgeError
 from .paths import state_home
+
+if TYPE_CHECKING:
+    from .state import State
 
 APIS = ("responses", "chat")
 # "" lets `manager.select` choose: openai with an API key, else the codex CLI.
@@ -24,6 +33,8 @@ class Config:
     model: str = "gpt-6.2-sol"
     manager: str = ""
     api: str = "responses"
+    # The OpenAI-compatible server; "" is the SDK's default (api.openai.com).
+    base_url: str = ""
     review: str = defaults.REVIEW_MODE
     budget_usd: float = defaults.BUDGET_USD
     max_iterations: int = defaults.MAX_ITERATIONS
@@ -32,6 +43,8 @@ class Config:
     # Upper bound on the characters of any prompt sent to the manager.
     prompt_chars: int = 60_000
     max_output_tokens: int = 4_000
+    # The plan is the one long answer; it gets its own output cap.
+    plan_output_tokens: int = 8_000
     stall_limit: int = defaults.STALL_LIMIT
     no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
     lock_timeout_s: float = 10.0
@@ -44,6 +57,7 @@ ENV = {
     "model": "AUTOPILOT_CODEX_MODEL",
     "manager": "AUTOPILOT_CODEX_MANAGER",
     "api": "AUTOPILOT_CODEX_API",
+    "base_url": "OPENAI_BASE_URL",
     "review": "AUTOPILOT_CODEX_REVIEW",
     "budget_usd": "AUTOPILOT_CODEX_BUDGET_USD",
     "max_iterations": "AUTOPILOT_CODEX_MAX_ITERATIONS",
@@ -52,9 +66,46 @@ ENV = {
     "stall_limit": "AUTOPILOT_CODEX_STALL_LIMIT",
     "no_progress_limit": "AUTOPILOT_CODEX_NO_PROGRESS_LIMIT",
     "max_output_tokens": "AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS",
+    "plan_output_tokens": "AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS",
     "lock_timeout_s": "AUTOPILOT_CODEX_LOCK_TIMEOUT_S",
     "allow_push": "AUTOPILOT_CODEX_ALLOW_PUSH",
 }
+
+# The command-line flag of a setting, for messages about a bad flag value.
+FLAGS = {
+    "budget_usd": "--budget",
+    "max_iterations": "--max-iterations",
+    "model": "--model",
+    "review": "--review",
+}
+
+# name -> (low, high, low exclusive). Every number must also be finite.
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "budget_usd": (0, 10_000, True),
+    "max_iterations": (1, 10_000, False),
+    # The hooks' own timeout is 600 s: a manager call must end well before the host kills it.
+    "timeout_s": (0, 540, True),
+    "prompt_chars": (2_000, 2_000_000, False),
+    "max_output_tokens": (256, 200_000, False),
+    "plan_output_tokens": (256, 200_000, False),
+    # Claude Code overrides a Stop hook after 8 consecutive blocks; we must yield first.
+    "stall_limit": (1, 7, False),
+    "no_progress_limit": (1, 1_000, False),
+    "lock_timeout_s": (0, 600, True),
+}
+CHOICES = {"review": REVIEW_MODES, "manager": MANAGERS, "api": APIS}
+# What a loop is planned with and its hooks need again; kept in its state (never the key).
+LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
+
+
+def accepted(name: str) -> str:
+    """The accepted values of a setting, as the README and the messages say them."""
+    if name in RANGES:
+        low, high, open_low = RANGES[name]
+        return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
+    if name in CHOICES:
+        return "one of " + ", ".join(c for c in CHOICES[name] if c)
+    return "any text"
 
 
 def config_file(home: Path | None = None) -> Path:
@@ -66,19 +117,38 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
+    warnings: list[str] | None = None,
 ) -> Config:
+    """Strict when `warnings` is None (a command: refuse a bad value); otherwise each bad
+    value is skipped for the next source of that setting and described in `warnings`."""
     env = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    values.update(_read_file(config_file(home)))
-    for name, var in ENV.items():
-        raw = env.get(var, "").strip()
-        if raw:
-            values[name] = raw
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return _build(values)
+    sources: list[dict[str, tuple[str, Any]]] = []  # highest priority first
+    sources.append(
+        {k: (f"{FLAGS.get(k, k)} {v}", v) for k, v in (overrides or {}).items() if v is not None}
+    )
+    sources.append(
+        {
+            k: (f"{var}={env[var].strip()}", env[var])
+            for k, var in ENV.items()
+            if env.get(var, "").strip()
+        }
+    )
+    path = config_file(home)
+    sources.append({k: (f"{k}={v!r} in {path}", v) for k, v in _read_file(path, warnings).items()})
+    return _build(sources, warnings)
 
 
-def _read_file(path: Path) -> dict[str, Any]:
+def _read_file(path: Path, warnings: list[str] | None) -> dict[str, Any]:
+    try:
+        return _parse_file(path)
+    except BridgeError as exc:
+        if warnings is None:
+            raise
+        warnings.append(f"{exc}; its settings are ignored")
+        return {}
+
+
+def _parse_file(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -96,59 +166,81 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _build(values: dict[str, Any]) -> Config:
-    known = {f.name: f for f in fields(Config)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise BridgeError(f"unknown setting(s): {', '.join(unknown)}")
+def _build(sources: list[dict[str, tuple[str, Any]]], warnings: list[str] | None) -> Config:
+    known = {f.name for f in fields(Config)}
     typed: dict[str, Any] = {}
-    for name, raw in values.items():
-        typed[name] = _coerce(name, known[name].type, raw)
+    ignored: list[tuple[str, str]] = []
+    for source in sources:
+        for name, (said, raw) in source.items():
+            if name in typed:
+                continue
+            try:
+                if name not in known:
+                    raise BridgeError(f"unknown setting {said}")
+                typed[name] = check(name, raw, said)
+            except BridgeError as exc:
+                if warnings is None:
+                    raise
+                ignored.append((name, str(exc)))
     config = Config(**typed)
-    _validate(config)
+    for name, text in ignored:
+        used = f"; using {name}={getattr(config, name)!r}" if name in known else ""
+        assert warnings is not None  # strict mode raised at the first bad value
+        warnings.append(f"{text}; ignored{used}")
     return config
 
 
-def _coerce(name: str, kind: Any, raw: Any) -> Any:
-    kind = str(kind)
+def check(name: str, raw: Any, said: str | None = None) -> Any:
+    """One setting's value, typed and in range, or a BridgeError naming it and the range."""
+    said = said or f"{name}={raw!r}"
+    kind = str(next(f.type for f in fields(Config) if f.name == name))
     try:
-        if kind == "bool":
-            if isinstance(raw, bool):
-                return raw
-            return str(raw).strip().lower() in ("1", "true", "yes", "on")
+        value = _coerce(kind, raw)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}") from exc
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
+    if name in RANGES:
+        low, high, open_low = RANGES[name]
+        if value > high or value < low or (open_low and value == low):
+            raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
+    if name in CHOICES and value not in CHOICES[name]:
+        raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
+    return value
+
+
+def _coerce(kind: str, raw: Any) -> Any:
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        return str(raw).strip().lower() in ("1", "true", "yes", "on")
+    if kind in ("int", "float"):
+        if isinstance(raw, bool):
+            raise TypeError("a bool is not a number")
+        number = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
         if kind == "int":
-            return int(raw)
-        if kind == "float":
-            return float(raw)
-        if kind.startswith("tuple"):
-            if isinstance(raw, str):
-                return tuple(p.strip() for p in raw.split("\n") if p.strip())
-            return tuple(str(p) for p in raw)
-        return str(raw).strip()
-    except (TypeError, ValueError) as exc:
-        raise BridgeError(f"setting {name}={raw!r} is not a valid {kind}") from exc
+            if not math.isfinite(number) or number != int(number):
+                raise ValueError("not a whole number")
+            return int(number)
+        return number
+    if kind.startswith("tuple"):
+        if isinstance(raw, str):
+            return tuple(p.strip() for p in raw.split("\n") if p.strip())
+        return tuple(str(p) for p in raw)
+    return str(raw).strip()
 
 
-def _validate(config: Config) -> None:
-    if config.review not in REVIEW_MODES:
-        raise BridgeError(f"AUTOPILOT_CODEX_REVIEW must be one of {', '.join(REVIEW_MODES)}")
-    if config.manager not in MANAGERS:
-        raise BridgeError(f"AUTOPILOT_CODEX_MANAGER must be one of {', '.join(m for m in MANAGERS if m)}")
-    if config.api not in APIS:
-        raise BridgeError(f"AUTOPILOT_CODEX_API must be one of {', '.join(APIS)}")
-    if config.budget_usd <= 0:
-        raise BridgeError("the budget must be a positive amount of USD")
-    if config.max_iterations < 1:
-        raise BridgeError("max_iterations must be at least 1")
-    if not 1 <= config.stall_limit <= 7:
-        # Claude Code overrides a Stop hook after 8 consecutive blocks; we must yield first.
-        raise BridgeError("stall_limit must be between 1 and 7")
-    if not 0 < config.timeout_s <= 540:
-        # The hooks' own timeout is 600 s: a manager call must end well before the host kills it.
-        raise BridgeError("timeout_s must be between 0 and 540 seconds")
-    if (
-        config.prompt_chars < 2_000
-        or config.max_output_tokens < 256
-        or config.no_progress_limit < 1
-    ):
-        raise BridgeError("prompt_chars >= 2000, max_output_tokens >= 256, no_progress_limit >= 1")
+def for_loop(
+    state: State, environ: Mapping[str, str] | None = None, base: Config | None = None
+) -> Config:
+    """The settings a hook uses for a loop: what the loop was planned with, except where the
+    hook's own environment explicitly sets a value (Claude Code may not see the shell's)."""
+    env = os.environ if environ is None else environ
+    config = base if base is not None else load_config(environ=env, warnings=[])
+    kept: dict[str, Any] = {}
+    for name in LOOP_KEPT:
+        stored = getattr(state, name, None)
+        if stored in (None, "", 0) or env.get(ENV[name], "").strip():
+            continue
+        kept[name] = stored
+    return replace(config, **kept) if kept else config

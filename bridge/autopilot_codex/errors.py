@@ -13,3 +13,11 @@ class LockTimeout(BridgeError):
 
 class StateCorrupt(BridgeError):
     """`state.json` could not be read; it has been moved aside."""
+
+
+def permission_denied(path: object) -> str:
+    """One line for a file or directory we may not read or write: where, and the fix."""
+    return (
+        f"permission denied on {path}; nothing was changed or moved. Fix its permission "
+        f"(e.g. `chmod -R u+rwX {path}`, as its owner) and run this again"
+    )

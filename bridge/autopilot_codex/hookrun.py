@@ -79,11 +79,10 @@ def selected_manager(model: str, config: Config) -> Manager:
 
 
 def _config() -> tuple[Config, str]:
-    """A broken setting must not switch the rails off: fall back to the defaults, and say so."""
-    try:
-        return load_config(), ""
-    except BridgeError as exc:
-        return Config(), f"autopilot-codex: {exc}; using the default settings"
+    """A broken setting must not switch the rails off: only it falls back, and we say so."""
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    return config, "".join(f"autopilot-codex: {w}\n" for w in warnings).rstrip("\n")
 
 
 def log_crash(what: str) -> Path:

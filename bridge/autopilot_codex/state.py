@@ -139,6 +139,12 @@ class State(_Record):
     session_id: str | None = None
     host: str = "claude"
     review_mode: str = "edit"
+    # What the loop was planned with and its hooks need again ("" / 0: not recorded, as in
+    # files written before these fields). Never the API key.
+    api: str = ""
+    base_url: str = ""
+    timeout_s: float = 0.0
+    max_output_tokens: int = 0
     stop_reason: str | None = None
     last_review: ReviewRecord | None = None
     last_verdict: VerdictRecord | None = None
@@ -205,12 +211,14 @@ _NON_NEGATIVE = (
     "idle_stop_blocks",
     "tool_events",
     "stop_events",
+    "timeout_s",
+    "max_output_tokens",
 )
 
 
 def check_ranges(state: State) -> None:
     """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
-    for name in ("budget_usd", "budget_used_usd"):
+    for name in ("budget_usd", "budget_used_usd", "timeout_s"):
         if not math.isfinite(getattr(state, name)):
             raise typedjson.Invalid(name, "not a finite number")
     for name in _NON_NEGATIVE:

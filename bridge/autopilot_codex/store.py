@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import typedjson, witness
-from .errors import BridgeError, LockTimeout, StateCorrupt
+from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
 from .paths import active_marker, project_dir, state_home
 from .state import (
     SCHEMA_VERSION,
@@ -76,12 +76,17 @@ class Store:
             if self._witness is not None and self.marker.exists():
                 self._tampered("state.json was removed", None)
             return None
+        except PermissionError as exc:
+            # Not corrupt: the file is fine, so it stays where it is (a re-plan costs money).
+            raise BridgeError(permission_denied(self.state_path)) from exc
         except (OSError, UnicodeDecodeError) as exc:
             self._quarantine(f"unreadable ({exc})")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            self._quarantine(f"not valid JSON ({exc.msg} at line {exc.lineno})")
+            # Some messages end in "at" ("Unterminated string starting at"): say where once.
+            problem = exc.msg.removesuffix(" at")
+            self._quarantine(f"not valid JSON ({problem} at line {exc.lineno})")
         if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
             version = data["schema_version"]
             if version > SCHEMA_VERSION:

@@ -21,6 +21,8 @@ from .codex_fixtures import codex, codex_bin, codex_home, fake_codex  # noqa: F4
 from .fake_anthropic import FakeAnthropic
 
 E2E_DIR = Path(__file__).parent
+# Why the CLI could not be had, once per session: a skipped e2e run must not look like a pass.
+_UNAVAILABLE: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,7 +50,23 @@ def claude_bin() -> Path:
     message = f"Claude Code {CLAUDE_CODE_VERSION} is unavailable for e2e tests: {problem}"
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
         pytest.fail(message, pytrace=False)
+    if message not in _UNAVAILABLE:
+        _UNAVAILABLE.append(message)
     pytest.skip(message)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Said loudly at the end, where a reader looks: no e2e test ran against Claude Code."""
+    if not _UNAVAILABLE:
+        return
+    terminalreporter.section("E2E TESTS NOT RUN", sep="!", red=True, bold=True)
+    for message in _UNAVAILABLE:
+        terminalreporter.write_line(message, red=True, bold=True)
+    terminalreporter.write_line(
+        "Every test that needs the real Claude Code CLI was skipped; set CI=1 to make this "
+        "a failure.",
+        red=True,
+    )
 
 
 @pytest.fixture

@@ -210,10 +210,20 @@ def test_doctor_says_exactly_what_to_set_without_a_key(repo: Path, monkeypatch) 
     assert "export OPENAI_API_KEY=sk-..." in result.stdout
 
 
-def test_doctor_is_happy_when_all_is_set(repo: Path) -> None:
-    result = run_launcher(["doctor"], cwd=repo)
+def claude_on_path(tmp_path: Path) -> dict[str, str]:
+    """A `claude` on PATH: doctor only looks it up, it never runs it."""
+    shim = tmp_path / "shim"
+    shim.mkdir(exist_ok=True)
+    (shim / "claude").write_text("#!/bin/sh\nexit 0\n")
+    (shim / "claude").chmod(0o755)
+    return {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_doctor_is_happy_when_all_is_set(repo: Path, tmp_path: Path) -> None:
+    result = run_launcher(["doctor"], cwd=repo, env=claude_on_path(tmp_path))
     assert result.code == 0, result.stdout
     assert "Ready." in result.stdout
+    assert "FIX" not in result.stdout
 
 
 def test_a_key_pasted_into_the_goal_is_not_stored(repo: Path, manager: FakeOpenAI, capsys) -> None:

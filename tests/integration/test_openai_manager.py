@@ -156,7 +156,8 @@ def test_a_hanging_server_cannot_outlive_the_deadline(manager: FakeOpenAI) -> No
     outcome = make(timeout=1.5).ask(Review, "i", "p")
     elapsed = time.monotonic() - started
     assert not outcome.ok
-    assert elapsed < 3.0
+    # The fault tests' slack for a loaded machine; the server would hang for 30 s.
+    assert elapsed < 1.5 + 3.0, elapsed
     assert "timed out" in (outcome.error or "") or "within" in (outcome.error or "")
 
 

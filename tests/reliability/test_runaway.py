@@ -86,5 +86,8 @@ def test_only_the_managers_verdict_ends_the_loop(
     out = answer_of(hook("Stop", payload("Stop", endless, last_assistant_message=message)))
     assert out["decision"] == "block"
     assert state_of(endless)["status"] == "running"
-    # The message reached the manager as data to judge, not as a verdict.
-    assert "MESSAGE" in manager.requests_for(schema="Verdict")[-1].prompt_text
+    # The message reached the manager as data to judge, not as a verdict: inside the frame.
+    prompt = manager.requests_for(schema="Verdict")[-1].prompt_text
+    opened = prompt.index("<<<DATA MESSAGE ")
+    framed = prompt[prompt.index("\n", opened) + 1 : prompt.index("\nDATA MESSAGE ", opened)]
+    assert framed == message

@@ -82,7 +82,8 @@ def test_a_stall_limit_at_or_past_the_hosts_cap_is_refused(
     monkeypatch.setenv("AUTOPILOT_CODEX_STALL_LIMIT", setting)
     first = answer_of(hook("Stop", payload("Stop", continuing)))
     assert first["decision"] == "block"
-    assert "using the default settings" in first["systemMessage"]  # said, not silently used
+    message = first["systemMessage"]  # said, not silently used
+    assert "AUTOPILOT_CODEX_STALL_LIMIT" in message and "using stall_limit=3" in message
     blocked = 1 + chain_of_blocks(hook, continuing, chained=True)
     # The defaults apply as a whole (stall 3, no-progress 3): either ends the chain early.
     assert blocked <= 3 < HOST_BLOCK_CAP

@@ -11,10 +11,34 @@ from ..errors import BridgeError
 from ..paths import find_worktree
 from ..store import Store
 
-NO_LOOP = (
-    "autopilot-codex: no loop in this worktree. Start one with /autopilot-codex:codex-plan <goal>"
-)
 TERMINAL = ("done", "aborted")
+
+# The host whose slash commands the output is read in; None for a terminal. Set once per
+# process by the CLI (`--from claude`), read by every message that names a command.
+_reader: list[str | None] = [None]
+
+
+def read_in(host: str | None) -> None:
+    if host is not None:
+        from .. import hosts
+
+        hosts.get(host)  # an unknown host is refused here, not in the middle of a message
+    _reader[0] = host
+
+
+def entry(verb: str) -> str:
+    """How the reader of this output runs `verb`: a slash command inside a host, or the
+    terminal command."""
+    host = _reader[0]
+    if host is None:
+        return f"autopilot-codex {verb}"
+    from .. import hosts
+
+    return hosts.get(host).command(verb)
+
+
+def no_loop() -> str:
+    return f"autopilot-codex: no loop in this worktree. Start one with {entry('plan')} <goal>"
 
 
 def worktree_of(cwd: str | Path) -> Path:
@@ -24,8 +48,6 @@ def worktree_of(cwd: str | Path) -> Path:
             f"{cwd} is not inside a git repository; autopilot-codex needs one (run `git init`)"
         )
     return worktree
-
-
 
 
 def store_of(cwd: str | Path) -> Store:

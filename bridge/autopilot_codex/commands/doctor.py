@@ -16,6 +16,8 @@ from ..paths import find_worktree, state_home
 class Check:
     ok: bool
     text: str
+    # A fact to know, neither a pass nor a fault: shown without "ok" beside it.
+    note: bool = False
 
 
 def run_checks(cwd: str) -> list[Check]:
@@ -26,6 +28,16 @@ def run_checks(cwd: str) -> list[Check]:
         Check(
             shutil.which("git") is not None,
             "git on PATH" if shutil.which("git") else "git is not on PATH: install git",
+        )
+    )
+    claude = shutil.which("claude")
+    checks.append(
+        Check(
+            claude is not None,
+            f"Claude Code CLI: {claude}"
+            if claude
+            else "`claude` is not on PATH: install Claude Code (https://code.claude.com), "
+            "then run `autopilot-codex install` again",
         )
     )
     try:
@@ -53,22 +65,20 @@ def run_checks(cwd: str) -> list[Check]:
             )
         )
     worktree = find_worktree(cwd)
-    checks.append(
-        Check(
-            True,
-            f"git worktree: {worktree}"
-            if worktree
-            else f"{cwd} is not in a git repository (loops run inside one)",
-        )
-    )
-    checks.append(Check(True, f"state home: {state_home()}"))
+    if worktree:
+        checks.append(Check(True, f"git worktree: {worktree}"))
+    else:
+        checks.append(Check(True, f"{cwd} is not in a git repository (loops run inside one)", True))
+    checks.append(Check(True, f"state home: {state_home()}", True))
     return checks
 
 
 def render(checks: list[Check]) -> str:
-    lines = [f"{'ok  ' if c.ok else 'FIX '} {c.text}" for c in checks]
+    lines = [f"{'--  ' if c.note else 'ok  ' if c.ok else 'FIX '} {c.text}" for c in checks]
     if all(c.ok for c in checks):
         lines.append(
             "Ready. In Claude Code, inside a git repository: /autopilot-codex:codex-plan <goal>"
         )
+    else:
+        lines.append("Not ready: fix the lines marked FIX, then run this again.")
     return "\n".join(lines)

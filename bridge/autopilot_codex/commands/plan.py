@@ -15,14 +15,38 @@ from ..manager.pricing import price_for, worst_case_usd
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
-from . import worktree_of
+from . import entry, worktree_of
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..manager import Outcome
     from ..manager.select import ManagerFactory
 
-PLAN_OUTPUT_TOKENS = 8_000
+
+def goal_limit(config: Config) -> int:
+    """The longest goal sent whole: it is in every prompt, and a quarter of the prompt cap
+    still leaves the plan outline, the task contract and the diff their room."""
+    return config.prompt_chars // 4
+
+
+def read_goal(words: list[str], goal_file: str | None, cwd: str | Path, stdin: str | None) -> str:
+    """The goal from the command line, a file (`--goal-file PATH`) or stdin (`-`): a shell
+    argument tops out near 128 KiB, a long spec does not have to."""
+    if goal_file is not None:
+        if words:
+            raise BridgeError("give the goal either as words or with --goal-file, not both")
+        path = Path(cwd) / goal_file
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BridgeError(
+                f"cannot read the goal file {path}: {getattr(exc, 'strerror', None) or exc}"
+            ) from exc
+    if words == ["-"]:
+        if stdin is None:
+            raise BridgeError("`-` reads the goal from stdin, which --args-stdin already used")
+        return stdin
+    return " ".join(words)
 
 
 def plan(
@@ -37,9 +61,15 @@ def plan(
     # The goal is stored and shown; a credential pasted into it must not be.
     goal = prompts.redact(goal.strip())
     if not goal:
-        raise BridgeError("give a goal: /autopilot-codex:codex-plan <goal> [--budget USD]")
+        raise BridgeError(f"give a goal: {entry('plan')} <goal> [--budget USD]")
     worktree = worktree_of(cwd)
     config = load_config(overrides)
+    if len(goal) > goal_limit(config):
+        raise BridgeError(
+            f"the goal is {len(goal):,} characters; at most {goal_limit(config):,} fit the "
+            f"manager's prompt (a quarter of prompt_chars={config.prompt_chars}): shorten it, "
+            "or raise AUTOPILOT_CODEX_PROMPT_CHARS"
+        )
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if manager is selected_manager:
         from ..manager.select import configured_problem
@@ -63,12 +93,17 @@ def plan(
         host=host,
         generation=(previous.generation + 1) if previous else 1,
     )
+    # Kept with the loop: its hooks may run where the shell's environment is not.
+    state = state.evolve(
+        api=config.api,
+        base_url=config.base_url,
+        timeout_s=config.timeout_s,
+        max_output_tokens=config.max_output_tokens,
+    )
     with store.locked():
         current = store.load()
         if current is not None and current.status == "running":
-            raise BridgeError(
-                "a loop started here meanwhile; stop it first with /autopilot-codex:codex-stop"
-            )
+            raise BridgeError(f"a loop started here meanwhile; stop it first with {entry('stop')}")
         store.save_plan(state.plan)
         state = store.save(state)
         store.append_event(
@@ -91,9 +126,7 @@ def _ask_for_plan(
     recent = gitrepo.commits_since(worktree, gitrepo.EMPTY_TREE, limit=10)
     prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
     # A plan is the one long answer: give it room, and budget for that room.
-    config = dataclasses.replace(
-        config, max_output_tokens=max(PLAN_OUTPUT_TOKENS, config.max_output_tokens)
-    )
+    config = dataclasses.replace(config, max_output_tokens=config.plan_output_tokens)
     estimate = worst_case_usd(
         prompt.instructions + prompt.text, config.max_output_tokens, price_for(config.model)
     )
@@ -122,7 +155,7 @@ def _previous(store: Store) -> State | None:
     if previous is not None and previous.status == "running":
         raise BridgeError(
             f"a loop is already running here (goal: {contract.clip(previous.goal, 80)}); "
-            "stop it first with /autopilot-codex:codex-stop"
+            f"stop it first with {entry('stop')}"
         )
     return previous
 
@@ -151,5 +184,3 @@ def render_plan(state: State) -> str:
         "continue, finish or abort. Follow its feedback.",
     ]
     return "\n".join(lines)
-
-

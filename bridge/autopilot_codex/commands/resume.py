@@ -1,41 +1,51 @@
-"""`resume`: a paused or stopped loop runs again, optionally with new caps."""
+"""`resume`: a paused or stopped loop runs again, optionally with new caps; a running loop
+takes new caps at once."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import contract, guards
+from ..config import check
 from ..errors import BridgeError
+from ..state import State
 from ..store import Store
-from . import NO_LOOP, TERMINAL, worktree_of
+from . import TERMINAL, entry, no_loop, worktree_of
 
 
 def resume(
-    *, cwd: str | Path, budget_usd: float | None, max_iterations: int | None, session_id: str | None
+    *,
+    cwd: str | Path,
+    budget_usd: str | float | None,
+    max_iterations: str | int | None,
+    session_id: str | None,
 ) -> str:
+    # Refused before the state is touched: a NaN budget would never be reached.
+    budget = (
+        None
+        if budget_usd is None
+        else float(check("budget_usd", budget_usd, f"--budget {budget_usd}"))
+    )
+    iterations = (
+        None
+        if max_iterations is None
+        else int(check("max_iterations", max_iterations, f"--max-iterations {max_iterations}"))
+    )
     store = Store(worktree_of(cwd))
     with store.locked():
         state = store.load()
         if state is None:
-            return NO_LOOP
-        if state.status == "running":
-            return "autopilot-codex: the loop is already running."
+            return no_loop()
         if state.status in TERMINAL:
-            raise BridgeError(
-                f"the loop is {state.status}; plan a new goal with /autopilot-codex:codex-plan"
-            )
-        budget = budget_usd if budget_usd is not None else state.budget_usd
-        if budget <= state.budget_used_usd:
-            raise BridgeError(
-                f"the budget is used up (${state.budget_used_usd:.2f} of ${state.budget_usd:.2f}); "
-                "resume with a larger one: --budget USD"
-            )
-        iterations = max_iterations if max_iterations is not None else state.max_iterations
-        if iterations <= state.iteration:
-            raise BridgeError(
-                f"the iteration limit {state.max_iterations} is reached; resume with --max-iterations N"
-            )
-        resumed = guards.resume(state, budget_usd=budget_usd, max_iterations=max_iterations)
+            raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
+        _check_caps(state, budget, iterations)
+        if state.status == "running":
+            if budget is None and iterations is None:
+                return "autopilot-codex: the loop is already running."
+            store.save(_new_caps(state, budget, iterations))
+            store.append_event("caps", budget_usd=budget, max_iterations=iterations)
+            return f"autopilot-codex: the loop is running; new caps apply now {_caps(budget, iterations)}."
+        resumed = guards.resume(state, budget_usd=budget, max_iterations=iterations)
         # The session that resumes may not be the one that planned: ownership is claimed afresh.
         resumed = resumed.evolve(session_id=session_id or None)
         resumed = store.save(resumed)
@@ -45,3 +55,34 @@ def resume(
     if task is not None:
         text += "\nContinue with:\n" + contract.task_contract(task, resumed.task_position())
     return text
+
+
+def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:
+    if (budget if budget is not None else state.budget_usd) <= state.budget_used_usd:
+        raise BridgeError(
+            f"the budget is used up (${state.budget_used_usd:.2f} of "
+            f"${budget if budget is not None else state.budget_usd:.2f}); "
+            f"resume with a larger one: {entry('resume')} --budget USD"
+        )
+    if (iterations if iterations is not None else state.max_iterations) <= state.iteration:
+        raise BridgeError(
+            f"the iteration limit {iterations or state.max_iterations} is reached "
+            f"(iteration {state.iteration}); resume with {entry('resume')} --max-iterations N"
+        )
+
+
+def _new_caps(state: State, budget: float | None, iterations: int | None) -> State:
+    changes: dict[str, object] = {}
+    if budget is not None:
+        changes["budget_usd"] = budget
+    if iterations is not None:
+        changes["max_iterations"] = iterations
+    return state.evolve(**changes)
+
+
+def _caps(budget: float | None, iterations: int | None) -> str:
+    parts = [
+        f"budget ${budget:.2f}" if budget is not None else "",
+        f"at most {iterations} iterations" if iterations else "",
+    ]
+    return "(" + ", ".join(p for p in parts if p) + ")"

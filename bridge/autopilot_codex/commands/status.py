@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from .. import contract
+from ..state import State
 from ..store import Store
-from . import NO_LOOP, worktree_of
+from . import TERMINAL, entry, no_loop, worktree_of
 
 
 def status(*, cwd: str | Path, as_json: bool) -> str:
@@ -24,7 +25,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
             return text.rstrip("\n")
     state = store.load()
     if state is None:
-        return NO_LOOP
+        return no_loop()
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
@@ -32,8 +33,8 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         lines.append(f"  [{mark}] {t.id}: {t.title}")
     owner = state.session_id[:8] if state.session_id else "unclaimed"
     lines.append(
-        f"Iteration {state.iteration}/{state.max_iterations} · budget ${state.budget_used_usd:.2f} / "
-        f"${state.budget_usd:.2f} · review {state.review_mode} · session {owner}"
+        f"Iteration {state.iteration}/{state.max_iterations} · budget {money(state.budget_used_usd)} / "
+        f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
     )
     if state.last_review:
         lines.append(
@@ -47,6 +48,30 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     lines.append(f"State: {store.state_path}")
+    hint = next_step(state)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
 
 
+def money(usd: float) -> str:
+    """Dollars to the cent, but a cost below a cent is not shown as nothing."""
+    if 0 < usd < 0.01:
+        return "<$0.01"
+    return f"${usd:.2f}"
+
+
+def next_step(state: State) -> str:
+    """The exact command that moves a loop that is not running on."""
+    if state.status == "running":
+        return ""
+    if state.status in TERMINAL:
+        return f"Next: plan a new goal with {entry('plan')} <goal>"
+    fix = ""
+    if state.budget_used_usd >= state.budget_usd:
+        fix = f" --budget {max(state.budget_usd * 2, state.budget_used_usd + 1):.2f}"
+    elif state.iteration >= state.max_iterations:
+        fix = f" --max-iterations {state.max_iterations + 10}"
+    return (
+        f"Next: resume with {entry('resume')}{fix}, or plan a new goal with {entry('plan')} <goal>"
+    )

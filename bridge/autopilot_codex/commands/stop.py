@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import guards
 from ..store import Store
-from . import worktree_of
+from . import entry, worktree_of
 
 
 def stop(*, cwd: str | Path, reason: str) -> str:
@@ -20,7 +20,5 @@ def stop(*, cwd: str | Path, reason: str) -> str:
         store.append_event("stop", decision="stopped", reason=why)
     return (
         f"autopilot-codex: loop stopped ({why}). The hooks are no-ops from now on; "
-        f"state kept at {store.state_path}. Resume with /autopilot-codex:codex-resume."
+        f"state kept at {store.state_path}. Resume with {entry('resume')}."
     )
-
-

@@ -32,6 +32,7 @@ def make(model: str, config: Config) -> OpenAIManager:
         timeout_s=config.timeout_s,
         max_output_tokens=config.max_output_tokens,
         prompt_chars=config.prompt_chars,
+        base_url=config.base_url,
     )
 
 
@@ -59,9 +60,11 @@ class OpenAIManager:
         max_output_tokens: int = 4000,
         price: Price | None = None,
         prompt_chars: int | None = None,
+        base_url: str = "",
     ) -> None:
-        base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or None
-        self.client = openai.OpenAI(base_url=base_url, max_retries=0, timeout=timeout_s)
+        # The loop's own server (kept from plan time) first; an empty value is "unset".
+        url = base_url.strip() or os.environ.get("OPENAI_BASE_URL", "").strip() or None
+        self.client = openai.OpenAI(base_url=url, max_retries=0, timeout=timeout_s)
         self.model = model
         self.api = api
         self.timeout_s = timeout_s

@@ -102,7 +102,7 @@ def plan_prompt(
     if file_count > len(files):
         listing += f"\n... and {file_count - len(files)} more files"
     text = (
-        f"Goal:\n{clip(goal, 4000)}\n\n"
+        f"Goal:\n{goal}\n\n"
         f"Recent commits:\n{clip(chr(10).join(commits), 2000) or '(none)'}\n\n"
         + framed("FILES", clip(listing, max(1000, cap - 8000 - len(PLAN_INSTRUCTIONS))))
     )
@@ -201,7 +201,7 @@ def _context(goal: str, plan: Plan, task: Task | None, position: tuple[int, int]
     outline = "\n".join(f"  {t.id}: {t.title}" for t in plan.tasks)
     current = task_contract(task, position) if task else "(no current task)"
     return (
-        f"Goal:\n{clip(goal, 4000)}\n\nPlan: {clip(plan.summary, 1000)}\n{clip(outline, 4000)}"
+        f"Goal:\n{goal}\n\nPlan: {clip(plan.summary, 1000)}\n{clip(outline, 4000)}"
         f"\n\nCurrent task contract:\n{clip(current, 6000)}"
     )
 

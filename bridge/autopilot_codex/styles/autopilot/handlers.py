@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import contract, gitrepo, guards
+from ...config import for_loop
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State, now_iso
@@ -260,7 +261,9 @@ def _resolve(ctx: HookContext, step: Decision | Pending) -> Decision:
         return step
     from ...manager import schemas
 
-    manager = ctx.manager(step.state.model, ctx.config)
+    # What the loop was planned with (api, server, timeout), unless this hook's environment
+    # says otherwise: a session started without the planning shell's variables still works.
+    manager = ctx.manager(step.state.model, for_loop(step.state, os.environ, ctx.config))
     schema = schemas.Review if step.schema == "Review" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     with ctx.store.locked():

@@ -1,0 +1,89 @@
+"""Guards that an earlier suite let regress unnoticed: a cached blocking review at a Stop counts
+toward the stall guard, a stop-mode Stop on an empty diff reaches its verdict, and no-progress
+is measured from the last verdict's commit, not the loop's base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.paths import project_dir
+from tests.conftest import (
+    HookRun,
+    git,
+    payload,
+    plan_body,
+    review_body,
+    run_hook_inproc,
+    verdict_body,
+)
+from tests.fakes.openai_server import FakeOpenAI
+
+
+@pytest.fixture
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    def run(event: str, data: dict[str, Any]) -> HookRun:
+        return run_hook_inproc(event, data, capsys, monkeypatch)
+
+    return run
+
+
+def start(repo: Path, manager: FakeOpenAI, capsys, mode: str) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--review", mode, "--session-id", "sess-1", "goal"]) == 0
+    capsys.readouterr()
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "state.json").read_text())
+
+
+def test_a_cached_blocking_review_at_a_stop_counts_toward_the_stall_guard(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    (repo / "file1.txt").write_text("wrong\n")
+    manager.enqueue(review_body("fix"), schema="Review")
+    answers = [hook("Stop", payload("Stop", repo, stop_hook_active=n > 0)).json for n in range(4)]
+    # One review paid for; the same diff replayed from the cache at each later Stop.
+    assert len(manager.requests_for(schema="Review")) == 1
+    assert [a.get("decision") for a in answers[:3]] == ["block"] * 3
+    assert answers[3].get("decision") != "block"  # the third block was the stall limit
+    state = state_of(repo)
+    assert state["status"] == "paused" and "stalled" in state["stop_reason"]
+
+
+def test_a_stop_mode_stop_on_an_empty_diff_asks_for_the_verdict(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    out = hook("Stop", payload("Stop", repo)).json
+    assert manager.requests_for(schema="Review") == []
+    assert len(manager.requests_for(schema="Verdict")) == 1
+    assert out["decision"] == "block"
+    assert state_of(repo)["iteration"] == 1
+
+
+def test_no_progress_counts_from_the_last_verdicts_commit(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "off")
+    (repo / "file1.txt").write_text("one\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "T1")  # progress: HEAD is past the loop's base from now on
+    for turn in range(5):
+        manager.enqueue(verdict_body("continue"), schema="Verdict")
+        hook("Stop", payload("Stop", repo, stop_hook_active=turn > 0))
+        hook("PostToolUse", payload("PostToolUse", repo, tool_name="Bash"))
+        if state_of(repo)["status"] != "running":
+            break
+    state = state_of(repo)
+    # The first verdict saw the new commit; the next three saw none and the loop aborted.
+    assert state["status"] == "aborted", state
+    assert "without a new commit" in state["stop_reason"]
+    assert state["iteration"] == 4

@@ -39,6 +39,8 @@ class Store:
         self.plan_path = self.dir / "plan.json"
         self.events_path = self.dir / "events.jsonl"
         self.lock_path = self.dir / "state.lock"
+        # How the last loop ended (ralph): kept after the loop is off, replaced by the next.
+        self.result_path = self.dir / "last.json"
         self.marker = active_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
 
@@ -139,6 +141,20 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 self.marker.unlink()
         return state
+
+    def save_result(self, record: dict[str, Any]) -> None:
+        _atomic_write(
+            self.result_path, json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+        )
+
+    def load_result(self) -> dict[str, Any] | None:
+        """last.json, or None when there is none or it cannot be read (it is only a report)."""
+        text = _read_text(self.result_path)
+        try:
+            data = json.loads(text) if text is not None else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
 
     def _quarantine(self, why: str) -> NoReturn:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())

@@ -25,6 +25,10 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     state = store.load()
     if state is None:
         return NO_LOOP
+    if state.style == "ralph":
+        from ..styles.ralph.view import status_text
+
+        return status_text(state, store)
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from ...contract import clip
 from ...state import State
 from ...store import Store
 
@@ -21,7 +20,7 @@ def status_text(state: State, store: Store) -> str:
     minutes = max(0.0, time.time() - ralph.started_at) / 60
     lines = [
         f"autopilot-codex: ralph {state.status} — iteration {ralph.iteration}/{cap}",
-        f"Prompt: {clip(ralph.prompt, PROMPT_SHOWN)}",
+        f"Prompt: {abbreviated(ralph.prompt)}",
         f"Promise: {promise}",
         f"Session {owner} · started {minutes:.0f} min ago · stalls {ralph.idle_stop_blocks}/"
         f"{ralph.stall_limit}",
@@ -36,3 +35,11 @@ def status_text(state: State, store: Store) -> str:
         )
     lines.append(f"State: {store.state_path}")
     return "\n".join(lines)
+
+
+def abbreviated(prompt: str, limit: int = PROMPT_SHOWN) -> str:
+    """The prompt on one line, cut with a marker that says how much is not shown."""
+    line = " ".join(prompt.split())
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]} [... {len(line) - limit} more characters]"

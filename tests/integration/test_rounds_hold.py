@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -190,3 +191,48 @@ def test_a_budget_that_cannot_cover_the_manager_accepts_no_exit(
     code, record = drive(repo, "--manager", "openai", "--budget", "0.025")
     assert (code, record["status"]) == (2, "budget")
     assert manager.requests == []
+
+
+def test_a_loop_whose_driver_was_killed_does_not_block_the_next_run(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+
+    from autopilot_codex.store import Store
+
+    script([READY, EXIT])
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from autopilot_codex.rounds.hold import hold
+
+    with hold(repo, "g", "run-0", 2) as held:
+        held.status = "complete"
+        store = Store(repo)
+        state = store.load(with_plan=False)
+        assert state is not None and state.session_id == f"driver-pid:{os.getpid()}"
+        # As if that driver had been SIGKILLed mid-run: running, marker present, process gone.
+        store.save(state.evolve(session_id=f"driver-pid:{dead.stdout.strip()}"))
+        assert cli_main(["-C", str(repo), "status"]) == 0
+        assert "rounds run running — g" in capsys.readouterr().out
+        code, record = drive(repo)
+        assert (code, record["status"]) == (0, "complete")
+    events = [json.loads(x)["event"] for x in (project_dir(repo) / "events.jsonl").read_text().splitlines()]
+    assert "rounds.orphaned" in events
+
+
+def test_a_live_driver_loop_is_not_taken_over(repo: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    from autopilot_codex.rounds.hold import hold
+
+    script([READY, EXIT])
+    with hold(repo, "g", "run-0", 2) as held:
+        held.status = "complete"
+        assert main(["g", "--implementer", "claude", "--cwd", str(repo)]) == 1
+        assert "a rounds loop is already running" in capsys.readouterr().err
+
+
+def test_resume_refuses_loops_of_other_styles(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["-C", str(repo), "ralph", "--session-id", "s", "p"]) == 0
+    assert cli_main(["-C", str(repo), "cancel"]) == 0
+    capsys.readouterr()
+    assert cli_main(["-C", str(repo), "resume"]) == 1
+    assert "was a ralph loop; start it again with ralph-loop" in capsys.readouterr().out
+    assert not active_marker(repo).exists()

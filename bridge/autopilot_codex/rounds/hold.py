@@ -8,6 +8,7 @@ however the run ends — complete, out of rounds, Ctrl-C or a crash — so no ma
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,24 @@ END_STATUS: dict[str, Status] = {
     "error": "aborted",
     "interrupted": "stopped",
 }
+
+
+DRIVER_PREFIX = "driver-pid:"
+
+
+def _orphaned(state: State) -> bool:
+    """A rounds loop whose driver process no longer exists (on this machine)."""
+    sid = state.session_id or ""
+    if state.style != "rounds" or not sid.startswith(DRIVER_PREFIX):
+        return False
+    try:
+        pid = int(sid.removeprefix(DRIVER_PREFIX))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, PermissionError, OSError):
+        return False
+    return False
 
 
 @dataclass
@@ -52,6 +71,10 @@ def _check_free(store: Store) -> State | None:
         current = store.load(with_plan=False)
     except StateCorrupt:
         return None
+    if current is not None and current.status == "running" and _orphaned(current):
+        # Its driver was killed outright (no finally ran): release it rather than refuse forever.
+        current = store.save(current.evolve(status="aborted", stop_reason="its driver is gone"))
+        store.append_event("rounds.orphaned", decision="aborted", driver=current.session_id)
     if current is not None and current.status == "running":
         raise BridgeError(
             f"a {current.style} loop is already running in this worktree; end it before a run"
@@ -75,6 +98,9 @@ def hold(root: Path, goal: str, run_id: str, rounds: int) -> Iterator[Held]:
             model="",
             style="rounds",
             owner="driver",
+            # Not a host session (the driver policy ignores it): the driver's process, so a loop
+            # whose driver was killed can be told from one that is still running.
+            session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
             review_mode="off",
             generation=(previous.generation + 1) if previous else 1,

@@ -294,3 +294,14 @@ def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys, hook) 
 def test_a_plain_session_start_injects_nothing(repo: Path, capsys, hook) -> None:
     start(repo, capsys)
     assert hook("SessionStart", payload("SessionStart", repo, source="startup")).stdout == ""
+
+
+def test_refused_while_an_autopilot_loop_runs(repo: Path, capsys, manager) -> None:
+    from tests.conftest import plan_body
+
+    manager.enqueue(plan_body(1), schema="Plan")
+    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "write", "files")
+    assert code == 0, out
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "p")
+    assert code == 1 and "an autopilot loop is already running here" in out
+    assert state_of(repo)["style"] == "autopilot"

@@ -102,7 +102,7 @@ def _previous(store: Store) -> State | None:
         return None  # moved aside; the new loop starts clean
     if previous is not None and previous.status == "running":
         raise BridgeError(
-            f"a {previous.style} loop is already running here; end it first "
+            f"{_a(previous.style)} loop is already running here; end it first "
             "(cancel-ralph for ralph, codex-stop for autopilot, Ctrl-C for a run)"
         )
     return previous
@@ -123,3 +123,7 @@ def _started(record: reducer.RalphState, host: str) -> str:
         f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"
         f"{record.prompt}"
     )
+
+
+def _a(style: str) -> str:
+    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

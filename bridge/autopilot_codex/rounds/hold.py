@@ -77,7 +77,7 @@ def _check_free(store: Store) -> State | None:
         store.append_event("rounds.orphaned", decision="aborted", driver=current.session_id)
     if current is not None and current.status == "running":
         raise BridgeError(
-            f"a {current.style} loop is already running in this worktree; end it before a run"
+            f"{_a(current.style)} loop is already running in this worktree; end it before a run"
         )
     return current
 
@@ -134,3 +134,7 @@ def _release(store: Store, run_id: str, held: Held) -> None:
             with contextlib.suppress(FileNotFoundError):
                 store.marker.unlink()
         store.append_event("rounds.end", decision=held.status, run=run_id, reason=held.why)
+
+
+def _a(style: str) -> str:
+    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

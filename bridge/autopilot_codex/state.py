@@ -120,9 +120,9 @@ class VerdictRecord(_Record):
 class RalphState(_Record):
     """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
 
-    Its session, iteration, cap and stall count are mirrored onto the State on every save
-    (`styles.ralph.handlers.put`), so the marker, the owner guard and `status --json` read the
-    same numbers as the reducer.
+    It is the source of truth for a ralph loop; its session, iteration and cap are copied onto
+    the State on every save (`styles.ralph.handlers.put`), so the marker, the owner guard and
+    `status --json` show the same numbers as the reducer.
     """
 
     prompt: str

@@ -115,8 +115,10 @@ def _started(record: reducer.RalphState, host: str) -> str:
             f"To finish, output <promise>{record.completion_promise}</promise> on a line of its "
             "own, only when that statement is completely true."
         )
-    else:
+    elif record.max_iterations:
         finish = f"No completion promise: the loop runs {cap} iterations."
+    else:
+        finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
     cancel = "/autopilot-codex:cancel-ralph" if host == "claude" else "autopilot-codex cancel"
     return (
         f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "

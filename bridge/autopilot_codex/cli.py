@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__, output
-from .config import Config
+from .config import Config, check
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
 from .errors import BridgeError, permission_denied
+from .hosts import HOSTS
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -71,6 +72,25 @@ def _parser() -> argparse.ArgumentParser:
         host = sub.add_parser(verb, help=f"{verb} the loop's hooks and skills for a host")
         host.add_argument("words", nargs=argparse.REMAINDER, help="codex [--user|--project]")
 
+    ralph = sub.add_parser("ralph", help="feed one prompt back at every Stop until a promise")
+    # `goal`, so words the parser does not know join the prompt as they join a plan's goal.
+    ralph.add_argument("goal", nargs="*", metavar="prompt", help="the prompt fed back each time")
+    ralph.add_argument("--prompt-file", default=None, help="read the prompt from this file")
+    ralph.add_argument(
+        "--max-iterations", default=None, help="cap (default 50; 0 = none, needs --budget)"
+    )
+    ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
+    ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
+    ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
+    ralph.add_argument("--host", choices=tuple(HOSTS), default="claude")
+    ralph.add_argument("--args-stdin", action="store_true")
+
+    cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
+    cancel.add_argument("--args-stdin", action="store_true")
+
+    # Parsed by the rounds driver itself (see `main`); listed here for --help.
+    sub.add_parser("run", help="pursue a goal in rounds of fresh host processes", add_help=False)
+
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
@@ -120,7 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The one error handler: what the user must fix → 1, Ctrl-C → 130, a bug → 3, never a
     raw traceback (it goes to bridge.log)."""
     try:
-        args = _parse(list(sys.argv[1:] if argv is None else argv))
+        words = list(sys.argv[1:] if argv is None else argv)
+        if _verb(words) == "run":
+            return _rounds(words)
+        args = _parse(words)
         from .commands import read_in
 
         read_in(args.reader)
@@ -232,6 +255,23 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
 
         checks = run_checks(cwd)
         return (0 if all(c.ok for c in checks) else 1), render(checks)
+    if args.command == "ralph":
+        from .commands.ralph import ralph
+
+        return 0, ralph(
+            cwd=cwd,
+            prompt=" ".join(args.goal),
+            prompt_file=args.prompt_file,
+            max_iterations=_ralph_cap(args.max_iterations),
+            completion_promise=args.completion_promise,
+            budget_usd=None if args.budget is None else check("budget_usd", args.budget, f"--budget {args.budget}"),
+            session_id=session,
+            host=args.host,
+        )
+    if args.command == "cancel":
+        from .commands.cancel import cancel
+
+        return 0, cancel(cwd=cwd)
     from .commands.resume import resume
 
     return 0, resume(
@@ -239,9 +279,22 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     )
 
 
+def _ralph_cap(raw: str | None) -> int | None:
+    """ralph's cap: a whole number from 0 (no cap, with a budget) to 10000."""
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 10_000:
+        raise BridgeError(f"--max-iterations {raw} is not accepted: a whole number from 0 to 10000")
+    return value
+
+
 def _host_session() -> str | None:
     """The session a command runs in, when a host's agent runs it from its shell tool."""
-    from .hosts import HOSTS, get
+    from .hosts import get
 
     for name in HOSTS:
         var = get(name).session_env
@@ -255,6 +308,20 @@ def _hook(event: str, host: str) -> int:
     from .gate import hook_main
 
     return hook_main([event, "--host", host])
+
+
+def _verb(words: list[str]) -> str:
+    """The verb, skipping `-C DIR`; `run` is parsed by the driver, which owns its options."""
+    rest = words[2:] if words[:1] == ["-C"] else words
+    return rest[0] if rest else ""
+
+
+def _rounds(words: list[str]) -> int:
+    from .rounds.driver import main as run_main
+
+    cwd = words[1] if words[:1] == ["-C"] else None
+    rest = words[words.index("run") + 1 :]
+    return run_main([*rest, "--cwd", cwd] if cwd is not None else rest)
 
 
 def _split(text: str) -> list[str]:

@@ -12,3 +12,5 @@ STALL_LIMIT = 3
 NO_PROGRESS_LIMIT = 3
 REVIEW_MODE = "edit"
 REVIEW_MODES = ("edit", "commit", "stop", "off")
+# A ralph loop's cap when none is given; 0 (unlimited) needs a budget or a time limit.
+RALPH_MAX_ITERATIONS = 50

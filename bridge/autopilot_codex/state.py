@@ -117,6 +117,35 @@ class VerdictRecord(_Record):
 
 
 @dataclass(frozen=True)
+class RalphState(_Record):
+    """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
+
+    It is the source of truth for a ralph loop; its session, iteration and cap are copied onto
+    the State on every save (`styles.ralph.handlers.put`), so the marker, the owner guard and
+    `status --json` show the same numbers as the reducer.
+    """
+
+    prompt: str
+    started_at: float
+    completion_promise: str | None = None
+    max_iterations: int = defaults.RALPH_MAX_ITERATIONS
+    # The iteration now running; the first prompt is iteration 1.
+    iteration: int = 1
+    session_id: str | None = None
+    idle_stop_blocks: int = 0
+    stall_limit: int = defaults.STALL_LIMIT
+    # A wall-clock cap in seconds (0 = none); enforced here because `now` is all it needs.
+    max_seconds: float = 0.0
+    # A USD cap for the engine's guards (None = none); ralph itself spends nothing.
+    budget_usd: float | None = None
+    # State.tool_events when the last Stop was answered: a higher count means a tool ran since.
+    tools_at_block: int = 0
+
+    def evolve(self, **changes: Any) -> RalphState:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
 class State(_Record):
     goal: str
     plan: Plan
@@ -159,6 +188,8 @@ class State(_Record):
     compaction_pending: bool = False
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
+    # The ralph style's record; None for every other style (older files load unchanged).
+    ralph: RalphState | None = None
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
 
@@ -228,6 +259,12 @@ def check_ranges(state: State) -> None:
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:
         raise typedjson.Invalid("max_iterations", "negative")
+    ralph = state.ralph
+    if ralph is not None:
+        if ralph.iteration < 1 or ralph.max_iterations < 0 or ralph.idle_stop_blocks < 0:
+            raise typedjson.Invalid("ralph", "a counter out of range")
+        if not math.isfinite(ralph.started_at) or ralph.tools_at_block < 0:
+            raise typedjson.Invalid("ralph", "a counter out of range")
 
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:

@@ -41,6 +41,8 @@ class Store:
         self.events_path = self.dir / "events.jsonl"
         self.lock_path = self.dir / "state.lock"
         self.witness_path = self.dir / "witness.json"
+        # How the last loop ended (ralph): kept after the loop is off, replaced by the next.
+        self.result_path = self.dir / "last.json"
         self.marker = active_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
         self._witness: Witness | None = None
@@ -74,7 +76,12 @@ class Store:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             if self._witness is not None and self.marker.exists():
-                self._tampered("state.json was removed", None)
+                # Removing the state is how a user switches a loop off by hand (the ralph
+                # seed's own switch): the loop is off, the hooks stay quiet, and nothing
+                # writes the file back (peers recreated deleted state, oh-my-claudecode#2085).
+                with contextlib.suppress(FileNotFoundError):
+                    self.marker.unlink()
+                self.append_event("state.removed", decision="off", reason="state.json removed outside the bridge")
             return None
         except PermissionError as exc:
             # Not corrupt: the file is fine, so it stays where it is (a re-plan costs money).
@@ -172,17 +179,16 @@ class Store:
         _atomic_write(self.witness_path, self._witness.to_json())
         _atomic_write(self.state_path, text)
 
-    def _tampered(self, what: str, changed: Path | None) -> NoReturn:
+    def _tampered(self, what: str, changed: Path) -> NoReturn:
         """Stop the loop: keep the changed file aside, restore what the bridge last wrote."""
         seen = self._witness
         assert seen is not None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         kept = ""
-        if changed is not None:
-            aside = changed.with_name(f"{changed.name}.changed-{stamp}-{os.getpid()}")
-            with contextlib.suppress(OSError):
-                os.replace(changed, aside)
-                kept = f"; the changed file is kept at {aside}"
+        aside = changed.with_name(f"{changed.name}.changed-{stamp}-{os.getpid()}")
+        with contextlib.suppress(OSError):
+            os.replace(changed, aside)
+            kept = f"; the changed file is kept at {aside}"
         backup = self.plan_path.with_name("plan.json.bridge")
         if changed == self.plan_path and backup.exists():
             _atomic_write(self.plan_path, backup.read_text(encoding="utf-8"))
@@ -197,6 +203,20 @@ class Store:
             f"{why}. The loop is stopped and was not trusted; check the change, then "
             "resume or plan again"
         )
+
+    def save_result(self, record: dict[str, Any]) -> None:
+        _atomic_write(
+            self.result_path, json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+        )
+
+    def load_result(self) -> dict[str, Any] | None:
+        """last.json, or None when there is none or it cannot be read (it is only a report)."""
+        text = _read_text(self.result_path)
+        try:
+            data = json.loads(text) if text is not None else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
 
     def _quarantine(self, why: str) -> NoReturn:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())

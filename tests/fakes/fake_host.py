@@ -11,6 +11,9 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   tool_only_final: true the final assistant message is a tool call only
   orphan: true          leave a background process behind that holds stdout open
   hang: true            signal readiness in <script>.running, then sleep (for timeouts, Ctrl-C)
+  hooks: [{event, ...}] run the real hook command ($FAKE_HOST_HOOK_CMD hook <event> --host
+                        claude) with that payload (cwd and session filled in), as the real host
+                        would; each answer goes to <script>.hooks.jsonl
 Every call is logged to <script>.calls.jsonl (host, prompt and the driver's environment), and
 the call counter lives in <script>.count.
 """
@@ -120,6 +123,28 @@ def next_step(script: Path) -> tuple[int, dict[str, Any]]:
     return n + 1, steps[n]
 
 
+def run_hooks(hooks: list[dict[str, Any]], call: int, script: Path) -> None:
+    import shlex
+
+    if not hooks:
+        return
+    command = shlex.split(os.environ["FAKE_HOST_HOOK_CMD"])
+    for hook in hooks:
+        event = hook["event"]
+        data = {"session_id": f"fake-{call}", "cwd": os.getcwd(), "hook_event_name": event}
+        data.update({k: v for k, v in hook.items() if k != "event"})
+        proc = subprocess.run(
+            [*command, "hook", event, "--host", "claude"],
+            input=json.dumps(data).encode(),
+            capture_output=True,
+            timeout=60,
+        )
+        answer = {"call": call, "event": event, "code": proc.returncode}
+        answer.update(stdout=proc.stdout.decode(), stderr=proc.stderr.decode())
+        with Path(f"{script}.hooks.jsonl").open("a") as log:
+            log.write(json.dumps(answer) + "\n")
+
+
 def act(host: Claude | Codex, step: dict[str, Any], script: Path) -> None:
     if step.get("orphan"):
         # A background process that inherits stdout and outlives this one.
@@ -151,6 +176,7 @@ def main() -> int:
         log.write("\n")
     host.start(call)
     act(host, step, script)
+    run_hooks(step.get("hooks", []), call, script)
     if step.get("crash"):
         sys.stderr.write(f"fake {host.name}: API Error: overloaded\n")
         return int(step.get("exit", 1))

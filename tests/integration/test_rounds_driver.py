@@ -325,7 +325,6 @@ def test_plain_output_without_json(repo: Path, script: Script) -> None:
     [
         (["g", "--implementer", "claude", "--rounds", "0"], "--rounds must be 1 or more"),
         (["g"], "choose the implementer"),
-        (["g", "--implementer", "claude", "--manager", "openai"], "not available for rounds"),
         (["--implementer", "claude"], "give the goal"),
     ],
 )
@@ -334,3 +333,13 @@ def test_bad_arguments(
 ) -> None:
     assert main([*argv, "--cwd", str(repo)]) == 1
     assert fragment in capsys.readouterr().err
+
+
+def test_an_unconfigured_manager_is_refused_before_any_round(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    path = script([READY, EXIT])
+    assert main(["g", "--implementer", "claude", "--manager", "openai", "--cwd", str(repo)]) == 1
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    assert not Path(f"{path}.calls.jsonl").exists()

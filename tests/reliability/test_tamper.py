@@ -54,13 +54,14 @@ def test_a_replaced_plan_stops_the_loop_and_the_bridge_plan_comes_back(
     assert len(list(project_dir(planned).glob("plan.json.changed-*"))) == 1
 
 
-def test_a_state_removed_while_running_stops_the_loop_instead_of_vanishing(
+def test_a_state_removed_while_running_switches_the_loop_off_and_is_not_recreated(
     planned: Path, hook: Hook
 ) -> None:
     state_path(planned).unlink()
-    out = hook("PostToolUse", edit_payload(planned)).json
-    assert "state.json was removed outside the bridge" in out["systemMessage"]
-    assert state_of(planned)["status"] == "stopped"
+    assert hook("PostToolUse", edit_payload(planned)).stdout == ""
+    assert not state_path(planned).exists()
+    assert not active_marker(planned).exists()
+    assert "state.removed" in [e["event"] for e in events_of(planned)]
 
 
 def test_the_bridge_own_writes_are_never_taken_for_tampering(

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from autopilot_codex import typedjson
-from autopilot_codex.styles_ralph import (
+from autopilot_codex.styles.ralph.reducer import (
     RalphState,
     claim,
     on_stop,

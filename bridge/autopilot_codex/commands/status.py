@@ -26,6 +26,15 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     state = store.load()
     if state is None:
         return no_loop()
+    if state.style == "ralph":
+        from ..styles.ralph.view import status_text
+
+        return status_text(state, store)
+    if state.style == "rounds":
+        return (
+            f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
+            f"Held by the run's driver; see .autopilot-codex/rollout.jsonl. State: {store.state_path}"
+        )
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:

@@ -25,6 +25,7 @@ from ..gitrepo import head_sha, run_git
 from . import rollout
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
+from .hold import hold, refuse_if_running
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
 from .runner import HOSTS, RoundResult, run_round
@@ -132,12 +133,22 @@ def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, st
 
 
 def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
-    """The manager's word on the whole diff; an unreachable manager accepts nothing."""
+    """The manager's word on the whole diff; an unreachable manager accepts nothing.
+
+    A check that keeps a `cost_usd` tally (the configured backends) is charged to the run,
+    and told the budget left so it never makes a call the budget cannot cover.
+    """
+    budget = run.header.budget_usd
+    if hasattr(manager, "budget_left"):
+        manager.budget_left = None if budget is None else max(0.0, budget - run.cost_usd)
+    spent = float(getattr(manager, "cost_usd", 0.0))
     try:
         return manager(run.root, run.header.base_sha)
     except BridgeError as exc:
         view.note(f"manager unavailable, the exit is not accepted: {exc}")
         return False
+    finally:
+        run.cost_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
 
 
 def _launch(
@@ -228,19 +239,23 @@ def run(
     env = dict(os.environ if env is None else env)
     started = time.time()
     root = _toplevel(opts.worktree)
+    refuse_if_running(root)
     folder = prepare(root)
     state, step = _begin(opts, root, folder / "rollout.jsonl", started)
     h = state.header
     view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
-    try:
-        if h.budget_usd is not None and state.cost_usd >= h.budget_usd:
-            step = Next("budget", f"budget ${h.budget_usd:.2f} used up")
-        while step.runs_a_round:
-            step = _one_round(state, step, opts, view, env, manager)
-    except KeyboardInterrupt:
-        step = Next("interrupted", "interrupted")
-    finally:
-        view.close()
+    # Held for the whole run, released however it ends: every round gets the rails.
+    with hold(root, h.goal, h.run, h.rounds) as held:
+        try:
+            if h.budget_usd is not None and state.cost_usd >= h.budget_usd:
+                step = Next("budget", f"budget ${h.budget_usd:.2f} used up")
+            while step.runs_a_round:
+                step = _one_round(state, step, opts, view, env, manager)
+        except KeyboardInterrupt:
+            step = Next("interrupted", "interrupted")
+        finally:
+            view.close()
+        held.status, held.why = step.action, step.why
     if step.action != "interrupted":
         rollout.append(
             state.path, rollout.RunEnd(kind="end", run=h.run, status=step.action, end=time.time())
@@ -288,10 +303,6 @@ def parser() -> argparse.ArgumentParser:
 def _options(args: argparse.Namespace) -> RunOptions:
     if args.rounds < 1:
         raise BridgeError("--rounds must be 1 or more")
-    if args.manager != "none":
-        raise BridgeError(
-            f"--manager {args.manager} is not available for rounds yet; use --manager none"
-        )
     if not args.resume and args.implementer is None:
         raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
     return RunOptions(
@@ -306,12 +317,25 @@ def _options(args: argparse.Namespace) -> RunOptions:
     )
 
 
+def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
+    if backend == "none":
+        return None
+    from .verdict import make
+
+    goal = opts.goal
+    if opts.resume:
+        log = rollout.last_run(_toplevel(opts.worktree) / WORKSPACE / "rollout.jsonl")
+        goal = log.header.goal if log is not None else goal
+    return make(goal, backend)
+
+
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
     args = parser().parse_args(argv)
     out = stdout or sys.stdout
     try:
         opts = _options(args)
-        record = run(opts, view=make_view(sys.stderr if args.json else out))
+        manager = _manager(args.manager, opts)
+        record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)
     except BridgeError as exc:
         output.err(f"autopilot-codex run: {exc}")
         return 1

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 # style name -> module with `handle(ctx: HookContext) -> Answer`.
 STYLES: dict[str, str] = {
     "autopilot": "autopilot_codex.styles.autopilot.handlers",
+    "ralph": "autopilot_codex.styles.ralph.handlers",
+    "rounds": "autopilot_codex.styles.rounds",
 }
 
 

@@ -1,4 +1,4 @@
-"""The ralph style: one prompt fed back at every Stop until a completion promise or a cap.
+"""The ralph style's reducer: what one Stop of a ralph loop means.
 
 Pure functions only (no files, no clock: `now` is passed in), so every branch is a table test.
 The engine owns the state file (its presence is the on/off switch), session claiming and the
@@ -16,43 +16,23 @@ blank lines does (claude-plugins-official#3632).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ... import defaults
+from ...contract import PREFIX
+from ...state import RalphState as RalphState
+
 # Claude Code overrides a Stop hook after 8 blocks in a row; yield well before that.
 HOST_BLOCK_CAP = 8
-DEFAULT_MAX_ITERATIONS = 50
-DEFAULT_STALL_LIMIT = 3
-PREFIX = "[autopilot-codex]"
+DEFAULT_MAX_ITERATIONS = defaults.RALPH_MAX_ITERATIONS
+DEFAULT_STALL_LIMIT = defaults.STALL_LIMIT
 
 Why = Literal["promise", "max_iterations", "stalled", "deadline", "cancelled", "budget"]
 
 _TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
-
-
-@dataclass(frozen=True)
-class RalphState:
-    """A ralph loop, as kept in the engine's state file (loaded with `typedjson`)."""
-
-    prompt: str
-    started_at: float
-    completion_promise: str | None = None
-    max_iterations: int = DEFAULT_MAX_ITERATIONS
-    # The iteration now running; the first prompt is iteration 1.
-    iteration: int = 1
-    session_id: str | None = None
-    idle_stop_blocks: int = 0
-    stall_limit: int = DEFAULT_STALL_LIMIT
-    # A wall-clock cap in seconds (0 = none); enforced here because `now` is all it needs.
-    max_seconds: float = 0.0
-    # A USD cap for the engine's guards (None = none); ralph itself spends nothing.
-    budget_usd: float | None = None
-
-    def evolve(self, **changes: Any) -> RalphState:
-        return dataclasses.replace(self, **changes)
 
 
 @dataclass(frozen=True)

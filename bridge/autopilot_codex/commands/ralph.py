@@ -1,0 +1,131 @@
+"""`ralph`: start a ralph loop, which feeds one prompt back at every Stop of this session until
+the completion promise is kept or a cap is reached."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import defaults, gitrepo
+from ..contract import PREFIX
+from ..errors import BridgeError, StateCorrupt
+from ..state import Plan, State
+from ..store import Store
+from ..styles.ralph import reducer
+from ..styles.ralph.handlers import put
+from . import worktree_of
+
+# A prompt is re-sent at every iteration; one this long is a file pasted by mistake.
+MAX_PROMPT_CHARS = 100_000
+
+
+def ralph(
+    *,
+    cwd: str | Path,
+    prompt: str,
+    prompt_file: str | None,
+    max_iterations: int | None,
+    completion_promise: str | None,
+    budget_usd: float | None,
+    session_id: str | None,
+    host: str = "claude",
+) -> str:
+    text = _prompt(prompt, prompt_file, cwd)
+    worktree = worktree_of(cwd)
+    try:
+        record = reducer.start(
+            prompt=text,
+            now=time.time(),
+            completion_promise=completion_promise,
+            max_iterations=defaults.RALPH_MAX_ITERATIONS if max_iterations is None else max_iterations,
+            session_id=None if session_id in (None, "", "null") else session_id,
+            budget_usd=budget_usd,
+        )
+    except ValueError as exc:
+        raise BridgeError(str(exc)) from exc
+    if budget_usd is not None and budget_usd <= 0:
+        raise BridgeError("--budget must be more than 0")
+    store = Store(worktree)
+    with store.locked():
+        previous = _previous(store)
+        head = gitrepo.head_sha(worktree)
+        state = State(
+            goal=text,
+            plan=Plan("", []),
+            current_task=None,
+            base_sha=head,
+            task_base_sha=head,
+            worktree=str(worktree),
+            model="",
+            style="ralph",
+            budget_usd=budget_usd or defaults.BUDGET_USD,
+            host=host,
+            review_mode="off",
+            generation=(previous.generation + 1) if previous else 1,
+        )
+        # Written first and always: a plan.json left by an earlier loop must not be read as ours.
+        store.save_plan(state.plan)
+        state = store.save(put(state, record))
+        store.append_event(
+            "ralph.start",
+            decision="running",
+            max_iterations=record.max_iterations,
+            promise=record.completion_promise,
+            session=record.session_id,
+        )
+    return _started(record, host)
+
+
+def _prompt(words: str, prompt_file: str | None, cwd: str | Path) -> str:
+    if prompt_file is not None:
+        if words.strip():
+            raise BridgeError("give the prompt as words or with --prompt-file, not both")
+        path = Path(cwd) / Path(prompt_file).expanduser()
+        try:
+            words = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BridgeError(f"cannot read the prompt file {path}: {exc}") from exc
+    words = words.strip()
+    if len(words) > MAX_PROMPT_CHARS:
+        raise BridgeError(
+            f"the prompt has {len(words)} characters; keep it under {MAX_PROMPT_CHARS} "
+            "(point it at a file in the repository instead)"
+        )
+    return words
+
+
+def _previous(store: Store) -> State | None:
+    """The loop this one replaces; refuse while any loop of any style is running here."""
+    try:
+        previous = store.load(with_plan=False)
+    except StateCorrupt:
+        return None  # moved aside; the new loop starts clean
+    if previous is not None and previous.status == "running":
+        raise BridgeError(
+            f"{_a(previous.style)} loop is already running here; end it first "
+            "(cancel-ralph for ralph, codex-stop for autopilot, Ctrl-C for a run)"
+        )
+    return previous
+
+
+def _started(record: reducer.RalphState, host: str) -> str:
+    cap = str(record.max_iterations) if record.max_iterations else "unlimited"
+    if record.completion_promise:
+        finish = (
+            f"To finish, output <promise>{record.completion_promise}</promise> on a line of its "
+            "own, only when that statement is completely true."
+        )
+    elif record.max_iterations:
+        finish = f"No completion promise: the loop runs {cap} iterations."
+    else:
+        finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
+    cancel = "/autopilot-codex:cancel-ralph" if host == "claude" else "autopilot-codex cancel"
+    return (
+        f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "
+        f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"
+        f"{record.prompt}"
+    )
+
+
+def _a(style: str) -> str:
+    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

@@ -1,0 +1,140 @@
+"""The loop a run holds in the bridge's store while its rounds run.
+
+Its style is `rounds` and its owner the driver, so the gate admits every round's fresh session:
+each gets the rails (PreToolUse), and the style lets every Stop through. The hold is released
+however the run ends — complete, out of rounds, Ctrl-C or a crash — so no marker outlives it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import gitrepo
+from ..errors import BridgeError, StateCorrupt
+from ..paths import find_worktree
+from ..state import Plan, State, Status
+from ..store import Store
+
+# How each of the driver's endings leaves the held loop.
+END_STATUS: dict[str, Status] = {
+    "complete": "done",
+    "round_limit": "stopped_iteration_limit",
+    "budget": "stopped_budget",
+    "error": "aborted",
+    "interrupted": "stopped",
+}
+
+
+DRIVER_PREFIX = "driver-pid:"
+
+
+def _orphaned(state: State) -> bool:
+    """A rounds loop whose driver process no longer exists (on this machine)."""
+    sid = state.session_id or ""
+    if state.style != "rounds" or not sid.startswith(DRIVER_PREFIX):
+        return False
+    try:
+        pid = int(sid.removeprefix(DRIVER_PREFIX))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, PermissionError, OSError):
+        return False
+    return False
+
+
+@dataclass
+class Held:
+    """Set by the driver before the hold is released: how the run ended, and why."""
+
+    status: str = "error"
+    why: str = "the run ended without saying how"
+
+
+def store_for(root: Path) -> Store:
+    # The gate finds a loop by the worktree it resolves from a hook's cwd: use the same one.
+    return Store(find_worktree(root) or root)
+
+
+def refuse_if_running(root: Path) -> None:
+    store = store_for(root)
+    with store.locked():
+        _check_free(store)
+
+
+def _check_free(store: Store) -> State | None:
+    try:
+        current = store.load(with_plan=False)
+    except StateCorrupt:
+        return None
+    if current is not None and current.status == "running" and _orphaned(current):
+        # Its driver was killed outright (no finally ran): release it rather than refuse forever.
+        current = store.save(current.evolve(status="aborted", stop_reason="its driver is gone"))
+        store.append_event("rounds.orphaned", decision="aborted", driver=current.session_id)
+    if current is not None and current.status == "running":
+        raise BridgeError(
+            f"{_a(current.style)} loop is already running in this worktree; end it before a run"
+        )
+    return current
+
+
+@contextlib.contextmanager
+def hold(root: Path, goal: str, run_id: str, rounds: int) -> Iterator[Held]:
+    store = store_for(root)
+    with store.locked():
+        previous = _check_free(store)
+        head = gitrepo.head_sha(root)
+        state = State(
+            goal=goal,
+            plan=Plan("", []),
+            current_task=None,
+            base_sha=head,
+            task_base_sha=head,
+            worktree=str(store.worktree),
+            model="",
+            style="rounds",
+            owner="driver",
+            # Not a host session (the driver policy ignores it): the driver's process, so a loop
+            # whose driver was killed can be told from one that is still running.
+            session_id=f"{DRIVER_PREFIX}{os.getpid()}",
+            max_iterations=rounds,
+            review_mode="off",
+            generation=(previous.generation + 1) if previous else 1,
+        )
+        store.save_plan(state.plan)
+        store.save(state)
+        store.append_event("rounds.start", decision="running", run=run_id)
+    held = Held()
+    try:
+        yield held
+    except BaseException as exc:
+        held.status, held.why = "error", f"the run crashed ({type(exc).__name__})"
+        if isinstance(exc, KeyboardInterrupt):
+            held.status, held.why = "interrupted", "interrupted"
+        raise
+    finally:
+        _release(store, run_id, held)
+
+
+def _release(store: Store, run_id: str, held: Held) -> None:
+    with store.locked():
+        try:
+            state = store.load(with_plan=False)
+        except StateCorrupt:
+            state = None
+        if state is not None and state.style == "rounds" and state.status == "running":
+            status = END_STATUS.get(held.status, "aborted")
+            store.save(state.evolve(status=status, stop_reason=held.why))
+        elif state is None:
+            # The state went missing under the run: its marker must not outlive the run.
+            with contextlib.suppress(FileNotFoundError):
+                store.marker.unlink()
+        store.append_event("rounds.end", decision=held.status, run=run_id, reason=held.why)
+
+
+def _a(style: str) -> str:
+    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

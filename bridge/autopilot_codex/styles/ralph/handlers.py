@@ -1,0 +1,166 @@
+"""The ralph style's hooks: Stop feeds the prompt back until the promise or a cap; tool runs
+and compactions are recorded so the stall and compaction guards can tell work from churn.
+
+Everything runs under the store's lock and nothing waits on a network, so a `cancel` is
+never raced: it takes the same lock, and a hook that comes after it finds the loop off.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ... import guards
+from ...contract import PREFIX
+from ...hookio import ALLOW, Answer
+from ...state import RalphState, State, Status
+from ...store import Store
+from .. import HookContext
+from . import reducer
+
+# How the loop leaves `running` for each way the reducer ends it.
+END_STATUS: dict[str, Status] = {
+    "done": "done",
+    "stopped": "stopped_iteration_limit",
+    "stalled": "paused",
+    "timed_out": "stopped",
+}
+# The SessionStart sources after which the prompt is gone from the model's context.
+REINJECT_SOURCES = ("compact", "resume", "clear")
+
+
+def handle(ctx: HookContext) -> Answer:
+    event = ctx.payload.event
+    if event == "Stop":
+        return on_stop(ctx)
+    if event in ("PostToolUse", "PostToolUseFailure"):
+        on_tool(ctx)
+    elif event == "PreCompact":
+        on_pre_compact(ctx)
+    elif event == "SessionStart":
+        return on_session_start(ctx)
+    return ALLOW
+
+
+def put(state: State, ralph: RalphState) -> State:
+    """The ralph record into the State, mirroring what the generic readers look at."""
+    return state.evolve(
+        ralph=ralph,
+        session_id=ralph.session_id,
+        iteration=ralph.iteration,
+        max_iterations=ralph.max_iterations,
+    )
+
+
+def owned(ctx: HookContext) -> tuple[State, RalphState] | None:
+    """The running ralph loop as claimed by this hook's session, or None to do nothing.
+
+    A hook without a session id owns nothing: a loop must never bleed into another session.
+    """
+    state = ctx.store.load(with_plan=False)
+    if state is None or state.status != "running" or state.style != "ralph":
+        return None
+    if state.ralph is None:
+        return None
+    ralph = reducer.claim(state.ralph, ctx.payload.session_id)
+    if ralph is None:
+        return None
+    return put(state, ralph), ralph
+
+
+def on_stop(ctx: HookContext) -> Answer:
+    payload = ctx.payload
+    with ctx.store.locked():
+        found = owned(ctx)
+        if found is None:
+            return ALLOW
+        state, ralph = found
+        state = state.evolve(stop_events=state.stop_events + 1)
+        if state.compaction_pending:
+            # The host is making room, not ending a turn: blocking here is how peers' loops
+            # spun forever on a full context. The chain of blocks starts afresh after it.
+            ralph = ralph.evolve(idle_stop_blocks=0, tools_at_block=state.tool_events)
+            ctx.store.save(put(state.evolve(compaction_pending=False), ralph))
+            _record(ctx.store, "stop.after_compaction", ralph, "allow")
+            return ALLOW
+        now = time.time()
+        ralph, decision = reducer.on_stop(
+            ralph,
+            last_message=payload.last_assistant_message,
+            stop_hook_active=payload.stop_hook_active,
+            tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
+            now=now,
+        )
+        ralph = ralph.evolve(tools_at_block=state.tool_events)
+        state = put(state.evolve(idle_stop_blocks=ralph.idle_stop_blocks), ralph)
+        if decision.blocks:
+            ctx.store.save(state)
+            _record(ctx.store, "ralph.continue", ralph, "block")
+            return Answer(block=decision.reason, message=decision.message)
+        end(ctx.store, state, ralph, decision.kind, decision.message, now)
+        return Answer(message=decision.message)
+
+
+def end(
+    store: Store,
+    state: State,
+    ralph: RalphState,
+    kind: str,
+    reason: str,
+    now: float,
+) -> State:
+    """Leave `running` (`kind`: the reducer's ending, or "cancelled"): the result file first, then the state, whose save removes the marker
+    (a crash in between leaves the loop on with its result written, never off without one)."""
+    why: reducer.Why = "cancelled" if kind == "cancelled" else reducer.WHY_OF_KIND[kind]
+    store.save_result(reducer.result_record(ralph, why, now))
+    status: Status = "stopped" if kind == "cancelled" else END_STATUS[kind]
+    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=reason))
+    _record(store, f"ralph.{kind}", ralph, "allow")
+    return saved
+
+
+def on_tool(ctx: HookContext) -> None:
+    """A tool ran (or failed: a red test run is work too): the worker is not idle."""
+    with ctx.store.locked():
+        found = owned(ctx)
+        if found is not None:
+            ctx.store.save(guards.on_tool(found[0]))
+
+
+def on_pre_compact(ctx: HookContext) -> None:
+    with ctx.store.locked():
+        found = owned(ctx)
+        if found is None:
+            return
+        ctx.store.save(guards.on_compact(found[0]))
+        ctx.store.append_event(
+            "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
+        )
+
+
+def on_session_start(ctx: HookContext) -> Answer:
+    """After a compaction or resume the prompt may be gone from the context: put it back."""
+    if ctx.payload.source not in REINJECT_SOURCES:
+        return ALLOW
+    with ctx.store.locked():
+        found = owned(ctx)
+        if found is None:
+            return ALLOW
+        state, ralph = found
+        ctx.store.save(state)
+        ctx.store.append_event(
+            "session.context", source=ctx.payload.source, session=ctx.payload.session_id
+        )
+    return Answer(
+        context=f"{PREFIX} A ralph loop is running in this worktree; its prompt, again:\n"
+        + reducer.continue_reason(ralph)
+    )
+
+
+def _record(store: Store, event: str, ralph: RalphState, decision: str) -> None:
+    store.append_event(
+        event,
+        decision=decision,
+        iteration=ralph.iteration,
+        max_iterations=ralph.max_iterations,
+        session=ralph.session_id,
+    )

@@ -1,0 +1,45 @@
+"""How `status` shows a ralph loop: iteration, prompt and promise, as plainly as one file."""
+
+from __future__ import annotations
+
+import time
+
+from ...state import State
+from ...store import Store
+
+PROMPT_SHOWN = 300
+
+
+def status_text(state: State, store: Store) -> str:
+    ralph = state.ralph
+    if ralph is None:
+        return f"autopilot-codex: ralph {state.status} (no ralph record)\nState: {store.state_path}"
+    cap = str(ralph.max_iterations) if ralph.max_iterations else "unlimited"
+    promise = ralph.completion_promise or "none (runs to the iteration limit)"
+    owner = ralph.session_id[:8] if ralph.session_id else "unclaimed"
+    minutes = max(0.0, time.time() - ralph.started_at) / 60
+    lines = [
+        f"autopilot-codex: ralph {state.status} — iteration {ralph.iteration}/{cap}",
+        f"Prompt: {abbreviated(ralph.prompt)}",
+        f"Promise: {promise}",
+        f"Session {owner} · started {minutes:.0f} min ago · stalls {ralph.idle_stop_blocks}/"
+        f"{ralph.stall_limit}",
+    ]
+    if state.stop_reason:
+        lines.append(f"Stop reason: {state.stop_reason}")
+    result = store.load_result() if state.status != "running" else None
+    if result is not None:
+        lines.append(
+            f"Result: {result.get('why')} after {result.get('iterations')} iterations "
+            f"in {result.get('duration_s')}s ({store.result_path})"
+        )
+    lines.append(f"State: {store.state_path}")
+    return "\n".join(lines)
+
+
+def abbreviated(prompt: str, limit: int = PROMPT_SHOWN) -> str:
+    """The prompt on one line, cut with a marker that says how much is not shown."""
+    line = " ".join(prompt.split())
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]} [... {len(line) - limit} more characters]"

@@ -1,0 +1,74 @@
+"""`autopilot-codex run` with the real Claude Code CLI as the implementer (fake Anthropic API):
+two fresh `claude -p` rounds with the plugin loaded. The first tries a destructive command,
+which the rails deny because the run holds a driver-owned loop, then says `::potter(ready)`;
+the verifier changes nothing and says `::potter(exit)`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .autopilot_helpers import LAUNCHER, ROOT, Autopilot
+from .claude_cli import DEFAULT_MODEL, build_env, git
+from .fake_anthropic import FakeAnthropic, Text, ToolUse
+
+pytestmark = pytest.mark.e2e
+
+
+def test_two_rounds_to_a_verified_exit(
+    claude_bin: Path, git_repo: Path, home: Path, tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    fake_anthropic.script = [
+        [ToolUse("Bash", {"command": "git reset --hard HEAD~1"})],
+        [ToolUse("Write", {"file_path": "{workdir}/hello.txt", "content": "hello\n"})],
+        [ToolUse("Bash", {"command": 'git add hello.txt && git commit -q -m "add hello"'})],
+        [Text("Added hello.txt.\n::potter(ready)")],
+        [Text("Every requirement checked against the files.\n::potter(exit)")],
+    ]
+    host_args = [
+        "--plugin-dir", str(ROOT),
+        "--model", DEFAULT_MODEL,
+        "--permission-mode", "bypassPermissions",
+    ]
+    env = build_env(
+        home=home,
+        tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
+        anthropic_url=fake_anthropic.url,
+        extra_env={
+            **ap.env("http://127.0.0.1:9/v1"),
+            "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin),
+        },
+    )
+    base = git(git_repo, "rev-parse", "HEAD").strip()
+    proc = subprocess.run(
+        [
+            str(LAUNCHER), "-C", str(git_repo), "run", "add", "hello.txt",
+            "--implementer", "claude", "--rounds", "4", "--json", "--timeout", "90",
+            *(f"--host-arg={a}" for a in host_args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)
+    assert (record["status"], record["rounds_used"]) == ("complete", 2)
+
+    mains = [r.raw for r in fake_anthropic.main_requests()]
+    assert len(mains) == 5, fake_anthropic.dump_log()
+    # The rails answered the first round's fresh session: its reset never ran.
+    assert "autopilot-codex safety rail [reset-hard]" in mains[1]
+    assert "[reset-hard]" not in mains[0]
+    assert git(git_repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
+    assert (git_repo / "hello.txt").read_text() == "hello\n"
+    assert mains[4].count("Verify the objective in the handoff file") >= 1
+    # The run's loop is gone, and it ended as done.
+    assert ap.active_markers() == []
+    assert ap.state()["style"] == "rounds" and ap.state()["status"] == "done"
+    assert not (ap.home / "logs" / "bridge.log").exists()

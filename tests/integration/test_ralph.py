@@ -1,0 +1,307 @@
+"""The ralph style through the real hook path, with the loop planted through the CLI.
+
+Also one test per ralph complaint of the peers (docs/peers.md §3) that the reducer's own table
+tests do not already pin: a wedged Stop chain (1), cross-session bleed (2), cancel that does not
+cancel (4), completion read from the wrong place (5), compaction loops (9).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.paths import active_marker, project_dir
+from tests.conftest import HookRun, payload, run_hook_inproc
+
+PROMISE = "<promise>ALL GREEN</promise>"
+
+
+@pytest.fixture
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
+        return run_hook_inproc(event, data, capsys, monkeypatch)
+
+    return run
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def start(
+    repo: Path, capsys, *extra: str, session: str | None = "sess-1", words: bool = True
+) -> str:
+    argv = ["-C", str(repo), "ralph", "--completion-promise", "ALL GREEN", *extra]
+    if session is not None:
+        argv += ["--session-id", session]
+    if words:
+        argv += ["Make", "the", "tests", "pass."]
+    code, out = cli(capsys, *argv)
+    assert code == 0, out
+    return out
+
+
+def stop(hook, repo: Path, message: str = "Still working.", session: str = "sess-1", **extra: Any) -> HookRun:
+    return hook("Stop", payload("Stop", repo, session, last_assistant_message=message, **extra))
+
+
+def tool(hook, repo: Path, session: str = "sess-1", event: str = "PostToolUse") -> HookRun:
+    return hook(event, payload(event, repo, session, tool_name="Bash", tool_input={"command": "pytest"}))
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "state.json").read_text())
+
+
+def result_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "last.json").read_text())
+
+
+# -- the loop ---------------------------------------------------------------------------------
+
+
+def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys) -> None:
+    out = start(repo, capsys)
+    assert "ralph loop started: iteration 1/50" in out
+    assert "<promise>ALL GREEN</promise>" in out
+    assert out.rstrip().endswith("Make the tests pass.")
+    assert active_marker(repo).exists()
+    code, text = cli(capsys, "-C", str(repo), "status")
+    assert code == 0
+    assert "ralph running — iteration 1/50" in text
+    assert "Prompt: Make the tests pass." in text
+    assert "Promise: ALL GREEN" in text
+    code, raw = cli(capsys, "-C", str(repo), "status", "--json")
+    data = json.loads(raw)
+    assert (data["style"], data["ralph"]["prompt"]) == ("ralph", "Make the tests pass.")
+
+
+def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys, tmp_path: Path) -> None:
+    long = tmp_path / "prompt.md"
+    long.write_text("word\n" * 400)
+    start(repo, capsys, "--prompt-file", str(long), words=False)
+    _, text = cli(capsys, "-C", str(repo), "status")
+    line = next(x for x in text.splitlines() if x.startswith("Prompt:"))
+    assert line.endswith(" [... 1699 more characters]") and len(line) < 400
+    assert state_of(repo)["ralph"]["prompt"] == ("word\n" * 400).strip()
+
+
+def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    result = stop(hook, repo)
+    answer = result.json
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith("[autopilot-codex] Ralph iteration 2/50 — ")
+    assert answer["reason"].endswith("Make the tests pass.")
+    assert answer["systemMessage"] == "Ralph iteration 2/50"
+    assert (state_of(repo)["ralph"]["iteration"], state_of(repo)["iteration"]) == (2, 2)
+
+
+def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    tool(hook, repo)
+    assert stop(hook, repo).json["decision"] == "block"
+    result = stop(hook, repo, f"All tests pass.\n{PROMISE}")
+    assert "decision" not in result.json
+    assert result.json["systemMessage"] == "[autopilot-codex] ralph done: promise kept at iteration 2"
+    assert not active_marker(repo).exists()
+    assert state_of(repo)["status"] == "done"
+    record = result_of(repo)
+    assert (record["why"], record["iterations"]) == ("promise", 2)
+    assert record["duration_s"] >= 0
+    _, text = cli(capsys, "-C", str(repo), "status")
+    assert "ralph done" in text and "Result: promise after 2 iterations" in text
+    # Off is off: the next Stop is the silent allow.
+    assert stop(hook, repo).stdout == ""
+
+
+def test_the_iteration_cap_lets_the_session_end(repo: Path, capsys, hook) -> None:
+    start(repo, capsys, "--max-iterations", "2")
+    assert stop(hook, repo).json["decision"] == "block"
+    tool(hook, repo)
+    result = stop(hook, repo, stop_hook_active=True)
+    assert "decision" not in result.json
+    assert "iteration limit 2 reached" in result.json["systemMessage"]
+    assert state_of(repo)["status"] == "stopped_iteration_limit"
+    assert result_of(repo)["why"] == "max_iterations"
+
+
+def test_unlimited_needs_a_budget(repo: Path, capsys) -> None:
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--max-iterations", "0", "p")
+    assert code == 1 and "needs a budget" in out
+    assert not active_marker(repo).exists()
+    start(repo, capsys, "--max-iterations", "0", "--budget", "3")
+    assert state_of(repo)["ralph"]["max_iterations"] == 0
+
+
+def test_refused_while_a_loop_runs_here(repo: Path, capsys) -> None:
+    start(repo, capsys)
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "s2", "other")
+    assert code == 1 and "a ralph loop is already running here" in out
+    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "s2", "a", "goal")
+    assert code == 1 and "already running" in out
+    assert state_of(repo)["goal"] == "Make the tests pass."
+
+
+def test_corrupt_state_never_blocks(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    (project_dir(repo) / "state.json").write_text("{not json")
+    result = stop(hook, repo)
+    assert result.code == 0
+    assert "decision" not in result.json
+    assert "moved aside" in result.json.get("systemMessage", "")
+    assert not active_marker(repo).exists()
+
+
+# -- peers §3.1: a chain of blocks never wedges the session ------------------------------------
+
+
+def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    blocks = 0
+    active = False
+    for _ in range(8):
+        result = stop(hook, repo, stop_hook_active=active)
+        if result.json.get("decision") != "block":
+            break
+        blocks, active = blocks + 1, True
+    assert blocks == 3 < 8
+    assert "ralph stalled" in result.json["systemMessage"]
+    assert state_of(repo)["status"] == "paused"
+    assert result_of(repo)["why"] == "stalled"
+
+
+@pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
+def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys, hook, event: str) -> None:
+    start(repo, capsys)
+    for _ in range(6):
+        assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
+        tool(hook, repo, event=event)
+    assert state_of(repo)["status"] == "running"
+
+
+# -- peers §3.2: the loop belongs to one session -------------------------------------------------
+
+
+def test_another_sessions_hooks_are_no_ops(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    before = state_of(repo)
+    assert stop(hook, repo, session="sess-2").stdout == ""
+    assert tool(hook, repo, session="sess-2").stdout == ""
+    assert state_of(repo) == before
+
+
+@pytest.mark.parametrize("setup_session", [None, "null", ""])
+def test_an_unclaimed_loop_is_claimed_by_the_first_session_only(
+    repo: Path, capsys, hook, setup_session: str | None
+) -> None:
+    # claude-plugins-official#746 (`session_id` empty at setup), #436 (the string "null").
+    start(repo, capsys, session=setup_session)
+    assert state_of(repo)["session_id"] is None
+    assert stop(hook, repo, session="sess-a").json["decision"] == "block"
+    assert state_of(repo)["session_id"] == "sess-a"
+    assert stop(hook, repo, session="sess-b").stdout == ""
+    assert state_of(repo)["ralph"]["iteration"] == 2
+
+
+def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys, hook) -> None:
+    start(repo, capsys, session=None)
+    data = payload("Stop", repo, last_assistant_message="x")
+    del data["session_id"]
+    assert hook("Stop", data).stdout == ""
+    assert state_of(repo)["session_id"] is None
+
+
+# -- peers §3.4: cancel cancels ------------------------------------------------------------------
+
+
+def test_cancel_then_the_next_stop_allows(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    assert stop(hook, repo).json["decision"] == "block"
+    code, out = cli(capsys, "-C", str(repo), "cancel")
+    assert code == 0 and "cancelled at iteration 2/50" in out
+    assert not active_marker(repo).exists()
+    assert state_of(repo)["status"] == "stopped"
+    assert result_of(repo)["why"] == "cancelled"
+    assert stop(hook, repo).stdout == ""
+    assert tool(hook, repo).stdout == ""
+    assert state_of(repo)["status"] == "stopped"
+    code, out = cli(capsys, "-C", str(repo), "cancel")
+    assert "nothing to cancel" in out
+
+
+def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys, hook) -> None:
+    # oh-my-claudecode#2085: the hook wrote the state back after the user deleted it.
+    start(repo, capsys)
+    (project_dir(repo) / "state.json").unlink()
+    assert stop(hook, repo).stdout == ""
+    assert tool(hook, repo).stdout == ""
+    assert not (project_dir(repo) / "state.json").exists()
+
+
+def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys) -> None:
+    from autopilot_codex.rounds.hold import hold
+
+    with hold(repo, "g", "run-1", 2):
+        code, out = cli(capsys, "-C", str(repo), "cancel")
+        assert "a rounds loop, not ralph" in out
+        assert active_marker(repo).exists()
+
+
+# -- peers §3.5: completion is read from the last message, never the transcript ------------------
+
+
+def test_the_transcript_tail_is_never_read(repo: Path, capsys, hook, tmp_path: Path) -> None:
+    # claude-plugins-official#1682: the transcript may not be flushed when Stop fires.
+    transcript = tmp_path / "t.jsonl"
+    line = {"type": "assistant", "message": {"content": [{"type": "text", "text": PROMISE}]}}
+    transcript.write_text(json.dumps(line) + "\n")
+    start(repo, capsys)
+    result = stop(hook, repo, "Not yet.", transcript_path=str(transcript))
+    assert result.json["decision"] == "block"
+    assert stop(hook, repo, PROMISE, transcript_path="/nonexistent").json.get("decision") is None
+
+
+@pytest.mark.parametrize("message", ["", "ALL GREEN", "I will not say <promise>ALL GREEN</promise>."])
+def test_no_false_completion_through_the_hook(repo: Path, capsys, hook, message: str) -> None:
+    # claude-code#30625 (tool_use-only final message), #81827 (bare word), a negated mention.
+    start(repo, capsys)
+    assert stop(hook, repo, message).json["decision"] == "block"
+
+
+# -- peers §3.9: compaction never loops ----------------------------------------------------------
+
+
+def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    assert stop(hook, repo).json["decision"] == "block"
+    assert hook("PreCompact", payload("PreCompact", repo, trigger="auto")).stdout == ""
+    assert stop(hook, repo, stop_hook_active=True).stdout == ""
+    assert state_of(repo)["status"] == "running"
+    context = hook("SessionStart", payload("SessionStart", repo, source="compact")).json
+    text = context["hookSpecificOutput"]["additionalContext"]
+    assert "A ralph loop is running" in text and text.endswith("Make the tests pass.")
+    assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
+
+
+def test_a_plain_session_start_injects_nothing(repo: Path, capsys, hook) -> None:
+    start(repo, capsys)
+    assert hook("SessionStart", payload("SessionStart", repo, source="startup")).stdout == ""
+
+
+def test_refused_while_an_autopilot_loop_runs(repo: Path, capsys, manager) -> None:
+    from tests.conftest import plan_body
+
+    manager.enqueue(plan_body(1), schema="Plan")
+    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "write", "files")
+    assert code == 0, out
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "p")
+    assert code == 1 and "an autopilot loop is already running here" in out
+    assert state_of(repo)["style"] == "autopilot"

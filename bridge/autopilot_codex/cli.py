@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check that everything a loop needs is in place")
 
+    ask = sub.add_parser("ask", help="ask the manager one question about the current task")
+    ask.add_argument("question", nargs="*", help="the question; `-` reads it from stdin")
+    ask.add_argument("--costs", action="store_true", help="what each way of asking costs here")
+    ask.add_argument("--session-id", default=None, help="the host session asking")
+
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event")
     hook.add_argument("--host", default="claude", help="the host whose dialect to answer in")
@@ -90,7 +95,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     if getattr(args, "args_stdin", False):
         args, unknown = parser.parse_known_args([*words, *_split(sys.stdin.read())])
     # Words the parser does not know belong to the goal or reason ("fix the --verbose flag").
-    for name in ("goal", "reason"):
+    for name in ("goal", "reason", "question"):
         if hasattr(args, name):
             setattr(args, name, [*getattr(args, name), *unknown])
             unknown = []
@@ -129,6 +134,16 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
 
         checks = run_checks(cwd)
         return (0 if all(c.ok for c in checks) else 1), render(checks)
+    if args.command == "ask":
+        if args.costs:
+            from .commands.ask_costs import costs
+
+            return 0, costs(cwd=cwd)
+        from .commands.ask import ask
+
+        words = " ".join(args.question)
+        question = sys.stdin.read() if words.strip() == "-" else words
+        return 0, ask(cwd=cwd, question=question, session_id=session)
     from .commands.resume import resume
 
     return 0, resume(

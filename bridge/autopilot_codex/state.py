@@ -151,6 +151,11 @@ class State(_Record):
     last_review_head: str | None = None
     # Set by PreCompact; the next Stop without a tool run in between is let through.
     compaction_pending: bool = False
+    # Consultations (`ask`): how many for `consultations_task` (a new task starts from zero) and
+    # for the whole loop. Paid like any manager call, but never an iteration.
+    consultations: int = 0
+    consultations_task: str | None = None
+    consultations_total: int = 0
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     created_at: str = field(default_factory=now_iso)
@@ -205,6 +210,8 @@ _NON_NEGATIVE = (
     "idle_stop_blocks",
     "tool_events",
     "stop_events",
+    "consultations",
+    "consultations_total",
 )
 
 

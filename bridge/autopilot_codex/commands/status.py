@@ -35,6 +35,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         f"Iteration {state.iteration}/{state.max_iterations} · budget ${state.budget_used_usd:.2f} / "
         f"${state.budget_usd:.2f} · review {state.review_mode} · session {owner}"
     )
+    if state.consultations_total:
+        task = state.consultations if state.consultations_task == state.current_task else 0
+        lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
     if state.last_review:
         lines.append(
             f"Last review: {state.last_review.decision} — {contract.clip(state.last_review.summary, 200)}"

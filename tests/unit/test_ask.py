@@ -106,3 +106,22 @@ def test_a_negative_consultation_count_is_refused() -> None:
     }
     with pytest.raises(typedjson.Invalid):
         parse_state(data)
+
+
+def test_the_skill_quotes_the_default_settings_truly() -> None:
+    from pathlib import Path
+
+    from autopilot_codex.commands.ask import DEFAULT_MAX_CONSULTATIONS
+    from autopilot_codex.config import Config
+    from autopilot_codex.manager.pricing import price_for, worst_case_usd
+
+    config = Config()
+    skill = Path(__file__).parents[2] / "skills" / "consultation" / "SKILL.md"
+    text = skill.read_text(encoding="utf-8")
+    call = worst_case_usd(
+        "x" * config.prompt_chars, config.max_output_tokens, price_for(config.model)
+    )
+    assert f"up to ${call:.2f} a question" in text and f"up to ${call:.2f} (the verdict)" in text
+    assert f"manager `{config.model}`" in text and f"{config.prompt_chars:,} characters" in text
+    assert f"at most {DEFAULT_MAX_CONSULTATIONS} per task" in text
+    assert f"one iteration of {config.max_iterations}" in text

@@ -91,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
     # Parsed by the rounds driver itself (see `main`); listed here for --help.
     sub.add_parser("run", help="pursue a goal in rounds of fresh host processes", add_help=False)
 
+    ask = sub.add_parser("ask", help="ask the manager one question about the current task")
+    ask.add_argument("question", nargs="*", help="the question; `-` reads it from stdin")
+    ask.add_argument("--costs", action="store_true", help="what each way of asking costs here")
+    ask.add_argument("--session-id", default=None, help="the host session asking")
+
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
@@ -186,7 +191,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
         args.stdin_text = sys.stdin.read()
     # Words the parser does not know belong to the goal or reason ("fix the --verbose flag"),
     # unless they are a misspelt option, which would leave its default silently in force.
-    for name in ("goal", "reason"):
+    for name in ("goal", "reason", "question"):
         if hasattr(args, name):
             if name == "goal":
                 _refuse_near_misses(unknown)
@@ -272,6 +277,17 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
         from .commands.cancel import cancel
 
         return 0, cancel(cwd=cwd)
+
+    if args.command == "ask":
+        if args.costs:
+            from .commands.ask_costs import costs
+
+            return 0, costs(cwd=cwd)
+        from .commands.ask import ask
+
+        words = " ".join(args.question)
+        question = sys.stdin.read() if words.strip() == "-" else words
+        return 0, ask(cwd=cwd, question=question, session_id=session)
     from .commands.resume import resume
 
     return 0, resume(

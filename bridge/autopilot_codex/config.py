@@ -45,6 +45,8 @@ class Config:
     max_output_tokens: int = 4_000
     # The plan is the one long answer; it gets its own output cap.
     plan_output_tokens: int = 8_000
+    # `ask` consultations the implementer may make per task; each is a paid manager call.
+    max_consultations_per_task: int = 3
     stall_limit: int = defaults.STALL_LIMIT
     no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
     lock_timeout_s: float = 10.0
@@ -67,6 +69,7 @@ ENV = {
     "no_progress_limit": "AUTOPILOT_CODEX_NO_PROGRESS_LIMIT",
     "max_output_tokens": "AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS",
     "plan_output_tokens": "AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS",
+    "max_consultations_per_task": "AUTOPILOT_CODEX_MAX_CONSULTATIONS",
     "lock_timeout_s": "AUTOPILOT_CODEX_LOCK_TIMEOUT_S",
     "allow_push": "AUTOPILOT_CODEX_ALLOW_PUSH",
 }
@@ -88,6 +91,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "prompt_chars": (2_000, 2_000_000, False),
     "max_output_tokens": (256, 200_000, False),
     "plan_output_tokens": (256, 200_000, False),
+    "max_consultations_per_task": (0, 100, False),
     # Claude Code overrides a Stop hook after 8 consecutive blocks; we must yield first.
     "stall_limit": (1, 7, False),
     "no_progress_limit": (1, 1_000, False),

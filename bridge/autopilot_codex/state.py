@@ -186,6 +186,11 @@ class State(_Record):
     last_review_head: str | None = None
     # Set by PreCompact; the next Stop without a tool run in between is let through.
     compaction_pending: bool = False
+    # Consultations (`ask`): how many for `consultations_task` (a new task starts from zero) and
+    # for the whole loop. Paid like any manager call, but never an iteration.
+    consultations: int = 0
+    consultations_task: str | None = None
+    consultations_total: int = 0
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     # The ralph style's record; None for every other style (older files load unchanged).
@@ -244,6 +249,8 @@ _NON_NEGATIVE = (
     "stop_events",
     "timeout_s",
     "max_output_tokens",
+    "consultations",
+    "consultations_total",
 )
 
 

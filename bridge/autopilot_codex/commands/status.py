@@ -14,15 +14,7 @@ from . import TERMINAL, entry, no_loop, worktree_of
 def status(*, cwd: str | Path, as_json: bool) -> str:
     store = Store(worktree_of(cwd))
     if as_json:
-        # The file as stored, indented for reading; a damaged file is shown, not repaired.
-        try:
-            text = store.state_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return '{"status": "idle"}'
-        try:
-            return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-        except ValueError:
-            return text.rstrip("\n")
+        return _raw(store)
     state = store.load()
     if state is None:
         return no_loop()
@@ -45,6 +37,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         f"Iteration {state.iteration}/{state.max_iterations} · budget {money(state.budget_used_usd)} / "
         f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
     )
+    if state.consultations_total:
+        task = state.consultations if state.consultations_task == state.current_task else 0
+        lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
     if state.last_review:
         lines.append(
             f"Last review: {state.last_review.decision} — {contract.clip(state.last_review.summary, 200)}"
@@ -61,6 +56,18 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _raw(store: Store) -> str:
+    """The file as stored, indented for reading; a damaged file is shown, not repaired."""
+    try:
+        text = store.state_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return '{"status": "idle"}'
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text.rstrip("\n")
 
 
 def money(usd: float) -> str:

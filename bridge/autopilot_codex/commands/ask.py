@@ -1,0 +1,208 @@
+"""`ask`: one question to the manager about the current task, answered mid-turn.
+
+Paid and bounded like every manager call (the budget guard's worst case, at most
+`max_consultations_per_task`, charged and written to the ledger), but it is not an iteration:
+it never touches the no-progress streak, the stall counters or the loop's status. Every refusal
+and every failure is one line and a non-zero exit; the loop goes on as it was.
+
+The lock is never held during the manager call; the call is settled only against the same loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import gitrepo, guards
+from ..config import Config, load_config
+from ..contract import PREFIX
+from ..errors import BridgeError
+from ..hookrun import selected_manager
+from ..state import State
+from ..store import Store
+from . import worktree_of
+
+if TYPE_CHECKING:
+    from ..manager import Outcome
+    from ..manager.ask_schema import Consultation
+    from ..manager.prompts import Prompt
+    from ..manager.select import ManagerFactory
+
+DEFAULT_MAX_CONSULTATIONS = Config().max_consultations_per_task
+USAGE = 'give a question: autopilot-codex ask "<question>" (or `-` to read it from stdin)'
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A consultation prepared (and its slot taken) under the lock, to be made without it."""
+
+    generation: int
+    model: str
+    task_id: str | None
+    number: int
+    prompt: Prompt
+
+
+def max_consultations(config: Config) -> int:
+    # Read defensively until the setting is a field of Config.
+    return config.max_consultations_per_task
+
+
+def consultations_of_task(state: State) -> int:
+    """Consultations of the current task; a task the loop moved to starts from zero."""
+    return state.consultations if state.consultations_task == state.current_task else 0
+
+
+def ask(
+    *,
+    cwd: str | Path,
+    question: str,
+    session_id: str | None,
+    manager: ManagerFactory = selected_manager,
+) -> str:
+    question = question.strip()
+    if not question:
+        raise BridgeError(USAGE)
+    config = load_config()
+    store = Store(worktree_of(cwd), lock_timeout=config.lock_timeout_s)
+    if manager is selected_manager:
+        from ..manager.select import configured_problem
+
+        problem = configured_problem(config)
+        if problem:
+            raise BridgeError(f"no answer: {problem}")
+    asked = _prepare(store, config, question, session_id)
+    from ..manager.ask_schema import Consultation
+
+    outcome = manager(asked.model, config).ask(
+        Consultation, asked.prompt.instructions, asked.prompt.text
+    )
+    state = _settle(store, asked, outcome, session_id)
+    assert outcome.value is not None
+    return render(outcome.value, asked, state, outcome.cost_usd, max_consultations(config))
+
+
+def refusal(state: State | None, session_id: str | None, limit: int) -> str | None:
+    """Why this consultation is not made, or None. Pure, so every reason is a table test."""
+    if state is None:
+        return "no loop in this worktree; ask works only while a loop runs"
+    if state.status != "running":
+        return f"the loop is {state.status}, not running; ask works only while a loop runs"
+    # The host's shell cannot always learn its session id (Claude Code keeps it from the Bash
+    # tool), so a caller that names none is taken for the implementer of this worktree; one
+    # that names another session is refused.
+    if state.owner == "session" and session_id and state.session_id not in (None, session_id):
+        return "the loop here belongs to another session"
+    used = consultations_of_task(state)
+    if used >= limit:
+        return (
+            f"{used} of {limit} consultations for task {state.current_task} are used; settle it "
+            "yourself, or commit and end your turn with the question"
+        )
+    return None
+
+
+def _prepare(store: Store, config: Config, question: str, session_id: str | None) -> Asked:
+    from ..manager.ask_prompt import ask_prompt
+    from ..manager.pricing import price_for, worst_case_usd
+
+    with store.locked():
+        state = store.load()
+        why = refusal(state, session_id, max_consultations(config))
+        if why is not None:
+            raise BridgeError(f"not asked: {why}")
+        assert state is not None
+        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=_excluded(store))
+        prompt = ask_prompt(
+            goal=state.goal,
+            plan=state.plan,
+            task=state.task(),
+            position=state.task_position(),
+            completed=state.completed_tasks,
+            question=question,
+            diff=diff.text,
+            cap=config.prompt_chars,
+        )
+        estimate = worst_case_usd(
+            prompt.instructions + prompt.text, config.max_output_tokens, price_for(state.model)
+        )
+        # The shared guard decides; its "stop the loop" half is dropped: a refused question
+        # leaves the loop running.
+        blocked = guards.budget_guard(state, estimate, "ask.budget")
+        if blocked is not None:
+            reason = blocked[0].stop_reason or "budget used up"
+            store.append_event("ask.refused", decision="refused", reason=reason, session=session_id)
+            raise BridgeError(f"not asked: {reason}")
+        number = consultations_of_task(state) + 1
+        # The slot is taken before the call, so parallel questions cannot pass the cap.
+        store.save(
+            state.evolve(
+                consultations=number,
+                consultations_task=state.current_task,
+                consultations_total=state.consultations_total + 1,
+            )
+        )
+    return Asked(state.generation, state.model, state.current_task, number, prompt)
+
+
+def _settle(store: Store, asked: Asked, outcome: Outcome[Any], session_id: str | None) -> State:
+    """Charge what the call cost (also when it failed: it was billed), record it, and raise
+    when there is no answer to give. The loop's status is never changed here."""
+    ledger: dict[str, object] = {
+        "task": asked.task_id,
+        "consultation": asked.number,
+        "tokens_in": outcome.usage.input_tokens,
+        "tokens_out": outcome.usage.output_tokens,
+        "cost_usd": round(outcome.cost_usd, 6),
+        "error": outcome.error,
+        "session": session_id,
+    }
+    with store.locked():
+        state = store.load(with_plan=False)
+        if state is None:
+            store.append_event("ask", decision="orphaned", **ledger)
+            raise BridgeError("no answer: the loop was removed while the manager answered")
+        state = store.save(guards.charge(state, outcome.cost_usd))
+        moot = state.generation != asked.generation or state.status != "running"
+        decision = "discarded" if moot else ("answered" if outcome.ok else "failed")
+        store.append_event(
+            "ask", decision=decision, budget_used_usd=round(state.budget_used_usd, 6), **ledger
+        )
+    if moot:
+        raise BridgeError(
+            f"no answer: the loop was {state.status if state.status != 'running' else 're-planned'} "
+            f"while the manager answered (spent ${outcome.cost_usd:.4f})"
+        )
+    if not outcome.ok:
+        raise BridgeError(
+            f"no answer: {outcome.error or 'the manager gave none'} (spent ${outcome.cost_usd:.4f}); "
+            "the loop goes on, settle it yourself or end your turn with the question"
+        )
+    return state
+
+
+def render(value: Consultation, asked: Asked, state: State, cost: float, limit: int) -> str:
+    lines = [f"Manager's answer (confidence {value.confidence}):", value.answer.strip()]
+    if value.plan_change and value.plan_change.strip():
+        lines += [
+            "",
+            "Suggested plan change (the manager decides; do not edit the plan): "
+            + value.plan_change.strip(),
+        ]
+    lines += [
+        "",
+        f"{PREFIX} consultation {asked.number} of {limit} for task {asked.task_id}, "
+        f"cost ${cost:.4f} (budget ${state.budget_used_usd:.2f} of ${state.budget_usd:.2f} "
+        "used). This was not an iteration: go on with your turn.",
+    ]
+    return "\n".join(lines)
+
+
+def _excluded(store: Store) -> tuple[str, ...]:
+    """Keep the loop's own files out of the diff when the state home sits inside the repo."""
+    try:
+        relative = store.home.resolve().relative_to(store.worktree.resolve())
+    except ValueError:
+        return ()
+    return (str(relative),)

@@ -1,0 +1,78 @@
+"""`ask --costs`: what each way of settling a question costs, from this loop's own settings.
+
+The consultation skill points here instead of quoting prices that go stale: the model, the
+prompt bound, the output bound and the caps are the ones this loop runs with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import load_config
+from ..errors import BridgeError
+from ..paths import find_worktree
+from ..state import State
+from ..store import Store
+from .ask import consultations_of_task, max_consultations
+
+
+def costs(*, cwd: str | Path) -> str:
+    from ..manager.pricing import price_for, worst_case_usd
+
+    config = load_config()
+    state = _loop(cwd)
+    model = state.model if state else config.model
+    # Every manager prompt is bounded by prompt_chars, so one worst case covers ask and verdict.
+    call = worst_case_usd("x" * config.prompt_chars, config.max_output_tokens, price_for(model))
+    limit = max_consultations(config)
+    iterations = state.max_iterations if state else config.max_iterations
+    left = (
+        f", {max(0, limit - consultations_of_task(state))} left for task {state.current_task}"
+        if state and state.current_task
+        else ""
+    )
+    rows = [
+        ("settle it yourself", "$0", "none"),
+        (
+            "autopilot-codex ask",
+            f"up to ${call:.2f}",
+            f"not an iteration, no-progress streak untouched; at most {limit} per task{left}",
+        ),
+        (
+            "end the turn with the question",
+            f"up to ${call:.2f} (the verdict)",
+            f"1 of {iterations} iterations; +1 no-progress streak without a new commit "
+            f"({config.no_progress_limit} in a row aborts the loop)",
+        ),
+        (
+            "ask the user",
+            f"up to ${call:.2f} (the turn ends: same verdict)",
+            "the same iteration, and the verdict may go on without the user's answer",
+        ),
+    ]
+    lines = [
+        f"What settling a question costs (manager {model}; worst case of one call: "
+        f"{config.prompt_chars:,}-character prompt, {config.max_output_tokens:,} output tokens, "
+        "an invalid first answer retried once):",
+        "| option | manager cost | what it costs the loop |",
+        "|---|---|---|",
+        *(f"| {a} | {b} | {c} |" for a, b, c in rows),
+    ]
+    if state is not None:
+        rest = max(0.0, state.budget_usd - state.budget_used_usd)
+        lines.append(
+            f"Budget: ${state.budget_used_usd:.2f} of ${state.budget_usd:.2f} used, ${rest:.2f} "
+            f"left; iteration {state.iteration}/{state.max_iterations}; "
+            f"no-progress streak {state.no_progress_streak}."
+        )
+    return "\n".join(lines)
+
+
+def _loop(cwd: str | Path) -> State | None:
+    worktree = find_worktree(cwd)
+    if worktree is None:
+        return None
+    try:
+        return Store(worktree).load(with_plan=False)
+    except BridgeError:
+        return None

@@ -1,0 +1,265 @@
+"""`autopilot-codex ask`: a paid, bounded consultation that is not an iteration.
+
+Real git repositories, the real `openai` client against the fake server, the CLI in-process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex import guards
+from autopilot_codex.cli import main
+from autopilot_codex.paths import project_dir
+from autopilot_codex.store import Store
+from tests.conftest import git, payload, plan_body, run_hook_inproc, verdict_body
+from tests.fakes.openai_server import FakeOpenAI, LoggedRequest, Reply
+
+
+def consultation(**extra: Any) -> dict[str, Any]:
+    return {
+        "answer": "Use the existing helper in util.py.",
+        "confidence": "high",
+        "plan_change": None,
+        **extra,
+    }
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "state.json").read_text())
+
+
+def events(repo: Path) -> list[dict[str, Any]]:
+    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def start(repo: Path, manager: FakeOpenAI, capsys, *flags: str) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    code, out = run(capsys, "-C", str(repo), "plan", "build", "the", "thing", *flags)
+    assert code == 0, out
+
+
+def asks(manager: FakeOpenAI) -> list[LoggedRequest]:
+    return manager.requests_for(schema="Consultation")
+
+
+def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    start(repo, manager, capsys)
+    (repo / "file1.txt").write_text("half done\n")
+    before = state_of(repo)["budget_used_usd"]
+    manager.enqueue(
+        consultation(plan_change="Split T2 into parser and printer."), schema="Consultation"
+    )
+    code, out = run(capsys, "-C", str(repo), "ask", "which helper should I reuse?")
+    assert code == 0, out
+    assert out.startswith(
+        "Manager's answer (confidence high):\nUse the existing helper in util.py."
+    )
+    assert (
+        "Suggested plan change (the manager decides; do not edit the plan): "
+        "Split T2 into parser and printer." in out
+    )
+    assert "consultation 1 of 3 for task T1" in out and "not an iteration" in out
+    prompt = asks(manager)[0].prompt_text
+    assert "build the thing" in prompt and "Task T1 (1/2): task number 1" in prompt
+    assert "which helper should I reuse?" in prompt
+    assert "<<<DATA DIFF" in prompt and "+half done" in prompt
+    state = state_of(repo)
+    assert state["budget_used_usd"] > before
+    assert (state["consultations"], state["consultations_task"], state["consultations_total"]) == (
+        1,
+        "T1",
+        1,
+    )
+    ask = [e for e in events(repo) if e["event"] == "ask"]
+    assert len(ask) == 1 and ask[0]["decision"] == "answered"
+    assert ask[0]["tokens_in"] == 1000 and ask[0]["tokens_out"] == 200 and ask[0]["cost_usd"] > 0
+    assert "Consultations: 1 this task, 1 in all (ask)" in run(capsys, "-C", str(repo), "status")[1]
+
+
+def test_ask_reads_the_question_from_stdin(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+) -> None:
+    start(repo, manager, capsys)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("is the --strict flag\nin scope?\n"))
+    manager.enqueue(consultation(), schema="Consultation")
+    code, out = run(capsys, "-C", str(repo), "ask", "-")
+    assert code == 0, out
+    assert "is the --strict flag\nin scope?" in asks(manager)[0].prompt_text
+    assert "Suggested plan change" not in out
+
+
+def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> None:
+    start(repo, manager, capsys, "--session-id", "sess-1")
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    stop = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    assert stop.json["decision"] == "block"
+    before = state_of(repo)
+    assert (before["iteration"], before["no_progress_streak"], before["idle_stop_blocks"]) == (
+        1,
+        1,
+        1,
+    )
+    manager.enqueue(consultation(), schema="Consultation")
+    code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "a question")
+    assert code == 0, out
+    after = state_of(repo)
+    loop_fields = (
+        "status",
+        "iteration",
+        "no_progress_streak",
+        "idle_stop_blocks",
+        "stop_events",
+        "tool_events",
+        "current_task",
+        "last_verdict",
+        "generation",
+    )
+    assert {k: after[k] for k in loop_fields} == {k: before[k] for k in loop_fields}
+    assert after["budget_used_usd"] > before["budget_used_usd"]
+
+
+def test_ask_refused_by_the_budget_keeps_the_loop_running(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+) -> None:
+    start(repo, manager, capsys, "--budget", "0.2")
+    before = state_of(repo)
+    # Room for a long answer makes the worst case dearer than what is left of $0.20.
+    monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "20000")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1
+    assert out.startswith("autopilot-codex: not asked: budget used up") and out.count("\n") == 1
+    assert asks(manager) == []
+    assert state_of(repo) == before
+    assert events(repo)[-1]["event"] == "ask.refused"
+
+
+def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    start(repo, manager, capsys)
+    for n in range(1, 4):
+        manager.enqueue(consultation(), schema="Consultation")
+        code, out = run(capsys, "-C", str(repo), "ask", f"question {n}")
+        assert code == 0 and f"consultation {n} of 3" in out
+    code, out = run(capsys, "-C", str(repo), "ask", "one more")
+    assert code == 1
+    assert "not asked: 3 of 3 consultations for task T1 are used" in out
+    assert len(asks(manager)) == 3
+    assert state_of(repo)["status"] == "running"
+
+
+@pytest.mark.parametrize(
+    ("replies", "charged"),
+    [
+        ([Reply(status=500)] * 3, False),
+        ([Reply(text="not json"), Reply(text="still not json")], True),
+    ],
+    ids=["http-500", "invalid-twice"],
+)
+def test_manager_trouble_is_no_answer_and_no_status_change(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, replies: list[Reply], charged: bool
+) -> None:
+    start(repo, manager, capsys)
+    monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "10")
+    before = state_of(repo)
+    manager.enqueue(*replies, schema="Consultation")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1
+    assert out.startswith("autopilot-codex: no answer: ") and out.count("\n") == 1
+    after = state_of(repo)
+    assert after["status"] == "running" and after["stop_reason"] is None
+    assert (after["budget_used_usd"] > before["budget_used_usd"]) is charged
+    assert after["consultations"] == 1
+    ask = [e for e in events(repo) if e["event"] == "ask"]
+    assert ask[-1]["decision"] == "failed" and ask[-1]["error"]
+
+
+def test_no_loop_and_a_loop_not_running_are_refused(
+    repo: Path, manager: FakeOpenAI, capsys
+) -> None:
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and out == (
+        "autopilot-codex: not asked: no loop in this worktree; ask works only while a loop runs\n"
+    )
+    start(repo, manager, capsys)
+    run(capsys, "-C", str(repo), "stop")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and "not asked: the loop is stopped, not running" in out
+    assert asks(manager) == []
+
+
+def test_another_sessions_loop_is_refused(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+) -> None:
+    start(repo, manager, capsys, "--session-id", "sess-1")
+    code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "sess-2", "a question")
+    assert code == 1 and "not asked: the loop here belongs to another session" in out
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-2")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and "another session" in out
+    assert asks(manager) == [] and state_of(repo)["consultations_total"] == 0
+    manager.enqueue(consultation(), schema="Consultation")
+    assert run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "mine")[0] == 0
+
+
+def test_a_driver_owned_loop_accepts_any_session(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    start(repo, manager, capsys, "--session-id", "sess-1")
+    store = Store(repo)
+    with store.locked():
+        state = store.load()
+        assert state is not None
+        store.save(state.evolve(owner="driver"))
+    manager.enqueue(consultation(), schema="Consultation")
+    code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "round-7", "a question")
+    assert code == 0, out
+
+
+def test_an_answer_for_a_loop_stopped_meanwhile_is_not_given(
+    repo: Path, manager: FakeOpenAI, capsys
+) -> None:
+    start(repo, manager, capsys)
+    store = Store(repo)
+
+    def stop_then_answer(request: LoggedRequest) -> Reply:
+        # The user stops the loop while the manager is thinking.
+        with store.locked():
+            state = store.load()
+            assert state is not None
+            store.save(guards.stop(state, "user stop"))
+        return Reply(body=consultation())
+
+    manager.responder = stop_then_answer
+    before = state_of(repo)["budget_used_usd"]
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and "no answer: the loop was stopped while the manager answered" in out
+    after = state_of(repo)
+    assert after["status"] == "stopped" and after["budget_used_usd"] > before
+    assert events(repo)[-1]["decision"] == "discarded"
+
+
+def test_costs_come_from_the_loops_settings(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "30000")
+    code, out = run(capsys, "-C", str(repo), "ask", "--costs")
+    assert code == 0
+    # gpt-6.2-sol: 2 x (10,001 tokens x $2/M + 4,000 x $10/M) = $0.12
+    assert "| autopilot-codex ask | up to $0.12 |" in out
+    assert "| settle it yourself | $0 | none |" in out
+    assert "1 of 30 iterations" in out
+    start(repo, manager, capsys, "--model", "gpt-6.2-astra", "--max-iterations", "9")
+    code, out = run(capsys, "-C", str(repo), "ask", "--costs")
+    # gpt-6.2-astra: 2 x (10,001 x $8/M + 4,000 x $40/M) = $0.48
+    assert "| autopilot-codex ask | up to $0.48 |" in out and "1 of 9 iterations" in out
+    assert "3 left for task T1" in out and "Budget: $0.0" in out
+    assert git(repo, "status", "--porcelain") == ""

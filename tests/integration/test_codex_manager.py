@@ -26,8 +26,8 @@ from autopilot_codex.manager.codex_backend import NOT_INSTALLED, NOT_LOGGED_IN, 
 from autopilot_codex.manager.pricing import Usage, cost_usd, price_for
 from autopilot_codex.manager.schemas import Plan, Review, Verdict
 from tests.conftest import plan_body, review_body, verdict_body
+from tests.e2e.codex_cli import CODEX_VERSION, CodexInstallError, ensure_codex
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.integration.codex_bin import CODEX_VERSION, CodexUnavailable, ensure_codex
 
 KEY_VAR = "FAKE_OPENAI_API_KEY"
 CONFIG_MODEL = "gpt-5.5"  # a slug Codex bundles; the fake answers whatever is asked
@@ -37,8 +37,8 @@ ONE_ATTEMPT = Usage(input_tokens=1000, output_tokens=200)
 @pytest.fixture(scope="session")
 def codex_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
-        return ensure_codex(tmp_path_factory.mktemp("codex-version"))
-    except (CodexUnavailable, OSError, subprocess.SubprocessError) as exc:
+        return ensure_codex()
+    except (CodexInstallError, OSError, subprocess.SubprocessError) as exc:
         message = f"Codex CLI {CODEX_VERSION} is unavailable for the codex manager tests: {exc}"
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
         pytest.fail(message, pytrace=False)

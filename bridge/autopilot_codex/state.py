@@ -229,6 +229,23 @@ class State(_Record):
         return next((r for r in self.reviewed if r.diff_hash == diff_hash), None)
 
 
+def planless(*, goal: str, worktree: str, head: str, style: str, **fields: Any) -> State:
+    """A loop of a style without a manager's plan (ralph, rounds): no tasks, no model, no
+    reviews; the rest as given."""
+    return State(
+        goal=goal,
+        plan=Plan("", []),
+        current_task=None,
+        base_sha=head,
+        task_base_sha=head,
+        worktree=worktree,
+        model="",
+        style=style,
+        review_mode="off",
+        **fields,
+    )
+
+
 def parse_state(data: object) -> State:
     """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
     if isinstance(data, dict):

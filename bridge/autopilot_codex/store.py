@@ -47,6 +47,14 @@ class Store:
         self.lock_timeout = lock_timeout
         self._witness: Witness | None = None
 
+    def excluded(self) -> tuple[str, ...]:
+        """The loop's own files, kept out of every diff when the state home sits in the repo."""
+        try:
+            relative = self.home.resolve().relative_to(self.worktree.resolve())
+        except ValueError:
+            return ()
+        return (str(relative),)
+
     # -- lock ---------------------------------------------------------------------------
 
     @contextlib.contextmanager

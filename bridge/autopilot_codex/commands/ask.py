@@ -113,7 +113,7 @@ def _prepare(store: Store, config: Config, question: str, session_id: str | None
         if why is not None:
             raise BridgeError(f"not asked: {why}")
         assert state is not None
-        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=_excluded(store))
+        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded())
         prompt = ask_prompt(
             goal=state.goal,
             plan=state.plan,
@@ -199,10 +199,3 @@ def render(value: Consultation, asked: Asked, state: State, cost: float, limit: 
     return "\n".join(lines)
 
 
-def _excluded(store: Store) -> tuple[str, ...]:
-    """Keep the loop's own files out of the diff when the state home sits inside the repo."""
-    try:
-        relative = store.home.resolve().relative_to(store.worktree.resolve())
-    except ValueError:
-        return ()
-    return (str(relative),)

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import defaults, gitrepo
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
-from ..state import Plan, State
+from ..state import State, planless
 from ..store import Store
 from ..styles.ralph import reducer
 from ..styles.ralph.handlers import put
@@ -49,18 +49,13 @@ def ralph(
     with store.locked():
         previous = _previous(store)
         head = gitrepo.head_sha(worktree)
-        state = State(
+        state = planless(
             goal=text,
-            plan=Plan("", []),
-            current_task=None,
-            base_sha=head,
-            task_base_sha=head,
             worktree=str(worktree),
-            model="",
+            head=head,
             style="ralph",
             budget_usd=budget_usd or defaults.BUDGET_USD,
             host=host,
-            review_mode="off",
             generation=(previous.generation + 1) if previous else 1,
         )
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.

@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import gitrepo
 from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
-from ..state import Plan, State, Status
+from ..state import State, Status, planless
 from ..store import Store
 
 # How each of the driver's endings leaves the held loop.
@@ -88,21 +88,16 @@ def hold(root: Path, goal: str, run_id: str, rounds: int) -> Iterator[Held]:
     with store.locked():
         previous = _check_free(store)
         head = gitrepo.head_sha(root)
-        state = State(
+        state = planless(
             goal=goal,
-            plan=Plan("", []),
-            current_task=None,
-            base_sha=head,
-            task_base_sha=head,
             worktree=str(store.worktree),
-            model="",
+            head=head,
             style="rounds",
             owner="driver",
             # Not a host session (the driver policy ignores it): the driver's process, so a loop
             # whose driver was killed can be told from one that is still running.
             session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
-            review_mode="off",
             generation=(previous.generation + 1) if previous else 1,
         )
         store.save_plan(state.plan)

@@ -334,17 +334,33 @@ def last_event(repo: Path, home: Path) -> str:
     return str(json.loads(tail[-1])["event"])
 
 
+def vouch(state_path: Path, text: str) -> None:
+    """Write a scenario's state.json and record it in the bridge's witness, as the bridge's own
+    write would be: a state written by anything else stops the loop (tamper evidence)."""
+    from autopilot_codex import witness
+
+    path = state_path.with_name("witness.json")
+    seen = witness.read(path) or witness.Witness()
+    path.write_text(witness.Witness((witness.digest(text),), seen.plan, text).to_json())
+    state_path.write_text(text)
+
+
 class Snapshot:
-    """A saved copy of a loop's state.json and active marker, restored before a timed run."""
+    """A saved copy of a loop's state.json (with the bridge's witness of it) and active marker,
+    restored before a timed run."""
 
     def __init__(self, repo: Path, home: Path) -> None:
         self.state_path = loop_dir(repo, home) / "state.json"
+        self.witness_path = self.state_path.with_name("witness.json")
         self.marker = marker_path(repo, home)
         self.state = self.state_path.read_bytes()
+        self.witness = self.witness_path.read_bytes() if self.witness_path.exists() else None
         self.marker_bytes = self.marker.read_bytes() if self.marker.exists() else None
 
     def restore(self) -> None:
         self.state_path.write_bytes(self.state)
+        if self.witness is not None:
+            self.witness_path.write_bytes(self.witness)
         if self.marker_bytes is None:
             self.marker.unlink(missing_ok=True)
         else:
@@ -539,7 +555,7 @@ class ActiveLoop:
         return data
 
     def write_state(self, data: dict[str, Any]) -> None:
-        self.state_path.write_text(json.dumps(data, indent=2) + "\n")
+        vouch(self.state_path, json.dumps(data, indent=2) + "\n")
 
     def hook(self, event: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
         return run(hook_argv(event), env=self.env, stdin=stdin)

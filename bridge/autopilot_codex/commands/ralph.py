@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 from .. import defaults, gitrepo
+from ..checks import CheckSpec, spec
+from ..config import check_specs, load_config
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
 from ..state import Plan, State
@@ -29,8 +31,10 @@ def ralph(
     budget_usd: float | None,
     session_id: str | None,
     host: str = "claude",
+    checks: list[str] | None = None,
 ) -> str:
     text = _prompt(prompt, prompt_file, cwd)
+    specs = user_checks(checks)
     worktree = worktree_of(cwd)
     try:
         record = reducer.start(
@@ -62,6 +66,7 @@ def ralph(
             host=host,
             review_mode="off",
             generation=(previous.generation + 1) if previous else 1,
+            checks=specs,
         )
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
@@ -72,8 +77,30 @@ def ralph(
             max_iterations=record.max_iterations,
             promise=record.completion_promise,
             session=record.session_id,
+            checks=[c.command for c in specs],
         )
-    return _started(record, host)
+    return _started(record, host) + _checks_line(specs)
+
+
+def user_checks(flags: list[str] | None) -> list[CheckSpec]:
+    """The `--check` flags, or else the config's `checks` (a bad config entry is refused)."""
+    if flags is not None:
+        return [spec(command) for command in flags]
+    # The rest of the config does not concern ralph; only a bad `checks` entry stops it.
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    bad = [w for w in warnings if "checks" in w]
+    if bad:
+        raise BridgeError(bad[0])
+    return check_specs(config)
+
+
+def _checks_line(specs: list[CheckSpec]) -> str:
+    if not specs:
+        return ""
+    listed = ", ".join(f"`{s.command}`" for s in specs)
+    return f"\n\nA promise is accepted only when these checks pass: {listed}."
+
 
 
 def _prompt(words: str, prompt_file: str | None, cwd: str | Path) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .checks import CheckResult, CheckSpec, run_checks, status_line
+from .checks import CheckResult, CheckSpec, run_checks, spec, status_line
+from .config import check_specs, load_config
+from .errors import BridgeError
 from .state import State
 from .store import Store
 
@@ -64,3 +66,16 @@ def excluded(store: Store) -> tuple[str, ...]:
     except ValueError:
         return ()
     return (str(relative),)
+
+
+def user_checks(flags: list[str] | None) -> list[CheckSpec]:
+    """The `--check` flags, or else the config's `checks` (a bad config entry is refused)."""
+    if flags is not None:
+        return [spec(command) for command in flags]
+    # The rest of the config does not concern ralph; only a bad `checks` entry stops it.
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    bad = [w for w in warnings if "checks" in w]
+    if bad:
+        raise BridgeError(bad[0])
+    return check_specs(config)

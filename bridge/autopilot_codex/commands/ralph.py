@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 from .. import defaults, gitrepo
-from ..checks import CheckSpec, spec
-from ..config import check_specs, load_config
+from ..checks import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
+from ..evidence import user_checks
 from ..state import Plan, State
 from ..store import Store
 from ..styles.ralph import reducer
@@ -80,19 +80,6 @@ def ralph(
             checks=[c.command for c in specs],
         )
     return _started(record, host) + _checks_line(specs)
-
-
-def user_checks(flags: list[str] | None) -> list[CheckSpec]:
-    """The `--check` flags, or else the config's `checks` (a bad config entry is refused)."""
-    if flags is not None:
-        return [spec(command) for command in flags]
-    # The rest of the config does not concern ralph; only a bad `checks` entry stops it.
-    warnings: list[str] = []
-    config = load_config(warnings=warnings)
-    bad = [w for w in warnings if "checks" in w]
-    if bad:
-        raise BridgeError(bad[0])
-    return check_specs(config)
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:

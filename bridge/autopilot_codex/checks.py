@@ -30,15 +30,14 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from . import checks_proc
+from .check_records import CheckResult as CheckResult
+from .check_records import CheckSpec as CheckSpec
+from .check_records import CheckStatus as CheckStatus
 from .checks_tree import tree_hash
 from .errors import BridgeError
-
-CheckStatus = Literal["pass", "fail", "error", "timeout"]
 
 DEFAULT_TIMEOUT_S = 300.0
 # The kept output: this many lines, and at most this many characters of them.
@@ -52,34 +51,6 @@ _DROPPED_ENV = frozenset(
 )
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _REDACT_MIN = 8
-
-
-@dataclass(frozen=True)
-class CheckSpec:
-    """One of the user's check commands, as typed; run with `bash -c`."""
-
-    command: str
-    timeout_s: float | None = None
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    command: str
-    # None when the command never exited on its own: not started, timed out, or killed.
-    exit_code: int | None
-    status: CheckStatus
-    duration_s: float
-    # The last lines of stdout+stderr, bounded by TAIL_LINES and TAIL_CHARS, credentials redacted.
-    tail: str
-    # How much the command wrote in all, of which only the tail was kept.
-    output_bytes: int
-    # What went wrong in the bridge's words ("command not found", "timed out after 2 s"), or "".
-    note: str
-    started_at: str
-    # The tree the check ran on, and the tree after every check of the run had finished: the
-    # difference is what the checks wrote themselves (caches, bytecode, reports). "" = unknown.
-    tree_hash: str
-    tree_hash_after: str
 
 
 def specs_from_config(value: object) -> list[CheckSpec]:

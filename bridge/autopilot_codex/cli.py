@@ -83,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
     ralph.add_argument("--host", choices=tuple(HOSTS), default="claude")
+    ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--args-stdin", action="store_true")
 
     cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
@@ -105,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
+CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
 
 
 def _plan_parser(sub: Any) -> None:
@@ -137,6 +139,7 @@ def _plan_parser(sub: Any) -> None:
         default=None,
         help=f"when the manager reviews the diff (default: {REVIEW_MODE})",
     )
+    plan.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
     plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
@@ -207,6 +210,7 @@ PLAN_OPTIONS = (
     "--max-iterations",
     "--model",
     "--review",
+    "--check",
     "--session-id",
     "--goal-file",
     "--args-stdin",
@@ -238,6 +242,7 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
             "max_iterations": args.max_iterations,
             "model": args.model,
             "review": args.review,
+            "checks": None if args.check is None else tuple(args.check),
         }
         from .commands.plan import read_goal
 
@@ -272,6 +277,7 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
             budget_usd=None if args.budget is None else check("budget_usd", args.budget, f"--budget {args.budget}"),
             session_id=session,
             host=args.host,
+            checks=args.check,
         )
     if args.command == "cancel":
         from .commands.cancel import cancel

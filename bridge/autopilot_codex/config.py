@@ -21,6 +21,7 @@ from .errors import BridgeError
 from .paths import state_home
 
 if TYPE_CHECKING:
+    from .check_records import CheckSpec
     from .state import State
 
 APIS = ("responses", "chat")
@@ -53,6 +54,8 @@ class Config:
     rails_allow: tuple[str, ...] = field(default_factory=tuple)
     rails_deny: tuple[str, ...] = field(default_factory=tuple)
     allow_push: bool = False
+    # The user's own check commands (see `checks`): strings or {command, timeout_s} objects.
+    checks: tuple[str | dict[str, Any], ...] = field(default_factory=tuple)
 
 
 ENV = {
@@ -80,6 +83,7 @@ FLAGS = {
     "max_iterations": "--max-iterations",
     "model": "--model",
     "review": "--review",
+    "checks": "--check",
 }
 
 # name -> (low, high, low exclusive). Every number must also be finite.
@@ -109,6 +113,8 @@ def accepted(name: str) -> str:
         return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
     if name in CHOICES:
         return "one of " + ", ".join(c for c in CHOICES[name] if c)
+    if name == "checks":
+        return "a list of commands or of {command, timeout_s} objects"
     return "any text"
 
 
@@ -197,6 +203,8 @@ def _build(sources: list[dict[str, tuple[str, Any]]], warnings: list[str] | None
 def check(name: str, raw: Any, said: str | None = None) -> Any:
     """One setting's value, typed and in range, or a BridgeError naming it and the range."""
     said = said or f"{name}={raw!r}"
+    if name == "checks":
+        return _checks(raw, said)
     kind = str(next(f.type for f in fields(Config) if f.name == name))
     try:
         value = _coerce(kind, raw)
@@ -211,6 +219,25 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
     if name in CHOICES and value not in CHOICES[name]:
         raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
     return value
+
+
+def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
+    """The `checks` setting as given, once `checks.specs_from_config` accepts every entry."""
+    from .checks import specs_from_config
+
+    items = list(raw) if isinstance(raw, list | tuple) else raw
+    try:
+        specs_from_config(items)
+    except BridgeError as exc:
+        raise BridgeError(f"{said} is not accepted: {exc}") from exc
+    return tuple(items)
+
+
+def check_specs(config: Config) -> list[CheckSpec]:
+    """The checks a loop started with these settings runs, as specs."""
+    from .checks import specs_from_config
+
+    return specs_from_config(list(config.checks))
 
 
 def _coerce(kind: str, raw: Any) -> Any:

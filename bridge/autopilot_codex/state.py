@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import defaults, typedjson
+from .check_records import CheckResult, CheckSpec
 
 SCHEMA_VERSION = 2
 
@@ -195,6 +196,10 @@ class State(_Record):
     generation: int = 1
     # The ralph style's record; None for every other style (older files load unchanged).
     ralph: RalphState | None = None
+    # The user's own checks (`--check`, config `checks`), fixed when the loop starts; never
+    # taken from a plan. And their last run, which is reused while the tree is unchanged.
+    checks: list[CheckSpec] = field(default_factory=list)
+    last_checks: list[CheckResult] = field(default_factory=list)
     created_at: str = field(default_factory=now_iso)
     updated_at: str = field(default_factory=now_iso)
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import contract, gitrepo
-from ..config import load_config
+from ..checks import CheckSpec
+from ..config import check_specs, load_config
 from ..errors import BridgeError, StateCorrupt
 from ..hookrun import selected_manager
 from ..manager import prompts
@@ -99,6 +100,8 @@ def plan(
         base_url=config.base_url,
         timeout_s=config.timeout_s,
         max_output_tokens=config.max_output_tokens,
+        # The user's checks only; a plan's `tests` are advice and never run.
+        checks=check_specs(config),
     )
     with store.locked():
         current = store.load()
@@ -114,8 +117,9 @@ def plan(
             tokens_out=outcome.usage.output_tokens,
             cost_usd=round(outcome.cost_usd, 6),
             session=state.session_id,
+            checks=[c.command for c in state.checks],
         )
-    return render_plan(state)
+    return render_plan(state) + "\n" + checks_note(state.checks, worktree)
 
 
 def _ask_for_plan(
@@ -165,6 +169,25 @@ def _unique_ids(tasks: list[Task]) -> list[Task]:
     if all(ids) and len(set(ids)) == len(ids):
         return tasks
     return [t.evolve(id=f"T{i}") for i, t in enumerate(tasks, 1)]
+
+
+def checks_note(specs: list[CheckSpec], worktree: Path) -> str:
+    """Which checks the loop runs; with none, the one `detect_check` proposes, not run."""
+    if specs:
+        listed = ", ".join(f"`{s.command}`" for s in specs)
+        return f"Checks run by the bridge before it believes done: {listed}."
+    from shlex import quote
+
+    from ..checks_detect import detect_check
+
+    found = detect_check(worktree)
+    if found is None:
+        return "No checks: the manager judges done from the diff alone (see --check)."
+    return (
+        f"No checks configured. This project looks tested by `{found}`; to make the loop run "
+        f"it before believing done: --check {quote(found)} (or `checks` in the config). "
+        "Nothing runs it until you do."
+    )
 
 
 def render_plan(state: State) -> str:

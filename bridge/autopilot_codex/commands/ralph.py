@@ -7,8 +7,10 @@ import time
 from pathlib import Path
 
 from .. import defaults, gitrepo
+from ..checks import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
+from ..evidence import user_checks
 from ..state import State, planless
 from ..store import Store
 from ..styles.ralph import reducer
@@ -29,8 +31,10 @@ def ralph(
     budget_usd: float | None,
     session_id: str | None,
     host: str = "claude",
+    checks: list[str] | None = None,
 ) -> str:
     text = _prompt(prompt, prompt_file, cwd)
+    specs = user_checks(checks)
     worktree = worktree_of(cwd)
     try:
         record = reducer.start(
@@ -57,6 +61,7 @@ def ralph(
             budget_usd=budget_usd or defaults.BUDGET_USD,
             host=host,
             generation=(previous.generation + 1) if previous else 1,
+            checks=specs,
         )
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
@@ -67,8 +72,17 @@ def ralph(
             max_iterations=record.max_iterations,
             promise=record.completion_promise,
             session=record.session_id,
+            checks=[c.command for c in specs],
         )
-    return _started(record, host)
+    return _started(record, host) + _checks_line(specs)
+
+
+def _checks_line(specs: list[CheckSpec]) -> str:
+    if not specs:
+        return ""
+    listed = ", ".join(f"`{s.command}`" for s in specs)
+    return f"\n\nA promise is accepted only when these checks pass: {listed}."
+
 
 
 def _prompt(words: str, prompt_file: str | None, cwd: str | Path) -> str:

@@ -48,6 +48,10 @@ _SECRET_VALUE = re.compile(
 )
 
 
+# The checks' evidence in a verdict prompt: their status lines and output tails.
+CHECKS_CHARS = 8_000
+
+
 @dataclass(frozen=True)
 class Prompt:
     instructions: str
@@ -132,12 +136,17 @@ def verdict_prompt(
     last_message: str,
     last_review: str,
     cap: int,
+    checks: str = "",
 ) -> Prompt:
     head = _context(goal, plan, task, position)
     head += f"\n\nCompleted tasks: {', '.join(completed) or 'none'}"
     head += f"\nCommits since the loop began:\n{clip(chr(10).join(commits), 3000) or '(none)'}"
     if last_review:
         head += f"\nLast review: {clip(last_review, 1500)}"
+    if checks:
+        # Status lines by the bridge, output by the code under review: data like the diff.
+        head += "\n\nThe user's checks, run by the bridge on this tree:\n"
+        head += framed("CHECKS", clip(checks, min(CHECKS_CHARS, cap // 4)))
     head += "\n\nThe implementer's last message:\n" + framed("MESSAGE", clip(last_message, 4000))
     room = cap - len(VERDICT_INSTRUCTIONS) - len(head) - 400
     text = head + "\n\nUncommitted and committed diff of the current task:\n"

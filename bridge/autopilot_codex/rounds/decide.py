@@ -6,7 +6,8 @@
 - `::potter(ready)`: the next round is a fresh verifier;
 - `::potter(exit)` from a verifier that changed no project files (git says so, not the
   worker) is completion, if the manager (when there is one) also says done;
-  `exit` from anyone else is only a candidate, like `ready`;
+  `exit` from anyone else is only a candidate, like `ready`; with checks, only when the
+  user's checks also pass in that verifier round;
 - the last round carries the wrap-up prompt; after it the run ends at the round limit;
 - a budget spent stops before another round starts.
 """
@@ -34,6 +35,8 @@ class RoundFacts:
     project_files_changed: bool
     # The manager's verdict on the whole diff since the start; None when there is no manager.
     manager_done: bool | None = None
+    # Whether the user's checks passed after a verifier's exit; None when none ran.
+    checks_passed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ def decide(facts: RoundFacts, progress: Progress) -> Next:
             counted=False,
         )
     if facts.markers.exit and facts.role == "verify" and not facts.project_files_changed:
+        if facts.checks_passed is False:
+            return _gate(Next("continue", "verified, but the checks did not pass"), progress)
         if facts.manager_done is False:
             return _gate(Next("continue", "verified, but the manager says not done"), progress)
         return Next("complete", "a fresh verifier changed nothing and confirmed the objective")

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .. import output
+from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
+from ..evidence import user_checks
 from ..gitrepo import head_sha, run_git
 from . import rollout
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
@@ -49,6 +51,8 @@ class RunOptions:
     timeout_s: float = 3600.0
     host_args: tuple[str, ...] | None = None
     max_retries: int = MAX_RETRIES
+    # The user's checks (`--check`, config `checks`); a resumed run keeps its header's.
+    checks: tuple[CheckSpec, ...] = ()
 
 
 @dataclass
@@ -61,6 +65,8 @@ class _Run:
     cost_usd: float = 0.0
     tokens: int = 0
     message: str = ""
+    # The failure text of the checks after the last verifier's exit, for the next round.
+    checks_red: str = ""
 
 
 def _toplevel(path: Path) -> Path:
@@ -88,6 +94,7 @@ def _begin(opts: RunOptions, root: Path, path: Path, now: float) -> tuple[_Run, 
         base_sha=head_sha(root),
         started=now,
         budget_usd=opts.budget_usd,
+        checks=list(opts.checks),
     )
     rollout.append(path, header)
     return _Run(header, root, path), first(opts.rounds)
@@ -107,7 +114,12 @@ def _resumed(log: rollout.RunLog, root: Path, path: Path, max_retries: int) -> t
     if last.outcome == "interrupted":
         return run, Next("retry", "resumed after an interruption", last.role, last.wrap_up)
     facts = RoundFacts(
-        last.role, last.wrap_up, last.outcome, _markers(last.markers), bool(last.files_changed)
+        last.role,
+        last.wrap_up,
+        last.outcome,
+        _markers(last.markers),
+        bool(last.files_changed),
+        checks_passed=last.checks_passed,
     )
     return run, decide(facts, _progress(run, max_retries))
 
@@ -151,6 +163,18 @@ def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
         run.cost_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
 
 
+def _checks(run: _Run, view: View) -> list[CheckResult]:
+    """The user's checks after a verifier's exit: an exit is accepted only when they pass."""
+    specs = run.header.checks
+    if not specs:
+        return []
+    results = run_checks(run.root, specs, exclude=(WORKSPACE,))
+    for r in results:
+        view.note(f"check: {status_line(r)}")
+    run.checks_red = failure_reason(results)
+    return results
+
+
 def _launch(
     run: _Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
 ) -> tuple[RoundResult, list[str]]:
@@ -163,6 +187,7 @@ def _launch(
         wrap_up=step.wrap_up,
         round_no=round_no,
         rounds=h.rounds,
+        checks_red=run.checks_red,
     )
     view.round_started(round_no, h.rounds, step.role, attempt)
     before = snapshot(run.root)
@@ -198,8 +223,14 @@ def _one_round(
     run.cost_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
     verified = ok and markers.exit and step.role == "verify" and not changed
-    done = _manager_done(manager, run, view) if manager is not None and verified else None
-    facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done)
+    checks = _checks(run, view) if verified else []
+    green = None if not checks else passed(checks)
+    done = None
+    if manager is not None and verified and green is not False:
+        done = _manager_done(manager, run, view)
+    facts = RoundFacts(
+        step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green
+    )
     nxt = decide(facts, _progress(run, opts.max_retries))
     record = rollout.RoundRecord(
         kind="round",
@@ -220,6 +251,8 @@ def _one_round(
         message=result.last_message[-MESSAGE_KEPT:],
         next=nxt.action,
         detail=result.detail,
+        checks_passed=green,
+        checks=[status_line(c) for c in checks],
     )
     rollout.append(run.path, record)
     if ok:
@@ -296,6 +329,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="a flag for the host, replacing its default permission flags (repeat; --host-arg=--x)",
     )
+    p.add_argument(
+        "--check",
+        action="append",
+        default=None,
+        metavar="CMD",
+        help="a command of yours that must pass before a verifier's exit ends the run (repeat)",
+    )
     p.add_argument("--cwd", type=Path, default=Path())
     return p
 
@@ -314,6 +354,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         budget_usd=args.budget,
         timeout_s=args.timeout,
         host_args=tuple(args.host_arg) if args.host_arg is not None else None,
+        checks=tuple(user_checks(args.check)),
     )
 
 

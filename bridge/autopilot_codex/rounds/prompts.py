@@ -67,7 +67,12 @@ def wrap_up_note(handoff: str) -> str:
     )
 
 
-def round_prompt(handoff: str, *, verify: bool, wrap_up: bool, round_no: int, rounds: int) -> str:
+def round_prompt(
+    handoff: str, *, verify: bool, wrap_up: bool, round_no: int, rounds: int, checks_red: str = ""
+) -> str:
+    """`checks_red`: the failure text of the user's checks after the last verifier's exit."""
     build = verifier_prompt if verify else initial_prompt
     text = build(handoff, round_no=round_no, rounds=rounds)
+    if checks_red:
+        text += "\n\n" + checks_red
     return f"{text}\n\n{wrap_up_note(handoff)}" if wrap_up else text

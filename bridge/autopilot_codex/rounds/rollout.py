@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from .. import typedjson
+from ..checks import CheckSpec
 from ..errors import BridgeError
 
 Outcome = Literal["ok", "crashed", "timeout", "stream_error", "interrupted"]
@@ -31,6 +32,8 @@ class RunHeader:
     base_sha: str
     started: float
     budget_usd: float | None = None
+    # The user's checks, fixed when the run starts (a resumed run keeps them).
+    checks: list[CheckSpec] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class RoundRecord:
     # What the driver decided after this round, so --resume picks up at the same point.
     next: str
     detail: str = ""
+    # The checks after a verifier's exit: None when none ran; their status lines.
+    checks_passed: bool | None = None
+    checks: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,7 @@ def _prepare_review(ctx: HookContext, state: State, repo: Path, *, at_stop: bool
 
 def _prepare_verdict(ctx: HookContext, state: State, repo: Path) -> Decision | Pending:
     state = ctx.store.with_plan(state)
+    state, checks_text, checks_red = _evidence(ctx, state)
     head = gitrepo.head_sha(repo)
     diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=_excluded(ctx.store))
     from ...manager import prompts
@@ -226,13 +227,30 @@ def _prepare_verdict(ctx: HookContext, state: State, repo: Path) -> Decision | P
         last_message=ctx.payload.last_assistant_message,
         last_review=state.last_review.summary if state.last_review else "",
         cap=ctx.config.prompt_chars,
+        checks=checks_text,
     )
     limits = ctx.limits
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        return reducer.apply_verdict(s, outcome, head, limits, now=now_iso())
+        s = s.evolve(last_checks=state.last_checks)
+        return reducer.apply_verdict(s, outcome, head, limits, now=now_iso(), checks_red=checks_red)
 
     return _pending(ctx, state, "verdict", "Verdict", prompt, reduce)
+
+
+def _evidence(ctx: HookContext, state: State) -> tuple[State, str, str]:
+    """The user's checks on this tree, before the verdict (at every verdict Stop: whether the
+    manager would end the loop or advance is only known after it; an unchanged tree reruns
+    nothing). The state with their results, the prompt's evidence, and the failure text."""
+    if not state.checks:
+        return state, "", ""
+    from ...checks import evidence_text, failure_reason
+    from ...evidence import gather
+
+    calls = 2 if _review_mode(state) == "stop" else 1
+    timeout = for_loop(state, os.environ, ctx.config).timeout_s
+    state, results = gather(ctx.store, state, manager_calls=calls, call_timeout_s=timeout)
+    return state, evidence_text(results), failure_reason(results)
 
 
 def _pending(

@@ -117,8 +117,16 @@ def replay_review(record: ReviewRecord) -> Decision:
 
 
 def apply_verdict(
-    state: State, outcome: Outcome[Verdict], head: str | None, limits: Limits, *, now: str
+    state: State,
+    outcome: Outcome[Verdict],
+    head: str | None,
+    limits: Limits,
+    *,
+    now: str,
+    checks_red: str = "",
 ) -> Step:
+    """`checks_red`: the failure text of the user's checks on this tree, "" when they passed or
+    there are none. A red check overrules `done` and a task advance; an abort stands."""
     state = charge(state, outcome.cost_usd)
     state = state.evolve(iteration=state.iteration + 1)
     verdict = outcome.value
@@ -132,17 +140,19 @@ def apply_verdict(
         at=now,
     )
     state = state.evolve(last_verdict=record)
-    if verdict.decision == "done":
+    if verdict.decision == "done" and not checks_red:
         if state.current_task is not None and state.current_task not in state.completed_tasks:
             state = state.evolve(completed_tasks=[*state.completed_tasks, state.current_task])
         state = state.evolve(current_task=None)
         return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
     if verdict.decision == "abort":
         return end(state, "aborted", verdict.reason or "manager aborted", "verdict.abort")
-    return _continue(state, verdict, head, limits)
+    return _continue(state, verdict, head, limits, checks_red)
 
 
-def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) -> Step:
+def _continue(
+    state: State, verdict: Verdict, head: str | None, limits: Limits, checks_red: str = ""
+) -> Step:
     previous = state.last_verdict_head or state.base_sha
     streak = state.no_progress_streak + 1 if head == previous else 0
     state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
@@ -155,7 +165,8 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
         reason = f"{streak} continue verdicts without a new commit"
         return end(state, "aborted", reason, "verdict.no_progress")
     advanced = note = ""
-    if verdict.current_task_done and state.current_task is not None:
+    overruled = bool(checks_red) and (verdict.decision == "done" or verdict.current_task_done)
+    if verdict.current_task_done and state.current_task is not None and not checks_red:
         # "Green and committed": the manager's word alone does not move the task on.
         verdict_ok = may_advance(state.current_task, True, head, state.task_base_sha)
         note = verdict_ok.note
@@ -178,8 +189,33 @@ def _continue(state: State, verdict: Verdict, head: str | None, limits: Limits) 
     state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
     task = state.current_task or "wrap-up"
     banner = f"{PREFIX} continue {spend(state)}: {task}"
+    if overruled:
+        reason = overrule_reason(state, verdict, checks_red)
+        note = f"the checks overrule the manager's {_claim(verdict)}"
+        return state, Decision("block", "checks.overrule", reason=reason, message=banner, note=note)
     reason = continue_reason(state, verdict, advanced)
+    if checks_red:
+        reason += "\n\n" + checks_red
     return state, Decision("block", "verdict.continue", reason=reason, message=banner, note=note)
+
+
+def _claim(verdict: Verdict) -> str:
+    return "done" if verdict.decision == "done" else "task advance"
+
+
+def overrule_reason(state: State, verdict: Verdict, checks_red: str) -> str:
+    """The block when the manager would end the loop or move on but a check is red."""
+    would = "end the loop as done" if verdict.decision == "done" else "accept the current task"
+    parts = [
+        f"{PREFIX} The manager would {would} {spend(state)}, but your checks say otherwise.",
+        checks_red,
+    ]
+    if verdict.decision != "done" and verdict.instructions.strip():
+        parts.append(verdict.instructions.strip())
+    task = state.task()
+    if task is not None:
+        parts.append(task_contract(task, state.task_position()))
+    return "\n\n".join(parts)
 
 
 def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:

@@ -82,6 +82,7 @@ def on_stop(ctx: HookContext) -> Answer:
             ctx.store.save(put(state.evolve(compaction_pending=False), ralph))
             _record(ctx.store, "stop.after_compaction", ralph, "allow")
             return ALLOW
+        state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
         now = time.time()
         ralph, decision = reducer.on_stop(
             ralph,
@@ -89,6 +90,7 @@ def on_stop(ctx: HookContext) -> Answer:
             stop_hook_active=payload.stop_hook_active,
             tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
             now=now,
+            checks_red=checks_red,
         )
         ralph = ralph.evolve(tools_at_block=state.tool_events)
         state = put(state.evolve(idle_stop_blocks=ralph.idle_stop_blocks), ralph)
@@ -98,6 +100,21 @@ def on_stop(ctx: HookContext) -> Answer:
             return Answer(block=decision.reason, message=decision.message)
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         return Answer(message=decision.message)
+
+
+def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -> tuple[State, str]:
+    """The user's checks, run only when a promise is made: they decide whether it is true."""
+    promise = ralph.completion_promise
+    if not state.checks or not promise or not reducer.promise_met(message, promise):
+        return state, ""
+    from ...checks import failure_reason
+    from ...evidence import gather
+
+    state, results = gather(ctx.store, state, manager_calls=0, call_timeout_s=0.0)
+    red = failure_reason(results)
+    if red:
+        ctx.store.append_event("checks.overrule", decision="block", iteration=ralph.iteration)
+    return state, red
 
 
 def end(

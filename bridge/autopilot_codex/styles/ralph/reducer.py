@@ -181,13 +181,17 @@ def on_stop(
     stop_hook_active: bool,
     tool_ran_since_last_block: bool,
     now: float,
+    checks_red: str = "",
 ) -> tuple[RalphState, Decision]:
     """One Stop of an owned, running ralph loop: continue, done, stopped, stalled or timed out.
 
     The promise is checked before the cap, so a promise kept on the last iteration is reported
-    as kept (ralph-orchestrator#369).
+    as kept (ralph-orchestrator#369). `checks_red`: the failure text of the user's checks, run
+    because the promise was made; "" when they passed or there are none.
     """
-    if state.completion_promise and promise_met(last_message, state.completion_promise):
+    promise = state.completion_promise
+    kept = promise is not None and promise_met(last_message, promise)
+    if kept and not checks_red:
         message = f"{PREFIX} ralph done: promise kept at iteration {state.iteration}"
         return state, Decision("allow", "done", message=message)
     idle = state.idle_stop_blocks
@@ -205,9 +209,12 @@ def on_stop(
         message = f"{PREFIX} ralph stalled: {idle} turns ended in a row without running a tool"
         return state, Decision("allow", "stalled", message=message)
     state = state.evolve(iteration=state.iteration + 1, idle_stop_blocks=idle + 1)
-    return state, Decision(
-        "block", "continue", reason=continue_reason(state), message=banner(state)
-    )
+    reason = continue_reason(state)
+    if kept:
+        # The user's checks decide whether a promise is true; a red one blocks like any Stop.
+        reason = f"{PREFIX} The promise is not accepted: a check did not pass.\n\n{checks_red}"
+        reason += "\n\n" + continue_reason(state)
+    return state, Decision("block", "continue", reason=reason, message=banner(state))
 
 
 WHY_OF_KIND: dict[str, Why] = {

@@ -1,0 +1,81 @@
+"""The user's checks as a loop runs them at a Stop: within the hook's time, cached by tree,
+one ledger line per fresh run. The checks themselves are `checks`; this is the loop's side.
+
+Only `State.checks` is ever run, and only the user fills it (`--check`, config `checks`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .checks import CheckResult, CheckSpec, run_checks, spec, status_line
+from .config import check_specs, load_config
+from .errors import BridgeError
+from .state import State
+from .store import Store
+
+# The host kills a Stop hook after this many seconds (hooks/hooks.json, hooks/codex.json).
+HOOK_TIMEOUT_S = 600.0
+# Kept free for git, the lock, the state file and the answer after the checks and the calls.
+MARGIN_S = 45.0
+# Even a hook whose manager calls may take nearly all of its time gives the checks this much;
+# a check that does not fit is reported as timed out, never passed.
+MIN_BUDGET_S = 15.0
+
+
+def budget_s(manager_calls: int, call_timeout_s: float) -> float:
+    """What the checks may take in all, so the hook's manager calls still fit its timeout."""
+    left = HOOK_TIMEOUT_S - MARGIN_S - manager_calls * call_timeout_s
+    return max(MIN_BUDGET_S, left)
+
+
+def gather(
+    store: Store, state: State, *, manager_calls: int, call_timeout_s: float
+) -> tuple[State, list[CheckResult]]:
+    """Run the loop's checks unless the tree is the one they last ran on; the state keeps them.
+
+    Returns the state with `last_checks` set (not saved) and the results; no checks, no run.
+    """
+    specs: list[CheckSpec] = state.checks
+    if not specs:
+        return state, []
+    results = run_checks(
+        Path(store.worktree),
+        specs,
+        previous=state.last_checks,
+        budget_s=budget_s(manager_calls, call_timeout_s),
+        exclude=excluded(store),
+    )
+    if results != state.last_checks:
+        for result in results:
+            store.append_event(
+                "checks.run",
+                status=result.status,
+                command=result.command,
+                exit_code=result.exit_code,
+                duration_s=result.duration_s,
+                line=status_line(result),
+            )
+    return state.evolve(last_checks=results), results
+
+
+def excluded(store: Store) -> tuple[str, ...]:
+    """The loop's own files, when the state home sits inside the repository: not the tree's."""
+    try:
+        relative = store.home.resolve().relative_to(Path(store.worktree).resolve())
+    except ValueError:
+        return ()
+    return (str(relative),)
+
+
+def user_checks(flags: list[str] | None) -> list[CheckSpec]:
+    """The `--check` flags, or else the config's `checks` (a bad config entry is refused)."""
+    if flags is not None:
+        return [spec(command) for command in flags]
+    # The rest of the config does not concern ralph; only a bad `checks` entry stops it.
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    bad = [w for w in warnings if "checks" in w]
+    if bad:
+        raise BridgeError(bad[0])
+    return check_specs(config)

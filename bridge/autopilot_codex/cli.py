@@ -7,7 +7,7 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__, output
@@ -51,6 +51,22 @@ def _parser() -> argparse.ArgumentParser:
     stop.add_argument("reason", nargs="*", help="why, kept in the state")
     stop.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
+    _resume_parser(sub)
+    sub.add_parser("doctor", help="check that everything a loop needs is in place")
+    _other_parsers(sub)
+    hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
+    hook.add_argument("event", help="the hook event, e.g. Stop")
+    hook.add_argument(
+        "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
+    )
+    return parser
+
+
+ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
+CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
+
+
+def _resume_parser(sub: Any) -> None:
     resume = sub.add_parser(
         "resume", help="resume a paused or stopped loop, or give a running one new caps"
     )
@@ -66,8 +82,9 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("--session-id", default=None, help="the host session that owns the loop")
     resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
-    sub.add_parser("doctor", help="check that everything a loop needs is in place")
 
+def _other_parsers(sub: Any) -> None:
+    """Host installs, the sibling styles (ralph, rounds) and the consultation."""
     for verb in ("install", "uninstall"):
         host = sub.add_parser(verb, help=f"{verb} the loop's hooks and skills for a host")
         host.add_argument("words", nargs=argparse.REMAINDER, help="codex [--user|--project]")
@@ -96,17 +113,6 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question", nargs="*", help="the question; `-` reads it from stdin")
     ask.add_argument("--costs", action="store_true", help="what each way of asking costs here")
     ask.add_argument("--session-id", default=None, help="the host session asking")
-
-    hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
-    hook.add_argument("event", help="the hook event, e.g. Stop")
-    hook.add_argument(
-        "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
-    )
-    return parser
-
-
-ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
-CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
 
 
 def _plan_parser(sub: Any) -> None:
@@ -232,73 +238,108 @@ def _refuse_near_misses(words: list[str]) -> None:
 
 
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
-    """One branch per verb: typed values in, one command function called, its text out."""
+    """One small function per verb: typed values in, one command called, its exit code and
+    text out."""
     session = getattr(args, "session_id", None) or _host_session()
-    if args.command == "plan":
-        from .commands.plan import plan
+    return VERBS[args.command](args, cwd, session)
 
-        overrides = {
-            "budget_usd": args.budget,
-            "max_iterations": args.max_iterations,
-            "model": args.model,
-            "review": args.review,
-            "checks": None if args.check is None else tuple(args.check),
-        }
-        from .commands.plan import read_goal
 
-        goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
-        return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
-    if args.command == "status":
-        from .commands.status import status
+Verb = Callable[[argparse.Namespace, str, "str | None"], "tuple[int, str]"]
 
-        return 0, status(cwd=cwd, as_json=args.json)
-    if args.command == "next":
-        from .commands.next import next_task
 
-        return 0, next_task(cwd=cwd)
-    if args.command == "stop":
-        from .commands.stop import stop
+def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.plan import plan, read_goal
 
-        return 0, stop(cwd=cwd, reason=" ".join(args.reason))
-    if args.command == "doctor":
-        from .commands.doctor import render, run_checks
+    overrides = {
+        "budget_usd": args.budget,
+        "max_iterations": args.max_iterations,
+        "model": args.model,
+        "review": args.review,
+        "checks": None if args.check is None else tuple(args.check),
+    }
+    goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
+    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
 
-        checks = run_checks(cwd)
-        return (0 if all(c.ok for c in checks) else 1), render(checks)
-    if args.command == "ralph":
-        from .commands.ralph import ralph
 
-        return 0, ralph(
-            cwd=cwd,
-            prompt=" ".join(args.goal),
-            prompt_file=args.prompt_file,
-            max_iterations=_ralph_cap(args.max_iterations),
-            completion_promise=args.completion_promise,
-            budget_usd=None if args.budget is None else check("budget_usd", args.budget, f"--budget {args.budget}"),
-            session_id=session,
-            host=args.host,
-            checks=args.check,
-        )
-    if args.command == "cancel":
-        from .commands.cancel import cancel
+def _status(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.status import status
 
-        return 0, cancel(cwd=cwd)
+    return 0, status(cwd=cwd, as_json=args.json)
 
-    if args.command == "ask":
-        if args.costs:
-            from .commands.ask_costs import costs
 
-            return 0, costs(cwd=cwd)
-        from .commands.ask import ask
+def _next(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.next import next_task
 
-        words = " ".join(args.question)
-        question = sys.stdin.read() if words.strip() == "-" else words
-        return 0, ask(cwd=cwd, question=question, session_id=session)
+    return 0, next_task(cwd=cwd)
+
+
+def _stop(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.stop import stop
+
+    return 0, stop(cwd=cwd, reason=" ".join(args.reason))
+
+
+def _resume(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.resume import resume
 
     return 0, resume(
         cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
     )
+
+
+def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.doctor import render, run_checks
+
+    checks = run_checks(cwd)
+    return (0 if all(c.ok for c in checks) else 1), render(checks)
+
+
+def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.ralph import ralph
+
+    budget = args.budget
+    return 0, ralph(
+        cwd=cwd,
+        prompt=" ".join(args.goal),
+        prompt_file=args.prompt_file,
+        max_iterations=_ralph_cap(args.max_iterations),
+        completion_promise=args.completion_promise,
+        budget_usd=None if budget is None else check("budget_usd", budget, f"--budget {budget}"),
+        session_id=session,
+        host=args.host,
+        checks=args.check,
+    )
+
+
+def _cancel(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.cancel import cancel
+
+    return 0, cancel(cwd=cwd)
+
+
+def _ask(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    if args.costs:
+        from .commands.ask_costs import costs
+
+        return 0, costs(cwd=cwd)
+    from .commands.ask import ask
+
+    words = " ".join(args.question)
+    question = sys.stdin.read() if words.strip() == "-" else words
+    return 0, ask(cwd=cwd, question=question, session_id=session)
+
+
+VERBS: dict[str, Verb] = {
+    "plan": _plan,
+    "status": _status,
+    "next": _next,
+    "stop": _stop,
+    "resume": _resume,
+    "doctor": _doctor,
+    "ralph": _ralph,
+    "cancel": _cancel,
+    "ask": _ask,
+}
 
 
 def _ralph_cap(raw: str | None) -> int | None:

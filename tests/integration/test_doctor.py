@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import codex_install
+from autopilot_codex.codex_trust import set_trust, trust_entries
 from autopilot_codex.commands.doctor import render, run_checks
 from tests.conftest import make_repo
 
@@ -148,3 +149,30 @@ def test_the_manager_line_names_the_backend_and_why(
     monkeypatch.setenv("AUTOPILOT_CODEX_MANAGER", "codex")
     (manager,) = lines_with(report(tmp_path), "codex is not logged in")
     assert manager.startswith("FIX") and "AUTOPILOT_CODEX_MANAGER=codex" in manager
+
+
+def test_the_plugin_form_is_checked_against_our_hooks_file(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    plugin = "autopilot-codex@autopilot-codex"
+    config = tmp_path / "codex-home" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(f'[plugins."{plugin}"]\nenabled = true\n')
+    (line,) = lines_with(report(tmp_path), "Codex plugin")
+    assert line.startswith("FIX") and "not all trusted" in line and "/hooks" in line
+
+    template = json.loads((codex_install.PLUGIN_ROOT / "hooks" / "codex.json").read_text())
+    entries = trust_entries(f"{plugin}:hooks/codex.json", template)
+    config.write_text(set_trust(config.read_text(), entries))
+    out = report(tmp_path)
+    (line,) = lines_with(out, "Codex plugin")
+    assert line.startswith("ok") and "5 hooks trusted" in line
+    assert "FIX" not in out
+
+
+def test_codex_users_learn_when_the_launcher_is_not_on_path(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    install_codex(tmp_path)
+    (line,) = lines_with(report(tmp_path), "is not on PATH, so Codex's shell")
+    assert line.startswith("--")
+    stand_in(env, "autopilot-codex")
+    assert not lines_with(report(tmp_path), "is not on PATH, so Codex's shell")

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..config import Config, load_config
 from ..errors import BridgeError
 from ..paths import find_worktree, state_home
-from .doctor_hosts import BROKEN, READY, HostReport, host_reports
+from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
 
 OPENAI_KEY_HINT = (
     "Set it where the host starts, e.g. `export OPENAI_API_KEY=sk-...` in your shell profile, "
@@ -92,19 +92,14 @@ def manager_check(config: Config) -> Check:
 
 
 def host_checks(reports: list[HostReport]) -> list[Check]:
-    """A host's own lines, then its remedy: a fault when its install is broken or when no
-    host is ready, otherwise a fact."""
+    """Each host's lines: a broken install is a fault; a host that is missing altogether is a
+    fault only when no host is ready, otherwise a fact."""
     any_ready = any(r.state == READY for r in reports)
     checks: list[Check] = []
     for report in reports:
-        if report.state == READY:
-            checks += [Check(True, line) for line in report.lines]
-            continue
-        fault = report.state == BROKEN or not any_ready
-        *facts, last = report.lines
-        checks += [Check(True, line) for line in facts]
-        text = f"{last}: {report.fix}"
-        checks.append(Check(not fault, text, note=not fault))
+        for state, text in report.lines:
+            fault = state == BROKEN or (state not in (READY, NOTE) and not any_ready)
+            checks.append(Check(not fault, text, note=state != READY and not fault))
     return checks
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -21,6 +22,8 @@ from ..errors import BridgeError
 
 PLUGIN = "autopilot-codex"
 READY, ABSENT, MISSING, BROKEN = "ready", "absent", "missing", "broken"
+# A fact worth knowing, never a fault.
+NOTE = "note"
 INSTALL_CODEX = "autopilot-codex install codex --user"
 
 
@@ -28,9 +31,8 @@ INSTALL_CODEX = "autopilot-codex install codex --user"
 class HostReport:
     host: str
     state: str
-    lines: tuple[str, ...]
-    # What to do when this host is wanted but not ready.
-    fix: str = ""
+    # (state, text): READY lines passed; any other is a problem, its remedy in its text.
+    lines: tuple[tuple[str, str], ...]
 
 
 # -- Claude Code ---------------------------------------------------------------------------
@@ -42,20 +44,27 @@ def claude_report(env: Mapping[str, str]) -> HostReport:
         return HostReport(
             "Claude Code",
             ABSENT,
-            ("`claude` is not on PATH (Claude Code)",),
-            "install Claude Code (https://code.claude.com), then run `autopilot-codex install`",
+            (
+                (
+                    ABSENT,
+                    "`claude` is not on PATH (Claude Code): install Claude Code "
+                    "(https://code.claude.com), then run `autopilot-codex install`",
+                ),
+            ),
         )
     found = _claude_plugin(env)
     if found is None:
-        return HostReport(
-            "Claude Code",
-            MISSING,
-            (f"Claude Code CLI: {binary}",),
+        missing = (
             f"the {PLUGIN} plugin is not installed in Claude Code: run `autopilot-codex "
-            "install` (check with `claude plugin list`)",
+            "install` (check with `claude plugin list`)"
+        )
+        return HostReport(
+            "Claude Code", MISSING, ((READY, f"Claude Code CLI: {binary}"), (MISSING, missing))
         )
     return HostReport(
-        "Claude Code", READY, (f"Claude Code CLI: {binary}", f"Claude Code plugin: {found}")
+        "Claude Code",
+        READY,
+        ((READY, f"Claude Code CLI: {binary}"), (READY, f"Claude Code plugin: {found}")),
     )
 
 
@@ -92,35 +101,42 @@ def codex_report(env: Mapping[str, str], repo: Path | None) -> HostReport:
         return HostReport(
             "Codex",
             ABSENT,
-            ("`codex` is not on PATH (Codex)",),
-            f"install Codex (npm install -g @openai/codex), then run `{INSTALL_CODEX}`",
+            (
+                (
+                    ABSENT,
+                    "`codex` is not on PATH (Codex): install Codex (npm install -g "
+                    f"@openai/codex), then run `{INSTALL_CODEX}`",
+                ),
+            ),
         )
     home = codex_install.codex_home(env)
     config = home / "config.toml"
-    files = [home / "hooks.json"]
+    files = [(home / "hooks.json", "--user")]
     if repo is not None:
-        files.append(repo / ".codex" / "hooks.json")
-    lines = [f"Codex CLI: {binary}"]
-    states = []
-    for hooks_file in files:
+        files.append((repo / ".codex" / "hooks.json", "--project"))
+    lines = [(READY, f"Codex CLI: {binary}")]
+    for hooks_file, scope in files:
         state, line = _codex_file(hooks_file, config)
+        if state == BROKEN:
+            line += f": run `autopilot-codex install codex {scope}` again"
         if state != MISSING:
-            states.append(state)
-            lines.append(line)
+            lines.append((state, line))
     plugin = _codex_plugin(config)
-    if plugin:
-        states.append(READY)
+    if plugin is not None:
         lines.append(plugin)
-    if BROKEN in states:
-        return HostReport("Codex", BROKEN, tuple(lines), f"run `{INSTALL_CODEX}` again")
-    if READY in states:
-        return HostReport("Codex", READY, tuple(lines))
-    return HostReport(
-        "Codex",
-        MISSING,
-        tuple(lines),
-        f"our hooks are not installed for Codex: run `{INSTALL_CODEX}` (or --project in a repo)",
-    )
+    states = {state for state, _ in lines[1:]}
+    if not states:
+        missing = f"our hooks are not installed for Codex: run `{INSTALL_CODEX}` (or --project)"
+        return HostReport("Codex", MISSING, (*lines, (MISSING, missing)))
+    if shutil.which(PLUGIN, path=env.get("PATH")) is None:
+        lines.append(
+            (
+                NOTE,
+                f"`{PLUGIN}` is not on PATH, so Codex's shell (the codex-plan skill) cannot run "
+                "it: add the repository's bin/ to PATH where Codex starts",
+            )
+        )
+    return HostReport("Codex", BROKEN if BROKEN in states else READY, tuple(lines))
 
 
 def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:
@@ -201,17 +217,32 @@ def _trusted(config: Path) -> dict[str, str]:
         return {}
 
 
-def _codex_plugin(config: Path) -> str:
-    """A line about the plugin form (`codex plugin marketplace add`) when config.toml
-    enables it; Codex itself asks to trust its hooks at start-up (`/hooks` shows them)."""
+def _codex_plugin(config: Path) -> tuple[str, str] | None:
+    """The plugin form (`codex plugin add`), when config.toml names it: its hooks are keyed
+    by plugin id and relative path and hashed over the raw command, so trust is checked
+    against our own hooks file."""
     try:
         text = config.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return ""
-    marker = f'[plugins."{PLUGIN}@'
-    if marker not in text:
-        return ""
-    return f"Codex plugin: {PLUGIN} is added in {config} (check its hooks are trusted: /hooks)"
+        return None
+    found = re.search(rf'^\s*\[plugins\."({re.escape(PLUGIN)}@[^"]+)"\]', text, re.MULTILINE)
+    if found is None:
+        return None
+    plugin_id = found.group(1)
+    try:
+        template = json.loads(
+            (codex_install.PLUGIN_ROOT / codex_install.HOOKS_TEMPLATE).read_text()
+        )
+    except (OSError, ValueError):
+        return BROKEN, f"Codex plugin {plugin_id}: our hooks/codex.json cannot be read"
+    expected = codex_trust.trust_entries(f"{plugin_id}:{codex_install.HOOKS_TEMPLATE}", template)
+    trusted = codex_trust.read_trusted(text)
+    if sys.version_info >= (3, 11) and any(trusted.get(k) != h for k, h in expected.items()):
+        return BROKEN, (
+            f"Codex plugin {plugin_id}: its hooks are not all trusted, so Codex skips them; "
+            "accept them when the Codex TUI asks at start-up (/hooks lists them)"
+        )
+    return READY, f"Codex plugin: {plugin_id}, its {len(expected)} hooks trusted"
 
 
 def host_reports(repo: Path | None, env: Mapping[str, str] | None = None) -> list[HostReport]:

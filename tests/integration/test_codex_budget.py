@@ -109,3 +109,26 @@ def test_a_verdict_the_codex_worst_case_cannot_cover_stops_the_loop_unasked(
     assert (state["status"] == "stopped_budget") is stopped
     assert not codex_log.exists()  # codex never ran: refused (codex) or not the backend (openai)
     assert len(manager.requests_for(schema="Verdict")) == (0 if stopped else 1)
+
+
+@pytest.mark.parametrize(("backend", "refused"), [("codex", True), ("openai", False)])
+def test_a_question_the_codex_worst_case_cannot_cover_is_not_asked(
+    repo: Path,
+    manager: FakeOpenAI,
+    codex_log: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+    backend: str,
+    refused: bool,
+) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    argv = ["-C", str(repo), "plan", "--model", MODEL, "--budget", BUDGET]
+    assert main([*argv, "--session-id", "sess-1", "goal"]) == 0
+    monkeypatch.setenv("AUTOPILOT_CODEX_MANAGER", backend)
+    answer = {"answer": "use b.py", "confidence": "high", "plan_change": None}
+    manager.enqueue(answer, schema="Consultation")
+    capsys.readouterr()
+    code = main(["-C", str(repo), "ask", "--session-id", "sess-1", "which parser?"])
+    out = capsys.readouterr().out
+    assert (code == 1 and "not asked: budget used up" in out) is refused, out
+    assert not codex_log.exists()

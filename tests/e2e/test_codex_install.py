@@ -113,3 +113,25 @@ def test_the_plugin_form_installs_and_its_trusted_hooks_fire(
     (denied,) = fake_codex.model_requests[1].outputs_for("call_reset")
     assert "[reset-hard]" in denied, denied
     assert ap.state()["status"] == "aborted"
+
+
+def test_every_skill_reaches_codex_after_an_install(
+    codex: CodexRunner,
+    codex_home: Path,
+    fake_codex: FakeCodexModel,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The Claude-only frontmatter keys (`disable-model-invocation`, `user-invocable`,
+    `when_to_use`) neither hide a skill from Codex nor break its list."""
+    env = {"CODEX_HOME": str(codex_home)}
+    assert codex_install.main(["install", "codex", "--user"], env=env) == 0
+    capsys.readouterr()
+    fake_codex.script = ["nothing to do"]
+    run = codex("list your skills")
+    assert run.ok, run.describe()
+    prompt = fake_codex.raw(0)
+    names = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
+    assert "codex-plan" in names
+    for name in names:
+        # Codex lists a skill as "- <name>: <description> (file: .../<installed dir>/SKILL.md)".
+        assert f"- {name}: " in prompt, name

@@ -136,6 +136,21 @@ def test_the_run_is_a_lean_judge(codex: Path, fake: FakeOpenAI) -> None:
     assert "<environment_context>" not in fake.requests[0].raw_body
 
 
+@pytest.mark.parametrize("schema", [Plan, Review, Verdict])
+def test_the_budgeted_overhead_covers_what_codex_sends(
+    codex: Path, fake: FakeOpenAI, schema: type[BaseModel]
+) -> None:
+    """The worst case adds `OVERHEAD_CHARS` to our prompt: Codex's request, minus the
+    prompt, must fit in it (the schema, its tools, its framing)."""
+    fake.enqueue(
+        plan_body() if schema is Plan else review_body() if schema is Review else verdict_body()
+    )
+    make().ask(schema, "i", "p")
+    sent = len(fake.requests[0].raw_body)
+    print(f"{schema.__name__}: codex sent {sent} characters around a 3-character prompt")
+    assert sent <= codex_backend.OVERHEAD_CHARS
+
+
 def test_a_chosen_model_is_passed_and_priced(codex: Path, fake: FakeOpenAI) -> None:
     fake.enqueue(plan_body())
     outcome = codex_backend.make("gpt-5.4-mini", Config()).ask(Plan, "i", "p")

@@ -220,6 +220,10 @@ def claude_on_path(tmp_path: Path) -> dict[str, str]:
 
 
 def test_doctor_is_happy_when_all_is_set(repo: Path, tmp_path: Path) -> None:
+    plugins = Path(os.environ["HOME"]) / ".claude" / "plugins"
+    plugins.mkdir(parents=True)
+    record = {"version": 2, "plugins": {"autopilot-codex@autopilot-codex": [{"scope": "user"}]}}
+    (plugins / "installed_plugins.json").write_text(json.dumps(record))
     result = run_launcher(["doctor"], cwd=repo, env=claude_on_path(tmp_path))
     assert result.code == 0, result.stdout
     assert "Ready." in result.stdout

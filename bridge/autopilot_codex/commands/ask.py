@@ -105,7 +105,7 @@ def refusal(state: State | None, session_id: str | None, limit: int) -> str | No
 
 def _prepare(store: Store, config: Config, question: str, session_id: str | None) -> Asked:
     from ..manager.ask_prompt import ask_prompt
-    from ..manager.pricing import price_for, worst_case_usd
+    from ..manager.select import worst_case_usd
 
     with store.locked():
         state = store.load()
@@ -125,7 +125,7 @@ def _prepare(store: Store, config: Config, question: str, session_id: str | None
             cap=config.prompt_chars,
         )
         estimate = worst_case_usd(
-            prompt.instructions + prompt.text, config.max_output_tokens, price_for(state.model)
+            config, state.model, prompt.instructions + prompt.text, config.max_output_tokens
         )
         # The shared guard decides; its "stop the loop" half is dropped: a refused question
         # leaves the loop running.

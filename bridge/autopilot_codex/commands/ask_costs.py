@@ -17,13 +17,13 @@ from .ask import consultations_of_task, max_consultations
 
 
 def costs(*, cwd: str | Path) -> str:
-    from ..manager.pricing import price_for, worst_case_usd
+    from ..manager.select import worst_case_usd
 
     config = load_config()
     state = _loop(cwd)
     model = state.model if state else config.model
     # Every manager prompt is bounded by prompt_chars, so one worst case covers ask and verdict.
-    call = worst_case_usd("x" * config.prompt_chars, config.max_output_tokens, price_for(model))
+    call = worst_case_usd(config, model, "x" * config.prompt_chars, config.max_output_tokens)
     limit = max_consultations(config)
     iterations = state.max_iterations if state else config.max_iterations
     left = (

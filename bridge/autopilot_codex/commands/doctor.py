@@ -1,4 +1,8 @@
-"""`autopilot-codex doctor`: is everything in place for a loop? Each line says what to fix."""
+"""`autopilot-codex doctor`: is everything in place for a loop? Each line says what to fix.
+
+"ok" passed, "FIX" is a fault with its remedy, "--" is a fact (neither): a host that is not
+installed at all is only a fact, unless no host is ready.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,19 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..config import load_config
+from ..config import Config, load_config
 from ..errors import BridgeError
 from ..paths import find_worktree, state_home
+from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
+
+OPENAI_KEY_HINT = (
+    "Set it where the host starts, e.g. `export OPENAI_API_KEY=sk-...` in your shell profile, "
+    "then restart Claude Code or Codex. For a local OpenAI-compatible server also set "
+    "OPENAI_BASE_URL=http://127.0.0.1:11434/v1 and AUTOPILOT_CODEX_API=chat (any non-empty key "
+    "works there). Or use your Codex login: install Codex and run `codex login`."
+)
 
 
 @dataclass(frozen=True)
@@ -30,41 +43,23 @@ def run_checks(cwd: str) -> list[Check]:
             "git on PATH" if shutil.which("git") else "git is not on PATH: install git",
         )
     )
-    claude = shutil.which("claude")
-    checks.append(
-        Check(
-            claude is not None,
-            f"Claude Code CLI: {claude}"
-            if claude
-            else "`claude` is not on PATH: install Claude Code (https://code.claude.com), "
-            "then run `autopilot-codex install` again",
-        )
-    )
     try:
-        config = load_config()
+        config: Config | None = load_config()
+        assert config is not None
         checks.append(
             Check(
                 True,
-                f"settings: manager {config.model} via the {config.api} API, budget ${config.budget_usd:.2f}, review {config.review}",
+                f"settings: manager model {config.model}, budget ${config.budget_usd:.2f}, "
+                f"review {config.review}",
             )
         )
     except BridgeError as exc:
+        config = None
         checks.append(Check(False, f"settings: {exc}"))
-    key = os.environ.get("OPENAI_API_KEY", "").strip()
-    base = os.environ.get("OPENAI_BASE_URL", "").strip()
-    if key:
-        checks.append(Check(True, "OPENAI_API_KEY is set" + (f" (server {base})" if base else "")))
-    else:
-        checks.append(
-            Check(
-                False,
-                "OPENAI_API_KEY is not set. Set it where Claude Code starts, e.g. "
-                "`export OPENAI_API_KEY=sk-...` in your shell profile, then restart Claude Code. "
-                "For a local OpenAI-compatible server also set OPENAI_BASE_URL=http://127.0.0.1:11434/v1 "
-                "and AUTOPILOT_CODEX_API=chat (any non-empty key works there).",
-            )
-        )
+    if config is not None:
+        checks.append(manager_check(config))
     worktree = find_worktree(cwd)
+    checks += host_checks(host_reports(Path(worktree) if worktree else None))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
@@ -73,11 +68,47 @@ def run_checks(cwd: str) -> list[Check]:
     return checks
 
 
+def manager_check(config: Config) -> Check:
+    """Which backend answers, why that one, and what keeps it from answering."""
+    from ..manager.select import backend_name, configured_problem
+
+    name = backend_name(config)
+    if config.manager:
+        why = f"AUTOPILOT_CODEX_MANAGER={config.manager}"
+    elif name == "codex":
+        why = "no OPENAI_API_KEY, and codex is installed and logged in"
+    elif os.environ.get("OPENAI_API_KEY", "").strip():
+        why = "OPENAI_API_KEY is set"
+    else:
+        why = "no OPENAI_API_KEY, and no logged-in codex to fall back on"
+    problem = configured_problem(config)
+    if problem is None:
+        base = os.environ.get("OPENAI_BASE_URL", "").strip() if name == "openai" else ""
+        where = f", server {base}" if base else ""
+        return Check(True, f"manager: the {name} backend ({why}{where})")
+    if name == "openai" and problem.startswith("OPENAI_API_KEY is not set"):
+        problem = f"OPENAI_API_KEY is not set. {OPENAI_KEY_HINT}"
+    return Check(False, f"{problem} (manager: the {name} backend, {why})")
+
+
+def host_checks(reports: list[HostReport]) -> list[Check]:
+    """Each host's lines: a broken install is a fault; a host that is missing altogether is a
+    fault only when no host is ready, otherwise a fact."""
+    any_ready = any(r.state == READY for r in reports)
+    checks: list[Check] = []
+    for report in reports:
+        for state, text in report.lines:
+            fault = state == BROKEN or (state not in (READY, NOTE) and not any_ready)
+            checks.append(Check(not fault, text, note=state != READY and not fault))
+    return checks
+
+
 def render(checks: list[Check]) -> str:
     lines = [f"{'--  ' if c.note else 'ok  ' if c.ok else 'FIX '} {c.text}" for c in checks]
     if all(c.ok for c in checks):
         lines.append(
-            "Ready. In Claude Code, inside a git repository: /autopilot-codex:codex-plan <goal>"
+            "Ready. Inside a git repository: /autopilot-codex:codex-plan <goal> in Claude Code; "
+            "`autopilot-codex plan <goal>` in a terminal, or the codex-plan skill in Codex"
         )
     else:
         lines.append("Not ready: fix the lines marked FIX, then run this again.")

@@ -12,7 +12,6 @@ from ..config import check_specs, load_config
 from ..errors import BridgeError, StateCorrupt
 from ..hookrun import selected_manager
 from ..manager import prompts
-from ..manager.pricing import price_for, worst_case_usd
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
@@ -131,8 +130,11 @@ def _ask_for_plan(
     prompt = prompts.plan_prompt(goal, files, count, recent, config.prompt_chars)
     # A plan is the one long answer: give it room, and budget for that room.
     config = dataclasses.replace(config, max_output_tokens=config.plan_output_tokens)
+    from ..manager.select import worst_case_usd
+
+    # The selected backend's price, and what it sends and may answer beyond our own caps.
     estimate = worst_case_usd(
-        prompt.instructions + prompt.text, config.max_output_tokens, price_for(config.model)
+        config, config.model, prompt.instructions + prompt.text, config.max_output_tokens
     )
     if estimate > config.budget_usd:
         raise BridgeError(

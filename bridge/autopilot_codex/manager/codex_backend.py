@@ -149,6 +149,24 @@ def _logged_in(binary: str) -> bool:
     return done.returncode == 0
 
 
+# What `codex exec` sends besides our prompt, even with the lean settings: our system text,
+# the output schema, the remaining tool definitions and Codex's own framing. A whole request
+# around a 3-character prompt was at most 11.6 kB on 0.171.0; this leaves room to grow.
+OVERHEAD_CHARS = 16_000
+# Codex sends no `max_output_tokens`, so the model may answer (and reason) at length: the
+# worst case budgets this much output, or more when the loop asks for more.
+OUTPUT_CAP_TOKENS = 32_000
+
+
+def output_cap(asked: int) -> int:
+    return max(asked, OUTPUT_CAP_TOKENS)
+
+
+def price(model: str, config: Config) -> Price:
+    """The price the manager will charge at: the model `make` would pick."""
+    return _price(_chosen_model(model))
+
+
 def _price(model: str | None) -> Price:
     """The price of the model Codex will use. Its events do not name the model, so without
     `-m` it is the one in the user's config; a model we cannot name is charged at the top."""

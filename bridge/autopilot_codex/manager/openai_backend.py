@@ -40,6 +40,18 @@ def problem(config: Config) -> str | None:
     return api_key_problem()
 
 
+# The request is our prompt and nothing else, and `max_output_tokens` caps the answer.
+OVERHEAD_CHARS = 0
+
+
+def output_cap(asked: int) -> int:
+    return asked
+
+
+def price(model: str, config: Config) -> Price:
+    return price_for(model)
+
+
 def api_key_problem() -> str | None:
     if not os.environ.get("OPENAI_API_KEY", "").strip():
         return (

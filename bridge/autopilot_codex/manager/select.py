@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ..errors import BridgeError
@@ -16,11 +17,14 @@ from ..errors import BridgeError
 if TYPE_CHECKING:
     from ..config import Config
     from . import Manager
+    from .pricing import Price
 
 # (model, config) -> a Manager. Tests pass their own; hooks and commands use `select(config)`.
 ManagerFactory = Callable[[str, "Config"], "Manager"]
 
-# backend name -> module defining `make(model, config) -> Manager` and `problem(config) -> str | None`.
+# backend name -> module defining `make(model, config) -> Manager`, `problem(config) -> str | None`,
+# `price(model, config) -> Price`, `OVERHEAD_CHARS` (text the backend sends with every prompt)
+# and `output_cap(asked) -> int` (the output tokens one call may really produce).
 BACKENDS: dict[str, str] = {
     "openai": "autopilot_codex.manager.openai_backend",
     "codex": "autopilot_codex.manager.codex_backend",
@@ -62,3 +66,32 @@ def configured_problem(config: Config) -> str | None:
         return f"unknown manager backend {name!r}; known: {', '.join(sorted(BACKENDS))}"
     check: Callable[[Config], str | None] = importlib.import_module(BACKENDS[name]).problem
     return check(config)
+
+
+def price_of(config: Config, model: str) -> Price:
+    """What the selected backend charges for `model`: its own price source (Codex prices
+    the model its config names, and the dearest row when it cannot tell)."""
+    backend = _backend(config)
+    price: Callable[[str, Config], Price] = backend.price
+    return price(model, config)
+
+
+def worst_case_usd(config: Config, model: str, prompt: str, max_output_tokens: int) -> float:
+    """The most one call to the selected backend could cost: the prompt plus the text the
+    backend itself sends with it (`OVERHEAD_CHARS`), and the output it may really produce
+    (`output_cap`: more than we ask for when the backend sends no cap of its own)."""
+    from .pricing import BILLED_ATTEMPTS, Usage, cost_usd, estimate_tokens
+
+    backend = _backend(config)
+    # The backend's own text counts like ours, at the same deliberately high rate.
+    tokens_in = estimate_tokens(prompt + " " * backend.OVERHEAD_CHARS)
+    tokens_out: int = backend.output_cap(max_output_tokens)
+    once = cost_usd(Usage(tokens_in, 0, tokens_out), price_of(config, model))
+    return BILLED_ATTEMPTS * once
+
+
+def _backend(config: Config) -> ModuleType:
+    name = backend_name(config)
+    if name not in BACKENDS:
+        raise BridgeError(f"unknown manager backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
+    return importlib.import_module(BACKENDS[name])

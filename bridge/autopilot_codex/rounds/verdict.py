@@ -52,15 +52,16 @@ class ManagerVerdict:
 
     def __call__(self, worktree: Path, base_sha: str) -> bool:
         from ..manager import schemas
-        from ..manager.pricing import price_for, worst_case_usd
+        from ..manager.select import worst_case_usd
 
         diff = gitrepo.diff_since(worktree, base_sha, exclude=(".autopilot-codex",))
         commits = gitrepo.commits_since(worktree, base_sha)
         prompt = verdict_prompt(self.goal, commits, diff.text, self.config.prompt_chars)
         estimate = worst_case_usd(
+            self.config,
+            self.config.model,
             prompt.instructions + prompt.text,
             self.config.max_output_tokens,
-            price_for(self.config.model),
         )
         if self.budget_left is not None and estimate > self.budget_left:
             raise BridgeError(

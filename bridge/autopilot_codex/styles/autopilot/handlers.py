@@ -262,10 +262,11 @@ def _pending(
     reduce: Callable[[State, Outcome[Any]], guards.Step],
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise save and hand the call back."""
-    from ...manager.pricing import price_for, worst_case_usd
+    from ...manager.select import worst_case_usd
 
+    # Priced by the backend that will answer, with what it adds beyond our prompt and caps.
     text = prompt.instructions + prompt.text
-    estimate = worst_case_usd(text, ctx.config.max_output_tokens, price_for(state.model))
+    estimate = worst_case_usd(ctx.config, state.model, text, ctx.config.max_output_tokens)
     blocked = guards.budget_guard(state, estimate, f"{kind}.budget")
     if blocked is not None:
         return _finish(ctx, *blocked)

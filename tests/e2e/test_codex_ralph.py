@@ -1,0 +1,77 @@
+"""A ralph loop with the real Codex CLI as the host: started from the terminal with
+`autopilot-codex ralph --host codex`, claimed by the first hook of the Codex session, the
+prompt fed back once at a Stop, and the scripted model's promise ends it. Hooks installed by
+``install codex --user`` (trusted, no bypass flag); no manager is involved."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex import codex_install
+
+from .autopilot_helpers import Autopilot
+from .codex_fixtures import CodexRunner
+from .fake_codex_model import FakeCodexModel, Patch, Say
+
+pytestmark = pytest.mark.e2e
+
+NO_MANAGER = "http://127.0.0.1:9/v1"
+PROMPT = "Append a line to notes.txt."
+PROMISE = "NOTES WRITTEN"
+
+
+@pytest.fixture
+def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
+    assert (
+        codex_install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
+    )
+    autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    yield autopilot
+    crash_log = autopilot.home / "logs" / "bridge.log"
+    assert not crash_log.exists(), crash_log.read_text()
+
+
+def test_two_iterations_then_the_promise(
+    codex: CodexRunner, ap: Autopilot, fake_codex: FakeCodexModel
+) -> None:
+    started = ap.cli(
+        "ralph",
+        "--host",
+        "codex",
+        "--max-iterations",
+        "5",
+        "--completion-promise",
+        PROMISE,
+        PROMPT,
+        openai_url=NO_MANAGER,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert ap.state()["session_id"] is None  # from a terminal: unclaimed until a hook hears it
+    write = Patch("*** Begin Patch\n*** Add File: notes.txt\n+one\n*** End Patch\n")
+    fake_codex.script = [
+        [Say("First pass."), write],
+        "Wrote the first line; more to check.",
+        f"Checked again: it is all there.\n<promise>{PROMISE}</promise>",
+    ]
+
+    run = codex(PROMPT, extra_env=ap.env(NO_MANAGER), timeout=90)
+
+    assert run.ok, run.describe()
+    requests = [r.raw for r in fake_codex.model_requests]
+    assert len(requests) == 3, requests
+    # The one Stop block carried the banner and the prompt back, inside the same turn.
+    assert "Ralph iteration 2/5" not in requests[1]
+    assert "Ralph iteration 2/5" in requests[2] and PROMPT in requests[2]
+    assert run.last_message.endswith(f"<promise>{PROMISE}</promise>")
+    state = ap.state()
+    assert (state["style"], state["status"], state["ralph"]["iteration"]) == ("ralph", "done", 2)
+    assert state["session_id"] == run.thread_id
+    result: dict[str, Any] = json.loads((ap.project_dir / "last.json").read_text())
+    assert (result["why"], result["iterations"]) == ("promise", 2)
+    assert ap.active_markers() == []
+    assert (ap.repo / "notes.txt").read_text() == "one\n"

@@ -1,0 +1,178 @@
+"""`doctor` checks both hosts and the selected manager, on real files: a CODEX_HOME with and
+without our hooks, trusted and modified, Claude Code's record of installed plugins, and
+`claude` / `codex` stand-ins on PATH (doctor only looks them up, or asks `codex login status`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex import codex_install
+from autopilot_codex.codex_trust import set_trust, trust_entries
+from autopilot_codex.commands.doctor import render, run_checks
+from tests.conftest import make_repo
+
+BASE_PATH = "/usr/bin:/bin"
+
+
+def stand_in(shim: Path, name: str, script: str = "exit 0") -> None:
+    shim.mkdir(exist_ok=True)
+    (shim / name).write_text(f"#!/bin/sh\n{script}\n")
+    (shim / name).chmod(0o755)
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH with only the system and a shim folder; CODEX_HOME in tmp_path. Returns the shim."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    assert not any(Path(d, n).exists() for d in BASE_PATH.split(":") for n in ("claude", "codex"))
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{BASE_PATH}")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    return shim
+
+
+def report(tmp_path: Path) -> str:
+    return render(run_checks(str(tmp_path)))
+
+
+def lines_with(text: str, needle: str) -> list[str]:
+    return [line for line in text.splitlines() if needle in line]
+
+
+def install_codex(tmp_path: Path) -> codex_install.Target:
+    tgt = codex_install.target("user", env=os.environ, cwd=tmp_path)
+    codex_install.install(tgt)
+    return tgt
+
+
+def install_claude_plugin() -> None:
+    plugins = Path(os.environ["HOME"]) / ".claude" / "plugins"
+    plugins.mkdir(parents=True)
+    record = {"version": 2, "plugins": {"autopilot-codex@autopilot-codex": [{"scope": "user"}]}}
+    (plugins / "installed_plugins.json").write_text(json.dumps(record))
+
+
+def test_trusted_codex_hooks_are_ready_and_a_missing_claude_is_only_a_fact(
+    env: Path, tmp_path: Path
+) -> None:
+    stand_in(env, "codex")
+    install_codex(tmp_path)
+    out = report(tmp_path)
+    assert lines_with(out, "Codex hooks:")[0].startswith("ok ")
+    assert "all 5 trusted" in out
+    assert lines_with(out, "`claude` is not on PATH")[0].startswith("--")
+    assert "FIX" not in out and "Ready." in out
+
+
+@pytest.mark.parametrize(
+    ("spoil", "says"),
+    [
+        ("modify", "1 modified since trusted"),
+        ("untrust", "5 untrusted"),
+    ],
+)
+def test_untrusted_or_modified_codex_hooks_say_what_to_run(
+    env: Path, tmp_path: Path, spoil: str, says: str
+) -> None:
+    stand_in(env, "codex")
+    install_claude_plugin()
+    stand_in(env, "claude")
+    tgt = install_codex(tmp_path)
+    if spoil == "modify":
+        document = json.loads(tgt.hooks_file.read_text())
+        document["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 599
+        tgt.hooks_file.write_text(json.dumps(document))
+    else:
+        tgt.config_file.write_text("")
+    out = report(tmp_path)
+    (line,) = lines_with(out, "Codex hooks:")
+    # A broken install is a fault even though Claude Code is ready.
+    assert line.startswith("FIX") and says in line
+    assert "`autopilot-codex install codex --user` again" in line
+    assert "Not ready" in out
+
+
+def test_codex_without_our_hooks_is_a_fact_when_claude_is_ready(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    stand_in(env, "claude")
+    install_claude_plugin()
+    out = report(tmp_path)
+    assert lines_with(out, "Claude Code plugin: autopilot-codex@autopilot-codex")[0].startswith(
+        "ok"
+    )
+    (line,) = lines_with(out, "not installed for Codex")
+    assert line.startswith("--") and "autopilot-codex install codex --user" in line
+    assert "FIX" not in out
+
+
+def test_no_usable_host_is_a_fault_on_each(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "claude")  # on PATH, but the plugin is not installed
+    out = report(tmp_path)
+    (claude,) = lines_with(out, "plugin is not installed in Claude Code")
+    assert claude.startswith("FIX") and "`autopilot-codex install`" in claude
+    (codex,) = lines_with(out, "`codex` is not on PATH")
+    assert codex.startswith("FIX") and "npm install -g @openai/codex" in codex
+
+
+def test_a_project_install_is_checked_too(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    repo = make_repo(tmp_path / "repo")
+    tgt = codex_install.target("project", env=os.environ, cwd=repo)
+    codex_install.install(tgt)
+    out = render(run_checks(str(repo)))
+    (line,) = lines_with(out, "Codex hooks:")
+    assert str(repo / ".codex" / "hooks.json") in line and line.startswith("ok")
+
+
+def test_the_manager_line_names_the_backend_and_why(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in(env, "claude")
+    install_claude_plugin()
+    (manager,) = lines_with(report(tmp_path), "manager: the openai backend")
+    assert manager.startswith("ok") and "OPENAI_API_KEY is set" in manager
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    stand_in(env, "codex")  # `codex login status` exits 0: logged in
+    (manager,) = lines_with(report(tmp_path), "manager:")
+    assert manager.startswith("ok") and "the codex backend" in manager
+    assert "no OPENAI_API_KEY, and codex is installed and logged in" in manager
+
+    stand_in(env, "codex", "exit 1")  # logged out: nothing to fall back on
+    (manager,) = lines_with(report(tmp_path), "OPENAI_API_KEY is not set")
+    assert manager.startswith("FIX") and "codex login" in manager
+
+    monkeypatch.setenv("AUTOPILOT_CODEX_MANAGER", "codex")
+    (manager,) = lines_with(report(tmp_path), "codex is not logged in")
+    assert manager.startswith("FIX") and "AUTOPILOT_CODEX_MANAGER=codex" in manager
+
+
+def test_the_plugin_form_is_checked_against_our_hooks_file(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    plugin = "autopilot-codex@autopilot-codex"
+    config = tmp_path / "codex-home" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(f'[plugins."{plugin}"]\nenabled = true\n')
+    (line,) = lines_with(report(tmp_path), "Codex plugin")
+    assert line.startswith("FIX") and "not all trusted" in line and "/hooks" in line
+
+    template = json.loads((codex_install.PLUGIN_ROOT / "hooks" / "codex.json").read_text())
+    entries = trust_entries(f"{plugin}:hooks/codex.json", template)
+    config.write_text(set_trust(config.read_text(), entries))
+    out = report(tmp_path)
+    (line,) = lines_with(out, "Codex plugin")
+    assert line.startswith("ok") and "5 hooks trusted" in line
+    assert "FIX" not in out
+
+
+def test_codex_users_learn_when_the_launcher_is_not_on_path(env: Path, tmp_path: Path) -> None:
+    stand_in(env, "codex")
+    install_codex(tmp_path)
+    (line,) = lines_with(report(tmp_path), "is not on PATH, so Codex's shell")
+    assert line.startswith("--")
+    stand_in(env, "autopilot-codex")
+    assert not lines_with(report(tmp_path), "is not on PATH, so Codex's shell")

@@ -52,7 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     stop.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     _resume_parser(sub)
-    sub.add_parser("doctor", help="check that everything a loop needs is in place")
+    doctor = sub.add_parser("doctor", help="check that everything a loop needs is in place")
+    doctor.add_argument(
+        "--probe",
+        action="store_true",
+        help="also send the manager one tiny strict-schema request (a paid call) and say "
+        "whether the server honours the schema",
+    )
     _other_parsers(sub)
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
@@ -290,7 +296,7 @@ def _resume(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.doctor import render, run_checks
 
-    checks = run_checks(cwd)
+    checks = run_checks(cwd, probe=args.probe)
     return (0 if all(c.ok for c in checks) else 1), render(checks)
 
 

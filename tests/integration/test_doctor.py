@@ -176,3 +176,24 @@ def test_codex_users_learn_when_the_launcher_is_not_on_path(env: Path, tmp_path:
     assert line.startswith("--")
     stand_in(env, "autopilot-codex")
     assert not lines_with(report(tmp_path), "is not on PATH, so Codex's shell")
+
+
+def test_doctor_probe_sends_one_request_and_says_whether_the_schema_held(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex.cli import main
+    from tests.fakes.openai_server import FakeOpenAI, Reply
+
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("AUTOPILOT_CODEX_API", "chat")
+        server.enqueue({"greeting": "hello", "word_count": 1})
+        main(["-C", str(repo), "doctor", "--probe"])
+        out = capsys.readouterr().out
+        assert "probe ok" in out and len(server.requests) == 1
+        server.enqueue(Reply(text="Hello there!"), Reply(text="Hi!"))
+        assert main(["-C", str(repo), "doctor", "--probe"]) == 1
+        assert "probe FAIL" in capsys.readouterr().out
+        # Without --probe, doctor makes no paid call.
+        main(["-C", str(repo), "doctor"])
+        assert len(server.requests) == 3

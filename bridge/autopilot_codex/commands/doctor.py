@@ -33,7 +33,7 @@ class Check:
     note: bool = False
 
 
-def run_checks(cwd: str) -> list[Check]:
+def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
@@ -58,6 +58,8 @@ def run_checks(cwd: str) -> list[Check]:
         checks.append(Check(False, f"settings: {exc}"))
     if config is not None:
         checks.append(manager_check(config))
+        if probe and checks[-1].ok:
+            checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
     if worktree:
@@ -89,6 +91,14 @@ def manager_check(config: Config) -> Check:
     if name == "openai" and problem.startswith("OPENAI_API_KEY is not set"):
         problem = f"OPENAI_API_KEY is not set. {OPENAI_KEY_HINT}"
     return Check(False, f"{problem} (manager: the {name} backend, {why})")
+
+
+def probe_check(config: Config) -> Check:
+    """One tiny strict-schema request: does the server honour the schema, or only the shape?"""
+    from ..manager.probe import probe
+
+    result = probe(config)
+    return Check(result.honoured, result.line)
 
 
 def host_checks(reports: list[HostReport]) -> list[Check]:

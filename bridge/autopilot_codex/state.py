@@ -108,6 +108,25 @@ class ReviewRecord(_Record):
 
 
 @dataclass(frozen=True)
+class Inflight(_Record):
+    """The loop's one manager call in flight: a background review, or a Stop judging the turn.
+
+    Taken under the store lock; whoever finds it stale (its process gone, an older loop, past
+    its deadline) clears it and charges `reserved_usd`, the worst case of the call it was
+    making, since what that call cost is then unknown.
+    """
+
+    kind: Literal["review", "stop"]
+    token: str
+    pid: int
+    generation: int
+    # Epoch seconds (time.time), so another process can judge them.
+    started_at: float
+    deadline: float
+    reserved_usd: float = 0.0
+
+
+@dataclass(frozen=True)
 class VerdictRecord(_Record):
     decision: Literal["continue", "done", "abort"]
     reason: str
@@ -151,6 +170,10 @@ class State(_Record):
     last_review_head: str | None = None
     # Set by PreCompact; the next Stop without a tool run in between is let through.
     compaction_pending: bool = False
+    # The one manager call in flight (seed 002: one call at a time per loop), if any.
+    inflight: Inflight | None = None
+    # A background review's fix or reject that no hook has handed to the implementer yet.
+    pending_review: ReviewRecord | None = None
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     created_at: str = field(default_factory=now_iso)
@@ -216,6 +239,9 @@ def check_ranges(state: State) -> None:
     for name in _NON_NEGATIVE:
         if getattr(state, name) < 0:
             raise typedjson.Invalid(name, "negative")
+    reserved = state.inflight.reserved_usd if state.inflight else 0.0
+    if not math.isfinite(reserved) or reserved < 0:
+        raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
     if state.budget_usd <= 0:
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:
@@ -239,5 +265,3 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         data = MIGRATIONS[version](data)
         version = data.get("schema_version")
     return data
-
-

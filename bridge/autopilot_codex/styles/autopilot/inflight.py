@@ -1,0 +1,90 @@
+"""The loop's single manager call in flight (`State.inflight`): taken, reserved, settled and
+reclaimed, always under the store lock.
+
+One slot for reviews and verdicts alike keeps the seed's rules exact under parallel hooks: a
+burst of edits starts one review, parallel Stops make one verdict call, and the budget guard
+of the one caller that holds the slot sees everything already spent.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+
+from ...guards import charge
+from ...state import Inflight, State
+
+# Beyond the manager's own timeout: git, the prompt and the state writes around the call.
+SLACK_S = 30.0
+
+
+def new_token() -> str:
+    return secrets.token_hex(8)
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_stale(slot: Inflight, generation: int, now: float) -> bool:
+    return slot.generation != generation or now > slot.deadline or not pid_alive(slot.pid)
+
+
+def reclaim(state: State, now: float) -> tuple[State, Inflight | None]:
+    """Clear a stale slot and charge its reservation: the call may have been paid for, and
+    the budget guard's worst case must hold even for a caller that died."""
+    slot = state.inflight
+    if slot is None or not is_stale(slot, state.generation, now):
+        return state, None
+    return charge(state, slot.reserved_usd).evolve(inflight=None), slot
+
+
+def claim(
+    state: State, kind: str, *, pid: int, token: str, now: float, timeout_s: float
+) -> State | None:
+    """The state with the slot taken, or None when a live caller holds it."""
+    state, _ = reclaim(state, now)
+    if state.inflight is not None:
+        return None
+    slot = Inflight(
+        kind="review" if kind == "review" else "stop",
+        token=token,
+        pid=pid,
+        generation=state.generation,
+        started_at=now,
+        deadline=now + timeout_s + SLACK_S,
+    )
+    return state.evolve(inflight=slot)
+
+
+def holds(state: State, token: str) -> bool:
+    return state.inflight is not None and state.inflight.token == token
+
+
+def reserve(state: State, token: str, usd: float) -> State:
+    """Record the worst case of the call about to be made, charged if its caller dies."""
+    if not holds(state, token) or state.inflight is None:
+        return state
+    return state.evolve(inflight=state.inflight.evolve(reserved_usd=usd))
+
+
+def settle(state: State, token: str) -> State:
+    """The call came back and its real cost was charged: the reservation goes."""
+    return reserve(state, token, 0.0)
+
+
+def release(state: State, token: str) -> State:
+    return state.evolve(inflight=None) if holds(state, token) else state
+
+
+def clock() -> float:
+    return time.time()

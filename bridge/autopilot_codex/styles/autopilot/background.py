@@ -72,11 +72,13 @@ class Round:
 
 def run(ctx: HookContext, token: str) -> int:
     """Review until the diff holds still, then free the slot. Always exits 0."""
+    tried = ""
     try:
         for _ in range(MAX_ROUNDS):
-            step = _prepare(ctx, token)
+            step = _prepare(ctx, token, tried)
             if step is None:
                 return 0
+            tried = step.digest
             outcome = _ask_watched(ctx, token, step)
             if not _apply(ctx, token, step, outcome):
                 return 0
@@ -88,7 +90,7 @@ def run(ctx: HookContext, token: str) -> int:
     return 0
 
 
-def _prepare(ctx: HookContext, token: str) -> Round | None:
+def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
     """The next review, or None (slot freed in the same lock) when there is nothing to do."""
     from . import steps
 
@@ -101,8 +103,9 @@ def _prepare(ctx: HookContext, token: str) -> Round | None:
             return None
         repo = ctx.store.worktree
         diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=steps.excluded(ctx.store))
-        if diff.empty or state.cached_review(diff.digest) is not None:
-            # Already reviewed (its answer was handed over then) or nothing to review.
+        if diff.empty or diff.digest == tried or state.cached_review(diff.digest) is not None:
+            # Nothing to review, or reviewed already (its answer was handed over then), or
+            # its review just failed: the Stop tries again.
             ctx.store.save(inflight.release(state, token))
             return None
         state = ctx.store.with_plan(state)

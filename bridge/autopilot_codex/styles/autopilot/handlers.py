@@ -192,7 +192,7 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
             state = _reclaimed(ctx, guards.claim(state, ctx.payload.session_id or ""), now)
             slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
-                ctx.store.save(state)
+                state = ctx.store.save(state.evolve(stop_events=state.stop_events + 1))
                 return _busy(ctx, state)
             if slot is None:
                 return _claim_stop(ctx, state, token, now)
@@ -214,6 +214,8 @@ def _claim_stop(ctx: HookContext, state: State, token: str, now: float) -> Decis
 
 
 def _busy(ctx: HookContext, state: State) -> Decision:
+    """Another Stop of this loop is being judged, and its answer is the turn's: this one lets
+    the host go on without a call (seed: one verdict call per iteration, never more)."""
     decision = guards.allow("stop.busy")
     record(ctx, state, decision, None)
     return decision

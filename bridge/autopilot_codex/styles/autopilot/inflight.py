@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from pathlib import Path
 
 from ...guards import charge
 from ...state import Inflight, State
@@ -32,7 +33,17 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An exited worker whose parent has not reaped it yet (a long-lived parent, such as a
+    test run, starting hooks in-process) is gone for our purposes."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
 
 
 def is_stale(slot: Inflight, generation: int, now: float) -> bool:

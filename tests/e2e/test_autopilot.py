@@ -294,6 +294,50 @@ def test_review_reject_sends_the_revert_command(
     assert "# broken" not in openai_fake.requests_for(schema="Verdict")[0].prompt_text
 
 
+def test_a_late_fix_reaches_the_model_at_its_next_tool(
+    loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
+) -> None:
+    openai_fake.enqueue(plan_body(1), schema="Plan")
+    openai_fake.enqueue(Reply(body=review_body("fix"), delay=2.0), schema="Review")
+    # The second review sees the edit; a third, the same change once committed (a new file's
+    # diff reads differently once it is tracked).
+    openai_fake.enqueue(review_body("approve"), review_body("approve"), schema="Review")
+    openai_fake.enqueue(verdict_body("done"), schema="Verdict")
+    fix = {"file_path": "{workdir}/file1.txt", "old_string": "wrong", "new_string": "right"}
+    fake_anthropic.script = [
+        [write("file1.txt", "wrong\n")],
+        # The model moves on; the review comes back while this command runs.
+        [ToolUse("Bash", {"command": "sleep 4"})],
+        [Text("Fixing the finding."), ToolUse("Edit", fix)],
+        [commit("file1.txt", "feat(files): task number 1")],
+        [Text("Fixed and committed.")],
+    ]
+
+    run = loop_run(f"{PLAN} {GOAL}", openai_fake.base_url)
+
+    assert_ran(run)
+    mains = mains_raw(fake_anthropic)
+    assert len(mains) == 5, fake_anthropic.dump_log()
+    # Not with the edit (the review was still out) but with the next tool's result.
+    assert "wrong content (file1.txt:1-2)" not in mains[1]
+    assert "wrong content (file1.txt:1-2)" in mains[2]
+    posts = hook_answers(run, "PostToolUse")
+    assert [p.get("decision") for p in posts] == [None, "block", None, None]
+    assert stop_blocks(run) == []
+    assert (ap.repo / "file1.txt").read_text() == "right\n"
+
+    state = ap.state()
+    assert (state["status"], state["iteration"], state["inflight"]) == ("done", 1, None)
+    assert [r["decision"] for r in state["reviewed"]][-1] == "fix"
+    names = ap.event_names()
+    assert names.index("review.fix") < names.index("review.fix.delivered")
+    assert names[-1] == "verdict.done"
+    first, second, last = openai_fake.requests_for(schema="Review")
+    assert "+wrong" in first.prompt_text and "+right" in second.prompt_text
+    # The verdict came after the final diff's review.
+    assert openai_fake.requests_for(schema="Verdict")[0].received_at >= last.received_at
+
+
 # -- 3. the manager is down ---------------------------------------------------------------------
 
 

@@ -124,6 +124,8 @@ class Inflight(_Record):
     started_at: float
     deadline: float
     reserved_usd: float = 0.0
+    # The digest of the diff a review is about: a Stop judging a newer diff need not wait.
+    digest: str = ""
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
                 "review.deferred", reason="budget", session=ctx.payload.session_id
             )
             return None
-        state = ctx.store.save(inflight.reserve(state, token, estimate))
+        state = ctx.store.save(inflight.reserve(state, token, estimate, diff.digest))
         ctx.store.append_event(
             "review.started", digest=diff.digest[:16], session=ctx.payload.session_id
         )

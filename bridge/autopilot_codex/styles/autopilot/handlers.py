@@ -17,6 +17,7 @@ from .. import HookContext
 from . import inflight, reducer
 from .steps import (
     REVIEW_PASSED,
+    excluded,
     finish,
     owned,
     prepare_review,
@@ -179,10 +180,12 @@ STOP_POLL_S = 0.05
 
 
 def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
-    """Guard the Stop, then take the in-flight slot for its calls. A background review still
-    out is waited for (its diff is the one to judge); another Stop that holds the slot is
-    already judging this turn, so this one answers without a call."""
+    """Guard the Stop, then take the in-flight slot for its calls. A background review of the
+    diff being judged is waited for; one of an older diff is superseded (the Stop reviews the
+    final diff itself); another Stop that holds the slot is already judging this turn, so this
+    one answers without a call."""
     give_up = inflight.clock() + ctx.config.timeout_s + inflight.SLACK_S
+    digest: str | None = None
     while True:
         with ctx.store.locked():
             state = owned(ctx)
@@ -191,6 +194,10 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
             now = inflight.clock()
             state = _reclaimed(ctx, guards.claim(state, ctx.payload.session_id or ""), now)
             slot = state.inflight
+            if slot is not None and slot.kind == "review" and review_mode(state) == "edit":
+                digest = digest if digest is not None else _digest(ctx, state)
+                state = _superseded(ctx, state, digest)
+                slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
                 state = ctx.store.save(state.evolve(stop_events=state.stop_events + 1))
                 return _busy(ctx, state)
@@ -198,6 +205,24 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
                 return _claim_stop(ctx, state, token, now)
             ctx.store.save(state)
         time.sleep(STOP_POLL_S)
+
+
+def _digest(ctx: HookContext, state: State) -> str:
+    return gitrepo.diff_since(
+        ctx.store.worktree, state.task_base_sha, exclude=excluded(ctx.store)
+    ).digest
+
+
+def _superseded(ctx: HookContext, state: State, digest: str) -> State:
+    slot = state.inflight
+    if slot is None or not slot.digest or slot.digest == digest:
+        return state
+    state, old = inflight.supersede(state)
+    if old is not None:
+        ctx.store.append_event(
+            "review.superseded", pid=old.pid, charged_usd=round(old.reserved_usd, 6)
+        )
+    return state
 
 
 def _claim_stop(ctx: HookContext, state: State, token: str, now: float) -> Decision | None:

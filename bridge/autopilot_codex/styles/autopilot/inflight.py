@@ -81,11 +81,21 @@ def holds(state: State, token: str) -> bool:
     return state.inflight is not None and state.inflight.token == token
 
 
-def reserve(state: State, token: str, usd: float) -> State:
+def reserve(state: State, token: str, usd: float, digest: str = "") -> State:
     """Record the worst case of the call about to be made, charged if its caller dies."""
     if not holds(state, token) or state.inflight is None:
         return state
-    return state.evolve(inflight=state.inflight.evolve(reserved_usd=usd))
+    slot = state.inflight.evolve(reserved_usd=usd, digest=digest or state.inflight.digest)
+    return state.evolve(inflight=slot)
+
+
+def supersede(state: State) -> tuple[State, Inflight | None]:
+    """Take the slot from a review whose answer no longer matters (its diff changed since):
+    its worker sees the slot gone and leaves; its worst case is charged, as for a crash."""
+    slot = state.inflight
+    if slot is None:
+        return state, None
+    return charge(state, slot.reserved_usd).evolve(inflight=None), slot
 
 
 def settle(state: State, token: str) -> State:

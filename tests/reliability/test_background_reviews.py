@@ -180,3 +180,27 @@ def test_stopping_the_loop_during_a_review_ends_the_worker_and_still_counts_the_
     assert events_of(planned)[-1]["event"] == "review.abandoned"
     for event in ("PostToolUse", "Stop"):
         assert hook(event, payload(event, planned)).stdout == ""
+
+
+def test_a_stop_supersedes_a_review_of_an_older_diff_and_reviews_the_final_one(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("approve"), delay=30.0), schema="Review")
+    manager.enqueue(review_body("fix"), schema="Review")
+    (planned / "file1.txt").write_text("first\n")
+    before = state_of(planned)["budget_used_usd"]
+    hook("PostToolUse", edit_payload(planned))
+    slot = wait_inflight(planned)
+    wait_for_request(manager, "Review")
+    (planned / "file1.txt").write_text("final\n")  # an edit whose hook finds the slot busy
+    assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
+    began = time.monotonic()
+    out = answer_of(hook("Stop", payload("Stop", planned)))
+    assert time.monotonic() - began < 10  # not the 30 s of the outdated review
+    assert out["decision"] == "block" and "wrong content" in out["reason"]
+    assert "+final" in manager.requests_for(schema="Review")[1].prompt_text
+    wait_gone(slot["pid"])
+    state = state_of(planned)
+    assert state["inflight"] is None
+    assert state["budget_used_usd"] >= before + slot["reserved_usd"]
+    assert "review.superseded" in [e["event"] for e in events_of(planned)]

@@ -129,7 +129,8 @@ def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:
     from ...manager import schemas
 
     done = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(ctx.store, token, done), daemon=True)
+    args = (ctx.store, token, ctx.payload.session_id, done)
+    watcher = threading.Thread(target=_watch, args=args, daemon=True)
     watcher.start()
     try:
         manager = ctx.manager(step.state.model, ctx.config)
@@ -138,11 +139,11 @@ def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:
         done.set()
 
 
-def _watch(store: Store, token: str, done: threading.Event) -> None:
+def _watch(store: Store, token: str, session: str | None, done: threading.Event) -> None:
     """Leave as soon as the call is moot: the loop stopped or moved on, or the slot is gone."""
     while not done.wait(WATCH_S):
         if _moot(store, token):
-            _abandon(store, token)
+            _abandon(store, token, session)
             os._exit(0)
 
 
@@ -156,7 +157,7 @@ def _moot(store: Store, token: str) -> bool:
     return state.status != "running" or time.time() > state.inflight.deadline
 
 
-def _abandon(store: Store, token: str) -> None:
+def _abandon(store: Store, token: str, session: str | None) -> None:
     """Charge the reservation (the call's cost is unknown) and free the slot, if still ours."""
     with store.locked():
         state = store.load(with_plan=False)
@@ -164,7 +165,12 @@ def _abandon(store: Store, token: str) -> None:
             return
         reserved = state.inflight.reserved_usd
         store.save(inflight.release(charge(state, reserved), token))
-        store.append_event("review.abandoned", charged_usd=round(reserved, 6), status=state.status)
+        store.append_event(
+            "review.abandoned",
+            charged_usd=round(reserved, 6),
+            status=state.status,
+            session=session,
+        )
 
 
 def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> bool:

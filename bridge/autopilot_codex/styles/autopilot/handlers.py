@@ -143,7 +143,9 @@ def _start_review(ctx: HookContext, state: State) -> State:
             ctx.store, token=token, host=ctx.host.name, session=ctx.payload.session_id or ""
         )
     except OSError as exc:
-        ctx.store.append_event("review.spawn_failed", error=str(exc))
+        ctx.store.append_event(
+            "review.spawn_failed", error=str(exc), session=ctx.payload.session_id
+        )
         return state
     # Saved by the caller before the lock is released: the worker waits for the lock first.
     return claimed.evolve(inflight=claimed.inflight.evolve(pid=pid))
@@ -157,6 +159,7 @@ def _reclaimed(ctx: HookContext, state: State, now: float) -> State:
             kind=stale.kind,
             pid=stale.pid,
             charged_usd=round(stale.reserved_usd, 6),
+            session=ctx.payload.session_id,
         )
     return state
 
@@ -220,7 +223,10 @@ def _superseded(ctx: HookContext, state: State, digest: str) -> State:
     state, old = inflight.supersede(state)
     if old is not None:
         ctx.store.append_event(
-            "review.superseded", pid=old.pid, charged_usd=round(old.reserved_usd, 6)
+            "review.superseded",
+            pid=old.pid,
+            charged_usd=round(old.reserved_usd, 6),
+            session=ctx.payload.session_id,
         )
     return state
 

@@ -204,3 +204,20 @@ def test_a_stop_supersedes_a_review_of_an_older_diff_and_reviews_the_final_one(
     assert state["inflight"] is None
     assert state["budget_used_usd"] >= before + slot["reserved_usd"]
     assert "review.superseded" in [e["event"] for e in events_of(planned)]
+
+
+def test_committing_a_reviewed_change_keeps_its_review_key(repo: Path) -> None:
+    from autopilot_codex.gitrepo import diff_since
+    from autopilot_codex.styles.autopilot.steps import diff_key
+    from tests.conftest import git
+
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "new.txt").write_text("one\n")
+    (repo / "more.txt").write_text("a\nb\n")
+    (repo / "README.md").write_text("# changed\n")
+    before = diff_key(diff_since(repo, base))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the same change, committed")
+    assert diff_key(diff_since(repo, base)) == before
+    (repo / "new.txt").write_text("two\n")
+    assert diff_key(diff_since(repo, base)) != before

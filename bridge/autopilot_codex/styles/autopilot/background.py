@@ -103,7 +103,8 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             return None
         repo = ctx.store.worktree
         diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=steps.excluded(ctx.store))
-        if diff.empty or diff.digest == tried or state.cached_review(diff.digest) is not None:
+        key = steps.diff_key(diff)
+        if diff.empty or key == tried or state.cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or
             # its review just failed: the Stop tries again.
             ctx.store.save(inflight.release(state, token))
@@ -118,11 +119,11 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
                 "review.deferred", reason="budget", session=ctx.payload.session_id
             )
             return None
-        state = ctx.store.save(inflight.reserve(state, token, estimate, diff.digest))
+        state = ctx.store.save(inflight.reserve(state, token, estimate, key))
         ctx.store.append_event(
-            "review.started", digest=diff.digest[:16], session=ctx.payload.session_id
+            "review.started", digest=key[:16], session=ctx.payload.session_id
         )
-    return Round(state, prompt, diff.digest)
+    return Round(state, prompt, key)
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:

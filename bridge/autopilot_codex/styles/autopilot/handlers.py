@@ -17,6 +17,7 @@ from .. import HookContext
 from . import inflight, reducer
 from .steps import (
     REVIEW_PASSED,
+    diff_key,
     excluded,
     finish,
     owned,
@@ -211,9 +212,9 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
 
 
 def _digest(ctx: HookContext, state: State) -> str:
-    return gitrepo.diff_since(
-        ctx.store.worktree, state.task_base_sha, exclude=excluded(ctx.store)
-    ).digest
+    return diff_key(
+        gitrepo.diff_since(ctx.store.worktree, state.task_base_sha, exclude=excluded(ctx.store))
+    )
 
 
 def _superseded(ctx: HookContext, state: State, digest: str) -> State:

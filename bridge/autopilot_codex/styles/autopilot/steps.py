@@ -4,6 +4,7 @@ without the lock, apply the answer if the loop is still the same one, and record
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,7 +47,8 @@ def prepare_review(
     if diff.empty:
         ctx.store.save(state)
         return guards.allow("review.empty")
-    cached = state.cached_review(diff.digest)
+    key = diff_key(diff)
+    cached = state.cached_review(key)
     if cached is not None:
         state, decision = reducer.replay_cached(state, cached, at_stop=at_stop)
         state = ctx.store.save(state)
@@ -58,10 +60,35 @@ def prepare_review(
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
         return reducer.apply_review(
-            s, outcome, diff.digest, now=now_iso(), limits=limits, at_stop=at_stop
+            s, outcome, key, now=now_iso(), limits=limits, at_stop=at_stop
         )
 
     return pending(ctx, state, "review", "Review", prompt, reduce, token)
+
+
+def diff_key(diff: gitrepo.Diff) -> str:
+    """What makes two diffs the same change for the review cache: the same files with the same
+    lines. A new file reads differently untracked and committed (git adds its mode and blob
+    ids, and sorts it among the tracked files), and committing it must not cost a review."""
+    sections = ("\n" + diff.text).split("\ndiff --git ")
+    kept = []
+    for section in sections:
+        lines = [
+            _same_line(line)
+            for line in section.splitlines()
+            if not line.startswith(("index ", "\\ No newline"))
+        ]
+        kept.append("\n".join(lines))
+    text = "\ndiff --git ".join(sorted(kept))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _same_line(line: str) -> str:
+    if line.startswith("new file"):
+        return "new file"
+    if line == "@@ -0,0 +1,1 @@":
+        return "@@ -0,0 +1 @@"  # git leaves out a count of one
+    return line
 
 
 def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:

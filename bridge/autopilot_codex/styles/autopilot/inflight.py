@@ -9,7 +9,6 @@ of the one caller that holds the slot sees everything already spent.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from pathlib import Path
 
@@ -21,7 +20,9 @@ SLACK_S = 30.0
 
 
 def new_token() -> str:
-    return secrets.token_hex(8)
+    # Not `secrets`: its import (random, hashlib) would cost every hook; nothing is guarded
+    # by this value but the identity of the slot's holder.
+    return os.urandom(8).hex()
 
 
 def pid_alive(pid: int) -> bool:

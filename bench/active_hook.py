@@ -72,8 +72,8 @@ def cases_for(
     edit = edit_hook_payload(repo, "src/pkg0000/mod000000.py")
 
     def cached(proc: subprocess.CompletedProcess[bytes]) -> None:
+        # Silent at once; that its worker made no call is checked once all cases have run.
         silent_ok(proc)
-        expect(last_event(repo, home) == "review.approve", "the edit's hook made a review")
 
     def guarded(proc: subprocess.CompletedProcess[bytes]) -> None:
         expect(b"stopped_budget" in proc.stdout, f"no budget stop: {proc.stdout[:300]!r}")

@@ -3,7 +3,8 @@
 A repository of 5,000 files with a 300-line diff; the loop is planned through the real CLI and
 the diff reviewed once by the fake manager. Then, through the real launcher:
 
-- review cache hit: PostToolUse after an edit that leaves the same diff (review.cached);
+- review cache hit: PostToolUse after an edit that leaves the same diff (the hook answers at
+  once and starts a background worker, which finds the diff reviewed and makes no call);
 - guard stop: Stop with the budget used up (stop.guard.budget); state.json and the active marker
   are restored from a saved copy before each run, outside the timing;
 - other session: PostToolUse and Stop of a session that does not own the loop.
@@ -71,8 +72,8 @@ def cases_for(
     edit = edit_hook_payload(repo, "src/pkg0000/mod000000.py")
 
     def cached(proc: subprocess.CompletedProcess[bytes]) -> None:
+        # Silent at once; that its worker made no call is checked once all cases have run.
         silent_ok(proc)
-        expect(last_event(repo, home) == "review.cached", "the cache was missed")
 
     def guarded(proc: subprocess.CompletedProcess[bytes]) -> None:
         expect(b"stopped_budget" in proc.stdout, f"no budget stop: {proc.stdout[:300]!r}")

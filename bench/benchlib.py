@@ -320,6 +320,21 @@ def loop_dir(repo: Path, home: Path) -> Path:
     return project_dir(repo, home)
 
 
+def settle(repo: Path, home: Path, timeout: float = 120.0) -> None:
+    """Wait until the loop has no manager call in flight (a background review finished)."""
+    path = loop_dir(repo, home) / "state.json"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            busy = json.loads(path.read_text()).get("inflight") is not None
+        except (OSError, ValueError):
+            busy = False
+        if not busy:
+            return
+        expect(time.monotonic() < deadline, "a background review never finished")
+        time.sleep(0.02)
+
+
 def marker_path(repo: Path, home: Path) -> Path:
     from autopilot_codex.paths import active_marker
 
@@ -558,7 +573,10 @@ class ActiveLoop:
         vouch(self.state_path, json.dumps(data, indent=2) + "\n")
 
     def hook(self, event: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-        return run(hook_argv(event), env=self.env, stdin=stdin)
+        """A setup hook; an edit's background review is waited for, so the setup is done."""
+        proc = run(hook_argv(event), env=self.env, stdin=stdin)
+        settle(self.repo, self.home)
+        return proc
 
     def reviews(self) -> int:
         return len(self.manager.requests("Review"))

@@ -38,6 +38,7 @@ from benchlib import (
     expect,
     git,
     make_diff,
+    settle,
     tracked_file,
     workdir,
 )
@@ -85,6 +86,10 @@ def hook(event: str, data: dict[str, Any]) -> str:
     finally:
         sys.argv, sys.stdin = argv, stdin
     expect(code == 0, f"{event} hook exited {code}")
+    if event == "PostToolUse":
+        # Reviews run in the background: wait, so each diff the script makes is reviewed as
+        # the tally expects (a real session would coalesce some of them).
+        settle(Path(data["cwd"]), Path(os.environ["AUTOPILOT_CODEX_HOME"]))
     return out.getvalue()
 
 

@@ -109,6 +109,27 @@ class ReviewRecord(_Record):
 
 
 @dataclass(frozen=True)
+class Inflight(_Record):
+    """The loop's one manager call in flight: a background review, or a Stop judging the turn.
+
+    Taken under the store lock; whoever finds it stale (its process gone, an older loop, past
+    its deadline) clears it and charges `reserved_usd`, the worst case of the call it was
+    making, since what that call cost is then unknown.
+    """
+
+    kind: Literal["review", "stop"]
+    token: str
+    pid: int
+    generation: int
+    # Epoch seconds (time.time), so another process can judge them.
+    started_at: float
+    deadline: float
+    reserved_usd: float = 0.0
+    # The digest of the diff a review is about: a Stop judging a newer diff need not wait.
+    digest: str = ""
+
+
+@dataclass(frozen=True)
 class VerdictRecord(_Record):
     decision: Literal["continue", "done", "abort"]
     reason: str
@@ -192,6 +213,10 @@ class State(_Record):
     consultations: int = 0
     consultations_task: str | None = None
     consultations_total: int = 0
+    # The one manager call in flight (seed 002: one call at a time per loop), if any.
+    inflight: Inflight | None = None
+    # A background review's fix or reject that no hook has handed to the implementer yet.
+    pending_review: ReviewRecord | None = None
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     # The ralph style's record; None for every other style (older files load unchanged).
@@ -284,6 +309,9 @@ def check_ranges(state: State) -> None:
     for name in _NON_NEGATIVE:
         if getattr(state, name) < 0:
             raise typedjson.Invalid(name, "negative")
+    reserved = state.inflight.reserved_usd if state.inflight else 0.0
+    if not math.isfinite(reserved) or reserved < 0:
+        raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
     if state.budget_usd <= 0:
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:
@@ -313,5 +341,3 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
         data = MIGRATIONS[version](data)
         version = data.get("schema_version")
     return data
-
-

@@ -51,7 +51,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 def plan(repo: Path, manager: FakeOpenAI, capsys, *extra: str, body: Any = None) -> str:
     manager.enqueue(body or plan_body(2), schema="Plan")
-    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", *extra, "do it")
+    # These tests are about the checks at a verdict: the diff reviews are left out of them.
+    args = ["-C", str(repo), "plan", "--session-id", "sess-1", "--review", "off", *extra]
+    code, out = cli(capsys, *args, "do it")
     assert code == 0, out
     return out
 

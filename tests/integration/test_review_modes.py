@@ -21,6 +21,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
+from tests.reviews import wait_reviews
 
 
 @pytest.fixture
@@ -50,9 +51,11 @@ def test_edit_mode_reviews_each_edit(repo: Path, manager: FakeOpenAI, hook, caps
     for n in (1, 2):
         (repo / "file1.txt").write_text(f"v{n}\n")
         manager.enqueue(review_body(), schema="Review")
-        hook("PostToolUse", edit_payload(repo))
+        assert hook("PostToolUse", edit_payload(repo)).stdout == ""
+        wait_reviews(repo)
     assert reviews(manager) == 2
     hook("PostToolUse", bash(repo, "ls"))
+    wait_reviews(repo)
     assert reviews(manager) == 2
 
 
@@ -67,11 +70,13 @@ def test_commit_mode_reviews_only_after_a_commit(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "feat: file1")
     manager.enqueue(review_body("fix"), schema="Review")
-    out = hook("PostToolUse", bash(repo, "git commit -qm 'feat: file1'")).json
-    assert out["decision"] == "block"
+    assert hook("PostToolUse", bash(repo, "git commit -qm 'feat: file1'")).stdout == ""
+    wait_reviews(repo)
     assert reviews(manager) == 1
-    # The same commit is not reviewed again by the next shell command.
-    hook("PostToolUse", bash(repo, "git log"))
+    # The same commit is not reviewed again by the next shell command, which hands the fix over.
+    out = hook("PostToolUse", bash(repo, "git log")).json
+    wait_reviews(repo)
+    assert out["decision"] == "block"
     assert reviews(manager) == 1
 
 
@@ -120,6 +125,7 @@ def test_environment_overrides_the_mode_chosen_at_plan_time(
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW", "off")
     (repo / "file1.txt").write_text("v1\n")
     hook("PostToolUse", edit_payload(repo))
+    wait_reviews(repo)
     assert reviews(manager) == 0
 
 
@@ -136,6 +142,7 @@ def test_secrets_and_state_never_reach_the_manager(
     (repo / "config.py").write_text('TOKEN = "sk-live-abcdefghijklmnopqrstuvwx"\n')
     manager.enqueue(review_body(), schema="Review")
     hook("PostToolUse", edit_payload(repo, "config.py"))
+    wait_reviews(repo)
     text = manager.requests_for(schema="Review")[0].prompt_text
     assert "config.py" in text
     assert "hunter2" not in text and "BEGIN OPENSSH" not in text
@@ -152,6 +159,7 @@ def test_oversized_diffs_are_summarised_within_the_cap(
         (repo / f"big{n}.txt").write_text("".join(f"line {i} of file {n}\n" for i in range(400)))
     manager.enqueue(review_body(), schema="Review")
     hook("PostToolUse", edit_payload(repo, "big0.txt"))
+    wait_reviews(repo)
     request = manager.requests_for(schema="Review")[0]
     assert len(request.prompt_text) <= 8000 + 10
     assert "per-file summary" in request.prompt_text

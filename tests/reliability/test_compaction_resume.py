@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.cli import main
-from tests.conftest import git, payload, verdict_body
+from tests.conftest import git, payload, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import Hook, answer_of, events_of, state_of
 
@@ -80,6 +80,8 @@ def test_session_start_follows_the_task_the_manager_moved_to(
     (continuing / "file1.txt").write_text("one\n")
     git(continuing, "add", "file1.txt")
     git(continuing, "commit", "-q", "-m", "feat: file1")
+    # The Stop reviews the final diff first (edit mode), then asks for the verdict.
+    manager.enqueue(review_body("approve"), schema="Review")
     manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
     hook("Stop", payload("Stop", continuing))
     assert state_of(continuing)["current_task"] == "T2"

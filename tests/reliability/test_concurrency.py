@@ -148,22 +148,28 @@ def test_fifty_parallel_hooks_lose_no_update(
         assert "lock" not in r.answer.get("systemMessage", ""), r.answer
         if r.event == "PostToolUse":
             assert r.answer == {}
-        else:
-            assert r.answer["decision"] == "block"  # every Stop got its manager verdict
+    # A Stop either got its manager verdict or, while another Stop held the loop's one call
+    # in flight, answered at once without a call.
+    judged = [r for r in results if r.event == "Stop" and r.answer.get("decision") == "block"]
+    busy = [r for r in results if r.event == "Stop" and r.answer == {}]
+    assert len(judged) + len(busy) == STOP_HOOKS
+    assert judged
 
     state = state_of(repo)
     assert state["status"] == "running"
     assert state["tool_events"] == TOOL_HOOKS
     assert state["stop_events"] == STOP_HOOKS
-    assert state["iteration"] == STOP_HOOKS
-    assert len(manager.requests_for(schema="Verdict")) == STOP_HOOKS
+    assert state["iteration"] == len(judged)
+    assert len(manager.requests_for(schema="Verdict")) == len(judged)
+    assert state["inflight"] is None
     attempt = cost_usd(Usage(1000, 0, 200), price_for(state["model"]))
-    assert state["budget_used_usd"] == pytest.approx(planned_cost + STOP_HOOKS * attempt)
+    assert state["budget_used_usd"] == pytest.approx(planned_cost + len(judged) * attempt)
 
     raw_lines = (state_path(repo).parent / "events.jsonl").read_text(encoding="utf-8").splitlines()
     assert all(isinstance(json.loads(line), dict) for line in raw_lines)
     verdicts = [e for e in events_of(repo) if e["event"] == "verdict.continue"]
-    assert len(verdicts) == STOP_HOOKS
+    assert len(verdicts) == len(judged)
+    assert len([e for e in events_of(repo) if e["event"] == "stop.busy"]) == len(busy)
 
     assert watcher.problems == [], watcher.problems[:5]
     assert watcher.reads > 0

@@ -27,6 +27,7 @@ from tests.reliability.conftest import (
     state_of,
     state_path,
 )
+from tests.reviews import wait_reviews
 
 EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact")
 TOOLS = (
@@ -209,6 +210,9 @@ class Fixture:
     def check(self, event: str, raw: bytes) -> HookRun:
         self.reset()
         result = self.hook(event, raw)
+        # A Write starts a background review (of the empty diff): let it end before the
+        # next example rewrites state.json under it.
+        wait_reviews(self.repo)
         assert result.code == 0
         assert "Traceback" not in result.stdout
         assert "internal error" not in result.stderr, result.stderr

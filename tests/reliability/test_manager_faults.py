@@ -19,7 +19,8 @@ import pytest
 from autopilot_codex.manager.pricing import Usage, cost_usd, price_for
 from tests.conftest import edit_payload, payload, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.reliability.conftest import Hook, answer_of, state_of
+from tests.reliability.conftest import Hook, answer_of, events_of, state_of
+from tests.reviews import wait_reviews
 
 # Seconds a manager call may take in total, retries included.
 TIMEOUT_S = 1.0
@@ -122,6 +123,10 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
 
     began = time.monotonic()
     result = hook(hook_event, data)
+    if hook_event == "PostToolUse":
+        # The edit's hook answers at once; the review is made by a background worker.
+        assert answer_of(result) == {}
+        wait_reviews(planned, timeout=TIMEOUT_S + SLACK_S)
     elapsed = time.monotonic() - began
 
     assert result.code == 0
@@ -144,6 +149,13 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
         else:
             assert answer == {}
             assert after["last_review"]["decision"] == "approve"
+        return
+    if hook_event == "PostToolUse":
+        # Trouble in the background is not a verdict on anything: the loop runs on and the
+        # Stop reviews the diff again (tests/integration/test_hooks.py).
+        assert (after["status"], after["last_review"]) == ("running", None)
+        failed = [e for e in events_of(planned) if e["event"] == "review.unavailable.background"]
+        assert fault.error in failed[-1]["error"], failed
         return
 
     assert "decision" not in answer, answer

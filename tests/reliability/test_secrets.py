@@ -19,6 +19,7 @@ from tests.conftest import (
 )
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import Hook, answer_of, start_loop, state_of
+from tests.reviews import wait_reviews
 
 
 @pytest.fixture
@@ -48,6 +49,7 @@ def test_a_planted_key_reaches_no_file_and_no_request(
     hook: Hook,
     isolated: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start_loop(leaky_repo, manager, capsys)
 
@@ -57,16 +59,21 @@ def test_a_planted_key_reaches_no_file_and_no_request(
     (leaky_repo / "src" / "client.py").write_text(f'client = Client(key="{PLANTED_KEY}")\n')
     (leaky_repo / ".env").write_text(f"OPENAI_API_KEY={PLANTED_KEY}\nMORE=1\n")
     manager.enqueue(review_body("fix"), review_body("approve"), schema="Review")
-    out = answer_of(hook("PostToolUse", edit_payload(leaky_repo, "src/settings.py")))
-    assert out["decision"] == "block"
+    assert answer_of(hook("PostToolUse", edit_payload(leaky_repo, "src/settings.py"))) == {}
+    wait_reviews(leaky_repo)
     git(leaky_repo, "add", "src")
     git(leaky_repo, "commit", "-q", "-m", f"wire the client with {PLANTED_KEY}")
     (leaky_repo / "src" / "extra.py").write_text(f"# {PLANTED_KEY}\n")
-    hook("PostToolUse", edit_payload(leaky_repo, "src/extra.py"))
+    # The next edit's hook hands over the background review's fix.
+    out = answer_of(hook("PostToolUse", edit_payload(leaky_repo, "src/extra.py")))
+    assert out["decision"] == "block"
+    wait_reviews(leaky_repo)
 
     manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
     message = f"Done. I set OPENAI_API_KEY={PLANTED_KEY} in src/settings.py."
     assert answer_of(hook("Stop", payload("Stop", leaky_repo, last_assistant_message=message)))
+    # Only verdicts from here on (edit mode would review the next task's diff at each Stop).
+    monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW", "off")
     # Failed calls whose answers echo the key, as some compatible servers do: an invalid
     # answer (corrected once, then paused) and an error status (paused at once).
     for replies in (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -375,3 +376,45 @@ def test_a_task_called_done_without_a_new_commit_stays_current() -> None:
     assert state.current_task == "T1" and state.completed_tasks == []
     assert "Task T1 accepted" not in decision.reason and "Task T1 (1/3)" in decision.reason
     assert decision.note.startswith("T1 not advanced")
+# -- background reviews and the in-flight slot --------------------------------------------------
+
+
+def test_a_background_fix_waits_to_be_handed_over_once() -> None:
+    state, decision = reducer.apply_background_review(make_state(), review("fix"), "d1", now=NOW)
+    assert decision.blocks and state.pending_review is not None
+    assert state.budget_used_usd == pytest.approx(0.1)
+    handed = reducer.take_pending(state, at_stop=True)
+    assert handed is not None
+    after, given = handed
+    assert given.blocks and given.event == "review.fix.delivered"
+    assert given.reason == state.pending_review.reason
+    assert after.pending_review is None and after.idle_stop_blocks == 1
+    assert reducer.take_pending(after, at_stop=False) is None
+
+
+def test_a_background_approve_or_failure_leaves_nothing_to_hand_over() -> None:
+    approved, _ = reducer.apply_background_review(make_state(), review("approve"), "d", now=NOW)
+    assert approved.pending_review is None and approved.cached_review("d") is not None
+    failed, decision = reducer.apply_background_review(make_state(), FAILED, "d", now=NOW)
+    # Charged, but the loop runs on: the Stop reviews again.
+    assert (failed.status, failed.budget_used_usd) == ("running", pytest.approx(0.05))
+    assert decision.event == "review.unavailable.background" and not decision.blocks
+
+
+def test_one_slot_in_flight_and_a_stale_one_is_reclaimed_with_its_worst_case() -> None:
+    from autopilot_codex.styles.autopilot import inflight
+
+    state = make_state()
+    held = inflight.claim(state, "review", pid=os.getpid(), token="a", now=100.0, timeout_s=10)
+    assert held is not None
+    held = inflight.reserve(held, "a", 0.5, "d1")
+    assert inflight.claim(held, "stop", pid=os.getpid(), token="b", now=101.0, timeout_s=10) is None
+    # Past its deadline (or from an older loop, or its process gone) the slot is taken over.
+    late = inflight.claim(held, "stop", pid=os.getpid(), token="b", now=1000.0, timeout_s=10)
+    assert late is not None and late.inflight is not None and late.inflight.token == "b"
+    assert late.budget_used_usd == pytest.approx(0.5)
+    older = held.evolve(generation=held.generation + 1)
+    assert inflight.claim(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
+    dead = inflight.reclaim(held.evolve(inflight=held.inflight.evolve(pid=2**22 + 7)), 101.0)
+    assert dead[1] is not None and dead[0].inflight is None
+    assert inflight.release(held, "b") == held and inflight.release(held, "a").inflight is None

@@ -95,6 +95,37 @@ def apply_review(
     return state, dataclasses.replace(answer, note=note)
 
 
+def apply_background_review(
+    state: State,
+    outcome: Outcome[Review],
+    diff_hash: str,
+    *,
+    now: str,
+    changed_files: Sequence[str] = (),
+) -> Step:
+    """A review made off the critical path. A fix or reject waits in `pending_review` for the
+    next hook that can speak; a failed call only costs money: the Stop reviews again."""
+    if outcome.value is None:
+        failed = charge(state, outcome.cost_usd)
+        return failed, allow("review.unavailable.background", outcome.error or "no answer")
+    state, decision = apply_review(
+        state, outcome, diff_hash, now=now, limits=Limits(), changed_files=changed_files
+    )
+    if decision.blocks:
+        state = state.evolve(pending_review=state.last_review)
+    return state, decision
+
+
+def take_pending(state: State, *, at_stop: bool) -> Step | None:
+    """Hand over a background review's fix or reject, once."""
+    record = state.pending_review
+    if record is None:
+        return None
+    decision = replay_review(record)
+    decision = Decision(decision.action, f"{decision.event}.delivered", decision.reason)
+    return _counted(state.evolve(pending_review=None), decision, at_stop)
+
+
 def replay_cached(state: State, record: ReviewRecord, *, at_stop: bool) -> Step:
     """An identical diff reuses its review without a model call."""
     decision = replay_review(record)
@@ -230,5 +261,3 @@ def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
     if task is not None:
         parts.append(task_contract(task, state.task_position()))
     return "\n\n".join(parts)
-
-

@@ -1,0 +1,124 @@
+"""How much of the manager's latency the implementer waits for: the real Claude Code CLI makes
+N edits and ends its turn once, with a fake manager that takes L seconds per answer, in review
+mode `edit` and with reviews `off`.
+
+    python bench/critical_path.py [--json FILE]
+
+The figure is (wall(edit) - wall(off)) / L: how many manager latencies the reviews add to the
+session. Reviewing in the background, it is at most the one review still out at the Stop;
+with the edit hook waiting for every review it was about N. Also printed: the manager's
+requests per scenario.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchlib import QUICK, ROOT, Row, emit, hook_env, real_python
+
+BENCH = "critical_path"
+LATENCY_S = 3.0
+EDITS = (5,) if QUICK else (5, 20)
+TARGET = 1.5
+
+
+def _responder(request: Any) -> Any:
+    """Every review approves and every verdict is `done`, each after LATENCY_S."""
+    # `tests` is importable once benchlib has put the checkout on sys.path.
+    from tests.conftest import review_body, verdict_body
+    from tests.fakes.openai_server import Reply
+
+    if request.schema_name == "Review":
+        return Reply(body=review_body("approve"), delay=LATENCY_S)
+    if request.schema_name == "Verdict":
+        return Reply(body=verdict_body("done"), delay=LATENCY_S)
+    return None
+
+
+def scenario(claude: Path, tmp: Path, edits: int, mode: str) -> tuple[float, dict[str, int]]:
+    """Wall seconds of one session and the manager requests it made, by schema."""
+    from tests.conftest import plan_body
+    from tests.e2e.claude_cli import make_git_repo, run_claude
+    from tests.e2e.fake_anthropic import FakeAnthropic, Text, ToolUse
+    from tests.fakes.openai_server import FakeOpenAI
+
+    repo = make_git_repo(tmp / f"repo-{mode}-{edits}")
+    home = tmp / f"home-{mode}-{edits}"
+    env = hook_env(home / "state", real_python())
+    with FakeOpenAI() as manager, FakeAnthropic(workdir=repo) as anthropic:
+        env["OPENAI_BASE_URL"] = manager.base_url
+        manager.enqueue(plan_body(1), schema="Plan")
+        manager.responder = _responder
+        _plan(repo, env, mode)
+        anthropic.script = [
+            [ToolUse("Write", {"file_path": "{workdir}/" + f"f{i}.txt", "content": f"{i}\n"})]
+            for i in range(edits)
+        ] + [[Text("All written.")]]
+        run = run_claude(
+            claude,
+            workdir=repo,
+            prompt="Write the files.",
+            plugin_dir=ROOT,
+            anthropic_url=anthropic.url,
+            home=home / "user",
+            extra_env={k: v for k, v in env.items() if k.startswith(("AUTOPILOT", "OPENAI"))},
+            timeout=600,
+        )
+        if not run.ok:
+            raise RuntimeError(run.describe())
+        counts: dict[str, int] = {}
+        for request in manager.requests:
+            name = str(request.schema_name)
+            counts[name] = counts.get(name, 0) + 1
+    return run.wall_time, counts
+
+
+def _plan(repo: Path, env: dict[str, str], mode: str) -> None:
+    import subprocess
+
+    launcher = ROOT / "bin" / "autopilot-codex"
+    subprocess.run(
+        [str(launcher), "-C", str(repo), "plan", "--review", mode, "write", "the", "files"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def main() -> int:
+    from tests.e2e.claude_cli import ClaudeInstallError, ensure_claude
+
+    try:
+        claude = ensure_claude()
+    except ClaudeInstallError as exc:
+        print(f"critical_path: the pinned Claude Code CLI is unavailable: {exc}", file=sys.stderr)
+        return 1
+    rows: list[Row] = []
+    notes: list[str] = [f"fake manager latency L = {LATENCY_S:g} s per answer"]
+    with tempfile.TemporaryDirectory(prefix="autopilot-bench-critical-") as name:
+        tmp = Path(name)
+        for edits in EDITS:
+            walls: dict[str, float] = {}
+            for mode in ("off", "edit"):
+                walls[mode], counts = scenario(claude, tmp, edits, mode)
+                notes.append(f"N={edits} {mode}: {walls[mode]:.1f} s, manager requests {counts}")
+            ratio = (walls["edit"] - walls["off"]) / LATENCY_S
+            rows.append(
+                Row(
+                    BENCH,
+                    f"N={edits} edits + 1 Stop: (wall(edit) - wall(off)) / L",
+                    round(ratio, 2),
+                    "L",
+                    target=f"<= {TARGET:g}",
+                    ok=ratio <= TARGET,
+                )
+            )
+    emit(rows, notes)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

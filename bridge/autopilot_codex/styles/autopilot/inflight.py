@@ -1,0 +1,112 @@
+"""The loop's single manager call in flight (`State.inflight`): taken, reserved, settled and
+reclaimed, always under the store lock.
+
+One slot for reviews and verdicts alike keeps the seed's rules exact under parallel hooks: a
+burst of edits starts one review, parallel Stops make one verdict call, and the budget guard
+of the one caller that holds the slot sees everything already spent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from ...guards import charge
+from ...state import Inflight, State
+
+# Beyond the manager's own timeout: git, the prompt and the state writes around the call.
+SLACK_S = 30.0
+
+
+def new_token() -> str:
+    # Not `secrets`: its import (random, hashlib) would cost every hook; nothing is guarded
+    # by this value but the identity of the slot's holder.
+    return os.urandom(8).hex()
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An exited worker whose parent has not reaped it yet (a long-lived parent, such as a
+    test run, starting hooks in-process) is gone for our purposes."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
+
+
+def is_stale(slot: Inflight, generation: int, now: float) -> bool:
+    return slot.generation != generation or now > slot.deadline or not pid_alive(slot.pid)
+
+
+def reclaim(state: State, now: float) -> tuple[State, Inflight | None]:
+    """Clear a stale slot and charge its reservation: the call may have been paid for, and
+    the budget guard's worst case must hold even for a caller that died."""
+    slot = state.inflight
+    if slot is None or not is_stale(slot, state.generation, now):
+        return state, None
+    return charge(state, slot.reserved_usd).evolve(inflight=None), slot
+
+
+def claim(
+    state: State, kind: str, *, pid: int, token: str, now: float, timeout_s: float
+) -> State | None:
+    """The state with the slot taken, or None when a live caller holds it."""
+    state, _ = reclaim(state, now)
+    if state.inflight is not None:
+        return None
+    slot = Inflight(
+        kind="review" if kind == "review" else "stop",
+        token=token,
+        pid=pid,
+        generation=state.generation,
+        started_at=now,
+        deadline=now + timeout_s + SLACK_S,
+    )
+    return state.evolve(inflight=slot)
+
+
+def holds(state: State, token: str) -> bool:
+    return state.inflight is not None and state.inflight.token == token
+
+
+def reserve(state: State, token: str, usd: float, digest: str = "") -> State:
+    """Record the worst case of the call about to be made, charged if its caller dies."""
+    if not holds(state, token) or state.inflight is None:
+        return state
+    slot = state.inflight.evolve(reserved_usd=usd, digest=digest or state.inflight.digest)
+    return state.evolve(inflight=slot)
+
+
+def supersede(state: State) -> tuple[State, Inflight | None]:
+    """Take the slot from a review whose answer no longer matters (its diff changed since):
+    its worker sees the slot gone and leaves; its worst case is charged, as for a crash."""
+    slot = state.inflight
+    if slot is None:
+        return state, None
+    return charge(state, slot.reserved_usd).evolve(inflight=None), slot
+
+
+def settle(state: State, token: str) -> State:
+    """The call came back and its real cost was charged: the reservation goes."""
+    return reserve(state, token, 0.0)
+
+
+def release(state: State, token: str) -> State:
+    return state.evolve(inflight=None) if holds(state, token) else state
+
+
+def clock() -> float:
+    return time.time()

@@ -1,0 +1,223 @@
+"""Background reviews: the edit's hook answers at once, one manager call is in flight per loop,
+a burst of edits is coalesced, and a review killed or orphaned half-way leaves the loop sound.
+
+The hooks are real processes where the timing matters (the launcher, as the host starts them);
+the workers are the real detached processes the hooks start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.styles.autopilot.inflight import pid_alive
+from tests.conftest import edit_payload, payload, review_body, verdict_body
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.reliability.conftest import Hook, answer_of, events_of, state_of
+from tests.reliability.test_concurrency import fire, launcher_env
+from tests.reliability.test_session_guards import wait_for_request
+from tests.reviews import wait_inflight, wait_reviews
+
+
+def read_payload(repo: Path) -> dict[str, object]:
+    return payload("PostToolUse", repo, tool_name="Read", tool_input={"file_path": "x"})
+
+
+def reviews(manager: FakeOpenAI) -> int:
+    return len(manager.requests_for(schema="Review"))
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid):
+        assert time.monotonic() < deadline, f"worker {pid} outlived the loop"
+        time.sleep(0.05)
+
+
+def test_an_edit_hook_answers_before_a_slow_review_and_the_next_hook_carries_its_fix(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("fix"), delay=3.0), schema="Review")
+    (planned / "file1.txt").write_text("wrong\n")
+    began = time.monotonic()
+    assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
+    assert time.monotonic() - began < 2.0
+    slot = wait_inflight(planned)
+    assert slot["kind"] == "review" and slot["reserved_usd"] > 0
+    # Hooks while the review is out speak only if they have something to say.
+    assert answer_of(hook("PostToolUse", read_payload(planned))) == {}
+    state = wait_reviews(planned)
+    assert state["pending_review"]["decision"] == "fix"
+    out = answer_of(hook("PostToolUse", read_payload(planned)))
+    assert out["decision"] == "block" and "wrong content" in out["reason"]
+    assert state_of(planned)["pending_review"] is None
+    assert reviews(manager) == 1
+
+
+def test_a_burst_of_edits_costs_one_or_two_reviews_and_the_last_diff_is_reviewed(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.default = Reply(body=review_body("approve"), delay=1.0)
+    for n in range(10):
+        (planned / "file1.txt").write_text(f"version {n}\n")
+        assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
+    wait_reviews(planned)
+    assert 1 <= reviews(manager) <= 2
+    assert "+version 9" in manager.requests_for(schema="Review")[-1].prompt_text
+    # The final diff is in the cache: the Stop replays it and asks only for a verdict.
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    assert answer_of(hook("Stop", payload("Stop", planned)))["decision"] == "block"
+    assert reviews(manager) <= 2
+    assert len(manager.requests_for(schema="Verdict")) == 1
+
+
+def test_twenty_parallel_edit_hooks_of_one_diff_make_one_review_call(
+    planned: Path, manager: FakeOpenAI
+) -> None:
+    manager.default = Reply(body=review_body("approve"), delay=0.5)
+    (planned / "file1.txt").write_text("one\n")
+    results = fire([("PostToolUse", edit_payload(planned))] * 20, launcher_env())
+    assert all((r.code, r.answer) == (0, {}) for r in results), results[0].stderr
+    state = wait_reviews(planned)
+    assert reviews(manager) == 1
+    assert state["tool_events"] == 20
+    assert state["last_review"]["decision"] == "approve"
+
+
+def test_twenty_parallel_stops_make_one_verdict_call(planned: Path, manager: FakeOpenAI) -> None:
+    manager.default = Reply(body=verdict_body("continue"), delay=3.0)
+    results = fire([("Stop", payload("Stop", planned))] * 20, launcher_env())
+    assert all(r.code == 0 for r in results)
+    judged = [r for r in results if r.answer.get("decision") == "block"]
+    assert len(judged) == 1 and all(r.answer == {} for r in results if r not in judged)
+    state = state_of(planned)
+    assert len(manager.requests_for(schema="Verdict")) == 1 == state["iteration"]
+    assert state["stop_events"] == 20 and state["inflight"] is None
+    assert [e["event"] for e in events_of(planned)].count("stop.busy") == 19
+
+
+def test_a_stop_waits_for_the_review_in_flight_and_never_skips_its_fix(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("fix"), delay=2.0), schema="Review")
+    (planned / "file1.txt").write_text("wrong\n")
+    hook("PostToolUse", edit_payload(planned))
+    wait_inflight(planned)
+    out = answer_of(hook("Stop", payload("Stop", planned)))
+    assert out["decision"] == "block" and "wrong content" in out["reason"]
+    state = state_of(planned)
+    assert manager.requests_for(schema="Verdict") == [] and state["iteration"] == 0
+    assert (state["inflight"], state["pending_review"]) == (None, None)
+    assert reviews(manager) == 1
+    # Ending the turn again without touching the diff replays the fix: never `done` over it.
+    again = answer_of(hook("Stop", payload("Stop", planned, stop_hook_active=True)))
+    assert again["reason"] == out["reason"]
+    assert manager.requests_for(schema="Verdict") == []
+
+
+def test_a_stop_after_an_approving_review_in_flight_judges_without_reviewing_again(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("approve"), delay=2.0), schema="Review")
+    manager.enqueue(verdict_body("done"), schema="Verdict")
+    (planned / "file1.txt").write_text("right\n")
+    hook("PostToolUse", edit_payload(planned))
+    wait_inflight(planned)
+    out = answer_of(hook("Stop", payload("Stop", planned)))
+    assert "done" in out["systemMessage"]
+    assert reviews(manager) == 1
+    verdict = manager.requests_for(schema="Verdict")[0]
+    assert verdict.received_at > manager.requests_for(schema="Review")[0].received_at + 1.5
+
+
+def test_a_worker_killed_mid_call_is_reclaimed_charged_and_its_review_redone(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("approve"), delay=30.0), schema="Review")
+    manager.enqueue(review_body("fix"), schema="Review")
+    (planned / "file1.txt").write_text("wrong\n")
+    before = state_of(planned)["budget_used_usd"]
+    hook("PostToolUse", edit_payload(planned))
+    slot = wait_inflight(planned)
+    wait_for_request(manager, "Review")  # killed mid-call, not before it
+    os.killpg(slot["pid"], signal.SIGKILL)
+    wait_gone(slot["pid"])
+    # The next Stop finds the slot of a dead worker: it takes it over, charges the dead
+    # call's worst case, and reviews the diff itself.
+    out = answer_of(hook("Stop", payload("Stop", planned)))
+    assert out.get("decision") == "block", [e["event"] for e in events_of(planned)]
+    assert "wrong content" in out["reason"]
+    state = state_of(planned)
+    assert state["inflight"] is None
+    assert state["budget_used_usd"] >= before + slot["reserved_usd"]
+    reclaimed = [e for e in events_of(planned) if e["event"] == "inflight.reclaimed"]
+    assert reclaimed[0]["pid"] == slot["pid"]
+    assert reclaimed[0]["charged_usd"] == pytest.approx(slot["reserved_usd"], abs=1e-6)
+    assert reviews(manager) == 2
+
+
+def test_stopping_the_loop_during_a_review_ends_the_worker_and_still_counts_the_cost(
+    planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autopilot_codex.cli import main
+
+    manager.enqueue(Reply(body=review_body("fix"), delay=30.0), schema="Review")
+    (planned / "file1.txt").write_text("wrong\n")
+    before = state_of(planned)["budget_used_usd"]
+    hook("PostToolUse", edit_payload(planned))
+    slot = wait_inflight(planned)
+    wait_for_request(manager, "Review")
+    assert main(["-C", str(planned), "stop"]) == 0
+    capsys.readouterr()
+    wait_gone(slot["pid"], timeout=5.0)  # long before its 30 s answer
+    state = wait_reviews(planned)
+    assert state["status"] == "stopped" and state["pending_review"] is None
+    assert state["budget_used_usd"] == pytest.approx(before + slot["reserved_usd"])
+    assert events_of(planned)[-1]["event"] == "review.abandoned"
+    for event in ("PostToolUse", "Stop"):
+        assert hook(event, payload(event, planned)).stdout == ""
+
+
+def test_a_stop_supersedes_a_review_of_an_older_diff_and_reviews_the_final_one(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    manager.enqueue(Reply(body=review_body("approve"), delay=30.0), schema="Review")
+    manager.enqueue(review_body("fix"), schema="Review")
+    (planned / "file1.txt").write_text("first\n")
+    before = state_of(planned)["budget_used_usd"]
+    hook("PostToolUse", edit_payload(planned))
+    slot = wait_inflight(planned)
+    wait_for_request(manager, "Review")
+    (planned / "file1.txt").write_text("final\n")  # an edit whose hook finds the slot busy
+    assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
+    began = time.monotonic()
+    out = answer_of(hook("Stop", payload("Stop", planned)))
+    assert time.monotonic() - began < 10  # not the 30 s of the outdated review
+    assert out["decision"] == "block" and "wrong content" in out["reason"]
+    assert "+final" in manager.requests_for(schema="Review")[1].prompt_text
+    wait_gone(slot["pid"])
+    state = state_of(planned)
+    assert state["inflight"] is None
+    assert state["budget_used_usd"] >= before + slot["reserved_usd"]
+    assert "review.superseded" in [e["event"] for e in events_of(planned)]
+
+
+def test_committing_a_reviewed_change_keeps_its_review_key(repo: Path) -> None:
+    from autopilot_codex.gitrepo import diff_since
+    from autopilot_codex.styles.autopilot.steps import diff_key
+    from tests.conftest import git
+
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "new.txt").write_text("one\n")
+    (repo / "more.txt").write_text("a\nb\n")
+    (repo / "README.md").write_text("# changed\n")
+    before = diff_key(diff_since(repo, base))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the same change, committed")
+    assert diff_key(diff_since(repo, base)) == before
+    (repo / "new.txt").write_text("two\n")
+    assert diff_key(diff_since(repo, base)) != before

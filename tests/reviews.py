@@ -1,0 +1,39 @@
+"""Waiting for the loop's background review: the PostToolUse hook answers at once and a
+detached worker reviews, so a test that wants the review's outcome waits for the slot."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from autopilot_codex.paths import project_dir
+
+
+def _state(worktree: Path) -> dict[str, Any]:
+    return json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+
+
+def wait_reviews(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
+    """The state once no manager call is in flight (the worker freed the slot)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = _state(worktree)
+        if state.get("inflight") is None:
+            return state
+        if time.monotonic() > deadline:
+            raise AssertionError(f"a review was still in flight after {timeout}s: {state['inflight']}")
+        time.sleep(0.05)
+
+
+def wait_inflight(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
+    """The in-flight slot, once a worker holds it and has started its call."""
+    deadline = time.monotonic() + timeout
+    while True:
+        slot = _state(worktree).get("inflight")
+        if slot is not None and slot.get("reserved_usd", 0) > 0:
+            return slot
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no review started within {timeout}s")
+        time.sleep(0.02)

@@ -156,6 +156,9 @@ def test_a_clean_verifier_round_exits(
     assert names(done, "role") == ["implement", "verify"]
     assert names(done, "markers") == [["ready"], ["exit"]]
     assert names(done, "files_changed") == [["hello.txt"], []]
+    # Read from the real CLI's stream: the last action and the usage the fake reported.
+    assert "git commit" in done[0]["last_action"], done[0]
+    assert names(done, "tokens") == [3 * 110, 110]
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4
     assert VERIFY not in prompts[0] and VERIFY in prompts[1]

@@ -15,7 +15,9 @@ A turn is a list of items (``Say`` / ``Shell`` / ``Patch``), one item, or a plai
 message). Before the script, the first unused ``Rule`` whose ``when`` occurs in the raw body
 answers (once): that is how a Stop-hook continuation gets its own reply, since the request
 carries the whole history. When the script is used up the fake says ``EXHAUSTED_TEXT``; it
-never answers with an error, which would make Codex retry or fail the run.
+answers with an error only when a turn says so (``Fail``), which fails the Codex run (no
+retries are configured). A ``Hold`` turn keeps the request waiting until the test releases it
+(to interrupt a run mid-turn).
 
 The stream follows what Codex reads: ``response.created``, per item ``output_item.added`` (and
 text deltas for messages) then ``output_item.done`` with the full item, then
@@ -24,6 +26,7 @@ text deltas for messages) then ``output_item.done`` with the full item, then
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -64,7 +67,28 @@ class Patch:
 
 
 Item = Say | Shell | Patch
-Turn = Sequence[Item] | Item | str
+
+
+@dataclass(frozen=True)
+class Fail:
+    """An HTTP error instead of a stream: a model failure as Codex sees one."""
+
+    status: int = 500
+    message: str = "scripted model failure"
+
+
+@dataclass
+class Hold:
+    """Wait until ``release`` is set (``timeout_s`` at most), then answer ``turn``;
+    ``arrived`` is set when the request comes in."""
+
+    turn: Sequence[Item] | Item | str
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    timeout_s: float = 60.0
+
+
+Turn = Sequence[Item] | Item | str | Fail | Hold
 
 
 @dataclass
@@ -231,7 +255,7 @@ class FakeCodexModel:
                 return f"script:{n}", self.script[n]
         return "exhausted", EXHAUSTED_TEXT
 
-    def render(self, turn: Turn) -> list[dict[str, Any]]:
+    def render(self, turn: Sequence[Item] | Item | str) -> list[dict[str, Any]]:
         """Output items of one turn, in the Responses API's shapes."""
         if isinstance(turn, (str, Say, Shell, Patch)):
             turn = [turn]
@@ -347,14 +371,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.record(req)
             self._not_found()
             return
+        req.answered, turn = self.fake.choose(raw)
+        if isinstance(turn, Hold):
+            turn.arrived.set()
+            turn.release.wait(turn.timeout_s)
+            turn = turn.turn
+        if isinstance(turn, Fail):
+            self.fake.record(req)
+            self._error(turn)
+            return
         try:
-            req.answered, turn = self.fake.choose(raw)
             req.output = self.fake.render(turn)
         except Exception as exc:  # a broken script must show in the test, not hang Codex
             self.fake.errors.append(f"{type(exc).__name__}: {exc}")
             req.answered, req.output = "exhausted", self.fake.render(EXHAUSTED_TEXT)
         self.fake.record(req)
-        self._stream(sse_events(self.fake.next_id("resp"), req.output))
+        # The client may be gone (a run interrupted while a Hold waited): nothing to tell it.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._stream(sse_events(self.fake.next_id("resp"), req.output))
 
     def _stream(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.send_response(200)
@@ -368,6 +402,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _error(self, fail: Fail) -> None:
+        error = {"message": fail.message, "type": "server_error", "code": "server_error"}
+        data = json.dumps({"error": error}).encode()
+        self.send_response(fail.status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _not_found(self) -> None:
         data = b'{"error": {"message": "not found", "type": "invalid_request_error"}}'

@@ -7,6 +7,7 @@ not checked again; a hanging check is stopped at its limit; a plan's `tests` nev
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -266,3 +267,34 @@ def test_ralph_accepts_a_promise_only_on_green_checks(red_repo: Path, capsys, ho
     assert state_of(red_repo)["status"] == "done"
     code, out = cli(capsys, "-C", str(red_repo), "status")
     assert "Check: " in out and "passed" in out
+
+
+def test_a_stop_typed_during_a_long_check_is_not_kept_waiting(
+    repo: Path, manager: FakeOpenAI, capsys
+) -> None:
+    import subprocess
+
+    from tests.conftest import LAUNCHER
+
+    plan(repo, manager, capsys, "--check", "sleep 4")
+    (repo / "file1.txt").write_text("one\n")
+    env = {**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable, "AUTOPILOT_CODEX_LOCK_TIMEOUT_S": "1"}
+    stdin = repo.parent / "stop-payload.json"
+    stdin.write_text(json.dumps(payload("Stop", repo)))
+    with stdin.open("rb") as handle:
+        stop_hook = subprocess.Popen(
+            [str(LAUNCHER), "hook", "Stop", "--host", "claude"],
+            stdin=handle,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+    time.sleep(1.5)  # the check is running now
+    began = time.monotonic()
+    code, out = cli(capsys, "-C", str(repo), "stop", "user says stop")
+    assert code == 0 and "stopped" in out, out
+    assert time.monotonic() - began < 1.0
+    answer, _ = stop_hook.communicate(timeout=30)
+    # The Stop sees the user's stop and lets the host go: no verdict was asked for.
+    assert b'"decision": "block"' not in answer
+    assert state_of(repo)["status"] == "stopped"
+    assert manager.requests_for(schema="Verdict") == []

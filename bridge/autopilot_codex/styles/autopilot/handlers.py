@@ -10,6 +10,7 @@ import os
 import time
 
 from ... import contract, gitrepo, guards
+from ...check_records import CheckResult
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
@@ -17,6 +18,7 @@ from .. import HookContext
 from . import inflight, reducer
 from .steps import (
     REVIEW_PASSED,
+    checks_for,
     diff_key,
     excluded,
     finish,
@@ -263,19 +265,39 @@ def _judge(ctx: HookContext, token: str) -> Decision:
         delivered = reducer.take_pending(state, at_stop=True)
         if delivered is not None:
             return finish(ctx, *delivered)
-        repo = ctx.store.worktree
         review_first = review_mode(state) in ("stop", "edit")
         step = (
-            prepare_review(ctx, state, repo, at_stop=True, token=token)
+            prepare_review(ctx, state, ctx.store.worktree, at_stop=True, token=token)
             if review_first
-            else prepare_verdict(ctx, state, repo, token)
+            else None
         )
-    decision = resolve(ctx, step, token)
-    if not review_first or decision.blocks or decision.event not in REVIEW_PASSED:
-        return decision
+    passed = guards.allow("ignored")
+    if step is not None:
+        passed = resolve(ctx, step, token)
+        if passed.blocks or passed.event not in REVIEW_PASSED:
+            return passed
+    return _verdict(ctx, token, passed)
+
+
+def _verdict(ctx: HookContext, token: str, otherwise: Decision) -> Decision:
+    """The verdict, with the user's checks run first WITHOUT the lock: a `stop` typed during a
+    long test run must not wait for it. Under the lock they are then a cache hit (same tree)."""
+    results = _checks_unlocked(ctx, token)
     with ctx.store.locked():
         state = owned(ctx)
         if state is None or not inflight.holds(state, token):
-            return decision
+            return otherwise
+        if results is not None:
+            state = state.evolve(last_checks=results)
         step = prepare_verdict(ctx, state, ctx.store.worktree, token)
     return resolve(ctx, step, token)
+
+
+def _checks_unlocked(ctx: HookContext, token: str) -> list[CheckResult] | None:
+    with ctx.store.locked():
+        state = owned(ctx)
+        if state is None or not inflight.holds(state, token) or not state.checks:
+            return None
+    return checks_for(ctx, state)
+
+

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import contract, gitrepo, guards
+from ...check_records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
@@ -149,12 +150,19 @@ def evidence(ctx: HookContext, state: State) -> tuple[State, str, str]:
     if not state.checks:
         return state, "", ""
     from ...checks import evidence_text, failure_reason
+
+    results = checks_for(ctx, state)
+    return state.evolve(last_checks=results), evidence_text(results), failure_reason(results)
+
+
+def checks_for(ctx: HookContext, state: State) -> list[CheckResult]:
+    """Run (or reuse, on an unchanged tree) the loop's checks, writing each fresh run to the
+    ledger; the caller keeps the results in the state."""
     from ...evidence import gather
 
     calls = 2 if review_mode(state) == "stop" else 1
     timeout = for_loop(state, os.environ, ctx.config).timeout_s
-    state, results = gather(ctx.store, state, manager_calls=calls, call_timeout_s=timeout)
-    return state, evidence_text(results), failure_reason(results)
+    return gather(ctx.store, state, manager_calls=calls, call_timeout_s=timeout)[1]
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:

@@ -301,14 +301,14 @@ def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 
 
 def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
-    from .commands.ralph import ralph
+    from .commands.ralph import parse_cap, ralph
 
     budget = args.budget
     return 0, ralph(
         cwd=cwd,
         prompt=" ".join(args.goal),
         prompt_file=args.prompt_file,
-        max_iterations=_ralph_cap(args.max_iterations),
+        max_iterations=parse_cap(args.max_iterations),
         completion_promise=args.completion_promise,
         budget_usd=None if budget is None else check("budget_usd", budget, f"--budget {budget}"),
         session_id=session,
@@ -346,19 +346,6 @@ VERBS: dict[str, Verb] = {
     "cancel": _cancel,
     "ask": _ask,
 }
-
-
-def _ralph_cap(raw: str | None) -> int | None:
-    """ralph's cap: a whole number from 0 (no cap, with a budget) to 10000."""
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 10_000:
-        raise BridgeError(f"--max-iterations {raw} is not accepted: a whole number from 0 to 10000")
-    return value
 
 
 def _host_session() -> str | None:

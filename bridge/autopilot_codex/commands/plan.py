@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import contract, gitrepo
 from ..checks import CheckSpec
-from ..config import check_specs, load_config
+from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
 from ..hookrun import selected_manager
 from ..manager import prompts
@@ -60,23 +60,10 @@ def plan(
 ) -> str:
     # The goal is stored and shown; a credential pasted into it must not be.
     goal = prompts.redact(goal.strip())
-    if not goal:
-        raise BridgeError(f"give a goal: {entry('plan')} <goal> [--budget USD]")
     worktree = worktree_of(cwd)
     config = load_config(overrides)
-    if len(goal) > goal_limit(config):
-        raise BridgeError(
-            f"the goal is {len(goal):,} characters; at most {goal_limit(config):,} fit the "
-            f"manager's prompt (a quarter of prompt_chars={config.prompt_chars}): shorten it, "
-            "or raise AUTOPILOT_CODEX_PROMPT_CHARS"
-        )
+    _refuse_unusable(goal, config, manager)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    if manager is selected_manager:
-        from ..manager.select import configured_problem
-
-        problem = configured_problem(config)
-        if problem:
-            raise BridgeError(problem)
     base = gitrepo.head_sha(worktree)
     previous = _previous(store)
     outcome = _ask_for_plan(worktree, goal, config, manager, store)
@@ -92,15 +79,6 @@ def plan(
         session_id=session_id,
         host=host,
         generation=(previous.generation + 1) if previous else 1,
-    )
-    # Kept with the loop: its hooks may run where the shell's environment is not.
-    state = state.evolve(
-        api=config.api,
-        base_url=config.base_url,
-        timeout_s=config.timeout_s,
-        max_output_tokens=config.max_output_tokens,
-        # The user's checks only; a plan's `tests` are advice and never run.
-        checks=check_specs(config),
     )
     with store.locked():
         current = store.load()
@@ -119,6 +97,25 @@ def plan(
             checks=[c.command for c in state.checks],
         )
     return render_plan(state) + "\n" + checks_note(state.checks, worktree)
+
+
+def _refuse_unusable(goal: str, config: Config, manager: ManagerFactory) -> None:
+    """Before any paid call: no goal, a goal that cannot reach the manager whole, or a manager
+    that cannot answer."""
+    if not goal:
+        raise BridgeError(f"give a goal: {entry('plan')} <goal> [--budget USD]")
+    if len(goal) > goal_limit(config):
+        raise BridgeError(
+            f"the goal is {len(goal):,} characters; at most {goal_limit(config):,} fit the "
+            f"manager's prompt (a quarter of prompt_chars={config.prompt_chars}): shorten it, "
+            "or raise AUTOPILOT_CODEX_PROMPT_CHARS"
+        )
+    if manager is selected_manager:
+        from ..manager.select import configured_problem
+
+        problem = configured_problem(config)
+        if problem:
+            raise BridgeError(problem)
 
 
 def _ask_for_plan(

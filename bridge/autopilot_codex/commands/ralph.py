@@ -138,3 +138,16 @@ def _started(record: reducer.RalphState, host: str) -> str:
 
 def _a(style: str) -> str:
     return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"
+
+
+def parse_cap(raw: str | None) -> int | None:
+    """ralph's cap: a whole number from 0 (no cap, with a budget) to 10000."""
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 10_000:
+        raise BridgeError(f"--max-iterations {raw} is not accepted: a whole number from 0 to 10000")
+    return value

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
 from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
 from ...manager.answers import may_advance, restorable
@@ -48,6 +49,13 @@ def start(
         model=config.model,
         review_mode=config.review,
         generation=generation,
+        # Kept with the loop: its hooks may run where the shell's environment is not.
+        api=config.api,
+        base_url=config.base_url,
+        timeout_s=config.timeout_s,
+        max_output_tokens=config.max_output_tokens,
+        # The user's checks only; a plan's `tests` are advice and never run.
+        checks=check_specs(config),
     )
 
 

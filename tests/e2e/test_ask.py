@@ -85,12 +85,10 @@ def test_the_implementer_asks_mid_turn_and_goes_on(
     assert len(hook_answers(run, "Stop")) == 1 and stop_blocks(run) == []
     assert git(git_repo, "log", "-1", "--format=%s").strip() == "feat: task 1"
 
-    assert [r.schema_name for r in openai_fake.requests] == [
-        "Plan",
-        "Review",
-        "Consultation",
-        "Verdict",
-    ]
+    # The review runs in the background, so it may land before or after the consultation.
+    names = [r.schema_name for r in openai_fake.requests]
+    assert names[0] == "Plan" and names[-1] == "Verdict", names
+    assert sorted(names[1:-1]) == ["Consultation", "Review"], names
     consulted = openai_fake.requests_for(schema="Consultation")[0].prompt_text
     assert "Should file1.txt end with a newline?" in consulted and "+one" in consulted
     state = ap.state()
@@ -100,7 +98,7 @@ def test_the_implementer_asks_mid_turn_and_goes_on(
     assert asked["decision"] == "answered" and asked["cost_usd"] > 0
     # Claude Code hands its session id to the Bash tool, so the consultation is attributed.
     assert asked["session"] == run.session_id
-    assert ap.event_names() == ["plan", "review.approve", "ask", "verdict.done"]
+    assert_events(ap.event_names())
     assert not (ap.home / "logs" / "bridge.log").exists()
 
 
@@ -171,4 +169,12 @@ def test_the_codex_manager_subagent_relays_the_answer(
     state = ap.state()
     assert state["status"] == "done" and state["iteration"] == 1
     assert state["consultations_total"] == 1
-    assert ap.event_names() == ["plan", "review.approve", "ask", "verdict.done"]
+    assert_events(ap.event_names())
+
+
+def assert_events(names: list[str]) -> None:
+    """One plan, one review, one consultation, one verdict: the consultation is neither an
+    iteration nor a review, and the background review's bookkeeping may interleave."""
+    paid = [n for n in names if n in ("plan", "review.approve", "ask", "verdict.done")]
+    assert paid[0] == "plan" and paid[-1] == "verdict.done", names
+    assert sorted(paid[1:-1]) == ["ask", "review.approve"], names

@@ -1,11 +1,10 @@
-"""The first thing a hook runs: decide, with `os`, `sys` and `json` only, whether this hook
+"""The first thing a hook runs: decide, with `os`, `sys` and the C JSON scanner only, whether this hook
 has anything to do. Most hooks fire in sessions with no loop in their worktree, and those
 must cost no more than starting the interpreter.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -36,11 +35,58 @@ def hook_main(argv: list[str]) -> int:
         admitted = admit(read_stdin())
         if admitted is None:
             return 0
+        _late_site()
         from .hookrun import run_hook
     except Exception as exc:  # noqa: BLE001
         sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
         return 0
     return run_hook(argv, admitted)
+
+
+def _late_site() -> None:
+    """The launcher starts hooks without `site` (python -S): the gate needs only the stdlib,
+    and most hooks end there. A hook that reaches the engine needs the environment's packages:
+    load `site` now, as a normal start would have."""
+    if "site" not in sys.modules:
+        import site
+
+        site.main()
+
+
+class _Scanning:
+    """The settings `json.loads` gives the C scanner by default."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity
+
+
+def loads(raw: bytes) -> object:
+    """`json.loads` for the gate, without importing `json`: its import pulls in `re`, `enum`
+    and `functools`, which cost an idle hook more than the rest of its work. The C scanner
+    `json` itself uses does the parsing; anything unusual (no C scanner, not UTF-8, trailing
+    data) goes to `json.loads`, so the answer is always the one `json.loads` would give."""
+    try:
+        from _json import make_scanner
+        text = raw.decode("utf-8")
+    except (ImportError, UnicodeDecodeError):
+        import json
+
+        return json.loads(raw)
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        # typeshed types the context as the scanner itself; any object with these fields works.
+        value, end = make_scanner(_Scanning())(text, start)  # type: ignore[arg-type]
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip(" \t\n\r"):
+        import json
+
+        return json.loads(text)
+    return value
 
 
 def read_stdin() -> bytes:
@@ -53,7 +99,7 @@ def read_stdin() -> bytes:
 def admit(raw: bytes) -> Admitted | None:
     """None when no running loop can care about this payload (the silent allow)."""
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
         data = None
     cwd = data.get("cwd") if isinstance(data, dict) else None
@@ -91,7 +137,7 @@ def _marker_for(worktree: str) -> dict[str, object] | None:
             continue
         try:
             with open(os.path.join(active, name), "rb") as handle:
-                marker = json.loads(handle.read())
+                marker = loads(handle.read())
         except (OSError, ValueError):
             damaged = True
             continue

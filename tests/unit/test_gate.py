@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autopilot_codex.gate import admit
 from autopilot_codex.paths import active_dir, active_marker, find_worktree
 from tests.conftest import ROOT, make_repo
@@ -63,7 +65,7 @@ def test_the_gate_imports_no_pathlib_hashlib_or_typing() -> None:
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "from autopilot_codex.gate import admit\n"
         'admit(b\'{"cwd": "/"}\')\n'
-        "print(sorted(m for m in ('pathlib', 'hashlib', 'typing', 'dataclasses') if m in sys.modules))\n"
+        "print(sorted(m for m in ('pathlib', 'hashlib', 'typing', 'dataclasses', 'json', 're', 'enum', 'site') if m in sys.modules))\n"
     )
     out = subprocess.run(
         [sys.executable, "-S", "-c", code, str(ROOT / "bridge")],
@@ -95,3 +97,59 @@ def test_a_marker_without_a_style_is_an_autopilot_loop(tmp_path: Path) -> None:
     mark(repo, "s1")
     admitted = admit(hook(repo, "s1"))
     assert admitted is not None and admitted.style == "autopilot"
+
+
+SAMPLES = [
+    b'{"cwd": "/tmp", "session_id": "s"}',
+    b'  \n{"a": [1, 2.5, -3e2, null, true, false], "b": {"c": "\\u00e9\\n"}}\n',
+    b'{"x": NaN, "y": Infinity, "z": -Infinity}',
+    b"[]",
+    b'"just a string"',
+    '{"k": "caf\u00e9"}'.encode(),
+    '{"k": 1}'.encode("utf-16"),
+    b'{"k": 1} trailing',
+    b"{not json",
+    b"",
+    b"\xff\xfe garbage",
+    b'{"k": 1}{"k": 2}',
+]
+
+
+@pytest.mark.parametrize("raw", SAMPLES)
+def test_the_gates_parser_answers_as_json_loads_does(raw: bytes) -> None:
+    import math
+
+    from autopilot_codex.gate import loads
+
+    try:
+        expected: object = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        with pytest.raises((ValueError, UnicodeDecodeError)):
+            loads(raw)
+        assert exc is not None
+        return
+    got = loads(raw)
+    if isinstance(expected, dict) and any(isinstance(v, float) and math.isnan(v) for v in expected.values()):
+        assert isinstance(got, dict) and math.isnan(got["x"]) and got["y"] == math.inf
+        return
+    assert got == expected
+
+
+def test_an_admitted_hook_started_without_site_still_reaches_the_engine(tmp_path: Path) -> None:
+    # The launcher starts hooks with `python -S`; the engine needs the environment's packages.
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from autopilot_codex import gate\n"
+        "gate._late_site()\n"
+        "import pydantic, openai\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(ROOT / "bridge")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out == "ok"

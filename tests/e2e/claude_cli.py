@@ -125,6 +125,39 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def npm_install(
+    prefix: Path, package: str, version: str, what: str, error: type[Exception]
+) -> None:
+    """A pinned npm package into its own cache prefix (replaced whole), or `error` saying why.
+    Shared by the Claude Code and Codex harnesses."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise error(f"npm is not on PATH; it is needed to install {what}")
+    shutil.rmtree(prefix, ignore_errors=True)
+    prefix.mkdir(parents=True)
+    # A private package.json keeps npm from walking up into an unrelated project.
+    (prefix / "package.json").write_text('{"name": "autopilot-e2e-cache", "private": true}\n')
+    cmd = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-save"]
+    # The native binary is used directly: no postinstall is needed.
+    cmd += ["--ignore-scripts", "--loglevel=error", f"{package}@{version}"]
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=prefix,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise error(f"npm install {package}@{version} failed: {exc}") from exc
+    if proc.returncode != 0:
+        raise error(
+            f"npm install {package}@{version} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+        )
+
+
 def ensure_claude(cache_dir: Path | None = None, version: str = CLAUDE_CODE_VERSION) -> Path:
     """Install ``@anthropic-ai/claude-code@<version>`` into the cache (once) and return the
     native binary. Safe to call from parallel processes. Raises ClaudeInstallError."""
@@ -134,41 +167,7 @@ def ensure_claude(cache_dir: Path | None = None, version: str = CLAUDE_CODE_VERS
         binary = _find_binary(prefix)
         if binary is not None and claude_version(binary) == version:
             return binary
-        npm = shutil.which("npm")
-        if npm is None:
-            raise ClaudeInstallError("npm is not on PATH; it is needed to install Claude Code")
-        shutil.rmtree(prefix, ignore_errors=True)
-        prefix.mkdir(parents=True)
-        # A private package.json keeps npm from walking up into an unrelated project.
-        (prefix / "package.json").write_text('{"name": "claude-e2e-cache", "private": true}\n')
-        cmd = [
-            npm,
-            "install",
-            "--prefix",
-            str(prefix),
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--ignore-scripts",  # the native binary is used directly; no postinstall needed
-            "--loglevel=error",
-            f"{PACKAGE}@{version}",
-        ]
-        try:
-            proc = subprocess.run(
-                cmd,
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=prefix,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ClaudeInstallError(f"npm install {PACKAGE}@{version} failed: {exc}") from exc
-        if proc.returncode != 0:
-            raise ClaudeInstallError(
-                f"npm install {PACKAGE}@{version} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
-            )
+        npm_install(prefix, PACKAGE, version, "Claude Code", ClaudeInstallError)
         binary = _find_binary(prefix)
         if binary is None:
             raise ClaudeInstallError(

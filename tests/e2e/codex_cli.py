@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .claude_cli import _file_lock, default_cache_dir
+from .claude_cli import _file_lock, default_cache_dir, npm_install
 from .netns_relay import UnixToTcp
 
 CODEX_VERSION = "0.171.0"
@@ -94,41 +94,7 @@ def codex_version(binary: Path) -> str | None:
 
 
 def _npm_install(prefix: Path, version: str) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise CodexInstallError("npm is not on PATH; it is needed to install the Codex CLI")
-    shutil.rmtree(prefix, ignore_errors=True)
-    prefix.mkdir(parents=True)
-    # A private package.json keeps npm from walking up into an unrelated project.
-    (prefix / "package.json").write_text('{"name": "codex-e2e-cache", "private": true}\n')
-    cmd = [
-        npm,
-        "install",
-        "--prefix",
-        str(prefix),
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--ignore-scripts",  # the native binary is used directly
-        "--loglevel=error",
-        f"{PACKAGE}@{version}",
-    ]
-    try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=prefix,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CodexInstallError(f"npm install {PACKAGE}@{version} failed: {exc}") from exc
-    if proc.returncode != 0:
-        raise CodexInstallError(
-            f"npm install {PACKAGE}@{version} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
-        )
+    npm_install(prefix, PACKAGE, version, "the Codex CLI", CodexInstallError)
 
 
 def ensure_codex(cache_dir: Path | None = None, version: str = CODEX_VERSION) -> Path:

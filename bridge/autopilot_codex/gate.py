@@ -81,11 +81,12 @@ def loads(raw: bytes) -> object:
         # typeshed types the context as the scanner itself; any object with these fields works.
         value, end = make_scanner(_Scanning())(text, start)  # type: ignore[arg-type]
     except StopIteration:
-        raise ValueError("not JSON") from None
-    if text[end:].strip(" \t\n\r"):
+        end = -1
+    if end < 0 or text[end:].strip(" \t\n\r"):
+        # Not a plain document (a BOM, garbage, trailing data): json.loads decides, and raises.
         import json
 
-        return json.loads(text)
+        return json.loads(raw)
     return value
 
 

@@ -112,6 +112,7 @@ SAMPLES = [
     b"",
     b"\xff\xfe garbage",
     b'{"k": 1}{"k": 2}',
+    b'\xef\xbb\xbf{"k": 1}',
 ]
 
 

@@ -44,7 +44,7 @@ def gather(
         specs,
         previous=state.last_checks,
         budget_s=budget_s(manager_calls, call_timeout_s),
-        exclude=excluded(store),
+        exclude=store.excluded(),
     )
     if results != state.last_checks:
         for result in results:
@@ -57,15 +57,6 @@ def gather(
                 line=status_line(result),
             )
     return state.evolve(last_checks=results), results
-
-
-def excluded(store: Store) -> tuple[str, ...]:
-    """The loop's own files, when the state home sits inside the repository: not the tree's."""
-    try:
-        relative = store.home.resolve().relative_to(Path(store.worktree).resolve())
-    except ValueError:
-        return ()
-    return (str(relative),)
 
 
 def user_checks(flags: list[str] | None) -> list[CheckSpec]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,11 +48,18 @@ class Diff:
         return not self.text.strip()
 
 
-def run_git(worktree: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
+def run_git(
+    worktree: Path,
+    *args: str,
+    ok_codes: tuple[int, ...] = (0,),
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """git's stdout; a one-line BridgeError when it fails. `env` replaces the environment."""
     try:
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=off", *args],
             cwd=worktree,
+            env=env,
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             check=False,

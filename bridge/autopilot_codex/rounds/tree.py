@@ -11,34 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import BridgeError
-from ..gitrepo import GIT_TIMEOUT_S, run_git
+from ..gitrepo import run_git
 from .handoff import WORKSPACE
 
 
 def _git(root: Path, index: str, *args: str) -> str:
-    env = {**os.environ, "GIT_INDEX_FILE": index}
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BridgeError(f"git {args[0]} failed in {root}: {exc}") from exc
-    if proc.returncode:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BridgeError(
-            f"git {args[0]} failed in {root}: {detail[-1] if detail else proc.returncode}"
-        )
-    return proc.stdout.decode("utf-8", "replace")
+    """git with a private index, so the user's staging area is never touched."""
+    return run_git(root, *args, env={**os.environ, "GIT_INDEX_FILE": index})
 
 
 def snapshot(root: Path) -> str:

@@ -105,7 +105,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         repo = ctx.store.worktree
-        diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=steps.excluded(ctx.store))
+        diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
         key = steps.diff_key(diff)
         if diff.empty or key == tried or state.cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or

@@ -20,7 +20,6 @@ from .steps import (
     REVIEW_PASSED,
     checks_for,
     diff_key,
-    excluded,
     finish,
     owned,
     prepare_review,
@@ -215,7 +214,7 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
 
 def _digest(ctx: HookContext, state: State) -> str:
     return diff_key(
-        gitrepo.diff_since(ctx.store.worktree, state.task_base_sha, exclude=excluded(ctx.store))
+        gitrepo.diff_since(ctx.store.worktree, state.task_base_sha, exclude=ctx.store.excluded())
     )
 
 

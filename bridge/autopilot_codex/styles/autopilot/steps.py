@@ -16,7 +16,6 @@ from ...check_records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
-from ...store import Store
 from .. import HookContext
 from . import inflight, reducer
 
@@ -45,7 +44,7 @@ def prepare_review(
     ctx: HookContext, state: State, repo: Path, *, at_stop: bool, token: str = ""
 ) -> Decision | Pending:
     """Review the task's diff unless it is empty or was reviewed before."""
-    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=excluded(ctx.store))
+    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
     if diff.empty:
         ctx.store.save(state)
         return guards.allow("review.empty")
@@ -116,7 +115,7 @@ def prepare_verdict(ctx: HookContext, state: State, repo: Path, token: str) -> D
     state = ctx.store.with_plan(state)
     state, checks_text, checks_red = evidence(ctx, state)
     head = gitrepo.head_sha(repo)
-    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=excluded(ctx.store))
+    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
     from ...manager import prompts
 
     prompt = prompts.verdict_prompt(
@@ -238,10 +237,6 @@ def owned(ctx: HookContext) -> State | None:
 
 def review_mode(state: State) -> str:
     return os.environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or state.review_mode
-
-
-def excluded(store: Store) -> tuple[str, ...]:
-    return store.excluded()
 
 
 def record(

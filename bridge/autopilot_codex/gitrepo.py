@@ -29,11 +29,6 @@ UNTRACKED_BYTES_MAX = 64 * 1024
 GIT_TIMEOUT_S = 60
 
 
-def is_secret(path: str) -> bool:
-    """Never read, diffed or sent to the manager (the rails deny the implementer the same)."""
-    return is_secret_path(path)
-
-
 @dataclass(frozen=True)
 class Diff:
     text: str
@@ -88,7 +83,7 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
     """
 
     def hidden(path: str) -> bool:
-        return is_secret(path) or any(
+        return is_secret_path(path) or any(
             path == e or path.startswith(e.rstrip("/") + "/") for e in exclude
         )
 
@@ -168,7 +163,7 @@ def commits_since(worktree: Path, base: str, *, limit: int = 50) -> list[str]:
 
 
 def tracked_files(worktree: Path, *, limit: int = 400) -> tuple[list[str], int]:
-    names = [n for n in _repo(worktree).git.ls_files().splitlines() if n and not is_secret(n)]
+    names = [n for n in _repo(worktree).git.ls_files().splitlines() if n and not is_secret_path(n)]
     return names[:limit], len(names)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autopilot_codex import gitrepo
+from autopilot_codex.secrets import is_secret_path
 from tests.conftest import git, make_repo
 
 
@@ -26,7 +27,7 @@ def test_diff_has_tracked_and_new_files_but_no_secrets(tmp_path: Path) -> None:
     assert "+hello" in diff.text and "new dir/notes.txt" in diff.files
     for secret in ("new-secret", "K=old", "PEM", "untracked-secret", '"k"'):
         assert secret not in diff.text
-    assert not any(gitrepo.is_secret(f) for f in diff.files)
+    assert not any(is_secret_path(f) for f in diff.files)
 
 
 def test_renaming_a_secret_does_not_leak_it(tmp_path: Path) -> None:

@@ -77,27 +77,30 @@ class Custody:
         # What the driver last wrote; None until `open` verified the file.
         self.data: bytes | None = None
 
-    def _digests(self) -> set[str]:
-        """The digests the driver vouches for: its last write, and the one before it (a crash
-        between writing the digest and the rollout leaves the older rollout on disk)."""
+    def _digest(self) -> str:
+        """The digest of the driver's last write ("" when there is none or it is damaged).
+
+        Only the last: a driver killed between writing the digest and the rollout leaves a
+        rollout that `--resume` refuses (a new run sets it aside). Failing closed there costs
+        a resume; vouching for an older rollout would let anyone drop the last record.
+        """
         raw = _read(self.digest_path)
         try:
             data = json.loads(raw or b"{}")
         except ValueError:
-            return set()
-        if not isinstance(data, dict):
-            return set()
-        return {v for k in ("sha256", "previous") if isinstance(v := data.get(k), str) and v}
+            return ""
+        value = data.get("sha256") if isinstance(data, dict) else None
+        return value if isinstance(value, str) else ""
 
     def problem(self) -> tuple[bytes, str]:
         """The rollout's bytes, and what is wrong with them ("" when the driver vouches)."""
         raw = _read(self.path)
-        digests = self._digests()
+        digest = self._digest()
         if raw is None:
-            return b"", "" if not digests else f"the rollout {self.path} was removed"
-        if sha256(raw) in digests:
+            return b"", "" if not digest else f"the rollout {self.path} was removed"
+        if sha256(raw) == digest:
             return raw, ""
-        if not digests:
+        if not digest:
             return raw, f"the rollout {self.path} has no digest of the driver's"
         return raw, f"the rollout {self.path} was changed outside the driver"
 
@@ -127,10 +130,7 @@ class Custody:
         self._write(self.data + rollout.line(record))
 
     def _write(self, data: bytes) -> None:
-        """The digest first, then the rollout: a crash between leaves a pair it vouches for."""
-        previous = sha256(self.data) if self.data is not None else ""
-        record = {"sha256": sha256(data), "previous": previous}
-        write_atomic(self.digest_path, (json.dumps(record) + "\n").encode())
+        write_atomic(self.digest_path, (json.dumps({"sha256": sha256(data)}) + "\n").encode())
         write_atomic(self.path, data)
         self.data = data
 
@@ -138,7 +138,7 @@ class Custody:
         """Put the rollout back as the driver last wrote it; True when it had been changed."""
         assert self.data is not None, "open the custody first"
         same = not self.path.is_symlink() and _read(self.path) == self.data
-        if same and sha256(self.data) in self._digests():
+        if same and sha256(self.data) == self._digest():
             return False
         self._write(self.data)
         return True

@@ -55,7 +55,9 @@ def host_base(host: str, env: Mapping[str, str]) -> list[str]:
     return shlex.split(override) if override else [host]
 
 
-def command(host: str, prompt: str, *, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
+def command(
+    host: str, prompt: str, *, base: Sequence[str], extra: Sequence[str] | None
+) -> list[str]:
     if host == "claude":
         args = CLAUDE_DEFAULT_ARGS if extra is None else extra
         return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]

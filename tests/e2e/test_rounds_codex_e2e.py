@@ -174,7 +174,8 @@ def test_a_clean_verifier_round_exits(
     # back): the driver commits, with the round's summary and a trailer naming the round.
     assert git(ap.repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
     body = git(ap.repo, "log", "-1", "--format=%B")
-    assert body.startswith("Added and committed hello.txt.\n") and "Autopilot-Codex-Round: 1" in body
+    assert body.startswith("Added and committed hello.txt.\n")
+    assert "Autopilot-Codex-Round: 1" in body
     assert done[0]["commit"] == git(ap.repo, "rev-parse", "HEAD").strip()
     assert (ap.repo / "hello.txt").read_text() == "hello\n"
     assert ap.active_markers() == []

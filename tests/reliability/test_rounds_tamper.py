@@ -8,6 +8,7 @@ round does (notes under `# Done`, files left uncommitted) still works.
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import sys
@@ -19,7 +20,8 @@ import pytest
 from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.custody import DIGEST
-from autopilot_codex.rounds.driver import custody_for
+from autopilot_codex.rounds.driver import RunOptions, custody_for, run
+from autopilot_codex.rounds.view import PlainView
 from tests.conftest import PLANTED_KEY, git
 from tests.integration.test_rounds_driver import (
     EXIT,
@@ -242,3 +244,28 @@ def test_the_round_is_told_the_driver_commits(repo: Path, script: Script) -> Non
     prompt = calls(path)[0]["prompt"]
     assert "Do not commit: the driver commits your changes" in prompt
     assert "Commit every change" not in prompt
+
+
+class _StopAtRound2(PlainView):
+    """A Ctrl-C as the second round starts: the run is left unfinished, as after a crash."""
+
+    def round_started(self, round_no: int, rounds: int, role: str, attempt: int) -> None:
+        if round_no == 2:
+            raise KeyboardInterrupt
+        super().round_started(round_no, rounds, role, attempt)
+
+
+def test_a_resumed_run_puts_back_an_objective_changed_in_between(
+    repo: Path, script: Script
+) -> None:
+    path = script([READY, EXIT])
+    opts = RunOptions(worktree=repo, goal="add the greeting files", implementer="claude")
+    assert run(opts, view=_StopAtRound2(io.StringIO()))["status"] == "interrupted"
+    handoff = handoff_of(repo)
+    handoff.write_text(handoff.read_text().replace("add the greeting files", FORGED))
+    code, record = drive(repo, "--resume")
+    assert (code, record["status"]) == (0, "complete")
+    assert FORGED not in handoff.read_text()
+    (event,) = events(repo, "rounds.tamper")
+    assert event["round"] == 0 and "outside the driver" in event["reason"]
+    assert FORGED not in calls(path)[1]["prompt"]

@@ -228,19 +228,23 @@ def _launch(
 
 
 def _guard(run: _Run, round_no: int, view: View) -> list[str]:
-    """Put back what a round changed of the driver's own files; their names."""
+    """Put back what a round changed of the driver's own files; their names.
+
+    `round_no` 0: before the run's first round here (a resumed run's files may have changed
+    between the two drivers)."""
     changed = []
     if run.custody.restore():
         changed.append(ROLLOUT_NAME)
     if restore_objective(run.root / run.header.handoff, run.header.goal):
         changed.append(OBJECTIVE)
     if changed:
-        what = " and the ".join(changed)
+        who = f"round {round_no}" if round_no else "something outside the driver"
+        why = f"{who} changed the {' and the '.join(changed)}"
         run.store.append_event(
             "rounds.tamper", decision="restored", run=run.header.run, round=round_no,
-            changed=changed, reason=f"round {round_no} changed the {what}",
+            changed=changed, reason=why,
         )  # fmt: skip
-        view.note(f"round {round_no} changed the {what}: put back as the driver keeps it")
+        view.note(f"{why}: put back as the driver keeps it")
     return changed
 
 
@@ -336,7 +340,7 @@ def run(
     with hold(root, h.goal, h.run, h.rounds) as held:
         try:
             # Before the first round too: a resumed run's handoff may have changed since.
-            _guard(state, state.rounds_used, view)
+            _guard(state, 0, view)
             if h.budget_usd is not None and state.cost_usd >= h.budget_usd:
                 step = Next("budget", f"budget ${h.budget_usd:.2f} used up")
             while step.runs_a_round:

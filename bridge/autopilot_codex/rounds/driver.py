@@ -3,6 +3,8 @@
 The driver owns the loop (the rounds' own Stop hooks never block: owner policy `driver`, told
 by the environment below), so the host sessions keep the safety rails while the protocol —
 markers, the git check of a verifier, retries, the wrap-up round, the budget — lives here.
+A round gets no manager key (`cleanenv.for_round`); the driver commits its changes (`commit`)
+and keeps the rollout and the handoff's objective in its own custody (`custody`).
 Exit codes: complete 0, round limit or budget 2, error 1, interrupted 130.
 """
 

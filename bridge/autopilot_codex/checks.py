@@ -10,12 +10,15 @@ Because the user chose these commands, the safety rails do not apply to them. Wh
   own, so a timeout kills everything they started (SIGTERM, then SIGKILL) and nothing outlives
   the check, and no prompt can reach a terminal.
 - stdout and stderr merged and read in chunks; only a bounded tail is ever held in memory.
-- The user's environment, minus the loop's own keys (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, the
-  Claude tokens) and the bridge's settings (`AUTOPILOT_CODEX_*`). The commands are the user's,
-  but the code they execute was just written by the implementer, whom the rails keep away from
-  those keys; and a test suite that itself drives autopilot-codex must not act on the live
-  loop's state. The bridge adds nothing to the environment. Values that look like credentials
+- A scrubbed environment (`cleanenv.for_check`): the names shells and test runners need
+  (PATH, HOME, LANG, TERM, …) and the names the user lists in the config's `checks_env`;
+  never the manager's key, the bridge's settings or another credential the user did not list.
+  The commands are the user's, but the code they execute was just written by the implementer,
+  whom the rails keep away from those keys; and a test suite that itself drives
+  autopilot-codex must not act on the live loop's state. Values that look like credentials
   are also redacted from the kept output, because that output is shown to the implementer.
+- The loop's config and state files watched (`checks_watch`): a check that changes them is
+  tampering; the files are restored, the change recorded, and that check failed.
 
 Results are cached by a hash of the working tree (`checks_tree.tree_hash`): an unchanged tree
 costs one `git status` and reruns nothing. The tree the checks leave behind counts as checked
@@ -27,16 +30,17 @@ misjudged, which is a price worth paying against rerunning a whole suite at ever
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from . import checks_proc
+from . import checks_proc, cleanenv
 from .check_records import CheckResult as CheckResult
 from .check_records import CheckSpec as CheckSpec
 from .check_records import CheckStatus as CheckStatus
 from .checks_tree import tree_hash
+from .checks_watch import Watch
 from .errors import BridgeError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -46,10 +50,6 @@ TAIL_CHARS = 6_000
 # A passing check shows only its last lines (the summary) to the manager.
 PASS_TAIL_LINES = 5
 
-_DROPPED_ENV = frozenset(
-    {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
-)
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _REDACT_MIN = 8
 
 
@@ -90,6 +90,8 @@ def run_checks(
     previous: Sequence[CheckResult] | None = None,
     budget_s: float | None = None,
     exclude: tuple[str, ...] = (),
+    watch: Watch | None = None,
+    env_names: Sequence[str] = (),
 ) -> list[CheckResult]:
     """Run the user's checks in `worktree`, unless the tree is the one `previous` ran on.
 
@@ -98,14 +100,16 @@ def run_checks(
     `exclude` keeps paths out of the tree hash (the loop's own files inside the repository).
     When nothing changed, the previous results are returned as they were (same `started_at`):
     comparing them with `previous` tells the caller nothing ran. Never raises for a check that
-    fails or cannot run; that is a result.
+    fails or cannot run; that is a result. `watch`: the loop's files no check may change (a
+    check that does fails, and `watch.tampered` names it); `env_names`: the config's
+    `checks_env`, names passed to the checks on top of the scrubbed environment.
     """
     if not specs:
         return []
     before = tree_hash(worktree, exclude=exclude)
     if previous and reusable(previous, specs, before):
         return list(previous)
-    env = check_env(os.environ)
+    env = check_env(os.environ, env_names)
     redact = _redactor(os.environ)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     runs = []
@@ -113,7 +117,14 @@ def run_checks(
         limit = item.timeout_s or timeout_s
         if deadline is not None:
             limit = min(limit, deadline - time.monotonic())
-        runs.append((item, _stamp(), checks_proc.run(item.command, worktree, env, limit)))
+        at = _stamp()
+        seen = watch.take() if watch is not None else {}
+        outcome = checks_proc.run(item.command, worktree, env, limit)
+        if watch is not None:
+            changed = watch.settle(item.command, seen)
+            if changed:
+                outcome = replace(outcome, tampered=tuple(changed))
+        runs.append((item, at, outcome))
     after = tree_hash(worktree, exclude=exclude)
     return [_result(item, at, outcome, redact, before, after) for item, at, outcome in runs]
 
@@ -136,13 +147,9 @@ def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], curren
     return same_run and current in (first.tree_hash, first.tree_hash_after)
 
 
-def check_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment a check runs with: the user's, minus the loop's keys and settings."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name not in _DROPPED_ENV and not name.startswith("AUTOPILOT_CODEX_")
-    }
+def check_env(environ: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
+    """The environment a check runs with: see `cleanenv.for_check`."""
+    return cleanenv.for_check(environ, extra)
 
 
 def passed(results: Sequence[CheckResult]) -> bool:
@@ -229,6 +236,11 @@ def _result(
 
 def _judge(outcome: checks_proc.Outcome) -> tuple[CheckStatus, str]:
     code = outcome.exit_code
+    if outcome.tampered:
+        return "fail", (
+            f"it changed the loop's own {', '.join(outcome.tampered)}: tampering; "
+            "put back as it was"
+        )
     if outcome.start_error:
         return "error", f"could not start: {outcome.start_error}"
     if outcome.skipped:
@@ -269,7 +281,7 @@ def _redactor(environ: Mapping[str, str]) -> _Redact:
         [
             value
             for name, value in environ.items()
-            if len(value) >= _REDACT_MIN and (name in _DROPPED_ENV or _SECRET_NAME.search(name))
+            if len(value) >= _REDACT_MIN and cleanenv.SECRET_NAME.search(name)
         ]
     )
 

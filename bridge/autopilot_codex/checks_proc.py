@@ -40,6 +40,8 @@ class Outcome:
     start_error: str = ""
     # The run's time budget was spent before this check's turn came.
     skipped: bool = False
+    # The loop's own files the check changed (put back since): it failed, whatever its code.
+    tampered: tuple[str, ...] = ()
 
 
 class _Window:

@@ -56,6 +56,8 @@ class Config:
     allow_push: bool = False
     # The user's own check commands (see `checks`): strings or {command, timeout_s} objects.
     checks: tuple[str | dict[str, Any], ...] = field(default_factory=tuple)
+    # Names of environment variables the checks get on top of the scrubbed few (`cleanenv`).
+    checks_env: tuple[str, ...] = field(default_factory=tuple)
 
 
 ENV = {

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import witness
 from .checks import CheckResult, CheckSpec, run_checks, spec, status_line
-from .config import check_specs, load_config
+from .checks_watch import Snapshot, Watch, appended, read
+from .config import check_specs, config_file, load_config
 from .errors import BridgeError
 from .state import State
 from .store import Store
@@ -39,13 +41,17 @@ def gather(
     specs: list[CheckSpec] = state.checks
     if not specs:
         return state, []
+    watch = store_watch(store)
     results = run_checks(
         Path(store.worktree),
         specs,
         previous=state.last_checks,
         budget_s=budget_s(manager_calls, call_timeout_s),
         exclude=store.excluded(),
+        watch=watch,
+        env_names=load_config(warnings=[]).checks_env,
     )
+    record_tamper(store, watch)
     if results != state.last_checks:
         for result in results:
             store.append_event(
@@ -57,6 +63,50 @@ def gather(
                 line=status_line(result),
             )
     return state.evolve(last_checks=results), results
+
+
+def store_watch(store: Store, extra: tuple[Path, ...] = ()) -> Watch:
+    """The loop's config and state files, watched while checks run.
+
+    Excused: an append to the ledger, and a new state (with its witness and marker) that the
+    witness vouches for, which is how a bridge process saving meanwhile leaves them. A marker
+    or witness changed under an unchanged state is never the bridge's.
+    """
+    state_files = (store.state_path, store.witness_path, store.marker)
+
+    def excused(path: Path, before: Snapshot) -> bool:
+        if path == store.events_path:
+            return appended(before.get(path), read(path))
+        if path not in state_files:
+            return False
+        now = read(store.state_path)
+        if now is None or now == before.get(store.state_path):
+            return False
+        seen = witness.read(store.witness_path)
+        return seen is not None and seen.vouches(now.decode("utf-8", "surrogateescape"))
+
+    files = (
+        config_file(store.home),
+        *state_files,
+        store.plan_path,
+        store.plan_path.with_name("plan.json.bridge"),
+        store.events_path,
+        store.result_path,
+        *extra,
+    )
+    return Watch(files, excused)
+
+
+def record_tamper(store: Store, watch: Watch) -> None:
+    """One ledger line per check that changed the loop's files (put back already)."""
+    for command, names in watch.tampered:
+        store.append_event(
+            "checks.tamper",
+            decision="fail",
+            command=command,
+            changed=names,
+            reason=f"a check changed {', '.join(names)}; put back as it was",
+        )
 
 
 def user_checks(flags: list[str] | None) -> list[CheckSpec]:

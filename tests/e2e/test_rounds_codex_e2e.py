@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex import codex_install
+from autopilot_codex.paths import project_dir
 
 from .autopilot_helpers import LAUNCHER, Autopilot
 from .claude_cli import git
@@ -93,7 +94,8 @@ class Rounds:
         return record
 
     def rollout(self) -> list[dict[str, Any]]:
-        path = self.ap.repo / ".autopilot-codex" / "rollout.jsonl"
+        # In the state home, in the driver's custody: never in the worktree a round writes.
+        path = project_dir(self.ap.repo, self.ap.home) / "rounds" / "rollout.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def rounds(self) -> list[dict[str, Any]]:
@@ -168,7 +170,13 @@ def test_a_clean_verifier_round_exits(
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4
     assert VERIFY not in prompts[0] and VERIFY in prompts[1]
+    # The round's own commit fails (its sandbox keeps `.git` read-only; no --add-dir gives it
+    # back): the driver commits, with the round's summary and a trailer naming the round.
     assert git(ap.repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
+    body = git(ap.repo, "log", "-1", "--format=%B")
+    assert body.startswith("Added and committed hello.txt.\n")
+    assert "Autopilot-Codex-Round: 1" in body
+    assert done[0]["commit"] == git(ap.repo, "rev-parse", "HEAD").strip()
     assert (ap.repo / "hello.txt").read_text() == "hello\n"
     assert ap.active_markers() == []
     assert ap.state()["style"] == "rounds" and ap.state()["status"] == "done"
@@ -310,5 +318,6 @@ def test_resume_after_an_interruption(
     # The resumed round is a fresh verifier process, told the same as the interrupted one.
     prompts = rounds.prompts()
     assert len(prompts) == 3 and VERIFY in prompts[1] and VERIFY in prompts[2]
-    assert git(ap.repo, "log", "--format=%s", "-1").strip() == "add hello"
+    # The driver's commit of round 1, with round 1's summary.
+    assert git(ap.repo, "log", "--format=%s", "-1").strip() == "Added hello.txt."
     assert ap.state()["status"] == "done"

@@ -3,6 +3,7 @@
 Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per invocation:
   write: {path: text}   files to write in the working directory
   commit: "message"     `git add -A && git commit` afterwards
+  shell: "command"      run with bash in the working directory (after the writes, before commit)
   say: "text"           the final assistant message (markers go here)
   cost: 0.01            Claude: total_cost_usd of the result event
   exit: 0               exit code
@@ -14,8 +15,9 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   hooks: [{event, ...}] run the real hook command ($FAKE_HOST_HOOK_CMD hook <event> --host
                         claude) with that payload (cwd and session filled in), as the real host
                         would; each answer goes to <script>.hooks.jsonl
-Every call is logged to <script>.calls.jsonl (host, prompt and the driver's environment), and
-the call counter lives in <script>.count.
+Every call is logged to <script>.calls.jsonl (host, prompt, the driver's `AUTOPILOT_CODEX_*`
+settings, and the names of every variable the round got), and the call counter lives in
+<script>.count.
 """
 
 from __future__ import annotations
@@ -159,6 +161,9 @@ def act(host: Claude | Codex, step: dict[str, Any], script: Path) -> None:
         host.tool("Write", {"file_path": str(path.resolve()), "content": text})
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    if step.get("shell"):
+        host.tool("Bash", {"command": step["shell"]})
+        subprocess.run(["bash", "-c", step["shell"]], check=False, capture_output=True)
     if step.get("commit"):
         host.tool("Bash", {"command": "git commit -am ..."})
         subprocess.run(["git", "add", "-A"], check=True, capture_output=True)
@@ -172,7 +177,8 @@ def main() -> int:
     call, step = next_step(script)
     keep = {k: v for k, v in os.environ.items() if k.startswith("AUTOPILOT_CODEX_")}
     with Path(f"{script}.calls.jsonl").open("a") as log:
-        log.write(json.dumps({"call": call, "host": host.name, "prompt": host.prompt, "env": keep}))
+        entry = {"call": call, "host": host.name, "prompt": host.prompt, "env": keep}
+        log.write(json.dumps({**entry, "names": sorted(os.environ)}))
         log.write("\n")
     host.start(call)
     act(host, step, script)

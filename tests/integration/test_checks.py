@@ -196,21 +196,25 @@ def open_stdin() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("open_stdin")
-def test_checks_are_not_interactive_and_keep_the_users_environment(
+def test_checks_are_not_interactive_and_get_only_the_names_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "r")
     monkeypatch.setenv("MY_PROJECT_SETTING", "kept")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-1234567890")
+    monkeypatch.setenv("MY_OTHER_SETTING", "not listed")
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW", "edit")
     (result,) = run(
         repo,
         'read answer; echo "answer=[$answer]"; test ! -t 0 && echo no-tty; env | sort; '
         'test -n "$MY_SERVICE_TOKEN" && echo token-seen',
         timeout_s=5,
+        # `checks_env` in the config; the manager's own names are never passed on.
+        env_names=("MY_PROJECT_SETTING", "MY_SERVICE_TOKEN", "OPENAI_API_KEY"),
     )
     assert result.status == "pass" and "answer=[]" in result.tail and "no-tty" in result.tail
     assert "MY_PROJECT_SETTING=kept" in result.tail and "token-seen" in result.tail
+    assert "MY_OTHER_SETTING" not in result.tail
     assert PLANTED_KEY not in result.tail and "OPENAI_API_KEY" not in result.tail
     assert "AUTOPILOT_CODEX_" not in result.tail
     # The user's own token reaches the check, but never the text the implementer reads.

@@ -12,10 +12,16 @@ from typing import Any
 import pytest
 
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import main
+from autopilot_codex.rounds.driver import custody_for, main
 from tests.conftest import ROOT
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
+
+
+def rollout_path(repo: Path) -> Path:
+    """The run's rollout: in the state home, never in the worktree."""
+    return custody_for(repo).path
+
 READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.\n::potter(ready)"}
 EXIT = {"say": "Every requirement checked.\n::potter(exit)"}
 FIX = {"write": {"ok.txt": "ok\n"}, "commit": "add ok", "say": "Fixed.\n::potter(ready)"}
@@ -47,7 +53,7 @@ def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script) -
     path = script([READY, EXIT, FIX, EXIT])
     code, record = drive(repo, "--check", CHECK)
     assert (code, record["status"], record["rounds_used"]) == (0, "complete", 4)
-    log = rollout.last_run(repo / ".autopilot-codex" / "rollout.jsonl")
+    log = rollout.last_run(rollout_path(repo))
     assert log is not None and log.header.checks[0].command == CHECK
     first_exit, last_exit = log.rounds[1], log.rounds[3]
     assert (first_exit.checks_passed, first_exit.next) == (False, "continue")

@@ -18,7 +18,7 @@ import pytest
 
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import main
+from autopilot_codex.rounds.driver import custody_for, main
 from tests.conftest import ROOT, git
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
@@ -56,9 +56,14 @@ def calls(path: Path) -> list[dict[str, Any]]:
 
 
 def rounds_of(repo: Path) -> list[rollout.RoundRecord]:
-    log = rollout.last_run(repo / ".autopilot-codex" / "rollout.jsonl")
+    log = rollout.last_run(rollout_path(repo))
     assert log is not None
     return log.rounds
+
+
+def rollout_path(repo: Path) -> Path:
+    """The run's rollout: in the state home, never in the worktree."""
+    return custody_for(repo).path
 
 
 READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.\n::potter(ready)"}
@@ -86,7 +91,7 @@ def test_exit_after_a_clean_verifier_round(repo: Path, script: Script) -> None:
     assert not (repo / ".gitignore").exists()
     assert (repo / ".autopilot-codex" / "kb" / "README.md").exists()
     assert [c["env"]["AUTOPILOT_CODEX_OWNER"] for c in calls(path)] == ["driver", "driver"]
-    log = rollout.last_run(repo / ".autopilot-codex" / "rollout.jsonl")
+    log = rollout.last_run(rollout_path(repo))
     assert log is not None and log.end is not None and log.end.status == "complete"
     assert [r.files_changed for r in log.rounds] == [["hello.txt"], []]
 
@@ -275,7 +280,7 @@ def test_resume_after_an_interruption(repo: Path, script: Script) -> None:
     assert not alive(child)
     r = rounds_of(repo)
     assert [(x.round, x.outcome) for x in r] == [(1, "ok"), (2, "interrupted")]
-    log = rollout.last_run(repo / ".autopilot-codex" / "rollout.jsonl")
+    log = rollout.last_run(rollout_path(repo))
     assert log is not None and log.end is None
     code, record = drive(repo, "--resume")
     assert (code, record["status"], record["rounds_used"]) == (0, "complete", 3)

@@ -16,7 +16,7 @@ import pytest
 from autopilot_codex.cli import main as cli_main
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.rounds import driver
-from autopilot_codex.rounds.driver import main
+from autopilot_codex.rounds.driver import custody_for, main
 from tests.conftest import LAUNCHER, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import EXIT, FAKE, READY, Script
@@ -136,7 +136,7 @@ def test_a_run_is_refused_while_a_ralph_loop_runs(
     assert "a ralph loop is already running" in capsys.readouterr().err
     assert not Path(f"{path}.calls.jsonl").exists()
     assert state_of(repo)["style"] == "ralph"
-    assert not (repo / ".autopilot-codex" / "rollout.jsonl").exists()
+    assert not custody_for(repo).path.exists()
 
 
 def test_ralph_is_refused_while_a_run_holds_the_loop(repo: Path) -> None:

@@ -102,22 +102,42 @@ def test_results_of_different_runs_are_not_reused_together() -> None:
 # -- environment and texts --------------------------------------------------------------
 
 
-def test_the_environment_drops_the_loops_keys_and_settings_only() -> None:
-    env = checks.check_env(
-        {
-            "PATH": "/bin",
-            "OPENAI_API_KEY": "sk-x",
-            "ANTHROPIC_API_KEY": "sk-y",
-            "AUTOPILOT_CODEX_HOME": "/s",
-            "GITHUB_TOKEN": "user-owned",
-            "OPENAI_BASE_URL": "http://127.0.0.1:1",
-        }
-    )
-    assert env == {
+ENVIRON = {
+    "PATH": "/bin",
+    "HOME": "/home/u",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "xterm",
+    "VIRTUAL_ENV": "/v",
+    "GIT_AUTHOR_NAME": "A",
+    "OPENAI_API_KEY": "sk-x",
+    "OPENAI_BASE_URL": "http://127.0.0.1:1",
+    "ANTHROPIC_API_KEY": "sk-y",
+    "AUTOPILOT_CODEX_HOME": "/s",
+    "GITHUB_TOKEN": "user-owned",
+    "SSH_AUTH_SOCK": "/tmp/agent",
+    "DATABASE_URL": "postgres://u:p@h/db",
+    "PYTHON_KEYRING_BACKEND": "x",
+}
+
+
+def test_the_environment_keeps_only_what_runners_need() -> None:
+    assert checks.check_env(ENVIRON) == {
         "PATH": "/bin",
-        "GITHUB_TOKEN": "user-owned",
-        "OPENAI_BASE_URL": "http://127.0.0.1:1",
+        "HOME": "/home/u",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "xterm",
+        "VIRTUAL_ENV": "/v",
+        "GIT_AUTHOR_NAME": "A",
     }
+
+
+def test_checks_env_adds_names_but_never_the_managers_or_the_bridges() -> None:
+    listed = ["DATABASE_URL", "GITHUB_TOKEN", "OPENAI_API_KEY", "AUTOPILOT_CODEX_HOME", "NOPE"]
+    env = checks.check_env(ENVIRON, listed)
+    assert env["DATABASE_URL"] == "postgres://u:p@h/db" and env["GITHUB_TOKEN"] == "user-owned"
+    assert not {"OPENAI_API_KEY", "AUTOPILOT_CODEX_HOME", "NOPE", "SSH_AUTH_SOCK"} & set(env)
 
 
 def test_a_failure_reason_carries_the_command_its_exit_and_its_tail() -> None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import io
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.runner import command, git_common_dir, host_base
+from autopilot_codex.rounds.runner import command, host_base
 from autopilot_codex.rounds.stream import StreamState
 from autopilot_codex.rounds.view import LiveView, PlainView, make_view
 
@@ -97,25 +95,17 @@ def test_host_commands() -> None:
     ]
 
 
-def test_codex_defaults_make_the_git_directory_writable(tmp_path: Path) -> None:
-    """workspace-write mounts `.git` read-only; a round must still be able to commit."""
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / "sub").mkdir()
-    git_dir = git_common_dir(tmp_path / "sub")
-    assert git_dir == (tmp_path / ".git").resolve()
-    assert command("codex", "do it", base=["codex"], extra=None, git_dir=git_dir) == [
+def test_codex_defaults_keep_the_git_directory_read_only() -> None:
+    """workspace-write keeps `.git` read-only and nothing adds it back: the driver commits."""
+    assert command("codex", "do it", base=["codex"], extra=None) == [
         "codex",
         "exec",
         "--json",
         "--sandbox",
         "workspace-write",
-        "--add-dir",
-        str(git_dir),
         "do it",
     ]
-    # The user's own flags replace the defaults, the extra directory with them.
-    assert "--add-dir" not in command("codex", "x", base=["codex"], extra=[], git_dir=git_dir)
-    assert git_common_dir(tmp_path.parent / "not-a-repo-here") is None
+    assert "--add-dir" not in command("codex", "x", base=["codex"], extra=[])
 
 
 def test_host_base_override() -> None:

@@ -25,7 +25,8 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state.style == "rounds":
         return (
             f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
-            f"Held by the run's driver; see .autopilot-codex/rollout.jsonl. State: {store.state_path}"
+            f"Held by the run's driver; see {store.dir / 'rounds' / 'rollout.jsonl'}. "
+            f"State: {store.state_path}"
         )
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]

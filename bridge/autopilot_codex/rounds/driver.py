@@ -3,36 +3,38 @@
 The driver owns the loop (the rounds' own Stop hooks never block: owner policy `driver`, told
 by the environment below), so the host sessions keep the safety rails while the protocol —
 markers, the git check of a verifier, retries, the wrap-up round, the budget — lives here.
+A round gets no manager key (`cleanenv.for_round`); the driver commits its changes (`commit`)
+and keeps the rollout and the handoff's objective in its own custody (`custody`).
 Exit codes: complete 0, round limit or budget 2, error 1, interrupted 130.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from .. import output
+from .. import cleanenv
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
-from ..evidence import user_checks
+from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, run_git
+from ..store import Store
 from . import rollout
+from .commit import Committed, commit_round
+from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
-from .hold import hold, refuse_if_running
+from .hold import hold, refuse_if_running, store_for
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
-from .runner import HOSTS, RoundResult, run_round
+from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
-from .view import View, make_view
+from .view import View
 
 EXIT_CODES = {"complete": 0, "round_limit": 2, "budget": 2, "error": 1, "interrupted": 130}
 MESSAGE_KEPT = 4000
@@ -53,13 +55,16 @@ class RunOptions:
     max_retries: int = MAX_RETRIES
     # The user's checks (`--check`, config `checks`); a resumed run keeps its header's.
     checks: tuple[CheckSpec, ...] = ()
+    # The config's `checks_env`: names the checks get on top of the scrubbed few.
+    checks_env: tuple[str, ...] = ()
 
 
 @dataclass
 class _Run:
     header: rollout.RunHeader
     root: Path
-    path: Path
+    custody: Custody
+    store: Store
     rounds_used: int = 0
     failures: int = 0
     cost_usd: float = 0.0
@@ -69,20 +74,32 @@ class _Run:
     checks_red: str = ""
 
 
-def _toplevel(path: Path) -> Path:
+def toplevel(path: Path) -> Path:
     return Path(run_git(path, "rev-parse", "--show-toplevel").strip())
 
 
-def _begin(opts: RunOptions, root: Path, path: Path, now: float) -> tuple[_Run, Next]:
+def custody_for(root: Path) -> Custody:
+    """The runs' rollout of this worktree: in the state home, beside the loop's state."""
+    return Custody(store_for(root).dir / "rounds")
+
+
+def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[_Run, Next]:
+    store = store_for(root)
     if opts.resume:
-        log = rollout.last_run(path)
+        runs, _ = custody.open(resume=True)
+        log = runs[-1] if runs else None
         if log is None:
-            raise BridgeError(f"nothing to resume: no run recorded in {WORKSPACE}/rollout.jsonl")
+            raise BridgeError(f"nothing to resume: no run recorded in {custody.path}")
         if log.end is not None:
             raise BridgeError(f"nothing to resume: the last run ended ({log.end.status})")
-        return _resumed(log, root, path, opts.max_retries)
+        return _resumed(log, root, custody, store, opts.max_retries)
     if not opts.goal.strip():
         raise BridgeError("give the goal to run, or --resume")
+    _, wrong = custody.open(resume=False)
+    if wrong:
+        store.append_event(
+            "rounds.tamper", decision="set_aside", changed=[ROLLOUT_NAME], reason=wrong
+        )
     handoff = write_handoff(root, Handoff(opts.goal), today=date.fromtimestamp(now))
     header = rollout.RunHeader(
         kind="run",
@@ -95,13 +112,16 @@ def _begin(opts: RunOptions, root: Path, path: Path, now: float) -> tuple[_Run, 
         started=now,
         budget_usd=opts.budget_usd,
         checks=list(opts.checks),
+        checks_env=list(opts.checks_env),
     )
-    rollout.append(path, header)
-    return _Run(header, root, path), first(opts.rounds)
+    custody.append(header)
+    return _Run(header, root, custody, store), first(opts.rounds)
 
 
-def _resumed(log: rollout.RunLog, root: Path, path: Path, max_retries: int) -> tuple[_Run, Next]:
-    run = _Run(log.header, root, path, cost_usd=log.cost_usd)
+def _resumed(
+    log: rollout.RunLog, root: Path, custody: Custody, store: Store, max_retries: int
+) -> tuple[_Run, Next]:
+    run = _Run(log.header, root, custody, store, cost_usd=log.cost_usd)
     for r in log.rounds:
         if r.outcome == "ok":
             run.rounds_used, run.failures = run.rounds_used + 1, 0
@@ -136,8 +156,9 @@ def _progress(run: _Run, max_retries: int) -> Progress:
 
 
 def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
+    """The round's environment: no manager key, no credential its host does not need."""
     return {
-        **env,
+        **cleanenv.for_round(run.header.implementer, env),
         "AUTOPILOT_CODEX_OWNER": "driver",
         "AUTOPILOT_CODEX_RUN": run.header.run,
         "AUTOPILOT_CODEX_ROUND": str(round_no),
@@ -168,7 +189,11 @@ def _checks(run: _Run, view: View) -> list[CheckResult]:
     specs = run.header.checks
     if not specs:
         return []
-    results = run_checks(run.root, specs, exclude=(WORKSPACE,))
+    watch = store_watch(run.store, (run.custody.path, run.custody.digest_path))
+    results = run_checks(
+        run.root, specs, exclude=(WORKSPACE,), watch=watch, env_names=run.header.checks_env
+    )
+    record_tamper(run.store, watch)
     for r in results:
         view.note(f"check: {status_line(r)}")
     run.checks_red = failure_reason(results)
@@ -204,6 +229,39 @@ def _launch(
     return result, changed_between(run.root, before, snapshot(run.root))
 
 
+def _guard(run: _Run, round_no: int, view: View) -> list[str]:
+    """Put back what a round changed of the driver's own files; their names.
+
+    `round_no` 0: before the run's first round here (a resumed run's files may have changed
+    between the two drivers)."""
+    changed = []
+    if run.custody.restore():
+        changed.append(ROLLOUT_NAME)
+    if restore_objective(run.root / run.header.handoff, run.header.goal):
+        changed.append(OBJECTIVE)
+    if changed:
+        who = f"round {round_no}" if round_no else "something outside the driver"
+        why = f"{who} changed the {' and the '.join(changed)}"
+        run.store.append_event(
+            "rounds.tamper", decision="restored", run=run.header.run, round=round_no,
+            changed=changed, reason=why,
+        )  # fmt: skip
+        view.note(f"{why}: put back as the driver keeps it")
+    return changed
+
+
+def _commit(run: _Run, result: RoundResult, round_no: int, view: View) -> str:
+    """The driver's commit of what the round left uncommitted; its sha, "" for none."""
+    try:
+        done: Committed = commit_round(run.root, result.last_message, round_no, run.header.run)
+    except BridgeError as exc:
+        view.note(f"the driver could not commit round {round_no}'s changes: {exc}")
+        return ""
+    if done.left_out:
+        view.note(f"left uncommitted (named like secrets): {', '.join(done.left_out)}")
+    return done.sha
+
+
 def _one_round(
     run: _Run,
     step: Next,
@@ -216,6 +274,8 @@ def _one_round(
     round_no, attempt, started = run.rounds_used + 1, run.failures + 1, time.time()
     result, changed = _launch(run, step, opts, view, env)
     ok = result.outcome == "ok"
+    tampered = _guard(run, round_no, view)
+    sha = _commit(run, result, round_no, view) if ok else ""
     markers = parse(result.last_message) if ok else Markers()
     run.rounds_used += int(ok)
     if result.outcome != "interrupted":
@@ -228,9 +288,7 @@ def _one_round(
     done = None
     if manager is not None and verified and green is not False:
         done = _manager_done(manager, run, view)
-    facts = RoundFacts(
-        step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green
-    )
+    facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
     nxt = decide(facts, _progress(run, opts.max_retries))
     record = rollout.RoundRecord(
         kind="round",
@@ -253,8 +311,10 @@ def _one_round(
         detail=result.detail,
         checks_passed=green,
         checks=[status_line(c) for c in checks],
+        tampered=tampered,
+        commit=sha,
     )
-    rollout.append(run.path, record)
+    run.custody.append(record)
     if ok:
         run.message = strip(result.last_message)
     view.round_ended(record, run.cost_usd, strip(result.last_message) or result.detail)
@@ -271,15 +331,18 @@ def run(
     """Run (or resume) a rounds loop to its end; the final record, `exit_code` included."""
     env = dict(os.environ if env is None else env)
     started = time.time()
-    root = _toplevel(opts.worktree)
+    root = toplevel(opts.worktree)
     refuse_if_running(root)
-    folder = prepare(root)
-    state, step = _begin(opts, root, folder / "rollout.jsonl", started)
+    prepare(root)
+    custody = custody_for(root)
+    state, step = _begin(opts, root, custody, started)
     h = state.header
     view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
     # Held for the whole run, released however it ends: every round gets the rails.
     with hold(root, h.goal, h.run, h.rounds) as held:
         try:
+            # Before the first round too: a resumed run's handoff may have changed since.
+            _guard(state, 0, view)
             if h.budget_usd is not None and state.cost_usd >= h.budget_usd:
                 step = Next("budget", f"budget ${h.budget_usd:.2f} used up")
             while step.runs_a_round:
@@ -290,9 +353,7 @@ def run(
             view.close()
         held.status, held.why = step.action, step.why
     if step.action != "interrupted":
-        rollout.append(
-            state.path, rollout.RunEnd(kind="end", run=h.run, status=step.action, end=time.time())
-        )
+        custody.append(rollout.RunEnd(kind="end", run=h.run, status=step.action, end=time.time()))
     return {
         "status": step.action,
         "exit_code": EXIT_CODES[step.action],
@@ -304,94 +365,17 @@ def run(
         "cost_usd": round(state.cost_usd, 6),
         "tokens": state.tokens,
         "handoff": h.handoff,
-        "rollout": f"{WORKSPACE}/rollout.jsonl",
+        "rollout": str(custody.path),
         "duration_s": round(time.time() - started, 3),
         "message": state.message,
     }
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="autopilot-codex run",
-        description="Pursue a goal in rounds, each a fresh claude -p or codex exec process.",
-    )
-    p.add_argument("goal", nargs="*", help="the objective, as the user states it")
-    p.add_argument("--implementer", choices=HOSTS, default=None)
-    p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
-    p.add_argument("--manager", choices=("openai", "codex", "none"), default="none")
-    p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
-    p.add_argument("--json", action="store_true", help="print the final record as JSON")
-    p.add_argument("--budget", type=float, default=None, help="stop once this many USD are spent")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per round")
-    p.add_argument(
-        "--host-arg",
-        action="append",
-        default=None,
-        help="a flag for the host, replacing its default permission flags (repeat; --host-arg=--x)",
-    )
-    p.add_argument(
-        "--check",
-        action="append",
-        default=None,
-        metavar="CMD",
-        help="a command of yours that must pass before a verifier's exit ends the run (repeat)",
-    )
-    p.add_argument("--cwd", type=Path, default=Path())
-    return p
-
-
-def _options(args: argparse.Namespace) -> RunOptions:
-    if args.rounds < 1:
-        raise BridgeError("--rounds must be 1 or more")
-    if not args.resume and args.implementer is None:
-        raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
-    return RunOptions(
-        worktree=args.cwd.resolve(),
-        goal=" ".join(args.goal),
-        implementer=args.implementer or "claude",
-        rounds=args.rounds,
-        resume=args.resume,
-        budget_usd=args.budget,
-        timeout_s=args.timeout,
-        host_args=tuple(args.host_arg) if args.host_arg is not None else None,
-        checks=tuple(user_checks(args.check)),
-    )
-
-
-def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
-    if backend == "none":
-        return None
-    from .verdict import make
-
-    goal = opts.goal
-    if opts.resume:
-        log = rollout.last_run(_toplevel(opts.worktree) / WORKSPACE / "rollout.jsonl")
-        goal = log.header.goal if log is not None else goal
-    return make(goal, backend)
-
-
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
-    args = parser().parse_args(argv)
-    out = stdout or sys.stdout
-    try:
-        opts = _options(args)
-        manager = _manager(args.manager, opts)
-        record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)
-    except BridgeError as exc:
-        output.err(f"autopilot-codex run: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    if args.json:
-        out.write(json.dumps(record, sort_keys=True) + "\n")
-    else:
-        when = datetime.now(timezone.utc).strftime("%H:%M:%S")
-        out.write(
-            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds "
-            f"(${record['cost_usd']:.2f}); handoff {record['handoff']}\n"
-        )
-    out.flush()
-    return int(record["exit_code"])
+    """`autopilot-codex run`: see `command`."""
+    from .command import main as command_main
+
+    return command_main(argv, stdout=stdout)
 
 
 if __name__ == "__main__":

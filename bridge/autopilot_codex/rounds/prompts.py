@@ -24,7 +24,9 @@ knowledge base are the only memory.
 - Read {WORKSPACE}/kb/README.md first. After exploring a module or a complex topic, write its
   high-level facts and code locations to a new file in {WORKSPACE}/kb/ and add it to the index.
   Keep notes short; fix a note when it disagrees with the code. Never commit {WORKSPACE}/.
-- Commit every change to the project (everything outside {WORKSPACE}/) before your final message.
+- Do not commit: the driver commits your changes to the project after this round, with the
+  first line of your final message as the commit message, so make that line a short summary
+  of what you changed. (The git directory may be read-only to you.)
 - Before declaring the objective achieved, audit: derive the concrete requirements from the
   objective, and for each one inspect the evidence (files, command output, test results).
 - End your final message with exactly one marker on its own line when it applies:
@@ -49,7 +51,7 @@ def verifier_prompt(handoff: str, *, round_no: int, rounds: int) -> str:
         f"Verify the objective in the handoff file {handoff}.\n{DATA_NOTE}\n\n"
         "An earlier round reported the objective achieved. You start with fresh context: do not "
         "trust that report. Audit every requirement against the current worktree. If something "
-        f"is missing or wrong, fix it, commit, and end with {READY} once it is achieved (or no "
+        f"is missing or wrong, fix it and end with {READY} once it is achieved (or no "
         f"marker if work remains). Only if you changed no project files, end with {EXIT}.\n\n"
         + _protocol(_where(round_no, rounds))
     )

@@ -34,6 +34,8 @@ class RunHeader:
     budget_usd: float | None = None
     # The user's checks, fixed when the run starts (a resumed run keeps them).
     checks: list[CheckSpec] = field(default_factory=list)
+    # The config's `checks_env` when the run started: names the checks get on top of the few.
+    checks_env: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,11 @@ class RoundRecord:
     # The checks after a verifier's exit: None when none ran; their status lines.
     checks_passed: bool | None = None
     checks: list[str] = field(default_factory=list)
+    # What the round changed of the driver's own files (put back since): "handoff objective",
+    # "rollout".
+    tampered: list[str] = field(default_factory=list)
+    # The commit the driver made of the round's changes ("" when there was nothing to commit).
+    commit: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,12 +88,20 @@ class RunLog:
         return sum(r.cost_usd or 0.0 for r in self.rounds)
 
 
-def append(path: Path, record: RunHeader | RoundRecord | RunEnd) -> None:
+Record = RunHeader | RoundRecord | RunEnd
+
+
+def line(record: Record) -> bytes:
+    """One record as the rollout stores it: a JSON line."""
+    text = json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n"
+    return text.encode("utf-8")
+
+
+def append(path: Path, record: Record) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n"
     with path.open("a+b") as handle:
         _drop_torn_tail(handle)
-        handle.write(line.encode("utf-8"))
+        handle.write(line(record))
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -115,7 +130,7 @@ def _drop_torn_tail(handle: IO[bytes]) -> None:
     handle.seek(0, os.SEEK_END)
 
 
-def _record(data: object) -> RunHeader | RoundRecord | RunEnd:
+def _record(data: object) -> Record:
     kind = data.get("kind") if isinstance(data, dict) else None
     cls = {"run": RunHeader, "round": RoundRecord, "end": RunEnd}.get(str(kind))
     if cls is None:
@@ -131,13 +146,18 @@ def read(path: Path) -> list[RunLog]:
         return []
     except OSError as exc:
         raise BridgeError(f"cannot read the rollout {path}: {exc}") from exc
+    return parse(raw, path)
+
+
+def parse(raw: bytes, path: Path) -> list[RunLog]:
+    """Every run in these rollout bytes (read from `path`, named in errors), oldest first."""
     lines = raw.decode("utf-8", "replace").split("\n")
     runs: list[RunLog] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
             continue
         try:
-            record = _record(json.loads(line))
+            record = _record(json.loads(text))
         except (ValueError, typedjson.Invalid) as exc:
             if all(not rest.strip() for rest in lines[number:]):
                 break  # a torn last line: the write that made it never finished

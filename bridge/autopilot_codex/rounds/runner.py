@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import BridgeError
-from ..gitrepo import run_git
 from .rollout import Outcome
 from .stream import StreamState
 
 HOSTS = ("claude", "codex")
 # Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
 CLAUDE_DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
-# workspace-write mounts the repository's git directory read-only, yet every round must commit:
-# the defaults add it back (only it; the network stays off, the rest of the disk read-only).
+# workspace-write keeps the repository's git directory read-only, and so it stays: the driver
+# commits each round's changes (`commit`), so a round never needs to write `.git/config` or
+# `.git/hooks`, which the driver's own git would then run. The network stays off.
 CODEX_DEFAULT_ARGS = ("--sandbox", "workspace-write")
 KILL_GRACE_S = 3.0
 # After the host exits, how long a stream may stay open (held by a process it left behind).
@@ -56,30 +56,13 @@ def host_base(host: str, env: Mapping[str, str]) -> list[str]:
 
 
 def command(
-    host: str,
-    prompt: str,
-    *,
-    base: Sequence[str],
-    extra: Sequence[str] | None,
-    git_dir: Path | None = None,
+    host: str, prompt: str, *, base: Sequence[str], extra: Sequence[str] | None
 ) -> list[str]:
-    """`git_dir`: the repository's (common) git directory, writable in Codex's sandbox."""
     if host == "claude":
         args = CLAUDE_DEFAULT_ARGS if extra is None else extra
         return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
-    if extra is None:
-        writable = ("--add-dir", str(git_dir)) if git_dir is not None else ()
-        return [*base, "exec", "--json", *CODEX_DEFAULT_ARGS, *writable, prompt]
-    return [*base, "exec", "--json", *extra, prompt]
-
-
-def git_common_dir(cwd: Path) -> Path | None:
-    """The git directory every worktree of the repository commits into; None outside git."""
-    try:
-        out = run_git(cwd, "rev-parse", "--git-common-dir").strip()
-    except BridgeError:
-        return None
-    return (cwd / out).resolve() if out else None
+    args = CODEX_DEFAULT_ARGS if extra is None else extra
+    return [*base, "exec", "--json", *args, prompt]
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
@@ -146,8 +129,7 @@ def run_round(
 ) -> RoundResult:
     """Run one round to its end; a failure to start is a `crashed` round, never an exception."""
     state = StreamState(host)
-    git_dir = git_common_dir(cwd) if host == "codex" and extra_args is None else None
-    cmd = command(host, prompt, base=host_base(host, env), extra=extra_args, git_dir=git_dir)
+    cmd = command(host, prompt, base=host_base(host, env), extra=extra_args)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     with stderr_path.open("wb") as log:
         try:

@@ -1,0 +1,85 @@
+"""The driver commits each round's changes, so no round needs a writable git directory.
+
+A Codex round runs in its workspace-write sandbox, which keeps the git directory read-only:
+with it writable (`--add-dir`), a round could plant `.git/config` or `.git/hooks` that the
+driver's own git then runs. So the driver commits, after the round, whatever the round left
+uncommitted (a Claude round may still commit on its own; the rest is the driver's), with the
+round's own summary as the message and a trailer naming the round.
+
+What the driver never commits: the run's folder (`.autopilot-codex/`, whatever the exclude
+file says by then) and files named like secrets (`.env`, keys), which stay in the worktree
+uncommitted. Hooks are off for this commit (`core.hooksPath=/dev/null`, `--no-verify`): they
+are files the round could have written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..gitrepo import EMPTY_TREE, head_sha, run_git
+from ..secrets import is_secret_path
+from .handoff import WORKSPACE
+from .markers import strip
+
+SUBJECT_MAX = 72
+TRAILER = "Autopilot-Codex-Round"
+# Nothing the round wrote may run while the driver commits.
+SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false")
+
+
+@dataclass(frozen=True)
+class Committed:
+    sha: str  # "" when there was nothing to commit
+    left_out: tuple[str, ...]  # secret-named files left uncommitted
+
+
+def subject(last_message: str, round_no: int) -> str:
+    """The commit's first line: the round's final message's first line, bounded."""
+    for line in strip(last_message).splitlines():
+        text = " ".join(line.strip().lstrip("#*-> ").split())
+        if text:
+            return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
+    return f"autopilot-codex round {round_no}"
+
+
+def message(last_message: str, round_no: int, run: str) -> str:
+    return (
+        f"{subject(last_message, round_no)}\n\n{TRAILER}: {round_no}\nAutopilot-Codex-Run: {run}\n"
+    )
+
+
+def _names(output: str) -> list[str]:
+    return [n for n in output.split("\0") if n]
+
+
+def _git(root: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
+    return run_git(root, *SAFE, *args, ok_codes=ok_codes)
+
+
+def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Committed:
+    """Commit what the round left uncommitted; raises BridgeError when git refuses."""
+    changed = _names(
+        _git(root, "ls-files", "--modified", "--deleted", "--others", "--exclude-standard", "-z")
+    )
+    secret = sorted({p for p in changed if is_secret_path(p)})
+    # Naming an ignored path, even to exclude it, makes `add` fail: the run's folder is
+    # unstaged afterwards instead, should the round have un-ignored it.
+    _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in secret))
+    staged = _names(_git(root, "diff", "--cached", "--name-only", "--no-renames", "-z"))
+    kept_out = [p for p in staged if is_secret_path(p) or p.startswith(f"{WORKSPACE}/")]
+    if kept_out:
+        # Staged by the round itself, or un-ignored: unstaged again, never committed here.
+        if head_sha(root) == EMPTY_TREE:
+            _git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *kept_out)
+        else:
+            _git(root, "reset", "-q", "--", *kept_out)
+    left_out = tuple(sorted({*secret, *(p for p in kept_out if is_secret_path(p))}))
+    if not _has_staged(root):
+        return Committed("", left_out)
+    _git(root, "commit", "--no-verify", "-q", "-m", message(last_message, round_no, run))
+    return Committed(head_sha(root), left_out)
+
+
+def _has_staged(root: Path) -> bool:
+    return bool(_git(root, "diff", "--cached", "--name-only", "-z").strip("\0"))

@@ -1,0 +1,55 @@
+"""What a round's and a check's environment keep of the user's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autopilot_codex import cleanenv
+
+USER = {
+    "PATH": "/bin",
+    "HOME": "/h",
+    "OPENAI_API_KEY": "sk-manager",
+    "OPENAI_BASE_URL": "http://m",
+    "AUTOPILOT_CODEX_HOME": "/s",
+    "AUTOPILOT_CODEX_API_KEY_FILE": "/k",
+    "ANTHROPIC_API_KEY": "sk-ant",
+    "ANTHROPIC_BASE_URL": "http://a",
+    "CLAUDE_CODE_OAUTH_TOKEN": "oauth",
+    "CODEX_API_KEY": "codex",
+    "GITHUB_TOKEN": "gh",
+    "SSH_AUTH_SOCK": "/agent",
+    "AWS_SECRET_ACCESS_KEY": "aws",
+    "GIT_AUTHOR_NAME": "A",
+    "EDITOR": "vi",
+}
+
+
+def test_a_claude_round_keeps_its_own_sign_in_only() -> None:
+    env = cleanenv.for_round("claude", USER)
+    assert set(env) == {
+        "PATH", "HOME", "AUTOPILOT_CODEX_HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_OAUTH_TOKEN", "GIT_AUTHOR_NAME", "EDITOR",
+    }  # fmt: skip
+
+
+def test_claude_on_bedrock_keeps_the_clouds_credentials() -> None:
+    env = cleanenv.for_round("claude", {**USER, "CLAUDE_CODE_USE_BEDROCK": "1"})
+    assert env["AWS_SECRET_ACCESS_KEY"] == "aws" and "OPENAI_API_KEY" not in env
+
+
+def test_a_codex_round_keeps_its_config_and_its_providers_key(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[model_providers.a]\nenv_key = "A_KEY"\n# env_key = "COMMENTED_KEY"\n'
+        '[model_providers.b]\nenv_key = "OPENAI_API_KEY"\n'
+    )
+    user = {**USER, "CODEX_HOME": str(tmp_path), "A_KEY": "a", "COMMENTED_KEY": "c"}
+    env = cleanenv.for_round("codex", user)
+    assert env["A_KEY"] == "a" and env["CODEX_API_KEY"] == "codex"
+    # A provider may name the manager's key; the manager's key is never passed on.
+    assert not {"OPENAI_API_KEY", "COMMENTED_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN"} & set(env)
+
+
+def test_a_check_keeps_a_short_list_and_what_the_user_names() -> None:
+    env = cleanenv.for_check(USER, ["GITHUB_TOKEN", "EDITOR", "OPENAI_API_KEY"])
+    assert set(env) == {"PATH", "HOME", "GIT_AUTHOR_NAME", "GITHUB_TOKEN", "EDITOR"}

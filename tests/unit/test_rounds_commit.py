@@ -1,0 +1,53 @@
+"""The driver's commit of a round: its message, what it leaves out, no hook it runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autopilot_codex.rounds.commit import SUBJECT_MAX, commit_round, message, subject
+from tests.conftest import git, make_repo
+
+
+def test_the_subject_is_the_final_messages_first_line_bounded() -> None:
+    assert subject("\n## Added the parser\nmore text\n::potter(ready)", 3) == "Added the parser"
+    assert subject("::potter(exit)", 4) == "autopilot-codex round 4"
+    long = subject("x " * 200, 1)
+    assert len(long) <= SUBJECT_MAX and long.endswith("…")
+    body = message("Fixed it.", 2, "run-a")
+    assert body.splitlines() == [
+        "Fixed it.",
+        "",
+        "Autopilot-Codex-Round: 2",
+        "Autopilot-Codex-Run: run-a",
+    ]
+
+
+def test_nothing_left_is_no_commit(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    head = git(repo, "rev-parse", "HEAD")
+    assert commit_round(repo, "Done.", 1, "run").sha == ""
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_secrets_and_the_run_folder_stay_out_even_when_staged(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / "a.txt").write_text("a\n")
+    (repo / "id_rsa").write_text("key\n")
+    (repo / ".autopilot-codex").mkdir()
+    (repo / ".autopilot-codex" / "notes.md").write_text("n\n")
+    git(repo, "add", "-f", "id_rsa", ".autopilot-codex/notes.md")
+    done = commit_round(repo, "Added a.", 1, "run")
+    assert done.sha == git(repo, "rev-parse", "HEAD") and done.left_out == ("id_rsa",)
+    assert git(repo, "show", "--name-only", "--format=", "HEAD") == "a.txt"
+
+
+def test_a_first_commit_in_an_empty_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    (repo / ".env").write_text("X=1\n")
+    git(repo, "add", "-A")
+    done = commit_round(repo, "First.", 1, "run")
+    assert done.sha and git(repo, "show", "--name-only", "--format=", "HEAD") == "a.txt"
+    assert git(repo, "status", "--porcelain") == "?? .env"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.commands.run import main
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import main
 from tests.conftest import ROOT
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"

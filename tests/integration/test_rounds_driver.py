@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.commands.run import main
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import main
 from tests.conftest import ROOT, git
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
@@ -256,7 +256,8 @@ def test_resume_after_an_interruption(repo: Path, script: Script) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "autopilot_codex.rounds.driver",
+        "autopilot_codex",
+        "run",
         "goal",
         "--implementer",
         "claude",

@@ -1,4 +1,4 @@
-"""`autopilot-codex run`: the loop over rounds, each a fresh host process.
+"""The loop over rounds behind `run` (`commands/run.py`), each round a fresh host process.
 
 The driver owns the loop (the rounds' own Stop hooks never block: owner policy `driver`, told
 by the environment below), so the host sessions keep the safety rails while the protocol —
@@ -8,21 +8,16 @@ Exit codes: complete 0, round limit or budget 2, error 1, interrupted 130.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from .. import output
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
-from ..evidence import user_checks
 from ..gitrepo import head_sha, run_git
 from . import rollout
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
@@ -30,9 +25,9 @@ from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .hold import hold, refuse_if_running
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
-from .runner import HOSTS, RoundResult, run_round
+from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
-from .view import View, make_view
+from .view import View
 
 EXIT_CODES = {"complete": 0, "round_limit": 2, "budget": 2, "error": 1, "interrupted": 130}
 MESSAGE_KEPT = 4000
@@ -69,7 +64,7 @@ class _Run:
     checks_red: str = ""
 
 
-def _toplevel(path: Path) -> Path:
+def toplevel(path: Path) -> Path:
     return Path(run_git(path, "rev-parse", "--show-toplevel").strip())
 
 
@@ -271,7 +266,7 @@ def run(
     """Run (or resume) a rounds loop to its end; the final record, `exit_code` included."""
     env = dict(os.environ if env is None else env)
     started = time.time()
-    root = _toplevel(opts.worktree)
+    root = toplevel(opts.worktree)
     refuse_if_running(root)
     folder = prepare(root)
     state, step = _begin(opts, root, folder / "rollout.jsonl", started)
@@ -308,91 +303,3 @@ def run(
         "duration_s": round(time.time() - started, 3),
         "message": state.message,
     }
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="autopilot-codex run",
-        description="Pursue a goal in rounds, each a fresh claude -p or codex exec process.",
-    )
-    p.add_argument("goal", nargs="*", help="the objective, as the user states it")
-    p.add_argument("--implementer", choices=HOSTS, default=None)
-    p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
-    p.add_argument("--manager", choices=("openai", "codex", "none"), default="none")
-    p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
-    p.add_argument("--json", action="store_true", help="print the final record as JSON")
-    p.add_argument("--budget", type=float, default=None, help="stop once this many USD are spent")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per round")
-    p.add_argument(
-        "--host-arg",
-        action="append",
-        default=None,
-        help="a flag for the host, replacing its default permission flags (repeat; --host-arg=--x)",
-    )
-    p.add_argument(
-        "--check",
-        action="append",
-        default=None,
-        metavar="CMD",
-        help="a command of yours that must pass before a verifier's exit ends the run (repeat)",
-    )
-    p.add_argument("--cwd", type=Path, default=Path())
-    return p
-
-
-def _options(args: argparse.Namespace) -> RunOptions:
-    if args.rounds < 1:
-        raise BridgeError("--rounds must be 1 or more")
-    if not args.resume and args.implementer is None:
-        raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
-    return RunOptions(
-        worktree=args.cwd.resolve(),
-        goal=" ".join(args.goal),
-        implementer=args.implementer or "claude",
-        rounds=args.rounds,
-        resume=args.resume,
-        budget_usd=args.budget,
-        timeout_s=args.timeout,
-        host_args=tuple(args.host_arg) if args.host_arg is not None else None,
-        checks=tuple(user_checks(args.check)),
-    )
-
-
-def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
-    if backend == "none":
-        return None
-    from .verdict import make
-
-    goal = opts.goal
-    if opts.resume:
-        log = rollout.last_run(_toplevel(opts.worktree) / WORKSPACE / "rollout.jsonl")
-        goal = log.header.goal if log is not None else goal
-    return make(goal, backend)
-
-
-def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
-    args = parser().parse_args(argv)
-    out = stdout or sys.stdout
-    try:
-        opts = _options(args)
-        manager = _manager(args.manager, opts)
-        record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)
-    except BridgeError as exc:
-        output.err(f"autopilot-codex run: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    if args.json:
-        out.write(json.dumps(record, sort_keys=True) + "\n")
-    else:
-        when = datetime.now(timezone.utc).strftime("%H:%M:%S")
-        out.write(
-            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds "
-            f"(${record['cost_usd']:.2f}); handoff {record['handoff']}\n"
-        )
-    out.flush()
-    return int(record["exit_code"])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
     from ...store import Store
-    from .. import HookContext
+    from ..context import HookContext
 
 # Reviews one worker makes before it frees the slot: each one follows a change of the diff
 # during the previous one, so this bounds a worker under an endless stream of edits.
@@ -204,7 +204,7 @@ def main(argv: list[str]) -> int:
     from ... import hosts
     from ...hookrun import _config, log_crash, selected_manager
     from ...store import Store
-    from .. import HookContext
+    from ..context import HookContext
 
     try:
         worktree, token, host, session = argv[:4]

@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.err("autopilot-codex: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
-        from .hookrun import log_crash
+        from .crashlog import log_crash
 
         log = log_crash("command")
         output.err(

@@ -29,7 +29,7 @@ APIS = ("responses", "chat")
 
 @dataclass(frozen=True)
 class Config:
-    model: str = "gpt-6.2-sol"
+    model: str = defaults.MODEL
     manager: str = ""
     api: str = "responses"
     # The OpenAI-compatible server; "" is the SDK's default (api.openai.com).
@@ -156,6 +156,14 @@ def load_config(
     path = config_file(home)
     sources.append({k: (f"{k}={v!r} in {path}", v) for k, v in _read_file(path, warnings).items()})
     return _build(sources, warnings)
+
+
+def load_with_warnings() -> tuple[Config, str]:
+    """A hook's settings: a broken one must not switch the rails off, so only it falls back
+    (to the next source of that one setting), and the second value says which, for the user."""
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    return config, "".join(f"autopilot-codex: {w}\n" for w in warnings).rstrip("\n")
 
 
 def _read_file(path: Path, warnings: list[str] | None) -> dict[str, Any]:

@@ -8,22 +8,11 @@ from __future__ import annotations
 import os
 import sys
 
+from .admitted import Admitted
 from .paths import find_worktree_str, state_home_str
 
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
-
-
-class Admitted:
-    """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
-
-    __slots__ = ("raw", "style", "worktree")
-
-    def __init__(self, raw: bytes, worktree: str, style: str = "autopilot") -> None:
-        self.raw = raw
-        self.worktree = worktree
-        # From the active marker, so only that style's module is imported.
-        self.style = style
 
 
 def hook_main(argv: list[str]) -> int:

@@ -77,6 +77,12 @@ def select(config: Config) -> ManagerFactory:
     return make
 
 
+def selected(model: str, config: Config) -> Manager:
+    """The configured backend's manager: the factory hooks and commands use unless a test
+    passes its own."""
+    return select(config)(model, config)
+
+
 def configured_problem(config: Config) -> str | None:
     """What keeps the configured manager from working (no key, not logged in), or None.
 

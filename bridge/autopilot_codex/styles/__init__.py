@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..registry import Registry
-from .context import HookContext
+from .context import HookContext, selected_manager
 
 if TYPE_CHECKING:
     from ..hookio import Answer
 
-__all__ = ["STYLES", "Handler", "HookContext", "Style", "get"]
+__all__ = ["STYLES", "Handler", "HookContext", "Style", "get", "selected_manager"]
 
 Handler = Callable[[HookContext], "Answer"]
 

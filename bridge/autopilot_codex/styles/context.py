@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..hookio import HookInput
     from ..hosts import Host
+    from ..manager import Manager
     from ..manager.select import ManagerFactory
     from ..store import Store
 
@@ -35,3 +36,11 @@ class HookContext:
             no_progress_limit=self.config.no_progress_limit,
             command=self.host.command,
         )
+
+
+def selected_manager(model: str, config: Config) -> Manager:
+    """A hook's manager: the configured backend, imported only when a call is about to be
+    made (most hooks never reach the manager and must not pay for importing it)."""
+    from ..manager.select import selected
+
+    return selected(model, config)

@@ -8,8 +8,12 @@ from __future__ import annotations
 import os
 import sys
 
-from .admitted import Admitted
 from .paths import find_worktree_str, state_home_str
+
+# typing.TYPE_CHECKING without importing typing on every hook (mypy reads the name the same way)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .admitted import Admitted
 
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
@@ -107,6 +111,8 @@ def admit(raw: bytes) -> Admitted | None:
     if isinstance(owner, str) and owner and isinstance(session, str) and session != owner:
         return None
     style = marker.get("style")
+    from .admitted import Admitted  # only a hook that reached a loop pays for its module
+
     return Admitted(raw, worktree, style if isinstance(style, str) and style else "autopilot")
 
 

@@ -13,18 +13,16 @@ case); `from pkg import name` also depends on `pkg`'s own module when `name` is 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from tests.conftest import ROOT
-
 PACKAGE = "autopilot_codex"
-SOURCE = ROOT / "bridge" / PACKAGE
+SOURCE = Path(__file__).resolve().parents[2] / "bridge" / PACKAGE
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
     """Dotted name -> (file, is a package)."""
-    found = {}
+    found: dict[str, tuple[Path, bool]] = {}
     for path in sorted(SOURCE.rglob("*.py")):
         parts = list(path.relative_to(SOURCE.parent).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
@@ -32,7 +30,7 @@ def modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports(body: Sequence[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
     """Every import statement that can run: nested in functions, classes, try and if blocks,
     except the body of `if TYPE_CHECKING:`."""
     for node in body:

@@ -34,6 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import checks_proc, cleanenv
 from .check_records import CheckResult as CheckResult
@@ -42,6 +43,9 @@ from .check_records import CheckStatus as CheckStatus
 from .checks_tree import tree_hash
 from .checks_watch import Watch
 from .errors import BridgeError
+
+if TYPE_CHECKING:
+    from .state import State
 
 DEFAULT_TIMEOUT_S = 300.0
 # The kept output: this many lines, and at most this many characters of them.
@@ -199,6 +203,15 @@ def status_line(r: CheckResult) -> str:
     code = "" if r.exit_code is None else f", exit {r.exit_code}"
     note = f" ({r.note})" if r.note else ""
     return f"`{r.command}` {outcome}{code} in {r.duration_s:.1f} s at {r.started_at}{note}"
+
+
+def status_lines(state: State) -> list[str]:
+    """A loop's checks for `status`: the last run of each, or the commands not run yet."""
+    if not state.checks:
+        return []
+    if not state.last_checks:
+        return ["Checks: " + ", ".join(f"`{c.command}`" for c in state.checks) + " (not run yet)"]
+    return [f"Check: {status_line(r)}" for r in state.last_checks]
 
 
 def _quoted(r: CheckResult, limit: int) -> list[str]:

@@ -23,7 +23,7 @@ setup (through the launcher bin/autopilot-codex):
 """
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autopilot-codex",
         description="A supervised autonomous loop: an OpenAI manager plans, reviews and decides.",
@@ -105,14 +105,14 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
     ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
-    ralph.add_argument("--host", choices=tuple(HOSTS), default="claude")
+    ralph.add_argument("--host", choices=HOSTS.names, default="claude")
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--args-stdin", action="store_true")
 
     cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
     cancel.add_argument("--args-stdin", action="store_true")
 
-    # Parsed by the rounds driver itself (see `main`); listed here for --help.
+    # Parsed by `commands/run.py` itself (see `main`); listed here for --help.
     sub.add_parser("run", help="pursue a goal in rounds of fresh host processes", add_help=False)
 
     ask = sub.add_parser("ask", help="ask the manager one question about the current task")
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "hook":
             return _hook(args.event, args.host)
         if args.command in ("install", "uninstall"):
-            from .codex_install import main as host_install
+            from .commands.install import main as host_install
 
             return host_install([args.command, *args.words])
         code, text = _run(args, args.cwd or os.getcwd())
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.err("autopilot-codex: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
-        from .hookrun import log_crash
+        from .crashlog import log_crash
 
         log = log_crash("command")
         output.err(
@@ -196,11 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parse(words: list[str]) -> argparse.Namespace:
-    parser = _parser()
-    args, unknown = parser.parse_known_args(words)
+    cli = parser()
+    args, unknown = cli.parse_known_args(words)
     args.stdin_text = None
     if getattr(args, "args_stdin", False):
-        args, unknown = parser.parse_known_args([*words, *_split(sys.stdin.read())])
+        args, unknown = cli.parse_known_args([*words, *_split(sys.stdin.read())])
         args.stdin_text = None
     elif getattr(args, "goal", None) == ["-"]:
         args.stdin_text = sys.stdin.read()
@@ -213,7 +213,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
             setattr(args, name, [*getattr(args, name), *unknown])
             unknown = []
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        cli.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
 
 
@@ -373,7 +373,7 @@ def _verb(words: list[str]) -> str:
 
 
 def _rounds(words: list[str]) -> int:
-    from .rounds.driver import main as run_main
+    from .commands.run import main as run_main
 
     cwd = words[1] if words[:1] == ["-C"] else None
     rest = words[words.index("run") + 1 :]

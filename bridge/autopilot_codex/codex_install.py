@@ -9,16 +9,14 @@ all of it in a small manifest next to the hooks file, so uninstall removes exact
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import codex_trust, output
+from . import codex_trust
 from .errors import BridgeError
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]
@@ -260,43 +258,3 @@ def _project_trusted(config: Path, repo: Path) -> bool:
         return False
     project = data.get("projects", {}).get(str(repo), {})
     return isinstance(project, dict) and project.get("trust_level") == "trusted"
-
-
-# -- entry point -------------------------------------------------------------------------------
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="autopilot-codex", description="Install the loop's hooks and skills for Codex."
-    )
-    parser.add_argument("action", choices=("install", "uninstall"))
-    parser.add_argument("host", choices=("codex",))
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--user", dest="scope", action="store_const", const="user")
-    scope.add_argument("--project", dest="scope", action="store_const", const="project")
-    parser.add_argument("-C", dest="cwd", default=None, help="the repository for --project")
-    parser.set_defaults(scope="user")
-    return parser
-
-
-def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
-    """``install codex [--user|--project] [-C DIR]`` or ``uninstall codex [...]``."""
-    args = _parser().parse_args(list(argv))
-    environ = os.environ if env is None else env
-    try:
-        tgt = target(args.scope, env=environ, cwd=Path(args.cwd or os.getcwd()))
-        lines = install(tgt) if args.action == "install" else uninstall(tgt)
-    except BridgeError as exc:
-        output.out(f"autopilot-codex: {exc}")
-        return 1
-    except OSError as exc:
-        output.out(f"autopilot-codex: {args.action} codex failed: {exc}")
-        return 1
-    output.out("\n".join(lines))
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main(sys.argv[1:]))

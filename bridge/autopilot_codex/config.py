@@ -25,13 +25,11 @@ if TYPE_CHECKING:
     from .state import State
 
 APIS = ("responses", "chat")
-# "" lets `manager.select` choose: openai with an API key, else the codex CLI.
-MANAGERS = ("", "openai", "codex")
 
 
 @dataclass(frozen=True)
 class Config:
-    model: str = "gpt-6.2-sol"
+    model: str = defaults.MODEL
     manager: str = ""
     api: str = "responses"
     # The OpenAI-compatible server; "" is the SDK's default (api.openai.com).
@@ -103,9 +101,20 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "no_progress_limit": (1, 1_000, False),
     "lock_timeout_s": (0, 600, True),
 }
-CHOICES = {"review": REVIEW_MODES, "manager": MANAGERS, "api": APIS}
+CHOICES = {"review": REVIEW_MODES, "api": APIS}
 # What a loop is planned with and its hooks need again; kept in its state (never the key).
 LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
+
+
+def choices(name: str) -> tuple[str, ...] | None:
+    """The values a setting with a fixed set of them accepts, or None."""
+    if name == "manager":
+        # The backends' registry is the one list; it is imported only when a manager is set.
+        from .manager.select import BACKENDS
+
+        # "" lets `manager.select` choose: openai with an API key, else the codex CLI.
+        return ("", *BACKENDS.names)
+    return CHOICES.get(name)
 
 
 def accepted(name: str) -> str:
@@ -113,8 +122,9 @@ def accepted(name: str) -> str:
     if name in RANGES:
         low, high, open_low = RANGES[name]
         return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
-    if name in CHOICES:
-        return "one of " + ", ".join(c for c in CHOICES[name] if c)
+    fixed = choices(name)
+    if fixed is not None:
+        return "one of " + ", ".join(c for c in fixed if c)
     if name == "checks":
         return "a list of commands or of {command, timeout_s} objects"
     return "any text"
@@ -148,6 +158,14 @@ def load_config(
     path = config_file(home)
     sources.append({k: (f"{k}={v!r} in {path}", v) for k, v in _read_file(path, warnings).items()})
     return _build(sources, warnings)
+
+
+def load_with_warnings() -> tuple[Config, str]:
+    """A hook's settings: a broken one must not switch the rails off, so only it falls back
+    (to the next source of that one setting), and the second value says which, for the user."""
+    warnings: list[str] = []
+    config = load_config(warnings=warnings)
+    return config, "".join(f"autopilot-codex: {w}\n" for w in warnings).rstrip("\n")
 
 
 def _read_file(path: Path, warnings: list[str] | None) -> dict[str, Any]:
@@ -218,7 +236,8 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
         low, high, open_low = RANGES[name]
         if value > high or value < low or (open_low and value == low):
             raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
-    if name in CHOICES and value not in CHOICES[name]:
+    fixed = choices(name)
+    if fixed is not None and value not in fixed:
         raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
     return value
 

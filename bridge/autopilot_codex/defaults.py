@@ -3,6 +3,8 @@ all take them from here."""
 
 from __future__ import annotations
 
+# The manager model when none is chosen (a Codex manager then uses Codex's own configured one).
+MODEL = "gpt-6.2-sol"
 BUDGET_USD = 5.00
 MAX_ITERATIONS = 30
 # Consecutive Stop blocks without a tool run before a loop pauses as stalled; Claude Code

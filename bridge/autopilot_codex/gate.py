@@ -10,20 +10,13 @@ import sys
 
 from .paths import find_worktree_str, state_home_str
 
+# typing.TYPE_CHECKING without importing typing on every hook (mypy reads the name the same way)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .admitted import Admitted
+
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
-
-
-class Admitted:
-    """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
-
-    __slots__ = ("raw", "style", "worktree")
-
-    def __init__(self, raw: bytes, worktree: str, style: str = "autopilot") -> None:
-        self.raw = raw
-        self.worktree = worktree
-        # From the active marker, so only that style's module is imported.
-        self.style = style
 
 
 def hook_main(argv: list[str]) -> int:
@@ -118,6 +111,8 @@ def admit(raw: bytes) -> Admitted | None:
     if isinstance(owner, str) and owner and isinstance(session, str) and session != owner:
         return None
     style = marker.get("style")
+    from .admitted import Admitted  # only a hook that reached a loop pays for its module
+
     return Admitted(raw, worktree, style if isinstance(style, str) and style else "autopilot")
 
 

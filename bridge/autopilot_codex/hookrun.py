@@ -6,20 +6,17 @@ PreToolUse is answered by the rails alone; only the loop's own events load a sty
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import hookio, hosts, output
-from .config import Config, load_config
+from .admitted import Admitted
+from .config import Config, load_with_warnings
 from .errors import BridgeError
-from .gate import Admitted
 from .hookio import ALLOW, Answer
-from .paths import state_home
 
 if TYPE_CHECKING:
     from .hosts import Host
-    from .manager import Manager
     from .manager.select import ManagerFactory
 
 
@@ -34,7 +31,7 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
         return 0
     try:
         payload = hookio.parse(admitted.raw, event)
-        config, warning = _config()
+        config, warning = load_with_warnings()
         answer = _answer(payload, admitted, config, host, manager).with_message(warning)
     except hookio.BadInput as exc:
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
@@ -42,6 +39,8 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
     except BridgeError as exc:
         answer = Answer(message=f"autopilot-codex: {exc}")
     except Exception as exc:  # noqa: BLE001 - a hook must answer whatever happens
+        from .crashlog import log_crash
+
         log = log_crash(f"hook {event}")
         output.err(f"autopilot-codex: internal error ({type(exc).__name__}); details in {log}")
         answer = ALLOW
@@ -67,36 +66,5 @@ def _answer(
 
     handle = styles.get(admitted.style)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    return handle(styles.HookContext(payload, store, config, host, manager or selected_manager))
-
-
-def selected_manager(model: str, config: Config) -> Manager:
-    """The configured backend, looked up only when a call is about to be made: most hooks
-    never reach the manager and must not pay for importing it."""
-    from .manager.select import select
-
-    return select(config)(model, config)
-
-
-def _config() -> tuple[Config, str]:
-    """A broken setting must not switch the rails off: only it falls back, and we say so."""
-    warnings: list[str] = []
-    config = load_config(warnings=warnings)
-    return config, "".join(f"autopilot-codex: {w}\n" for w in warnings).rstrip("\n")
-
-
-def log_crash(what: str) -> Path:
-    """Append the current traceback to bridge.log; the user sees one line naming the file."""
-    import traceback
-
-    log = state_home() / "logs" / "bridge.log"
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as handle:
-            from . import __version__
-
-            handle.write(f"--- autopilot-codex {__version__} {what} pid {os.getpid()}\n")
-            handle.write(traceback.format_exc())
-    except OSError:
-        pass
-    return log
+    factory = manager or styles.selected_manager
+    return handle(styles.HookContext(payload, store, config, host, factory))

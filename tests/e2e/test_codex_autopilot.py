@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex import codex_install
+from autopilot_codex.commands import install
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -36,7 +36,7 @@ def openai_fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
     assert (
-        codex_install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
+        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     )
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import codex_install
 from autopilot_codex.codex_trust import set_trust, trust_entries
+from autopilot_codex.commands import install
 from tests.conftest import plan_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -44,7 +44,7 @@ def test_installed_hooks_fire_without_the_bypass_flag(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert (
-        codex_install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
+        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     )
     assert "hooks trusted" in capsys.readouterr().out
     # A running loop, started from the terminal: the rails now guard this worktree.
@@ -124,7 +124,7 @@ def test_every_skill_reaches_codex_after_an_install(
     """The Claude-only frontmatter keys (`disable-model-invocation`, `user-invocable`,
     `when_to_use`) neither hide a skill from Codex nor break its list."""
     env = {"CODEX_HOME": str(codex_home)}
-    assert codex_install.main(["install", "codex", "--user"], env=env) == 0
+    assert install.main(["install", "codex", "--user"], env=env) == 0
     capsys.readouterr()
     fake_codex.script = ["nothing to do"]
     run = codex("list your skills")

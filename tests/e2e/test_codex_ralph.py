@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex import codex_install
+from autopilot_codex.commands import install
 
 from .autopilot_helpers import Autopilot
 from .codex_fixtures import CodexRunner
@@ -28,7 +28,7 @@ PROMISE = "NOTES WRITTEN"
 @pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
     assert (
-        codex_install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
+        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     )
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot

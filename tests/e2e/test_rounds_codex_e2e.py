@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex import codex_install
+from autopilot_codex.commands import install
 from autopilot_codex.paths import project_dir
 
 from .autopilot_helpers import LAUNCHER, Autopilot
@@ -40,7 +40,7 @@ WRAP_UP = "this is the last round"
 @pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
     assert (
-        codex_install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
+        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     )
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.commands.run import main
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import custody_for, main
+from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import ROOT
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"

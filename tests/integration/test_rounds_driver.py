@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.commands.run import main
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.driver import custody_for, main
+from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import ROOT, git
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
@@ -261,7 +262,8 @@ def test_resume_after_an_interruption(repo: Path, script: Script) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "autopilot_codex.rounds.driver",
+        "autopilot_codex",
+        "run",
         "goal",
         "--implementer",
         "claude",

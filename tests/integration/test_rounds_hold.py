@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from autopilot_codex.cli import main as cli_main
+from autopilot_codex.commands.run import main
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.rounds import driver
-from autopilot_codex.rounds.driver import custody_for, main
+from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import LAUNCHER, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import EXIT, FAKE, READY, Script

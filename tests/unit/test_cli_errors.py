@@ -51,7 +51,7 @@ def test_an_unknown_host_is_a_clear_non_blocking_answer(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from autopilot_codex.gate import Admitted
+    from autopilot_codex.admitted import Admitted
     from autopilot_codex.hookrun import run_hook
 
     code = run_hook(["Stop", "--host", "cursor"], Admitted(b"{}", str(repo)))

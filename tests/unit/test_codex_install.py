@@ -14,6 +14,7 @@ import pytest
 
 from autopilot_codex import codex_install
 from autopilot_codex.codex_trust import read_trusted, trust_entries
+from autopilot_codex.commands import install
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ["SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "Stop"]
@@ -38,7 +39,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], home: Path, *argv: str) -> tuple[int, str]:
-    rc = codex_install.main(list(argv), env={"CODEX_HOME": str(home)})
+    rc = install.main(list(argv), env={"CODEX_HOME": str(home)})
     return rc, capsys.readouterr().out
 
 

@@ -18,7 +18,7 @@ from .. import gitrepo, guards
 from ..config import Config, load_config
 from ..contract import PREFIX
 from ..errors import BridgeError
-from ..hookrun import selected_manager
+from ..manager.select import selected
 from ..state import State
 from ..store import Store
 from . import worktree_of
@@ -59,14 +59,14 @@ def ask(
     cwd: str | Path,
     question: str,
     session_id: str | None,
-    manager: ManagerFactory = selected_manager,
+    manager: ManagerFactory = selected,
 ) -> str:
     question = question.strip()
     if not question:
         raise BridgeError(USAGE)
     config = load_config()
     store = Store(worktree_of(cwd), lock_timeout=config.lock_timeout_s)
-    if manager is selected_manager:
+    if manager is selected:
         from ..manager.select import configured_problem
 
         problem = configured_problem(config)

@@ -10,8 +10,8 @@ from .. import contract, gitrepo
 from ..checks import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
-from ..hookrun import selected_manager
 from ..manager import prompts
+from ..manager.select import selected
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
@@ -56,7 +56,7 @@ def plan(
     overrides: dict[str, Any],
     session_id: str | None,
     host: str = "claude",
-    manager: ManagerFactory = selected_manager,
+    manager: ManagerFactory = selected,
 ) -> str:
     # The goal is stored and shown; a credential pasted into it must not be.
     goal = prompts.redact(goal.strip())
@@ -110,7 +110,7 @@ def _refuse_unusable(goal: str, config: Config, manager: ManagerFactory) -> None
             f"manager's prompt (a quarter of prompt_chars={config.prompt_chars}): shorten it, "
             "or raise AUTOPILOT_CODEX_PROMPT_CHARS"
         )
-    if manager is selected_manager:
+    if manager is selected:
         from ..manager.select import configured_problem
 
         problem = configured_problem(config)

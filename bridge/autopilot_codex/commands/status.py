@@ -50,7 +50,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         lines.append(
             f"Last verdict: {v.decision} (iteration {v.iteration}) — {contract.clip(v.reason, 200)}"
         )
-    lines += checks_lines(state)
+    from ..checks import status_lines
+
+    lines += status_lines(state)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     lines.append(f"State: {store.state_path}")
@@ -58,17 +60,6 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
-
-
-def checks_lines(state: State) -> list[str]:
-    """The loop's checks: the last run of each (command, pass or fail, when, how long)."""
-    if not state.checks:
-        return []
-    if not state.last_checks:
-        return ["Checks: " + ", ".join(f"`{c.command}`" for c in state.checks) + " (not run yet)"]
-    from ..checks import status_line
-
-    return [f"Check: {status_line(r)}" for r in state.last_checks]
 
 
 def _raw(store: Store) -> str:

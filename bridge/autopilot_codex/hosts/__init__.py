@@ -1,25 +1,18 @@
 """The hosts a loop runs in (Claude Code, the Codex CLI): a protocol and a registry.
 
-Adding a host is adding a module here and a line in `HOSTS`. Everything a host module
-imports must stay in the standard library: `hookrun` looks the host up on every admitted hook.
+Adding a host is adding a module here and its line in `HOSTS` (mypy checks the host against
+`Host`). Everything a host module imports must stay in the standard library: `hookrun` looks
+the host up on every admitted hook.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import BridgeError
+from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..hookio import Answer
-
-# host name -> module with a module-level `HOST` object.
-HOSTS: dict[str, str] = {
-    "claude": "autopilot_codex.hosts.claude",
-    "codex": "autopilot_codex.hosts.codex",
-}
-
 
 class Host(Protocol):
     name: str
@@ -44,12 +37,23 @@ class Host(Protocol):
         ...
 
 
+def _claude() -> Host:
+    from .claude import HOST
+
+    return HOST
+
+
+def _codex() -> Host:
+    from .codex import HOST
+
+    return HOST
+
+
+HOSTS: Registry[Host] = Registry("host", {"claude": _claude, "codex": _codex})
+
+
 def get(name: str) -> Host:
-    module = HOSTS.get(name)
-    if module is None:
-        raise BridgeError(f"unknown host {name!r}; known: {', '.join(sorted(HOSTS))}")
-    host: Host = importlib.import_module(module).HOST
-    return host
+    return HOSTS.get(name)
 
 
 def terminal_command(verb: str) -> str:

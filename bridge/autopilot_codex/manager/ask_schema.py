@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .schemas import _Strict
+from .schemas import Strict
 
 
-class Consultation(_Strict):
+class Consultation(Strict):
     answer: str
     confidence: Literal["low", "medium", "high"]
     # A change the manager would make to the plan, for the implementer to read; the plan itself

@@ -103,9 +103,9 @@ def _chosen_model(model: str) -> str | None:
     The loop's default model is an OpenAI API choice; a Codex user who did not pick one
     (`-m` / AUTOPILOT_CODEX_MODEL) gets the model they configured Codex with.
     """
-    from ..config import Config
+    from ..defaults import MODEL
 
-    return None if model == Config.model else model
+    return None if model == MODEL else model
 
 
 def codex_home() -> Path:

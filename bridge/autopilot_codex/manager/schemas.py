@@ -11,11 +11,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """The base of every schema: frozen, and fields the model adds are dropped."""
+
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class Task(_Strict):
+class Task(Strict):
     id: str
     title: str
     files: list[str]
@@ -24,7 +26,7 @@ class Task(_Strict):
     tests: list[str]
 
 
-class Plan(_Strict):
+class Plan(Strict):
     summary: str
     tasks: list[Task]
 
@@ -32,7 +34,7 @@ class Plan(_Strict):
 Severity = Literal["critical", "high", "medium", "low"]
 
 
-class Finding(_Strict):
+class Finding(Strict):
     severity: Severity
     file: str | None
     line_start: int | None
@@ -41,7 +43,7 @@ class Finding(_Strict):
     recommendation: str
 
 
-class Review(_Strict):
+class Review(Strict):
     decision: Literal["approve", "fix", "reject"]
     summary: str
     findings: list[Finding]
@@ -49,7 +51,7 @@ class Review(_Strict):
     revert_files: list[str]
 
 
-class Verdict(_Strict):
+class Verdict(Strict):
     decision: Literal["continue", "done", "abort"]
     reason: str
     # True when the current task meets its acceptance criteria, so the loop moves on.

@@ -1,4 +1,4 @@
-"""Which manager backend a loop talks to: a registry, so a backend is one module and one line.
+"""Which manager backend a loop talks to: a typed registry (a backend is a module and a line).
 
 Nothing here imports a backend until a call is about to be made: hooks that never reach the
 manager must not pay for `openai`.
@@ -6,13 +6,12 @@ manager must not pay for `openai`.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BridgeError
+from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -22,13 +21,39 @@ if TYPE_CHECKING:
 # (model, config) -> a Manager. Tests pass their own; hooks and commands use `select(config)`.
 ManagerFactory = Callable[[str, "Config"], "Manager"]
 
-# backend name -> module defining `make(model, config) -> Manager`, `problem(config) -> str | None`,
-# `price(model, config) -> Price`, `OVERHEAD_CHARS` (text the backend sends with every prompt)
-# and `output_cap(asked) -> int` (the output tokens one call may really produce).
-BACKENDS: dict[str, str] = {
-    "openai": "autopilot_codex.manager.openai_backend",
-    "codex": "autopilot_codex.manager.codex_backend",
-}
+
+class Backend(Protocol):
+    """What a backend module defines; mypy checks each registered module against it."""
+
+    # Characters of text the backend sends with every prompt (its own instructions).
+    OVERHEAD_CHARS: int
+
+    def make(self, model: str, config: Config) -> Manager: ...
+
+    def problem(self, config: Config) -> str | None:
+        """What keeps this backend from working here (no key, not logged in), or None."""
+        ...
+
+    def price(self, model: str, config: Config) -> Price: ...
+
+    def output_cap(self, asked: int) -> int:
+        """The output tokens one call may really produce when `asked` are asked for."""
+        ...
+
+
+def _openai() -> Backend:
+    from . import openai_backend
+
+    return openai_backend
+
+
+def _codex() -> Backend:
+    from . import codex_backend
+
+    return codex_backend
+
+
+BACKENDS: Registry[Backend] = Registry("manager backend", {"openai": _openai, "codex": _codex})
 
 
 def backend_name(config: Config) -> str:
@@ -38,22 +63,24 @@ def backend_name(config: Config) -> str:
         return config.manager
     if os.environ.get("OPENAI_API_KEY", "").strip() or "codex" not in BACKENDS:
         return "openai"
-    codex_problem: Callable[[Config], str | None] = importlib.import_module(
-        BACKENDS["codex"]
-    ).problem
-    return "openai" if codex_problem(config) else "codex"
+    return "openai" if BACKENDS.get("codex").problem(config) else "codex"
 
 
 def select(config: Config) -> ManagerFactory:
     name = backend_name(config)
     if name not in BACKENDS:
-        raise BridgeError(f"unknown manager backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
+        raise BridgeError(BACKENDS.unknown(name))
 
     def make(model: str, cfg: Config) -> Manager:
-        factory: ManagerFactory = importlib.import_module(BACKENDS[name]).make
-        return factory(model, cfg)
+        return BACKENDS.get(name).make(model, cfg)
 
     return make
+
+
+def selected(model: str, config: Config) -> Manager:
+    """The configured backend's manager: the factory hooks and commands use unless a test
+    passes its own."""
+    return select(config)(model, config)
 
 
 def configured_problem(config: Config) -> str | None:
@@ -63,17 +90,14 @@ def configured_problem(config: Config) -> str | None:
     """
     name = backend_name(config)
     if name not in BACKENDS:
-        return f"unknown manager backend {name!r}; known: {', '.join(sorted(BACKENDS))}"
-    check: Callable[[Config], str | None] = importlib.import_module(BACKENDS[name]).problem
-    return check(config)
+        return BACKENDS.unknown(name)
+    return BACKENDS.get(name).problem(config)
 
 
 def price_of(config: Config, model: str) -> Price:
     """What the selected backend charges for `model`: its own price source (Codex prices
     the model its config names, and the dearest row when it cannot tell)."""
-    backend = _backend(config)
-    price: Callable[[str, Config], Price] = backend.price
-    return price(model, config)
+    return _backend(config).price(model, config)
 
 
 def worst_case_usd(config: Config, model: str, prompt: str, max_output_tokens: int) -> float:
@@ -85,13 +109,10 @@ def worst_case_usd(config: Config, model: str, prompt: str, max_output_tokens: i
     backend = _backend(config)
     # The backend's own text counts like ours, at the same deliberately high rate.
     tokens_in = estimate_tokens(prompt + " " * backend.OVERHEAD_CHARS)
-    tokens_out: int = backend.output_cap(max_output_tokens)
+    tokens_out = backend.output_cap(max_output_tokens)
     once = cost_usd(Usage(tokens_in, 0, tokens_out), price_of(config, model))
     return BILLED_ATTEMPTS * once
 
 
-def _backend(config: Config) -> ModuleType:
-    name = backend_name(config)
-    if name not in BACKENDS:
-        raise BridgeError(f"unknown manager backend {name!r}; known: {', '.join(sorted(BACKENDS))}")
-    return importlib.import_module(BACKENDS[name])
+def _backend(config: Config) -> Backend:
+    return BACKENDS.get(backend_name(config))

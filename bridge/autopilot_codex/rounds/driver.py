@@ -1,4 +1,4 @@
-"""`autopilot-codex run`: the loop over rounds, each a fresh host process.
+"""The loop over rounds behind `run` (`commands/run.py`), each round a fresh host process.
 
 The driver owns the loop (the rounds' own Stop hooks never block: owner policy `driver`, told
 by the environment below), so the host sessions keep the safety rails while the protocol —
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .. import cleanenv
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
@@ -369,14 +369,3 @@ def run(
         "duration_s": round(time.time() - started, 3),
         "message": state.message,
     }
-
-
-def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
-    """`autopilot-codex run`: see `command`."""
-    from .command import main as command_main
-
-    return command_main(argv, stdout=stdout)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,60 +1,54 @@
 """Loop styles: autopilot (the manager loop), and the siblings that reuse its guards and store.
 
 A style answers the hooks of a loop of its kind. Adding one is adding a module with a `handle`
-function and a line in `STYLES`; the active marker names each loop's style, so the hook path
-imports only the style it needs.
+function and its line in `STYLES` (mypy checks the module against `Style`); the active marker
+names each loop's style, so the hook path imports only the style it needs.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ..errors import BridgeError
-from ..guards import Limits
+from ..registry import Registry
+from .context import HookContext, selected_manager
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..hookio import Answer, HookInput
-    from ..hosts import Host
-    from ..manager.select import ManagerFactory
-    from ..store import Store
+    from ..hookio import Answer
 
-# style name -> module with `handle(ctx: HookContext) -> Answer`.
-STYLES: dict[str, str] = {
-    "autopilot": "autopilot_codex.styles.autopilot.handlers",
-    "ralph": "autopilot_codex.styles.ralph.handlers",
-    "rounds": "autopilot_codex.styles.rounds",
-}
-
-
-@dataclass
-class HookContext:
-    """Everything one admitted hook needs: its payload, the loop's store, settings and host."""
-
-    payload: HookInput
-    store: Store
-    config: Config
-    host: Host
-    manager: ManagerFactory
-
-    @property
-    def limits(self) -> Limits:
-        return Limits(
-            stall_limit=self.config.stall_limit,
-            no_progress_limit=self.config.no_progress_limit,
-            command=self.host.command,
-        )
-
+__all__ = ["STYLES", "Handler", "HookContext", "Style", "get", "selected_manager"]
 
 Handler = Callable[[HookContext], "Answer"]
 
 
+class Style(Protocol):
+    """A style's module: one function answers every hook of a loop of this style."""
+
+    def handle(self, ctx: HookContext) -> Answer: ...
+
+
+def _autopilot() -> Style:
+    from .autopilot import handlers
+
+    return handlers
+
+
+def _ralph() -> Style:
+    from .ralph import handlers
+
+    return handlers
+
+
+def _rounds() -> Style:
+    from . import rounds
+
+    return rounds
+
+
+STYLES: Registry[Style] = Registry(
+    "loop style", {"autopilot": _autopilot, "ralph": _ralph, "rounds": _rounds}
+)
+
+
 def get(name: str) -> Handler:
-    module = STYLES.get(name)
-    if module is None:
-        raise BridgeError(f"unknown loop style {name!r}; known: {', '.join(sorted(STYLES))}")
-    handle: Handler = importlib.import_module(module).handle
-    return handle
+    return STYLES.get(name).handle

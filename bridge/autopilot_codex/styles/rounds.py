@@ -8,7 +8,7 @@ Stop is never blocked, and nothing else is recorded: ending the round is the dri
 from __future__ import annotations
 
 from ..hookio import ALLOW, Answer
-from . import HookContext
+from .context import HookContext
 
 
 def handle(ctx: HookContext) -> Answer:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
     from ...store import Store
-    from .. import HookContext
+    from ..context import HookContext
 
 # Reviews one worker makes before it frees the slot: each one follows a change of the diff
 # during the previous one, so this bounds a worker under an endless stream of edits.
@@ -202,13 +202,14 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
 def main(argv: list[str]) -> int:
     """`python -m ...background <worktree> <token> <host> <session>`, started by `spawn`."""
     from ... import hosts
-    from ...hookrun import _config, log_crash, selected_manager
+    from ...config import load_with_warnings
+    from ...crashlog import log_crash
     from ...store import Store
-    from .. import HookContext
+    from ..context import HookContext, selected_manager
 
     try:
         worktree, token, host, session = argv[:4]
-        config, _ = _config()
+        config, _ = load_with_warnings()
         store = Store(Path(worktree), lock_timeout=config.lock_timeout_s)
         payload = HookInput(event="PostToolUse", session_id=session or None, cwd=worktree)
         ctx = HookContext(payload, store, config, hosts.get(host), selected_manager)

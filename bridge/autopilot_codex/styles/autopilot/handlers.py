@@ -14,7 +14,7 @@ from ...check_records import CheckResult
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
-from .. import HookContext
+from ..context import HookContext
 from . import inflight, reducer
 from .steps import (
     REVIEW_PASSED,

@@ -16,7 +16,7 @@ from ...check_records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
-from .. import HookContext
+from ..context import HookContext
 from . import inflight, reducer
 
 if TYPE_CHECKING:

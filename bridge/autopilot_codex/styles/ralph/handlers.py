@@ -14,7 +14,7 @@ from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
 from ...state import RalphState, State, Status
 from ...store import Store
-from .. import HookContext
+from ..context import HookContext
 from . import reducer
 
 # How the loop leaves `running` for each way the reducer ends it.

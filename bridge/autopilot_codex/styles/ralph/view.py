@@ -25,9 +25,9 @@ def status_text(state: State, store: Store) -> str:
         f"Session {owner} · started {minutes:.0f} min ago · stalls {ralph.idle_stop_blocks}/"
         f"{ralph.stall_limit}",
     ]
-    from ...commands.status import checks_lines
+    from ...checks import status_lines
 
-    lines += checks_lines(state)
+    lines += status_lines(state)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     result = store.load_result() if state.status != "running" else None

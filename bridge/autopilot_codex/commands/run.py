@@ -1,4 +1,7 @@
-"""The command line of `autopilot-codex run`: flags to options, a view, the final record."""
+"""`run`: pursue a goal in rounds of fresh host processes (the loop itself is `rounds.driver`).
+
+`run` owns its options (the CLI hands it every word after the verb), so it has its own parser.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +17,13 @@ from .. import output
 from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import user_checks
-from .driver import ManagerCheck, RunOptions, custody_for, run, toplevel
-from .runner import HOSTS
-from .view import make_view
+from ..manager import select
+from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run, toplevel
+from ..rounds.runner import HOSTS
+from ..rounds.view import make_view
+
+# `--manager none`: no manager; a verifier's exit (and the checks) end the run.
+NO_MANAGER = "none"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -27,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
     p.add_argument("--implementer", choices=HOSTS, default=None)
     p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
-    p.add_argument("--manager", choices=("openai", "codex", "none"), default="none")
+    p.add_argument("--manager", choices=(*select.BACKENDS.names, NO_MANAGER), default=NO_MANAGER)
     p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
     p.add_argument("--json", action="store_true", help="print the final record as JSON")
     p.add_argument("--budget", type=float, default=None, help="stop once this many USD are spent")
@@ -69,9 +76,9 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 
 def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
-    if backend == "none":
+    if backend == NO_MANAGER:
         return None
-    from .verdict import make
+    from ..rounds.verdict import make
 
     goal = opts.goal
     if opts.resume:

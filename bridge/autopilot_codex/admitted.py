@@ -1,0 +1,17 @@
+"""A hook the gate let through: what the gate hands the engine (`hookrun`).
+
+Its own module, with no imports, so the engine need not import the gate (which imports the
+engine) and the gate stays standard library only.
+"""
+
+
+class Admitted:
+    """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
+
+    __slots__ = ("raw", "style", "worktree")
+
+    def __init__(self, raw: bytes, worktree: str, style: str = "autopilot") -> None:
+        self.raw = raw
+        self.worktree = worktree
+        # From the active marker, so only that style's module is imported.
+        self.style = style

@@ -1,0 +1,53 @@
+"""A typed registry of lazily imported members: hosts, loop styles, manager backends.
+
+Each member is registered once, as a small loader function that imports its module and
+returns it (or the object it defines). The loader's return type is the kind's `Protocol`, so
+`mypy --strict` checks every member against it (a module is checked structurally as well as
+an object); importing only in the loader keeps a hook from paying for members it never uses
+(the OpenAI SDK, the other styles). Everything derived from the names (the CLI's choices, the
+settings check, the messages) reads them from here, so there is no second list.
+
+Standard library only: the hook path imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Generic, TypeVar
+
+from .errors import BridgeError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Names, in registration order, each with the loader of its member."""
+
+    def __init__(self, kind: str, loaders: Mapping[str, Callable[[], T]]) -> None:
+        self.kind = kind
+        self._loaders = dict(loaders)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._loaders)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaders)
+
+    def unknown(self, name: str) -> str:
+        """The one message for a name that is not registered."""
+        return f"unknown {self.kind} {name!r}; known: {', '.join(sorted(self._loaders))}"
+
+    def with_member(self, name: str, load: Callable[[], T]) -> Registry[T]:
+        """A copy with one more member: how a test registers a fake host or backend."""
+        return Registry(self.kind, {**self._loaders, name: load})
+
+    def get(self, name: str) -> T:
+        """The member, imported now; a BridgeError naming the known ones for an unknown name."""
+        load = self._loaders.get(name)
+        if load is None:
+            raise BridgeError(self.unknown(name))
+        return load()

@@ -1,0 +1,46 @@
+"""What one admitted hook hands a loop style: its payload, the loop's store, settings and host.
+
+Its own module, so a style imports it without importing the registry that imports the style.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..guards import Limits
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..hookio import HookInput
+    from ..hosts import Host
+    from ..manager import Manager
+    from ..manager.select import ManagerFactory
+    from ..store import Store
+
+
+@dataclass
+class HookContext:
+    """Everything one admitted hook needs: its payload, the loop's store, settings and host."""
+
+    payload: HookInput
+    store: Store
+    config: Config
+    host: Host
+    manager: ManagerFactory
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            stall_limit=self.config.stall_limit,
+            no_progress_limit=self.config.no_progress_limit,
+            command=self.host.command,
+        )
+
+
+def selected_manager(model: str, config: Config) -> Manager:
+    """A hook's manager: the configured backend, imported only when a call is about to be
+    made (most hooks never reach the manager and must not pay for importing it)."""
+    from ..manager.select import selected
+
+    return selected(model, config)

@@ -1,0 +1,119 @@
+"""Hosts, loop styles and manager backends are each registered once; everything else derives.
+
+This module is type-checked by `mypy --strict` (pyproject's `files`): the registries' loaders
+check every member against its Protocol, and the fake backend below is checked the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from pydantic import BaseModel
+
+from autopilot_codex import cli, config, hosts, styles
+from autopilot_codex.commands import run
+from autopilot_codex.config import Config, accepted, check
+from autopilot_codex.errors import BridgeError
+from autopilot_codex.manager import select
+from autopilot_codex.manager.select import BACKENDS, Backend
+from autopilot_codex.registry import Registry
+from autopilot_codex.rounds import runner
+
+
+class Reply(BaseModel):
+    text: str
+
+
+def option_choices(parser: argparse.ArgumentParser, dest: str, *verbs: str) -> tuple[str, ...]:
+    """The `choices` of option `dest`, in the subcommand named by `verbs`."""
+    for verb in verbs:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[verb]
+    action = next(a for a in parser._actions if a.dest == dest)
+    assert action.choices is not None
+    return tuple(action.choices)
+
+
+def test_the_cli_offers_the_registered_hosts_and_backends() -> None:
+    assert option_choices(cli.parser(), "host", "ralph") == hosts.HOSTS.names
+    assert option_choices(run.parser(), "manager") == (*BACKENDS.names, run.NO_MANAGER)
+    # The rounds runner drives a subset of the hosts, never one the registry does not know.
+    assert set(option_choices(run.parser(), "implementer")) <= set(hosts.HOSTS.names)
+    assert set(runner.HOSTS) <= set(hosts.HOSTS.names)
+
+
+def test_the_settings_accept_exactly_the_registered_backends() -> None:
+    for name in ("", *BACKENDS.names):
+        assert check("manager", name) == name
+    assert accepted("manager") == "one of " + ", ".join(BACKENDS.names)
+    with pytest.raises(BridgeError) as refused:
+        check("manager", "gemini", "AUTOPILOT_CODEX_MANAGER=gemini")
+    assert str(refused.value) == (
+        "AUTOPILOT_CODEX_MANAGER=gemini is not accepted: manager must be one of openai, codex"
+    )
+    # A hook does not refuse: it ignores that one value, says so, and chooses the backend itself.
+    warnings: list[str] = []
+    loaded = config.load_config(environ={"AUTOPILOT_CODEX_MANAGER": "gemini"}, warnings=warnings)
+    assert loaded.manager == ""
+    assert warnings == [
+        "AUTOPILOT_CODEX_MANAGER=gemini is not accepted: manager must be one of openai, codex; "
+        "ignored; using manager=''"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("registry", "message"),
+    [
+        (hosts.HOSTS, "unknown host 'nope'; known: claude, codex"),
+        (styles.STYLES, "unknown loop style 'nope'; known: autopilot, ralph, rounds"),
+        (BACKENDS, "unknown manager backend 'nope'; known: codex, openai"),
+    ],
+)
+def test_an_unknown_name_is_refused_with_the_known_ones(
+    registry: Registry[object], message: str
+) -> None:
+    assert "nope" not in registry
+    with pytest.raises(BridgeError) as refused:
+        registry.get("nope")
+    assert str(refused.value) == message
+
+
+def test_a_backend_the_settings_never_checked_is_refused_by_name() -> None:
+    # A Config built in code skips the settings check: the registry still refuses, by name.
+    with pytest.raises(BridgeError, match="unknown manager backend 'nope'; known: codex, openai"):
+        select.select(Config(manager="nope"))
+    assert select.configured_problem(Config(manager="nope")) == BACKENDS.unknown("nope")
+
+
+def test_every_registered_member_loads() -> None:
+    for name in hosts.HOSTS:
+        assert hosts.get(name).name == name
+    for name in styles.STYLES:
+        assert callable(styles.get(name))
+    for name in BACKENDS:
+        backend = BACKENDS.get(name)
+        assert backend.output_cap(1_000) >= 1_000 and backend.OVERHEAD_CHARS >= 0
+
+
+def _fake() -> Backend:
+    # mypy checks the fake module against `Backend`, as it checks the real ones.
+    from tests.fakes import fake_backend
+
+    return fake_backend
+
+
+def test_a_fourth_backend_is_one_module_and_one_registry_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.fakes import fake_backend
+
+    monkeypatch.setattr(select, "BACKENDS", BACKENDS.with_member("fake", _fake))
+    # The settings, the CLI and the selection all see it; nothing else was edited.
+    assert check("manager", "fake") == "fake"
+    assert "fake" in option_choices(run.parser(), "manager")
+    chosen = Config(manager="fake")
+    assert select.configured_problem(chosen) is None
+    outcome = select.select(chosen)("m", chosen).ask(Reply, "i", "p")
+    assert outcome.error == fake_backend.ANSWER
+    assert select.worst_case_usd(chosen, "m", "x" * 4_000, 1_000) > 0

@@ -42,6 +42,12 @@ def findings(command: Command, where: Where) -> Iterator[Finding]:
                 f"`{LAUNCHER} {verb}` is the user's control of the loop; while it runs, your "
                 f"tools may use only {', '.join(sorted(READ_ONLY_VERBS))}",
             )
+    if reads_unknown_code(command):
+        yield (
+            "unreadable",
+            f"{command.name} runs code from its standard input, which cannot be read first "
+            "(a pipe, or a heredoc that expands what the hook cannot know)",
+        )
     code = interpreter_code(command)
     if code:
         yield from _code(command.name, code, where)
@@ -88,6 +94,23 @@ def _verb(args: tuple[str, ...]) -> str | None:
 
 def interpreter_code(command: Command) -> str:
     """The code an interpreter one-liner runs (`python -c`, `node -e`, `perl -e`, stdin)."""
+    found = _sources(command)
+    if found is None:
+        return ""
+    pieces, script = found
+    if not pieces and not script and command.stdin is not None:
+        pieces = [command.stdin]  # `python3 - <<EOF`, `echo ... | node`
+    return "\n".join(pieces)
+
+
+def reads_unknown_code(command: Command) -> bool:
+    """An interpreter whose code is its standard input, and that input is not known."""
+    found = _sources(command)
+    return found is not None and found == ([], False) and command.piped
+
+
+def _sources(command: Command) -> tuple[list[str], bool] | None:
+    """An interpreter's code arguments and whether it names a script; None if not one."""
     argv, name = command.argv, command.name
     pieces: list[str] = []
     script = False
@@ -101,10 +124,8 @@ def interpreter_code(command: Command) -> str:
     elif name == "php":
         pieces, script = _after(argv, r"-r", ())
     else:
-        return ""
-    if not pieces and not script and command.stdin is not None:
-        pieces = [command.stdin]  # `python3 - <<EOF`, `echo ... | node`
-    return "\n".join(pieces)
+        return None
+    return pieces, script
 
 
 def _after(

@@ -42,7 +42,12 @@ def findings(command: Command, where: Where) -> Iterator[Finding]:
     if command.too_deep:
         yield ("unreadable", "shells nested this deep are not read; write the command plainly")
     if command.piped and command.name in SHELLS and _reads_stdin(command.argv):
-        yield ("unreadable", f"{command.name} runs a script from a pipe that cannot be read first")
+        yield (
+            "unreadable",
+            f"{command.name} runs a script from its standard input, which cannot be read first "
+            "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
+            "<<'EOF')",
+        )
     if command.name == "git" and len(command.argv) > 1:
         yield from _git(command.argv[1], command.argv[2:], where)
     yield from _tools(command.argv)

@@ -198,5 +198,3 @@ def _real(path: Path) -> Path:
 
 def _loop_home() -> Path:
     return _real(state_home())
-
-

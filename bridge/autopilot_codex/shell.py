@@ -69,6 +69,8 @@ class _Scope:
     depth: int
     wrappers: tuple[str, ...] = ()
     out: list[Command] = field(default_factory=list)
+    # Redirections tree-sitter hangs on a list or pipeline, by the command they belong to.
+    attached: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
 
 
 def commands(
@@ -138,20 +140,26 @@ def _binding(package: str) -> Any:
 # -- the tree ------------------------------------------------------------------------------------
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# A heredoc node's own parts; any other child is the rest of its line (see `_rest_of_line`).
+# An ERROR there makes the line unparsable, so the word fallback judges it.
+_HEREDOC_OWN = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect", "ERROR"})
 
 
 def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> Command | None:
     """Emit the commands under `node`; return the last simple command it emitted directly."""
     kind = node.type
     if kind == "command":
-        return _command(node, scope, stdin, [], piped)
+        outer = scope.attached.pop((node.start_byte, node.end_byte), [])
+        return _command(node, scope, stdin, outer, piped)
     if kind == "redirected_statement":
         return _redirected(node, scope, stdin, piped)
     if kind == "pipeline":
-        last: Command | None = None
+        return _stages(node.named_children, scope, stdin, piped)
+    if kind == "list":
+        # Only the first command of `a && b` reads what reaches the list.
         for index, child in enumerate(node.named_children):
-            last = _walk(child, scope, _output_of(last), piped=index > 0)
-        return last
+            _walk(child, scope, stdin if index == 0 else None, piped and index == 0)
+        return None
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
         scope.env[name] = value
@@ -168,19 +176,64 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
     return None
 
 
+def _stages(
+    stages: list[Any], scope: _Scope, stdin: str | None, piped: bool, last: Command | None = None
+) -> Command | None:
+    """Walk pipeline stages; each reads what the one before it is known to write."""
+    for child in stages:
+        last = _walk(child, scope, stdin, piped)
+        stdin, piped = _output_of(last), True
+    return last
+
+
 def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Command | None:
     body = node.child_by_field_name("body")
     redirects = [c for c in node.named_children if c.type in _REDIRECTS]
     if body is not None and body.type == "command":
         return _command(body, scope, stdin, redirects, piped)
-    if body is not None:
-        _walk(body, scope, stdin, piped)
-    targets, _fed = _redirect_targets(redirects, scope)
+    last_command = _last_command(body)
+    if last_command is not None:
+        # `a && cat <<EOF | sh`: the heredoc (and the rest of its line) belongs to `cat`.
+        scope.attached[(last_command.start_byte, last_command.end_byte)] = redirects
+        return _walk(body, scope, stdin, piped)
+    last = _walk(body, scope, stdin, piped) if body is not None else None
+    targets, _fed, _opaque = _redirect_targets(redirects, scope)
     if targets:
         _emit(scope, Command((), text(node), scope.cwd, redirects=tuple(targets)))
     for redirect in redirects:
         _nested(redirect, scope)
-    return None
+    return _rest_of_line(redirects, scope, last)
+
+
+def _last_command(body: Any) -> Any:
+    """The command a redirection after a list or pipeline belongs to: its last one."""
+    node = body
+    while node is not None and node.type in ("list", "pipeline") and node.named_children:
+        node = node.named_children[-1]
+    return node if node is not body and node is not None and node.type == "command" else None
+
+
+def _rest_of_line(redirects: list[Any], scope: _Scope, last: Command | None) -> Command | None:
+    """What follows `<<EOF` on its line (`cat <<EOF | sh`, `cat <<EOF && git push`).
+
+    tree-sitter-bash 0.25 parses it inside the heredoc's node: a `pipeline` that opens with `|`
+    (its first stage reads what the command before it writes), or a command or list after `&&`,
+    `||`.
+    """
+    for redirect in redirects:
+        if redirect.type != "heredoc_redirect":
+            continue
+        for child in _continuation(redirect):
+            first = child.children[0].type if child.children else ""
+            if child.type == "pipeline" and first in ("|", "|&"):
+                last = _stages(child.named_children, scope, _output_of(last), True)
+            else:
+                last = _walk(child, scope, None)
+    return last
+
+
+def _continuation(redirect: Any) -> list[Any]:
+    return [c for c in redirect.named_children if c.type not in _HEREDOC_OWN]
 
 
 def _command(
@@ -202,7 +255,7 @@ def _command(
             )
         else:
             words.append(word(child, scope.env))
-    targets, fed = _redirect_targets(redirects, scope)
+    targets, fed, opaque = _redirect_targets(redirects, scope)
     raw = Command(
         tuple(words),
         text(node),
@@ -212,11 +265,11 @@ def _command(
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
-        piped=piped and fed is None and stdin is None,
+        piped=opaque or (piped and fed is None and stdin is None),
     )
     for child in (*node.named_children, *outer):
         _nested(child, scope)
-    return _unwrap_and_emit(raw, scope)
+    return _rest_of_line(redirects, scope, _unwrap_and_emit(raw, scope))
 
 
 def _declaration(node: Any, scope: _Scope) -> Command:
@@ -253,28 +306,73 @@ def _nested(node: Any, scope: _Scope) -> None:
         for inner in node.named_children:
             _walk(inner, scope, None)
         return
-    for child in node.named_children:
+    children = node.named_children
+    if node.type == "heredoc_redirect":  # the rest of its line is walked as commands
+        children = [c for c in children if c.type in _HEREDOC_OWN]
+    for child in children:
         _nested(child, scope)
 
 
-def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None]:
+def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None, bool]:
+    """The files redirected to, what is known to reach stdin, and whether stdin is a heredoc
+    whose text the hook cannot know."""
     targets: list[str] = []
     fed: str | None = None
+    opaque = False
     for redirect in redirects:
         if redirect.type == "file_redirect":
             dest = redirect.child_by_field_name("destination")
             if dest is not None:
                 targets.append(word(dest, scope.env))
         elif redirect.type == "herestring_redirect":
-            fed = " ".join(word(p, scope.env) for p in redirect.named_children) + "\n"
+            fed, opaque = (
+                " ".join(word(p, scope.env) for p in redirect.named_children) + "\n",
+                False,
+            )
         elif redirect.type == "heredoc_redirect":
-            body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-            fed = text(body) if body is not None else ""
+            fed = _heredoc_text(redirect, scope.env)
+            opaque = fed is None
             for inner in redirect.named_children:
                 if inner.type == "file_redirect":
-                    more, _ = _redirect_targets([inner], scope)
+                    more, _, _ = _redirect_targets([inner], scope)
                     targets += more
-    return targets, fed
+    return targets, fed, opaque
+
+
+def _heredoc_text(redirect: Any, env: Mapping[str, str]) -> str | None:
+    """The text a heredoc feeds, or None when it expands what the hook cannot know.
+
+    An unquoted heredoc's `$X` and `$(...)` become part of the text, so a body fed to a shell
+    could be any script: `cat <<EOF | sh` with `$(curl ...)` inside is not readable beforehand.
+    """
+    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+    if body is None:
+        return ""
+    start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
+    if start is not None and re.search(r"['\"\\]", text(start)):
+        return text(body)  # `<<'EOF'`: the text as written
+    raw = bytes(body.text or b"")
+    parts: list[str] = []
+    at = body.start_byte
+    for child in body.named_children:
+        parts.append(
+            _unescape_heredoc(raw[at - body.start_byte : child.start_byte - body.start_byte])
+        )
+        at = child.end_byte
+        if child.type == "heredoc_content":
+            parts.append(_unescape_heredoc(bytes(child.text or b"")))
+            continue
+        value = word(child, env) if child.type in ("simple_expansion", "expansion") else None
+        if value is None or value == text(child):
+            return None
+        parts.append(value)
+    parts.append(_unescape_heredoc(raw[at - body.start_byte :]))
+    return "".join(parts)
+
+
+def _unescape_heredoc(raw: bytes) -> str:
+    # In an unquoted heredoc a backslash escapes only `$`, a backquote, itself and a newline.
+    return re.sub(r"\\([$`\\])|\\\n", lambda m: m.group(1) or "", raw.decode("utf-8", "replace"))
 
 
 def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
@@ -341,8 +439,14 @@ def _emit(scope: _Scope, command: Command) -> None:
 
 
 def _words_fallback(line: str, scope: _Scope) -> None:
-    """Split on the shell's operators and judge each part's words, as a shell roughly would."""
-    for part in re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line):
+    """Split on the shell's operators and judge each part's words, as a shell roughly would.
+
+    Split twice: on every operator (one inside a quoted `$(...)` still runs), and on operators
+    outside quotes only (so `sh -c 'a; b'` stays one command whose script is read).
+    """
+    naive = re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line)
+    quoted = [p for p in _split_outside_quotes(line) if p not in naive]
+    for part in (*naive, *quoted):
         if not part.strip():
             continue
         try:
@@ -363,3 +467,24 @@ def _words_fallback(line: str, scope: _Scope) -> None:
             wrappers=scope.wrappers,
         )
         _unwrap_and_emit(raw, scope)
+
+
+def _split_outside_quotes(line: str) -> list[str]:
+    parts: list[str] = []
+    start = i = 0
+    quote = ""
+    while i < len(line):
+        char = line[i]
+        if char == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in ";|&\n(){}`":
+            parts.append(line[start:i])
+            start = i + 1
+        i += 1
+    parts.append(line[start:])
+    return parts

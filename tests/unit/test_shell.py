@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autopilot_codex import shell
-from autopilot_codex.shellwrap import program, unwrap
+from autopilot_codex.rails import parser, shell
+from autopilot_codex.rails.shellwrap import program, unwrap
 
 ENV = {"HOME": "/home/u", "AUTOPILOT_CODEX_HOME": "/state"}
 
@@ -281,7 +281,7 @@ def test_unparsable_lines_are_judged_on_their_words(line: str) -> None:
 
 
 def test_without_a_parser_the_words_still_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shell, "_parse", lambda line: None)
+    monkeypatch.setattr(parser, "parse", lambda line: None)
     assert runs("true && env git push -f", "git", "push", "-f")
     assert runs("x=1; sh -c 'git push -f'", "git", "push", "-f")
 
@@ -323,9 +323,9 @@ def test_the_parser_loads_without_the_packages_init_modules() -> None:
     import sys
 
     code = (
-        "import sys; from autopilot_codex import shell; "
+        "import sys; from autopilot_codex.rails import parser, shell; "
         "assert shell.commands('env git push -f', {'HOME': '/h'}, '/w')[0].argv[0] == 'git'; "
-        "assert shell._PARSER is not None; "
+        "assert parser._PARSER is not None; "
         "print('tree_sitter' in sys.modules, 'tree_sitter_bash' in sys.modules, "
         "'importlib.resources' in sys.modules)"
     )
@@ -339,8 +339,8 @@ def test_a_missing_binding_falls_back_to_the_packages(monkeypatch: pytest.Monkey
     def missing(package: str) -> None:
         raise ImportError(package)
 
-    monkeypatch.setattr(shell, "_binding", missing)
-    assert shell._load_parser().parse(b"ls").root_node.type == "program"
+    monkeypatch.setattr(parser, "_binding", missing)
+    assert parser.load().parse(b"ls").root_node.type == "program"
 
 
 _PIECES = st.sampled_from(

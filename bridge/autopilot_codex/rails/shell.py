@@ -7,8 +7,8 @@ expanded; what runs another command (`env`, `sudo`, `xargs`, `sh -c`, `eval`, ..
 by `shellwrap`. A line the grammar cannot read is also split on its words, so an odd line is
 judged by the same rules and never waved through.
 
-tree-sitter is imported on first use only: this module is loaded for PreToolUse on a shell tool
-while a loop runs, never on the idle path.
+tree-sitter is imported on first use only (`parser`): this module is loaded for PreToolUse on a
+shell tool while a loop runs, never on the idle path.
 """
 
 from __future__ import annotations
@@ -18,17 +18,15 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from . import shellwrap
-from .shellwords import expand_text, text, word
+from . import parser, shellwrap
+from .shellwords import expand_text, heredoc_text, split_outside_quotes, text, word
 
 # `sh -c "sh -c '...'"` nested deeper than this is not read but denied: no line needs it.
 MAX_DEPTH = 4
 # Commands whose output is their arguments: what they print can be fed to a shell or xargs.
 _ECHOES = frozenset({"echo", "printf"})
-_PARSER: Any = None
 _IFS = re.compile(r"\$\{?IFS\}?")
 
 
@@ -84,7 +82,7 @@ def commands(
     scope = _Scope(dict(env), cwd, depth, wrappers)
     if depth > MAX_DEPTH:
         return [Command((), line, cwd, wrappers=wrappers, too_deep=True)]
-    root = _parse(line)
+    root = parser.parse(line)
     if root is not None:
         try:
             _walk(root, scope, None)
@@ -95,46 +93,6 @@ def commands(
         words = _IFS.sub(" ", line)
         _words_fallback(words, _Scope(dict(env), cwd, depth, wrappers, scope.out))
     return scope.out
-
-
-def _parse(line: str) -> Any:
-    global _PARSER
-    try:
-        if _PARSER is None:
-            _PARSER = _load_parser()
-        return _PARSER.parse(line.encode("utf-8", "surrogatepass")).root_node
-    except Exception:  # noqa: BLE001 - no parser, or one that failed: the word fallback judges
-        return None
-
-
-def _load_parser() -> Any:
-    """The parser, from the two packages' compiled bindings.
-
-    Their `__init__` modules import `typing` and `importlib.resources` (for query files the
-    rails never use), about 15 ms of every shell PreToolUse; the bindings alone cost 2 ms.
-    """
-    try:
-        binding, grammar = _binding("tree_sitter"), _binding("tree_sitter_bash")
-    except (ImportError, OSError):
-        import tree_sitter as binding
-        import tree_sitter_bash as grammar
-    return binding.Parser(binding.Language(grammar.language()))
-
-
-def _binding(package: str) -> Any:
-    import importlib.machinery
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    for where in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = Path(where) / f"_binding{suffix}"
-            found = importlib.util.spec_from_file_location(f"{package}._binding", path)
-            if path.exists() and found is not None and found.loader is not None:
-                module = importlib.util.module_from_spec(found)
-                found.loader.exec_module(module)
-                return module
-    raise ImportError(f"no compiled binding in {package}")
 
 
 # -- the tree ------------------------------------------------------------------------------------
@@ -330,49 +288,13 @@ def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], s
                 False,
             )
         elif redirect.type == "heredoc_redirect":
-            fed = _heredoc_text(redirect, scope.env)
+            fed = heredoc_text(redirect, scope.env)
             opaque = fed is None
             for inner in redirect.named_children:
                 if inner.type == "file_redirect":
                     more, _, _ = _redirect_targets([inner], scope)
                     targets += more
     return targets, fed, opaque
-
-
-def _heredoc_text(redirect: Any, env: Mapping[str, str]) -> str | None:
-    """The text a heredoc feeds, or None when it expands what the hook cannot know.
-
-    An unquoted heredoc's `$X` and `$(...)` become part of the text, so a body fed to a shell
-    could be any script: `cat <<EOF | sh` with `$(curl ...)` inside is not readable beforehand.
-    """
-    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-    if body is None:
-        return ""
-    start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
-    if start is not None and re.search(r"['\"\\]", text(start)):
-        return text(body)  # `<<'EOF'`: the text as written
-    raw = bytes(body.text or b"")
-    parts: list[str] = []
-    at = body.start_byte
-    for child in body.named_children:
-        parts.append(
-            _unescape_heredoc(raw[at - body.start_byte : child.start_byte - body.start_byte])
-        )
-        at = child.end_byte
-        if child.type == "heredoc_content":
-            parts.append(_unescape_heredoc(bytes(child.text or b"")))
-            continue
-        value = word(child, env) if child.type in ("simple_expansion", "expansion") else None
-        if value is None or value == text(child):
-            return None
-        parts.append(value)
-    parts.append(_unescape_heredoc(raw[at - body.start_byte :]))
-    return "".join(parts)
-
-
-def _unescape_heredoc(raw: bytes) -> str:
-    # In an unquoted heredoc a backslash escapes only `$`, a backquote, itself and a newline.
-    return re.sub(r"\\([$`\\])|\\\n", lambda m: m.group(1) or "", raw.decode("utf-8", "replace"))
 
 
 def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
@@ -445,7 +367,7 @@ def _words_fallback(line: str, scope: _Scope) -> None:
     outside quotes only (so `sh -c 'a; b'` stays one command whose script is read).
     """
     naive = re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line)
-    quoted = [p for p in _split_outside_quotes(line) if p not in naive]
+    quoted = [p for p in split_outside_quotes(line) if p not in naive]
     for part in (*naive, *quoted):
         if not part.strip():
             continue
@@ -467,24 +389,3 @@ def _words_fallback(line: str, scope: _Scope) -> None:
             wrappers=scope.wrappers,
         )
         _unwrap_and_emit(raw, scope)
-
-
-def _split_outside_quotes(line: str) -> list[str]:
-    parts: list[str] = []
-    start = i = 0
-    quote = ""
-    while i < len(line):
-        char = line[i]
-        if char == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in ";|&\n(){}`":
-            parts.append(line[start:i])
-            start = i + 1
-        i += 1
-    parts.append(line[start:])
-    return parts

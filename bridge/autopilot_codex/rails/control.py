@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .rail_rules import SECRET_VAR, Finding, Where, inside, resolve
+from .rules import SECRET_VAR, Where, inside, resolve
 from .secrets import is_secret_path
 from .shell import Command
 
@@ -26,31 +26,73 @@ _NODE = frozenset({"node", "nodejs", "bun", "deno"})
 _LITERAL = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"|`([^`]*)`")
 
 
-def findings(command: Command, where: Where) -> Iterator[Finding]:
+def supervisor(command: Command, where: Where) -> str | None:
+    """The loop's controls: its settings, its launcher's steering verbs, code that drives it."""
     for name in command.assigned:
         if name.startswith(SETTINGS_PREFIX):
-            yield (
-                "supervisor",
-                f"{name} is the user's setting of the loop; a command may not set or unset it",
-            )
+            return f"{name} is the user's setting of the loop; a command may not set or unset it"
     args = launcher_args(command.argv)
     if args is not None:
         verb = _verb(args)
         if verb is not None and verb not in READ_ONLY_VERBS:
-            yield (
-                "supervisor",
+            return (
                 f"`{LAUNCHER} {verb}` is the user's control of the loop; while it runs, your "
-                f"tools may use only {', '.join(sorted(READ_ONLY_VERBS))}",
+                f"tools may use only {', '.join(sorted(READ_ONLY_VERBS))}"
             )
-    if reads_unknown_code(command):
-        yield (
-            "unreadable",
-            f"{command.name} runs code from its standard input, which cannot be read first "
-            "(a pipe, or a heredoc that expands what the hook cannot know)",
-        )
     code = interpreter_code(command)
-    if code:
-        yield from _code(command.name, code, where)
+    if not code:
+        return None
+    # `.autopilot-codex` is the state home's name, judged by `code_state`; the launcher has no dot.
+    if MODULE in code or re.search(r"(?<!\.)" + LAUNCHER, code):
+        return f"this {command.name} code drives {LAUNCHER} itself, the user's control"
+    if SETTINGS_PREFIX in code and not _names_state(code, where):
+        return f"this {command.name} code names the loop's settings ({SETTINGS_PREFIX}*)"
+    return None
+
+
+def unreadable_code(command: Command, where: Where) -> str | None:
+    if reads_unknown_code(command):
+        return (
+            f"{command.name} runs code from its standard input, which cannot be read first "
+            "(a pipe, or a heredoc that expands what the hook cannot know)"
+        )
+    return None
+
+
+def code_state(command: Command, where: Where) -> str | None:
+    code = interpreter_code(command)
+    if code and _names_state(code, where):
+        return f"this {command.name} code names the loop's own state"
+    for token in _literal_tokens(code):
+        if token.startswith(("/", "~")) and inside(resolve(token, "/"), where.home):
+            return f"this {command.name} code names the loop's own state ({token})"
+    return None
+
+
+def code_secret_env(command: Command, where: Where) -> str | None:
+    code = interpreter_code(command)
+    for match in re.finditer(r"\b[A-Z][A-Z0-9_]+\b", code):
+        if SECRET_VAR.fullmatch(match.group(0)):
+            return f"this {command.name} code reads {match.group(0)}, a credential"
+    return None
+
+
+def code_secrets(command: Command, where: Where) -> str | None:
+    for token in _literal_tokens(interpreter_code(command)):
+        if is_secret_path(token):
+            return f"this {command.name} code names {token}, which holds credentials"
+    return None
+
+
+def _names_state(code: str, where: Where) -> bool:
+    return "AUTOPILOT_CODEX_HOME" in code or ".autopilot-codex" in code or str(where.home) in code
+
+
+def _literal_tokens(code: str) -> Iterator[str]:
+    """The words inside the string literals of some code: where a path would be named."""
+    for literal in _LITERAL.finditer(code):
+        text = next(g for g in literal.groups() if g is not None)
+        yield from (t for t in re.split(r"[\s<>|+,;:()]+", text) if t)
 
 
 def launcher_args(argv: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -148,27 +190,3 @@ def _after(
         else:
             return pieces, not pieces
     return pieces, False
-
-
-def _code(name: str, code: str, where: Where) -> Iterator[Finding]:
-    # `.autopilot-codex` is the state home's name, judged below; the launcher has no dot.
-    if MODULE in code or re.search(r"(?<!\.)" + LAUNCHER, code):
-        yield ("supervisor", f"this {name} code drives {LAUNCHER} itself, the user's control")
-    if "AUTOPILOT_CODEX_HOME" in code or ".autopilot-codex" in code or str(where.home) in code:
-        yield ("state", f"this {name} code names the loop's own state")
-    elif SETTINGS_PREFIX in code:
-        yield ("supervisor", f"this {name} code names the loop's settings ({SETTINGS_PREFIX}*)")
-    for match in re.finditer(r"\b[A-Z][A-Z0-9_]+\b", code):
-        if SECRET_VAR.fullmatch(match.group(0)):
-            yield ("secret-env", f"this {name} code reads {match.group(0)}, a credential")
-            break
-    for literal in _LITERAL.finditer(code):
-        for token in re.split(
-            r"[\s<>|+,;:()]+", next(g for g in literal.groups() if g is not None)
-        ):
-            if token and is_secret_path(token):
-                yield ("secrets", f"this {name} code names {token}, which holds credentials")
-                return
-            if token.startswith(("/", "~")) and inside(resolve(token, "/"), where.home):
-                yield ("state", f"this {name} code names the loop's own state ({token})")
-                return

@@ -1,4 +1,4 @@
-"""The rules over one simple command: git, publishing, infrastructure, the environment, rm.
+"""The matchers over one simple command: git, publishing, infrastructure, the environment, rm.
 
 Each rule reads the command's words as the program would (its subcommand, its flags, unique
 prefixes of long options), never a regular expression over the line: a quoted `"reset --hard"`
@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .shell import Command
 from .shellwrap import SHELLS
-
-Finding = tuple[str, str]
 
 PUSH_WHY = (
     'pushing publishes work; the user can allow it with rails_allow: ["push"] or '
@@ -36,25 +34,29 @@ class Where:
     home: Path
     config_file: Path
     allow_push: bool
+    # Paths already resolved on this line: several rules compare the same word.
+    resolved: dict[tuple[str, str], Path] = field(default_factory=dict)
+
+    def resolve(self, raw: str, cwd: str) -> Path:
+        key = (raw, cwd)
+        if key not in self.resolved:
+            self.resolved[key] = resolve(raw, cwd)
+        return self.resolved[key]
 
 
-def findings(command: Command, where: Where) -> Iterator[Finding]:
+# -- the matchers: one per rule, each the reason it denies `command`, or None --------------------
+
+
+def unreadable(command: Command, where: Where) -> str | None:
     if command.too_deep:
-        yield ("unreadable", "shells nested this deep are not read; write the command plainly")
+        return "shells nested this deep are not read; write the command plainly"
     if command.piped and command.name in SHELLS and _reads_stdin(command.argv):
-        yield (
-            "unreadable",
+        return (
             f"{command.name} runs a script from its standard input, which cannot be read first "
             "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
-            "<<'EOF')",
+            "<<'EOF')"
         )
-    if command.name == "git" and len(command.argv) > 1:
-        yield from _git(command.argv[1], command.argv[2:], where)
-    yield from _tools(command.argv)
-    yield from _environment(command)
-    rm = _rm(command, where.worktree)
-    if rm:
-        yield ("rm", rm)
+    return None
 
 
 def _reads_stdin(argv: tuple[str, ...]) -> bool:
@@ -76,30 +78,62 @@ def _shorts(args: tuple[str, ...]) -> str:
     return "".join(a[1:] for a in args if re.fullmatch(r"-[a-zA-Z0-9]+", a))
 
 
-def _git(sub: str, args: tuple[str, ...], where: Where) -> Iterator[Finding]:
-    if sub == "push":
-        forced = _force(args)
-        if forced:
-            yield (
-                "force-push",
-                f"`{forced}` makes this a force push, which rewrites or deletes shared history; "
-                "the force-push rule covers it, and allow_push (or allowing push) never does",
-            )
-        elif not where.allow_push:
-            yield ("push", PUSH_WHY)
-    elif sub == "reset" and any(_flag(a, "hard", 2) for a in args):
-        yield ("reset-hard", "git reset --hard throws away uncommitted work")
-    elif sub == "clean":
-        dry = "n" in _shorts(args) or any(_flag(a, "dry-run", 2) for a in args)
-        if not dry and (
-            set(_shorts(args)) & set("fdxX") or any(_flag(a, "force", 1) for a in args)
-        ):
-            yield ("clean", "git clean deletes untracked files")
-    elif sub == "branch":
-        if set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args):
-            yield ("branch-delete", "branch deletion loses commits")
-    elif sub in ("checkout", "restore", "switch") and _discards(sub, args):
-        yield ("checkout-discard", "this discards every uncommitted change in the tree")
+def _git_args(command: Command, sub: str | tuple[str, ...]) -> tuple[str, ...] | None:
+    """The arguments after git's subcommand when it is `sub` (or one of them)."""
+    argv = command.argv
+    if command.name != "git" or len(argv) < 2:
+        return None
+    return argv[2:] if argv[1] == sub or (isinstance(sub, tuple) and argv[1] in sub) else None
+
+
+def force_push(command: Command, where: Where) -> str | None:
+    args = _git_args(command, "push")
+    forced = _force(args) if args is not None else None
+    if forced is None:
+        return None
+    return (
+        f"`{forced}` makes this a force push, which rewrites or deletes shared history; "
+        "the force-push rule covers it, and allow_push (or allowing push) never does"
+    )
+
+
+def push(command: Command, where: Where) -> str | None:
+    args = _git_args(command, "push")
+    if args is None or where.allow_push or _force(args):
+        return None
+    return PUSH_WHY
+
+
+def reset_hard(command: Command, where: Where) -> str | None:
+    args = _git_args(command, "reset")
+    if args is not None and any(_flag(a, "hard", 2) for a in args):
+        return "git reset --hard throws away uncommitted work"
+    return None
+
+
+def clean(command: Command, where: Where) -> str | None:
+    args = _git_args(command, "clean")
+    if args is None or "n" in _shorts(args) or any(_flag(a, "dry-run", 2) for a in args):
+        return None
+    if set(_shorts(args)) & set("fdxX") or any(_flag(a, "force", 1) for a in args):
+        return "git clean deletes untracked files"
+    return None
+
+
+def branch_delete(command: Command, where: Where) -> str | None:
+    args = _git_args(command, "branch")
+    if args is None:
+        return None
+    if set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args):
+        return "branch deletion loses commits"
+    return None
+
+
+def checkout_discard(command: Command, where: Where) -> str | None:
+    args = _git_args(command, ("checkout", "restore", "switch"))
+    if args is not None and _discards(command.argv[1], args):
+        return "this discards every uncommitted change in the tree"
+    return None
 
 
 def _force(args: tuple[str, ...]) -> str | None:
@@ -135,83 +169,46 @@ def _discards(sub: str, args: tuple[str, ...]) -> bool:
 
 # -- other tools ---------------------------------------------------------------------------------
 
-_PUBLISH = "publishing a package or an image is irreversible"
-_INFRA = "infrastructure changes reach beyond the repository"
-# Per program: the rule, the options before the subcommand that take a value, the subcommands.
-_TOOLS: dict[str, tuple[str, str, frozenset[str], tuple[tuple[str, ...], ...]]] = {}
+
+# Subcommands of some programs (`docker push`, `docker image push`): the programs, the options
+# before the subcommand that take a value (so a value is not read as a verb), the subcommands.
+Verbs = tuple[frozenset[str], frozenset[str], tuple[tuple[str, ...], ...]]
 
 
-def _tool(names: str, rule: str, why: str, valued: str, verbs: str) -> None:
-    entry = (
-        rule,
-        why,
+def verbs(programs: str, valued: str, listed: str) -> Verbs:
+    return (
+        frozenset(programs.split()),
         frozenset(valued.split()),
-        tuple(tuple(v.split()) for v in verbs.split(",")),
+        tuple(tuple(v.split()) for v in listed.split(",")),
     )
-    for name in names.split():
-        _TOOLS[name] = entry
 
 
-_tool("npm", "publish", _PUBLISH, "--prefix -w --workspace", "publish,unpublish")
-_tool("yarn", "publish", _PUBLISH, "--cwd", "publish,npm publish")
-_tool("pnpm", "publish", _PUBLISH, "-C --dir --filter -F", "publish")
-_tool("bun", "publish", _PUBLISH, "--cwd", "publish")
-_tool("twine", "publish", _PUBLISH, "", "upload")
-_tool("cargo", "publish", _PUBLISH, "-Z --config", "publish,yank")
-_tool("poetry uv flit hatch", "publish", _PUBLISH, "--directory --project -C", "publish")
-_tool("gem", "publish", _PUBLISH, "", "push,yank")
-_tool(
-    "docker podman",
-    "publish",
-    _PUBLISH,
-    "-H --host --context -c --config -l --log-level",
-    "push,image push,manifest push",
-)
-_tool("gh", "publish", _PUBLISH, "-R --repo", "release create,release upload,release edit")
-_tool(
-    "terraform tofu",
-    "infra",
-    _INFRA,
-    "",
-    "apply,destroy,import,taint,force-unlock,state rm,state mv,state push,workspace delete",
-)
-_tool(
-    "kubectl",
-    "infra",
-    _INFRA,
-    "-n --namespace --context --cluster --user -s --server --kubeconfig --token --as",
-    "delete,apply,replace,patch,scale,drain,create,edit,cordon,taint,label,annotate,set,"
-    "autoscale,expose,run,rollout restart,rollout undo",
-)
-_tool(
-    "helm",
-    "infra",
-    _INFRA,
-    "-n --namespace --kube-context --kubeconfig",
-    "install,upgrade,uninstall,delete,rollback,push",
-)
-_tool("pulumi", "infra", _INFRA, "-s --stack -C --cwd", "up,update,destroy,refresh,stack rm")
+def subcommands(why: str, *table: Verbs) -> Callable[[Command, Where], str | None]:
+    """A matcher denying the listed subcommands of the listed programs, with `why`."""
+
+    def match(command: Command, where: Where) -> str | None:
+        for entry in table:
+            if command.name in entry[0]:
+                verb = _verb_of(command.argv, entry)
+                if verb is not None:
+                    return f"{' '.join((command.name, *verb))}: {why}"
+        return None
+
+    return match
 
 
-def _tools(argv: tuple[str, ...]) -> Iterator[Finding]:
-    entry = _TOOLS.get(argv[0]) if argv else None
-    if entry is None:
-        return
-    rule, why, valued, verbs = entry
+def _verb_of(argv: tuple[str, ...], entry: Verbs) -> tuple[str, ...] | None:
     words: list[str] = []
     i = 1
     while i < len(argv) and len(words) < 3:
         word = argv[i]
         if word.startswith("-"):
-            i += 2 if word in valued else 1
+            i += 2 if word in entry[1] else 1
             continue
         if not word.startswith("+"):  # `cargo +nightly publish`: a toolchain, not a verb
             words.append(word)
         i += 1
-    for verb in verbs:
-        if tuple(words[: len(verb)]) == verb:
-            yield (rule, f"{' '.join((argv[0], *verb))}: {why}")
-            return
+    return next((v for v in entry[2] if tuple(words[: len(v)]) == v), None)
 
 
 # -- the environment -----------------------------------------------------------------------------
@@ -220,10 +217,11 @@ _DUMPS = frozenset({"printenv"})
 _DECLARES = frozenset({"export", "declare", "typeset"})
 
 
-def _environment(command: Command) -> Iterator[Finding]:
+def environment(command: Command, where: Where) -> str | None:
+    """Expanding a credential variable, or printing every variable."""
     secret = next((v for v in command.expands if SECRET_VAR.fullmatch(v)), None)
     if secret:
-        yield ("secret-env", f"${secret} holds a credential")
+        return f"${secret} holds a credential"
     argv = command.argv
     name = command.name
     dumps = (
@@ -234,13 +232,15 @@ def _environment(command: Command) -> Iterator[Finding]:
         or (name == "compgen" and "-e" in argv)
     )
     if dumps:
-        yield ("secret-env", f"`{' '.join(argv)}` prints every variable, credentials included")
+        return f"`{' '.join(argv)}` prints every variable, credentials included"
+    return None
 
 
 # -- rm ------------------------------------------------------------------------------------------
 
 
-def _rm(command: Command, worktree: Path) -> str | None:
+def rm(command: Command, where: Where) -> str | None:
+    worktree = where.worktree
     argv = command.argv
     if command.name != "rm":
         return None

@@ -1,5 +1,6 @@
-"""The rules that keep the supervisor the user's: its launcher, its settings, and the code of
-interpreter one-liners that would reach the loop's state or a secret file.
+"""The rules that keep the supervisor the user's: its launcher, its settings, the hosts' own CLIs
+(a nested agent), and the code of interpreter one-liners that would reach the loop's state or a
+secret file.
 
 While a loop runs, the implementer may read the loop (`status`, `next`, `ask`) and nothing more:
 a model the manager keeps blocking must not be able to stop its supervisor, raise its budget or
@@ -22,6 +23,15 @@ READ_ONLY_VERBS = frozenset({"status", "next", "ask"})
 SETTINGS_PREFIX = "AUTOPILOT_CODEX_"
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*(-[\w.]+)?")
 _NODE = frozenset({"node", "nodejs", "bun", "deno"})
+# The hosts' CLIs by the names their packages and releases install (Codex's release binaries
+# carry their target: `codex-x86_64-unknown-linux-musl`). A copy under another name is not known.
+_HOST_CLI = re.compile(
+    r"(claude|claude-code|codex|codex-exec|codex-[a-z0-9_]+-(unknown|apple|pc)-[a-z0-9_-]+)"
+    r"(\.exe)?(@[^/]*)?"
+)
+_HOST_PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
+# Package managers' verbs that run a package's binary (`npx` and `bunx` are unwrapped already).
+_RUNNERS = {"npm": ("exec", "x"), "pnpm": ("dlx", "exec"), "yarn": ("dlx", "exec"), "bun": ("x",)}
 # A string literal in code, of any of the usual quotes.
 _LITERAL = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"|`([^`]*)`")
 
@@ -47,6 +57,45 @@ def supervisor(command: Command, where: Where) -> str | None:
         return f"this {command.name} code drives {LAUNCHER} itself, the user's control"
     if SETTINGS_PREFIX in code and not _names_state(code, where):
         return f"this {command.name} code names the loop's settings ({SETTINGS_PREFIX}*)"
+    return None
+
+
+def host_cli(command: Command, where: Where) -> str | None:
+    """`claude` or `codex` started from the implementer's shell, by any path or package runner."""
+    started = _host_cli(command.argv)
+    if started is None:
+        return None
+    return (
+        f"`{started}` would start another agent session inside this loop: its hooks are not "
+        "this loop's, so it would run unsupervised (and could claim or pause the loop); "
+        "ask the user to run it themselves"
+    )
+
+
+def _host_cli(argv: tuple[str, ...]) -> str | None:
+    if not argv:
+        return None
+    name = argv[0]
+    if _HOST_CLI.fullmatch(name):
+        return name
+    # `$(which codex) exec`: the program is not known, but it names a host CLI.
+    if ("$" in name or "`" in name) and re.search(r"\b(claude|codex)\b", name):
+        return name
+    words = [w for w in argv[1:] if not w.startswith("-")]
+    if name in _NODE:
+        # `node node_modules/@anthropic-ai/claude-code/cli.js`
+        script = next(iter(words), "")
+        return script if any(p in script for p in _HOST_PACKAGES) else None
+    if name in _RUNNERS and words:
+        if words[0] in _RUNNERS[name] and len(words) > 1:
+            target = words[1]
+        elif name in ("yarn", "pnpm"):
+            target = words[0]  # `yarn codex`, `pnpm codex` run a local binary
+        else:
+            return None
+        package = re.sub(r"(?<=.)@[^/@]*$", "", target)  # `@openai/codex@latest`
+        if package in _HOST_PACKAGES or _HOST_CLI.fullmatch(package.rsplit("/", 1)[-1]):
+            return f"{name} {words[0]} {target}"
     return None
 
 

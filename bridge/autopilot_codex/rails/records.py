@@ -214,6 +214,21 @@ RULES: tuple[Rule, ...] = (
         (control.supervisor, files.loop_config),
     ),
     Rule(
+        "host-cli",
+        "starting `claude` or `codex` from the implementer's shell: a nested agent is unsupervised",
+        (
+            "a host CLI started from a tool call: `claude`, `codex` by any path "
+            "(`/usr/bin/claude`, `./node_modules/.bin/codex`, Codex's release binaries "
+            "`codex-<target>`), through wrappers (`env`, `exec`, `nohup`, `sh -c`, ...), package "
+            "runners (`npx`, `bunx`, `npm exec`, `pnpm dlx`, `yarn dlx` of "
+            "`@anthropic-ai/claude-code` or `@openai/codex`) or `node` running their script. Its "
+            "hooks are not this loop's, so it would run unsupervised. A copy under another name "
+            "cannot be known by its name (`which claude`, `grep claude` are fine)",
+            "`claude -p ...`, `npx @openai/codex exec ...`, `env codex exec ...`",
+        ),
+        (control.host_cli,),
+    ),
+    Rule(
         "host-settings",
         "changing the host's hook settings",
         (

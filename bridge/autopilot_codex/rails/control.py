@@ -103,7 +103,8 @@ def unreadable_code(command: Command, where: Where) -> str | None:
     if reads_unknown_code(command):
         return (
             f"{command.name} runs code from its standard input, which cannot be read first "
-            "(a pipe, or a heredoc that expands what the hook cannot know)"
+            "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
+            "<<'EOF')"
         )
     return None
 

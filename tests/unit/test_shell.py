@@ -80,6 +80,9 @@ def test_redirect_targets_and_heredocs_are_recorded() -> None:
         "cat <<EOF | xargs git\npush -f\nEOF",
         "X=push; sh <<EOF\ngit $X -f\nEOF",
         "sh <<EOF\n\\$(git push -f)\nEOF",
+        "bash /dev/stdin <<EOF\ngit push -f\nEOF",
+        "source /dev/stdin <<EOF\ngit push -f\nEOF",
+        "cat <<EOF | sh -\ngit push -f\nEOF",
     ],
 )
 def test_what_follows_a_heredoc_on_its_line_runs(line: str) -> None:
@@ -358,6 +361,16 @@ def test_any_text_gives_commands_and_never_raises(line: str) -> None:
 # -- a grammar of command trees: every simple command it produces is emitted ---------------------
 
 _NAMES = ("c1", "c2", "c3")
+# What runs a heredoc as a script: piped from cat, or read directly.
+FEEDERS = [
+    "cat|sh",
+    "cat|bash -s",
+    "cat|env bash -",
+    "sh",
+    "bash",
+    "bash /dev/stdin",
+    "source /dev/stdin",
+]
 _LEAF = st.tuples(
     st.sampled_from(_NAMES), st.lists(st.sampled_from(["a", "-f", "x.txt"]), max_size=2)
 )
@@ -372,7 +385,7 @@ def _trees(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             st.tuples(st.just("group"), st.sampled_from(["()", "{}"]), inner),
             st.tuples(st.just("shc"), st.sampled_from(["sh", "bash"]), inner),
             st.tuples(st.just("then"), st.sampled_from(["&&", "||", "|"]), inner),
-            st.tuples(st.just("fed"), st.sampled_from(["cat|sh", "cat|bash", "sh", "bash"]), inner),
+            st.tuples(st.just("fed"), st.sampled_from(FEEDERS), inner),
         )
 
     wrapped = st.tuples(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .shell import Command
-from .shellwrap import SHELLS
+from .shellwrap import SHELLS, STDIN_PATHS
 
 PUSH_WHY = (
     'pushing publishes work; the user can allow it with rails_allow: ["push"] or '
@@ -50,7 +50,8 @@ class Where:
 def unreadable(command: Command, where: Where) -> str | None:
     if command.too_deep:
         return "shells nested this deep are not read; write the command plainly"
-    if command.piped and command.name in SHELLS and _reads_stdin(command.argv):
+    readers = command.name in SHELLS or command.name in ("source", ".")
+    if command.piped and readers and _reads_stdin(command.argv):
         return (
             f"{command.name} runs a script from its standard input, which cannot be read first "
             "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
@@ -60,9 +61,14 @@ def unreadable(command: Command, where: Where) -> str | None:
 
 
 def _reads_stdin(argv: tuple[str, ...]) -> bool:
-    """A shell with no `-c` and no script file runs what arrives on its standard input."""
-    options = [a for a in argv[1:] if a.startswith(("-", "+"))]
-    return len(options) == len(argv) - 1 and not any("c" in a for a in options if a[:2] != "--")
+    """A shell (or `source`) with no `-c` and no script file, or a script that is the standard
+    input (`bash /dev/stdin`, `sh -`, `bash -s`), runs what arrives on its standard input."""
+    if argv[0] in ("source", "."):
+        return argv[1:2] != () and argv[1] in STDIN_PATHS
+    options = [a for a in argv[1:] if a.startswith(("-", "+")) and a != "-"]
+    shorts = "".join(a[1:] for a in options if a[:2] != "--" and a[0] == "-")
+    rest = [a for a in argv[1:] if a not in options]
+    return "c" not in shorts and ("s" in shorts or not rest or rest[0] in STDIN_PATHS)
 
 
 # -- git -----------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def phases(python: str, env: dict[str, str], stdin: bytes, restore: Any, n: int)
 
 
 def git_costs(repo: Path, label: str, n: int) -> list[Row]:
-    from autopilot_codex.secrets import NAME_PATTERNS as SECRET_PATTERNS
+    from autopilot_codex.rails.secrets import NAME_PATTERNS as SECRET_PATTERNS
 
     env = {**clean_environ(), **GIT_ENV}
     base = subprocess.run(

@@ -38,7 +38,7 @@ ALLOWED = "cd src && pytest -q tests/ 2>&1 | tail -20 && git status --short && g
 DENIED = "env GIT_TRACE=1 sh -c 'git -C . push --force origin main'"
 PARSE = """
 import time
-from autopilot_codex import shell
+from autopilot_codex.rails import shell
 t = time.perf_counter()
 shell.commands("true", {"HOME": "/h"}, "/w")
 first = time.perf_counter() - t

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import BridgeError
-from .secrets import is_secret_path
+from .rails.secrets import is_secret_path
 
 if TYPE_CHECKING:
     import git

@@ -57,7 +57,7 @@ def _answer(
 ) -> Answer:
     worktree = Path(admitted.worktree)
     if payload.event == "PreToolUse":
-        from .rails import check
+        from .rails.judge import check
 
         denial = check(payload, config, worktree, host)
         return Answer(deny=denial) if denial else ALLOW

@@ -753,3 +753,26 @@ def test_rails_read_the_shell_and_keep_the_supervisor_the_users_in_the_real_cli(
         assert rule in bodies, rule
     # The loop was never switched off by its implementer: its own verdict ended it.
     assert ap.state()["status"] == "done"
+
+
+def test_a_heredoc_line_and_a_nested_agent_are_denied_in_the_real_cli(
+    loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
+) -> None:
+    # A script heredoc'ed into sh on the same line (issue 29), and a nested host CLI (issue 20).
+    plan_from_terminal(ap, openai_fake)
+    openai_fake.enqueue(verdict_body("done"), schema="Verdict")
+    fake_anthropic.script = [
+        [ToolUse("Bash", {"command": "cat <<EOF | sh\ngit push -f origin main\nEOF"})],
+        [ToolUse("Bash", {"command": "env claude -p 'finish it' && touch nested-ran"})],
+        [Text("The rails stopped both.")],
+    ]
+
+    run = loop_run("Tidy up", openai_fake.base_url)
+
+    assert run.ok, run.describe()
+    denials = run.result["permission_denials"] if run.result else []
+    assert len(denials) == 2, run.describe()
+    assert not (ap.repo / "nested-ran").exists()
+    bodies = "".join(fake_anthropic.body_text(i) for i in range(len(fake_anthropic.requests)))
+    for rule in ("[force-push]", "[host-cli]"):
+        assert rule in bodies, rule

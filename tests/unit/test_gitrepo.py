@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autopilot_codex import gitrepo
-from autopilot_codex.secrets import is_secret_path
+from autopilot_codex.rails.secrets import is_secret_path
 from tests.conftest import git, make_repo
 
 

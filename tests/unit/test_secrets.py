@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import gitrepo, rails
+from autopilot_codex import gitrepo
 from autopilot_codex.config import Config
-from autopilot_codex.secrets import is_secret_path
+from autopilot_codex.rails import judge as rails
+from autopilot_codex.rails.secrets import is_secret_path
 
 SECRET = [
     ".env",

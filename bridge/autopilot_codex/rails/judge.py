@@ -3,8 +3,8 @@ destructive, the irreversible, the secret and the supervisor's own controls are 
 before they happen.
 
 A shell line is read as the shell reads it (`shell`): every simple command it would run, with
-its wrappers removed, is judged by the rules in `rail_rules` and `rail_control`, and its words
-and redirections by the path rules here. Every rule has an id. The user relaxes a rule only by
+its wrappers removed, is judged by the rules in `records`, in their order; a file tool's path is
+judged as a command reading (`cat PATH`) or writing (`> PATH`) it. Every rule has an id. The user relaxes a rule only by
 naming its id (or a pattern matching the command) in `rails_allow`, and adds rules with
 `rails_deny` patterns; nothing else gets past.
 """
@@ -14,52 +14,24 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 
-from . import rail_control, rail_rules, shell
-from .config import Config, config_file
-from .hookio import HookInput
-from .paths import state_home, state_home_str
-from .rail_rules import Finding, Where, inside, resolve
-from .secrets import is_secret_path
+from ..config import Config, config_file
+from ..hookio import HookInput
+from ..paths import state_home, state_home_str
+from . import shell
+from .records import RULE_IDS, RULES
+from .rules import Where
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .hosts import Host
+    from ..hosts import Host
 
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
 FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "apply_patch"})
 
-RULE_IDS = (
-    "force-push",
-    "push",
-    "reset-hard",
-    "clean",
-    "branch-delete",
-    "checkout-discard",
-    "publish",
-    "infra",
-    "secret-env",
-    "rm",
-    "secrets",
-    "state",
-    "supervisor",
-    "host-settings",
-    "unreadable",
-    "user-deny",
-)
 _IDS = frozenset(RULE_IDS)
-# Words these commands print, not files they open: `echo .env >> .gitignore` is fine.
-_PRINTERS = frozenset({"echo", "printf"})
-# The hosts' settings files, which hold the hooks (and the switch that turns them off).
-_HOST_SETTINGS = re.compile(
-    r"(^|/)\.claude/settings(\.local)?\.json$|(^|/)\.codex/(config\.toml|hooks\.json)$"
-)
-# Commands that only read the files they name.
-_READERS = frozenset(
-    {"cat", "less", "more", "head", "tail", "grep", "rg", "jq", "wc", "diff", "ls", "stat", "file"}
-)
 
 
 def check(
@@ -80,7 +52,7 @@ def check(
             command if isinstance(command, str) else "", config, worktree, payload.cwd
         )
     if host is None and payload.tool_name in FILE_TOOLS:
-        from .hosts import claude, codex
+        from ..hosts import claude, codex
 
         paths = claude.HOST.touched_paths(payload.tool_name, payload.tool_input)
         paths += codex.HOST.touched_paths(payload.tool_name, payload.tool_input)
@@ -112,54 +84,26 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
     return None
 
 
+def _findings(command: shell.Command, where: Where) -> Iterator[tuple[str, str]]:
+    for rule in RULES:
+        for match in rule.match:
+            why = match(command, where)
+            if why is not None:
+                yield rule.id, why
+
+
 def check_path(raw: str, config: Config, worktree: Path, *, reading: bool = False) -> str | None:
     if any(_search(p, raw) for p in config.rails_deny):
         return _deny("user-deny", f"denied by your configuration ({raw})")
-    found = _path_reason(raw, str(worktree), _where(worktree, config), reading=reading)
-    if found and not _user_allows((raw,), config, found[0]):
-        return _deny(*found)
-    return None
-
-
-def _findings(command: shell.Command, where: Where) -> Iterable[Finding]:
-    yield from rail_control.findings(command, where)
-    yield from rail_rules.findings(command, where)
-    words = () if command.name in _PRINTERS else command.argv
-    reading = command.name in _READERS
-    for word in (*words, *command.redirects):
-        found = _path_reason(word, command.cwd, where, reading=reading and word in words)
-        if found:
-            yield found
-
-
-def _path_reason(raw: str, cwd: str, where: Where, *, reading: bool = False) -> Finding | None:
-    text = raw.strip("'\"")
-    if not text:
-        return None
-    # `--file=.env`, `KEY=path`: the value is the path.
-    candidates = [text, text.split("=", 1)[1]] if "=" in text[1:] else [text]
-    for candidate in candidates:
-        if is_secret_path(candidate):
-            return (
-                "secrets",
-                f"{candidate} holds credentials; the loop does not read or write them",
-            )
-        if re.fullmatch(r"/proc/[^/]+/environ", candidate):
-            return (
-                "secret-env",
-                f"{candidate} holds a process's environment, credentials included",
-            )
-        if not reading and _HOST_SETTINGS.search(candidate.replace("\\", "/")):
-            return (
-                "host-settings",
-                f"{candidate} decides which hooks the host runs; changing it could switch the "
-                "supervisor off",
-            )
-        resolved = resolve(candidate, cwd)
-        if resolved == where.config_file:
-            return ("supervisor", "the loop's config.json holds the user's settings, not yours")
-        if inside(resolved, where.home):
-            return ("state", "the loop's own state is written only by autopilot-codex itself")
+    # A file tool's path is judged as the shell command that would read or write it.
+    cwd = str(worktree)
+    if reading:
+        command = shell.Command(("cat", raw), raw, cwd)
+    else:
+        command = shell.Command((), raw, cwd, redirects=(raw,))
+    for rule_id, why in _findings(command, _where(worktree, config)):
+        if not _user_allows((raw,), config, rule_id):
+            return _deny(rule_id, why)
     return None
 
 
@@ -198,5 +142,3 @@ def _real(path: Path) -> Path:
 
 def _loop_home() -> Path:
     return _real(state_home())
-
-

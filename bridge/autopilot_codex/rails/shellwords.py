@@ -87,3 +87,60 @@ def expand_text(word: str, env: Mapping[str, str]) -> str:
         return env.get(match.group(1) or match.group(2), match.group(0))
 
     return tilde(re.sub(r"\$\{(\w+)\}|\$(\w+)", value, word), env)
+
+
+def heredoc_text(redirect: Any, env: Mapping[str, str]) -> str | None:
+    """The text a heredoc feeds, or None when it expands what the hook cannot know.
+
+    An unquoted heredoc's `$X` and `$(...)` become part of the text, so a body fed to a shell
+    could be any script: `cat <<EOF | sh` with `$(curl ...)` inside is not readable beforehand.
+    """
+    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+    if body is None:
+        return ""
+    start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
+    if start is not None and re.search(r"['\"\\]", text(start)):
+        return text(body)  # `<<'EOF'`: the text as written
+    raw = bytes(body.text or b"")
+    parts: list[str] = []
+    at = body.start_byte
+    for child in body.named_children:
+        parts.append(
+            _unescape_heredoc(raw[at - body.start_byte : child.start_byte - body.start_byte])
+        )
+        at = child.end_byte
+        if child.type == "heredoc_content":
+            parts.append(_unescape_heredoc(bytes(child.text or b"")))
+            continue
+        value = word(child, env) if child.type in ("simple_expansion", "expansion") else None
+        if value is None or value == text(child):
+            return None
+        parts.append(value)
+    parts.append(_unescape_heredoc(raw[at - body.start_byte :]))
+    return "".join(parts)
+
+
+def _unescape_heredoc(raw: bytes) -> str:
+    # In an unquoted heredoc a backslash escapes only `$`, a backquote, itself and a newline.
+    return re.sub(r"\\([$`\\])|\\\n", lambda m: m.group(1) or "", raw.decode("utf-8", "replace"))
+
+
+def split_outside_quotes(line: str) -> list[str]:
+    parts: list[str] = []
+    start = i = 0
+    quote = ""
+    while i < len(line):
+        char = line[i]
+        if char == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in ";|&\n(){}`":
+            parts.append(line[start:i])
+            start = i + 1
+        i += 1
+    parts.append(line[start:])
+    return parts

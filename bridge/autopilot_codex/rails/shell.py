@@ -7,8 +7,8 @@ expanded; what runs another command (`env`, `sudo`, `xargs`, `sh -c`, `eval`, ..
 by `shellwrap`. A line the grammar cannot read is also split on its words, so an odd line is
 judged by the same rules and never waved through.
 
-tree-sitter is imported on first use only: this module is loaded for PreToolUse on a shell tool
-while a loop runs, never on the idle path.
+tree-sitter is imported on first use only (`parser`): this module is loaded for PreToolUse on a
+shell tool while a loop runs, never on the idle path.
 """
 
 from __future__ import annotations
@@ -18,17 +18,15 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from . import shellwrap
-from .shellwords import expand_text, text, word
+from . import parser, shellwrap
+from .shellwords import expand_text, heredoc_text, split_outside_quotes, text, word
 
 # `sh -c "sh -c '...'"` nested deeper than this is not read but denied: no line needs it.
 MAX_DEPTH = 4
 # Commands whose output is their arguments: what they print can be fed to a shell or xargs.
 _ECHOES = frozenset({"echo", "printf"})
-_PARSER: Any = None
 _IFS = re.compile(r"\$\{?IFS\}?")
 
 
@@ -69,6 +67,8 @@ class _Scope:
     depth: int
     wrappers: tuple[str, ...] = ()
     out: list[Command] = field(default_factory=list)
+    # Redirections tree-sitter hangs on a list or pipeline, by the command they belong to.
+    attached: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
 
 
 def commands(
@@ -82,7 +82,7 @@ def commands(
     scope = _Scope(dict(env), cwd, depth, wrappers)
     if depth > MAX_DEPTH:
         return [Command((), line, cwd, wrappers=wrappers, too_deep=True)]
-    root = _parse(line)
+    root = parser.parse(line)
     if root is not None:
         try:
             _walk(root, scope, None)
@@ -95,63 +95,29 @@ def commands(
     return scope.out
 
 
-def _parse(line: str) -> Any:
-    global _PARSER
-    try:
-        if _PARSER is None:
-            _PARSER = _load_parser()
-        return _PARSER.parse(line.encode("utf-8", "surrogatepass")).root_node
-    except Exception:  # noqa: BLE001 - no parser, or one that failed: the word fallback judges
-        return None
-
-
-def _load_parser() -> Any:
-    """The parser, from the two packages' compiled bindings.
-
-    Their `__init__` modules import `typing` and `importlib.resources` (for query files the
-    rails never use), about 15 ms of every shell PreToolUse; the bindings alone cost 2 ms.
-    """
-    try:
-        binding, grammar = _binding("tree_sitter"), _binding("tree_sitter_bash")
-    except (ImportError, OSError):
-        import tree_sitter as binding
-        import tree_sitter_bash as grammar
-    return binding.Parser(binding.Language(grammar.language()))
-
-
-def _binding(package: str) -> Any:
-    import importlib.machinery
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    for where in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = Path(where) / f"_binding{suffix}"
-            found = importlib.util.spec_from_file_location(f"{package}._binding", path)
-            if path.exists() and found is not None and found.loader is not None:
-                module = importlib.util.module_from_spec(found)
-                found.loader.exec_module(module)
-                return module
-    raise ImportError(f"no compiled binding in {package}")
-
-
 # -- the tree ------------------------------------------------------------------------------------
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+# A heredoc node's own parts; any other child is the rest of its line (see `_rest_of_line`).
+# An ERROR there makes the line unparsable, so the word fallback judges it.
+_HEREDOC_OWN = frozenset({"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect", "ERROR"})
 
 
 def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> Command | None:
     """Emit the commands under `node`; return the last simple command it emitted directly."""
     kind = node.type
     if kind == "command":
-        return _command(node, scope, stdin, [], piped)
+        outer = scope.attached.pop((node.start_byte, node.end_byte), [])
+        return _command(node, scope, stdin, outer, piped)
     if kind == "redirected_statement":
         return _redirected(node, scope, stdin, piped)
     if kind == "pipeline":
-        last: Command | None = None
+        return _stages(node.named_children, scope, stdin, piped)
+    if kind == "list":
+        # Only the first command of `a && b` reads what reaches the list.
         for index, child in enumerate(node.named_children):
-            last = _walk(child, scope, _output_of(last), piped=index > 0)
-        return last
+            _walk(child, scope, stdin if index == 0 else None, piped and index == 0)
+        return None
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
         scope.env[name] = value
@@ -168,19 +134,64 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
     return None
 
 
+def _stages(
+    stages: list[Any], scope: _Scope, stdin: str | None, piped: bool, last: Command | None = None
+) -> Command | None:
+    """Walk pipeline stages; each reads what the one before it is known to write."""
+    for child in stages:
+        last = _walk(child, scope, stdin, piped)
+        stdin, piped = _output_of(last), True
+    return last
+
+
 def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Command | None:
     body = node.child_by_field_name("body")
     redirects = [c for c in node.named_children if c.type in _REDIRECTS]
     if body is not None and body.type == "command":
         return _command(body, scope, stdin, redirects, piped)
-    if body is not None:
-        _walk(body, scope, stdin, piped)
-    targets, _fed = _redirect_targets(redirects, scope)
+    last_command = _last_command(body)
+    if last_command is not None:
+        # `a && cat <<EOF | sh`: the heredoc (and the rest of its line) belongs to `cat`.
+        scope.attached[(last_command.start_byte, last_command.end_byte)] = redirects
+        return _walk(body, scope, stdin, piped)
+    last = _walk(body, scope, stdin, piped) if body is not None else None
+    targets, _fed, _opaque = _redirect_targets(redirects, scope)
     if targets:
         _emit(scope, Command((), text(node), scope.cwd, redirects=tuple(targets)))
     for redirect in redirects:
         _nested(redirect, scope)
-    return None
+    return _rest_of_line(redirects, scope, last)
+
+
+def _last_command(body: Any) -> Any:
+    """The command a redirection after a list or pipeline belongs to: its last one."""
+    node = body
+    while node is not None and node.type in ("list", "pipeline") and node.named_children:
+        node = node.named_children[-1]
+    return node if node is not body and node is not None and node.type == "command" else None
+
+
+def _rest_of_line(redirects: list[Any], scope: _Scope, last: Command | None) -> Command | None:
+    """What follows `<<EOF` on its line (`cat <<EOF | sh`, `cat <<EOF && git push`).
+
+    tree-sitter-bash 0.25 parses it inside the heredoc's node: a `pipeline` that opens with `|`
+    (its first stage reads what the command before it writes), or a command or list after `&&`,
+    `||`.
+    """
+    for redirect in redirects:
+        if redirect.type != "heredoc_redirect":
+            continue
+        for child in _continuation(redirect):
+            first = child.children[0].type if child.children else ""
+            if child.type == "pipeline" and first in ("|", "|&"):
+                last = _stages(child.named_children, scope, _output_of(last), True)
+            else:
+                last = _walk(child, scope, None)
+    return last
+
+
+def _continuation(redirect: Any) -> list[Any]:
+    return [c for c in redirect.named_children if c.type not in _HEREDOC_OWN]
 
 
 def _command(
@@ -202,7 +213,7 @@ def _command(
             )
         else:
             words.append(word(child, scope.env))
-    targets, fed = _redirect_targets(redirects, scope)
+    targets, fed, opaque = _redirect_targets(redirects, scope)
     raw = Command(
         tuple(words),
         text(node),
@@ -212,11 +223,11 @@ def _command(
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
-        piped=piped and fed is None and stdin is None,
+        piped=opaque or (piped and fed is None and stdin is None),
     )
     for child in (*node.named_children, *outer):
         _nested(child, scope)
-    return _unwrap_and_emit(raw, scope)
+    return _rest_of_line(redirects, scope, _unwrap_and_emit(raw, scope))
 
 
 def _declaration(node: Any, scope: _Scope) -> Command:
@@ -253,28 +264,37 @@ def _nested(node: Any, scope: _Scope) -> None:
         for inner in node.named_children:
             _walk(inner, scope, None)
         return
-    for child in node.named_children:
+    children = node.named_children
+    if node.type == "heredoc_redirect":  # the rest of its line is walked as commands
+        children = [c for c in children if c.type in _HEREDOC_OWN]
+    for child in children:
         _nested(child, scope)
 
 
-def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None]:
+def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None, bool]:
+    """The files redirected to, what is known to reach stdin, and whether stdin is a heredoc
+    whose text the hook cannot know."""
     targets: list[str] = []
     fed: str | None = None
+    opaque = False
     for redirect in redirects:
         if redirect.type == "file_redirect":
             dest = redirect.child_by_field_name("destination")
             if dest is not None:
                 targets.append(word(dest, scope.env))
         elif redirect.type == "herestring_redirect":
-            fed = " ".join(word(p, scope.env) for p in redirect.named_children) + "\n"
+            fed, opaque = (
+                " ".join(word(p, scope.env) for p in redirect.named_children) + "\n",
+                False,
+            )
         elif redirect.type == "heredoc_redirect":
-            body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-            fed = text(body) if body is not None else ""
+            fed = heredoc_text(redirect, scope.env)
+            opaque = fed is None
             for inner in redirect.named_children:
                 if inner.type == "file_redirect":
-                    more, _ = _redirect_targets([inner], scope)
+                    more, _, _ = _redirect_targets([inner], scope)
                     targets += more
-    return targets, fed
+    return targets, fed, opaque
 
 
 def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
@@ -341,8 +361,14 @@ def _emit(scope: _Scope, command: Command) -> None:
 
 
 def _words_fallback(line: str, scope: _Scope) -> None:
-    """Split on the shell's operators and judge each part's words, as a shell roughly would."""
-    for part in re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line):
+    """Split on the shell's operators and judge each part's words, as a shell roughly would.
+
+    Split twice: on every operator (one inside a quoted `$(...)` still runs), and on operators
+    outside quotes only (so `sh -c 'a; b'` stays one command whose script is read).
+    """
+    naive = re.split(r"&&|\|\||[;|&\n(){}`]|\$\(|<\(|>\(", line)
+    quoted = [p for p in split_outside_quotes(line) if p not in naive]
+    for part in (*naive, *quoted):
         if not part.strip():
             continue
         try:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 # Wrappers around wrappers: more than this is not a real command line.
 MAX_STEPS = 16
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
+# A script path that is the standard input: `bash /dev/stdin`, `source /dev/stdin`, `sh -`.
+STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # `$SHELL -c '...'` runs a shell whichever it is.
 _SHELL_VARIABLES = {
@@ -175,7 +177,7 @@ def _shell(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] |
         if i < len(args):
             result.scripts.append(args[i])
         return None
-    if i < len(args) and "s" not in flags:
+    if i < len(args) and "s" not in flags and args[i] not in STDIN_PATHS:
         return args[i:]  # `bash path/to/script args`: the script runs
     if stdin is not None:
         result.scripts.append(stdin)
@@ -194,6 +196,10 @@ def _alias(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] |
 
 
 def _source(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    if len(args) > 1 and args[1] in STDIN_PATHS:
+        if stdin is not None:
+            result.scripts.append(stdin)
+        return None
     return args[1:] or None
 
 

@@ -1,0 +1,77 @@
+"""The matchers over the files a command names: as a word, as a redirection, or as the path of a
+file tool (which `judge` reads as `cat PATH` or `> PATH`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .rules import Where, inside
+from .secrets import is_secret_path
+from .shell import Command
+
+# Words these commands print, not files they open: `echo .env >> .gitignore` is fine.
+PRINTERS = frozenset({"echo", "printf"})
+# Commands that only read the files they name.
+READERS = frozenset(
+    {"cat", "less", "more", "head", "tail", "grep", "rg", "jq", "wc", "diff", "ls", "stat", "file"}
+)
+# The hosts' settings files, which hold the hooks (and the switch that turns them off).
+_HOST_SETTINGS = re.compile(
+    r"(^|/)\.claude/settings(\.local)?\.json$|(^|/)\.codex/(config\.toml|hooks\.json)$"
+)
+_ENVIRON = re.compile(r"/proc/[^/]+/environ")
+
+
+def secret_file(command: Command, where: Where) -> str | None:
+    for path, _reading in _paths(command):
+        if is_secret_path(path):
+            return f"{path} holds credentials; the loop does not read or write them"
+    return None
+
+
+def process_environment(command: Command, where: Where) -> str | None:
+    for path, _reading in _paths(command):
+        if _ENVIRON.fullmatch(path):
+            return f"{path} holds a process's environment, credentials included"
+    return None
+
+
+def host_settings(command: Command, where: Where) -> str | None:
+    for path, reading in _paths(command):
+        if not reading and _HOST_SETTINGS.search(path.replace("\\", "/")):
+            return (
+                f"{path} decides which hooks the host runs; changing it could switch the "
+                "supervisor off"
+            )
+    return None
+
+
+def loop_config(command: Command, where: Where) -> str | None:
+    for path, _reading in _paths(command):
+        if where.resolve(path, command.cwd) == where.config_file:
+            return "the loop's config.json holds the user's settings, not yours"
+    return None
+
+
+def loop_state(command: Command, where: Where) -> str | None:
+    for path, _reading in _paths(command):
+        resolved = where.resolve(path, command.cwd)
+        # The config in the loop's home is the user's: `supervisor` names it.
+        if resolved != where.config_file and inside(resolved, where.home):
+            return "the loop's own state is written only by autopilot-codex itself"
+    return None
+
+
+def _paths(command: Command) -> Iterator[tuple[str, bool]]:
+    """Each word that may name a file, and whether the command only reads it."""
+    reading = command.name in READERS
+    words = () if command.name in PRINTERS else command.argv
+    for raw, read in (*((w, reading) for w in words), *((r, False) for r in command.redirects)):
+        text = raw.strip("'\"")
+        if text:
+            yield text, read
+            # `--file=.env`, `KEY=path`: the value is the path.
+            if "=" in text[1:]:
+                yield text.split("=", 1)[1], read

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gitrepo import EMPTY_TREE, head_sha, run_git
-from ..secrets import is_secret_path
+from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
 

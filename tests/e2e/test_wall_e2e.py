@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +194,48 @@ def test_codex_walled_implementer_cannot_reach_git_config_state_key_or_outside(
     assert (scene.repo / "feature.txt").read_text() == "one\n"
     assert git(scene.repo, "log", "-1", "--format=%s") == "feature"
     assert git(scene.repo, "rev-parse", "HEAD~1") == start
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802
+        body = f"HELLO-{self.server.server_address[1]}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def two_servers() -> Iterator[tuple[int, int]]:
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield servers[0].server_address[1], servers[1].server_address[1]
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_claude_walled_network_reaches_the_allowlist_only(
+    claude: ClaudeRunner, fake_anthropic: FakeAnthropic, scene: Scene, two_servers: tuple[int, int]
+) -> None:
+    on_list, off_list = two_servers
+    spec = WallSpec(
+        worktree=scene.repo, state_home=scene.state, home=scene.home, allow_hosts=("localhost",)
+    )
+    # The sandbox has its own network: only the proxy leads out, and `no_proxy` lists
+    # localhost, so the client is told to use the proxy for every host.
+    fake_anthropic.script = [
+        bash(f"curl -sS -m 10 --noproxy '' http://localhost:{on_list}/"),
+        bash(f"curl -sS -m 10 --noproxy '' http://127.0.0.1:{off_list}/"),
+        [Text("Done.")],
+    ]
+    run = claude("work", extra_args=["--settings", json.dumps(boundary_settings(spec))])
+    assert run.ok, run.describe()
+    reached, refused = tool_results(run)
+    assert f"HELLO-{on_list}" in reached
+    assert f"HELLO-{off_list}" not in refused
+    assert "blocked by network allowlist" in refused

@@ -124,12 +124,19 @@ def ensure_codex(cache_dir: Path | None = None, version: str = CODEX_VERSION) ->
 
 def base_env(home: Path, codex_home: Path) -> dict[str, str]:
     """A clean environment (``env -i`` style): nothing of the caller's ``OPENAI*``/``CODEX*``
-    leaks in."""
+    leaks in.
+
+    ``TMPDIR`` is a folder beside ``CODEX_HOME``: Codex refuses to create its helper links
+    in a ``CODEX_HOME`` under the temp dir, and then, with the system's bubblewrap installed,
+    every sandboxed command fails ("bwrap: execvp codex-linux-sandbox")."""
+    tmpdir = codex_home.parent / "codex-tmp"
+    tmpdir.mkdir(parents=True, exist_ok=True)
     return {
         "PATH": os.environ.get("PATH", os.defpath),
         "LANG": "C.UTF-8",
         "HOME": str(home),
         "CODEX_HOME": str(codex_home),
+        "TMPDIR": str(tmpdir),
         KEY_ENV: DUMMY_API_KEY,
     }
 

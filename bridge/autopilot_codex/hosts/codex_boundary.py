@@ -1,0 +1,202 @@
+"""The Codex CLI's wall: `-c key=value` overrides that sandbox a walled implementer, and a
+check of the config a session will actually run with.
+
+Verified on Codex CLI 0.171.0 on Linux (see docs/hosts-sandbox.md): a permission profile
+(`default_permissions` plus `[permissions.<name>]`) confines both the shell tool and
+`apply_patch`. With the profile below a write outside the worktree and to `.git/config` or
+`.git/hooks` fails ("Read-only file system"), a `"none"` path cannot be read ("Permission
+denied"), `git commit` works (`.git` itself is writable), and `shell_environment_policy.exclude`
+takes variables out of the shell. `-c default_permissions=...` won over a `sandbox_mode` in the
+user's config.toml. The legacy `sandbox_mode = "workspace-write"` cannot hide a path from reads
+and keeps `.git` read-only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .wall import WallSpec, WallStatus
+
+PROFILE = "autopilot_wall"
+# Config layers, strongest first: `-c` overrides, the project's `.codex/config.toml`, the
+# user's `$CODEX_HOME/config.toml`, the system's.
+LAYERS: tuple[str, ...] = ("overrides", "project", "user", "system")
+_DENIED = frozenset({"none", "deny"})
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string. JSON's escapes are TOML's, except that TOML also wants DEL
+    escaped and takes no surrogate pairs (hence `ensure_ascii=False`)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def filesystem_table(
+    spec: WallSpec, exists: Callable[[Path], bool] = Path.exists
+) -> dict[str, str]:
+    """The profile's filesystem rules: read everything, write the worktree and its `.git`
+    (commits), but not the files git or the hosts run, and read none of the hidden paths.
+
+    A hidden path that does not exist is left out: Codex's bubblewrap makes a mount point for
+    every rule, and for a missing path that point can show up in the user's worktree. The
+    implementer cannot create one either, outside the worktree. The protected folders inside
+    the worktree are kept whether they exist or not; `prepare_worktree` creates them first."""
+    table = {":root": "read", str(spec.worktree): "write", str(spec.worktree / ".git"): "write"}
+    table.update({str(p): "read" for p in spec.protected_paths()})
+    table.update({str(p): "none" for p in spec.hidden_paths() if exists(p)})
+    return table
+
+
+def prepare_worktree(spec: WallSpec) -> None:
+    """Create the protected folders that are missing (empty folders: git does not see them),
+    so that Codex mounts them read-only instead of leaving a placeholder file behind."""
+    for path in spec.protected_paths():
+        if path.name != "config":
+            path.mkdir(parents=True, exist_ok=True)
+
+
+def boundary_overrides(spec: WallSpec, exists: Callable[[Path], bool] = Path.exists) -> list[str]:
+    """`codex -c` values (one `key=value` each) that wall the implementer in. The network is
+    off: a per-host allowlist for Codex is not verified yet, so `allow_hosts` opens nothing."""
+    table = filesystem_table(spec, exists)
+    fs = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in table.items())
+    exclude = ", ".join(toml_string(name) for name in spec.hidden_env)
+    return [
+        f"default_permissions={toml_string(PROFILE)}",
+        f"permissions.{PROFILE}.filesystem={{{fs}}}",
+        f"permissions.{PROFILE}.network.enabled=false",
+        f"shell_environment_policy.exclude=[{exclude}]",
+    ]
+
+
+def _get(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
+    node: Any = doc
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+Docs = list[tuple[str, Mapping[str, Any]]]
+
+
+def _ordered(layers: Mapping[str, Mapping[str, Any]]) -> Docs:
+    return [(name, layers[name]) for name in LAYERS if isinstance(layers.get(name), Mapping)]
+
+
+def _value(docs: Docs, path: Sequence[str]) -> Any:
+    for _, doc in docs:
+        value = _get(doc, path)
+        if value is not None:
+            return value
+    return None
+
+
+def effective_status(
+    spec: WallSpec,
+    layers: Mapping[str, Mapping[str, Any]],
+    exists: Callable[[Path], bool] = Path.exists,
+) -> WallStatus:
+    """How walled an implementer is under these config layers (parsed TOML by layer name:
+    `overrides` for `-c`, `project`, `user`, `system`), with each missing piece in words.
+    Command-line flags such as `--sandbox` or `--dangerously-bypass-approvals-and-sandbox` are
+    not config: the caller must not pass them."""
+    docs = _ordered(layers)
+    # The strongest layer that picks a sandbox decides between a profile and a legacy mode.
+    chooser = next((d for _, d in docs if "default_permissions" in d or "sandbox_mode" in d), None)
+    if chooser is not None and "default_permissions" in chooser:
+        enabled, missing = _profile_missing(spec, docs, str(chooser["default_permissions"]), exists)
+    else:
+        mode = None if chooser is None else chooser.get("sandbox_mode")
+        enabled, missing = _legacy_missing(docs, mode)
+    missing += _env_missing(spec, docs)
+    return WallStatus.judge(enabled, missing)
+
+
+def _legacy_missing(docs: Docs, mode: Any) -> tuple[bool, list[str]]:
+    if mode == "danger-full-access":
+        return False, ["sandbox_mode is danger-full-access: commands run unsandboxed"]
+    if mode not in ("workspace-write", "read-only"):
+        return False, ["no sandbox chosen (default_permissions or sandbox_mode)"]
+    missing = [
+        f"sandbox_mode {mode} cannot hide the state home or credentials from reads "
+        f"(use the {PROFILE} permission profile)"
+    ]
+    if mode == "workspace-write":
+        if _value(docs, ("sandbox_workspace_write", "network_access")) is True:
+            missing.append("sandbox_workspace_write.network_access is true: the network is open")
+        roots = _value(docs, ("sandbox_workspace_write", "writable_roots"))
+        if roots:
+            missing.append(f"sandbox_workspace_write.writable_roots adds writable paths: {roots}")
+    return True, missing
+
+
+def _profile_missing(
+    spec: WallSpec, docs: Docs, name: str, exists: Callable[[Path], bool]
+) -> tuple[bool, list[str]]:
+    if name == ":danger-full-access":
+        return False, ["default_permissions is :danger-full-access: commands run unsandboxed"]
+    profile = next(
+        (p for _, d in docs if isinstance(p := _get(d, ("permissions", name)), Mapping)), None
+    )
+    if profile is None:
+        return True, [f"permission profile {name} hides nothing from reads"]
+    fs = profile.get("filesystem")
+    rules = (
+        {Path(k): v for k, v in fs.items() if not k.startswith(":")}
+        if isinstance(fs, Mapping)
+        else {}
+    )
+    specials = {k: v for k, v in fs.items() if k.startswith(":")} if isinstance(fs, Mapping) else {}
+    missing = []
+    # A missing path outside the worktree cannot be read, nor created by the implementer.
+    for target in (p for p in spec.hidden_paths() if exists(p)):
+        if _access(target, rules) not in _DENIED:
+            missing.append(f'the implementer may read {target} (set it to "none")')
+    for target in spec.protected_paths():
+        if _access(target, rules) == "write":
+            missing.append(f'the implementer may write {target} (set it to "read")')
+    wider = [str(p) for p, v in rules.items() if v == "write" and not _inside(p, spec.worktree)]
+    wider += [k for k, v in specials.items() if v == "write"]
+    if wider:
+        missing.append(f"the profile makes paths outside the worktree writable: {wider}")
+    if _get(profile, ("network", "enabled")) is True:
+        missing.append(f"permissions.{name}.network.enabled is true: the network is open")
+    return True, missing
+
+
+def _access(target: Path, rules: Mapping[Path, Any]) -> Any:
+    # The most specific rule that covers the target decides.
+    covering = [p for p in rules if p == target or p in target.parents]
+    if not covering:
+        return None
+    return rules[max(covering, key=lambda p: len(p.parts))]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
+    policy = {
+        k: _value(docs, ("shell_environment_policy", k)) for k in ("inherit", "exclude", "set")
+    }
+    patterns = [str(p) for p in policy["exclude"] or []]
+    forced = policy["set"] if isinstance(policy["set"], Mapping) else {}
+    missing = []
+    for name in spec.hidden_env:
+        if name in forced:
+            missing.append(f"shell_environment_policy.set puts ${name} in the shell")
+            continue
+        gone = policy["inherit"] == "none" or any(
+            fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns
+        )
+        if not gone:
+            missing.append(
+                f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"
+            )
+    return missing

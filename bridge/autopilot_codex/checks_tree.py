@@ -3,7 +3,8 @@
 HEAD's commit plus, for every path `git status` reports as differing from it (staged,
 unstaged, deleted, untracked but not ignored), its kind, mode and content. Reading only what
 differs makes an unchanged tree cost one `git status`; `--no-optional-locks` keeps git from
-refreshing the user's index. The alternative, `git add -A` into a temporary index and
+refreshing the user's index. `.git/info/exclude` and `core.excludesFile` are not read (the
+runner switches them off), so a file hidden there still changes the digest. The alternative, `git add -A` into a temporary index and
 `git write-tree`, is about as fast but writes every untracked file into the object store.
 
 Known blind spot: edits inside a submodule that is already dirty do not change the digest
@@ -15,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from pathlib import Path
 
-GIT_TIMEOUT_S = 60
+from .errors import BridgeError
+from .gitrepo import run_bytes
+
 _READ_BYTES = 1024 * 1024
 
 
@@ -117,15 +119,8 @@ def _excluded(path: bytes, exclude: tuple[str, ...]) -> bool:
 
 
 def _git(cwd: Path, *args: str) -> bytes | None:
+    """Through the hardened runner: a status would otherwise run the repository's fsmonitor."""
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        return run_bytes(cwd, *args)
+    except BridgeError:
         return None
-    return proc.stdout if proc.returncode == 0 else None

@@ -23,7 +23,7 @@ from .. import output
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
 from ..evidence import user_checks
-from ..gitrepo import head_sha, run_git
+from ..gitrepo import head_sha, toplevel
 from . import rollout
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
@@ -70,7 +70,7 @@ class _Run:
 
 
 def _toplevel(path: Path) -> Path:
-    return Path(run_git(path, "rev-parse", "--show-toplevel").strip())
+    return toplevel(path)
 
 
 def _begin(opts: RunOptions, root: Path, path: Path, now: float) -> tuple[_Run, Next]:

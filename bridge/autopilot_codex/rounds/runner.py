@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import BridgeError
-from ..gitrepo import run_git
+from ..gitrepo import locate
 from .rollout import Outcome
 from .stream import StreamState
 
@@ -76,10 +76,9 @@ def command(
 def git_common_dir(cwd: Path) -> Path | None:
     """The git directory every worktree of the repository commits into; None outside git."""
     try:
-        out = run_git(cwd, "rev-parse", "--git-common-dir").strip()
+        return locate(cwd).common_dir
     except BridgeError:
         return None
-    return (cwd / out).resolve() if out else None
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:

@@ -9,25 +9,22 @@ no ref, no index, no stash — only unreferenced objects that git's gc collects.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from ..gitrepo import run_git
+from ..gitrepo import git_path, run_git
 from .handoff import WORKSPACE
 
 
 def _git(root: Path, index: str, *args: str) -> str:
     """git with a private index, so the user's staging area is never touched."""
-    return run_git(root, *args, env={**os.environ, "GIT_INDEX_FILE": index})
+    return run_git(root, *args, index_file=index)
 
 
 def snapshot(root: Path) -> str:
     """The working tree as a git tree id."""
-    index = Path(run_git(root, "rev-parse", "--git-path", "index").strip())
-    if not index.is_absolute():
-        index = root / index
+    index = git_path(root, "index")
     with tempfile.TemporaryDirectory(prefix="autopilot-codex-") as scratch:
         private = str(Path(scratch) / "index")
         if index.exists():

@@ -80,6 +80,12 @@ class Rounds:
             forwards = [f"--forward={spec}" for spec in relay.forwards()]
             host = [*prefix, sys.executable, str(RELAY_SCRIPT), *forwards, "--", *host]
         env["AUTOPILOT_CODEX_CODEX_CMD"] = " ".join(host)
+        # Codex refuses to create its helper binaries (apply_patch in a workspace-write sandbox
+        # needs them) when CODEX_HOME is under the temp dir, as pytest's tmp_path is. A temp dir
+        # of its own keeps CODEX_HOME outside it, as in a real install.
+        scratch = self.home / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        env["TMPDIR"] = str(scratch)
         return env
 
     def record(self, proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:

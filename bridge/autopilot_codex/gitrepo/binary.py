@@ -14,7 +14,8 @@ Trusted means: an executable regular file (symlinks resolved) that only root can
 replace: the file, the directory holding it and the directory holding the link are owned by
 root and writable by no group or other user, and none is under the user's home. Ownership
 rather than `os.access`: for root every file is writable, yet a root-owned `/usr/bin/git` is
-still not the implementer's work. On Windows, where these permission
+still not the implementer's work. For root, every file is root's, so only the system places
+are trusted, never another PATH entry. On Windows, where these permission
 checks do not carry over, the first `git` on PATH is used (documented in docs/security.md).
 """
 
@@ -60,6 +61,8 @@ def _resolve(override: str, path: str) -> str:
 
 def trusted(candidate: Path) -> bool:
     """A git the user cannot have written or swapped (see the module's docstring)."""
+    if os.name == "posix" and os.geteuid() == 0 and str(candidate) not in SYSTEM_PLACES:
+        return False
     try:
         if not candidate.exists():
             return False

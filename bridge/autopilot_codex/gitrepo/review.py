@@ -212,9 +212,7 @@ def _binary_section(worktree: Path, path: str) -> str:
     return f"diff --git a/{path} b/{path}\n# {what} (content not shown)"
 
 
-def _flagged_sections(
-    worktree: Path, base: str, flagged: dict[str, str]
-) -> list[tuple[str, str]]:
+def _flagged_sections(worktree: Path, base: str, flagged: dict[str, str]) -> list[tuple[str, str]]:
     """A diff of each flagged path whose work-tree content differs from the base's blob."""
     sections: list[tuple[str, str]] = []
     blobs = _blobs(worktree, base, sorted(flagged))
@@ -250,7 +248,9 @@ def _new_file(root: Path, path: str, *, full: bool) -> str:
     if kind == "link":
         target = os.fsdecode(data or b"")
         # As git stores a link: its target path, never what it points to.
-        return f"{header}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{target}"
+        return (
+            f"{header}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{target}"
+        )
     if kind == "directory":
         return f"{header}\n# new nested git repository (its own files are not shown)"
     if data is None:

@@ -3,8 +3,9 @@
 HEAD's commit plus, for every path `git status` reports as differing from it (staged,
 unstaged, deleted, untracked but not ignored), its kind, mode and content. Reading only what
 differs makes an unchanged tree cost one `git status`; `--no-optional-locks` keeps git from
-refreshing the user's index. `.git/info/exclude` and `core.excludesFile` are not read (the
-runner switches them off), so a file hidden there still changes the digest. The alternative, `git add -A` into a temporary index and
+refreshing the user's index. Untracked files come from `ls-files` with the in-tree
+`.gitignore` files only: a file hidden by `.git/info/exclude` or `core.excludesFile` still
+changes the digest. The alternative, `git add -A` into a temporary index and
 `git write-tree`, is about as fast but writes every untracked file into the object store.
 
 Known blind spot: edits inside a submodule that is already dirty do not change the digest
@@ -33,12 +34,16 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
         "--porcelain=v2",
         "-z",
         "--branch",
-        "--untracked-files=all",
+        "--untracked-files=no",
         "--no-renames",
         "--ignore-submodules=none",
     )
-    if out is None:
+    # Untracked files by the in-tree .gitignore files alone: status would also apply
+    # `.git/info/exclude`, which the implementer can write.
+    others = _git(worktree, "ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+    if out is None or others is None:
         return ""
+    out += b"".join(b"? " + name + b"\0" for name in others.split(b"\0") if name)
     digest = hashlib.sha256()
     # By path alone: the same path moves between kinds of entry when it is staged.
     for head, sub, path in sorted(_entries(out), key=lambda e: (not e[0], e[2])):

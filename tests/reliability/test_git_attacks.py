@@ -9,6 +9,7 @@ over the same repository, and the canary must never run.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -19,11 +20,24 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import checks_tree, gitrepo
+from autopilot_codex.cli import main
 from autopilot_codex.gitrepo import binary, runner
+from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds import handoff, tree
-from tests.conftest import PLANTED_KEY, git, make_repo
+from tests.conftest import (
+    PLANTED_KEY,
+    edit_payload,
+    git,
+    make_repo,
+    plan_body,
+    review_body,
+    run_launcher,
+)
+from tests.fakes.openai_server import FakeOpenAI
+from tests.reviews import wait_reviews
 
 PLAIN = ["git", "-c", "core.quotepath=off"]
+MARKER_HIDDEN = "MARKER-hidden-by-skip-worktree"
 
 
 @dataclass(frozen=True)
@@ -272,3 +286,35 @@ def test_the_override_must_be_an_absolute_executable(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(binary.OVERRIDE, "git")
     with pytest.raises(gitrepo.BridgeError):
         binary.git_binary()
+
+
+def test_a_review_through_the_real_hooks(
+    tmp_path: Path, repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fsmonitor planted, a symlink to `.env`, a skip-worktree edit: through the real hook
+    command and its background review, the canary never runs, the manager sees the link and
+    the hidden edit but not the secret, and the user gets a `git_tamper` event."""
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--review", "edit", "--session-id", "sess-1", "g"]) == 0
+    capsys.readouterr()
+    ran = tmp_path / "canary.log"
+    program = _canary(tmp_path / "planted" / "canary.sh", ran)
+    (repo / ".env").write_text("OPENAI_API_KEY=sk-live-SECRETVALUE\n")
+    (repo / "file1.txt").symlink_to(".env")
+    git(repo, "update-index", "--skip-worktree", "README.md")
+    (repo / "README.md").write_text(f"# {MARKER_HIDDEN}\n")
+    git(repo, "config", "core.fsmonitor", str(program))  # last: the test's own git would run it
+    manager.enqueue(review_body(), schema="Review")
+    hook = run_launcher(
+        ["hook", "PostToolUse", "--host", "claude"], json.dumps(edit_payload(repo)).encode()
+    )
+    assert hook.code == 0, hook.stderr
+    wait_reviews(repo)
+    assert not ran.exists()
+    [request] = manager.requests_for(schema="Review")
+    assert "SECRETVALUE" not in request.raw_body and PLANTED_KEY not in request.raw_body
+    assert "+.env" in request.prompt_text and MARKER_HIDDEN in request.prompt_text
+    assert "core.fsmonitor" in request.prompt_text
+    events = [json.loads(line) for line in (project_dir(repo) / "events.jsonl").open()]
+    tamper = [e for e in events if e.get("event") == "git_tamper"]
+    assert tamper and any("core.fsmonitor" in f for f in tamper[0]["findings"])

@@ -99,6 +99,24 @@ def clean_filter_tree(repo: Path, home: Path, mp: pytest.MonkeyPatch) -> None:
     (repo / ".gitattributes").write_text("*.txt filter=Evil\n")
 
 
+def old_style_filter(repo: Path, home: Path, mp: pytest.MonkeyPatch) -> None:
+    with (repo / ".git/config").open("a") as config:
+        config.write(f"[FILTER.Evil]\n\tclean = {_prog(repo)}\n")
+    (repo / ".git/info/attributes").write_text("* filter=evil\n")
+
+
+def quoted_filter(repo: Path, home: Path, mp: pytest.MonkeyPatch) -> None:
+    with (repo / ".git/config").open("a") as config:
+        config.write(f'[filter "e\\"v]l"] clean = {_prog(repo)}\n')
+    (repo / ".git/info/attributes").write_text('* filter=e"v]l\n')
+
+
+def worktree_config_filter(repo: Path, home: Path, mp: pytest.MonkeyPatch) -> None:
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "--worktree", "filter.wt.clean", _prog(repo))
+    (repo / ".git/info/attributes").write_text("* filter=wt\n")
+
+
 def process_filter(repo: Path, home: Path, mp: pytest.MonkeyPatch) -> None:
     _cfg(repo, f"filter.evil.process={_prog(repo)}")
     (repo / ".git/info/attributes").write_text("* filter=evil\n")
@@ -176,6 +194,9 @@ ROUTES = [
     Route("diff driver command", driver_command, ("diff", "HEAD")),
     Route("clean filter", clean_filter, ("diff", "HEAD", "--no-ext-diff")),
     Route("clean filter in .gitattributes", clean_filter_tree, ("diff", "HEAD")),
+    Route("[filter.Name] section", old_style_filter, ("diff", "HEAD")),
+    Route("filter name with quote and bracket", quoted_filter, ("diff", "HEAD")),
+    Route("filter in config.worktree", worktree_config_filter, ("diff", "HEAD")),
     Route("process filter", process_filter, ("diff", "HEAD")),
     Route("include.path", included_config, ("status",)),
     Route("filter in an included file", included_filter, ("diff", "HEAD")),
@@ -282,6 +303,23 @@ def test_a_git_the_user_can_write_is_not_trusted(tmp_path: Path) -> None:
     assert not binary.trusted(world / "git")
 
 
+@pytest.mark.parametrize(
+    ("config", "names"),
+    [
+        ('[filter "a b"]\n', ["a b"]),
+        ('[filter "q\\"x"]\n', ['q"x']),
+        ("[Filter.Up]\n", ["Up", "up"]),
+        ("[core]\n\tfsmonitor = false\n", []),
+        ("[include]\n\tpath = x\n", None),
+        ('[includeIf "gitdir:/x"]\n\tpath = x\n', None),
+        ("[filterx]\n", None),
+        ("[core]\n\teditor = [filter\n", None),
+    ],
+)
+def test_filter_headers_are_read_or_left_to_git(config: str, names: list[str] | None) -> None:
+    assert runner._headers(config) == names
+
+
 def test_the_override_must_be_an_absolute_executable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(binary.OVERRIDE, "git")
     with pytest.raises(gitrepo.BridgeError):
@@ -318,3 +356,15 @@ def test_a_review_through_the_real_hooks(
     events = [json.loads(line) for line in (project_dir(repo) / "events.jsonl").open()]
     tamper = [e for e in events if e.get("event") == "git_tamper"]
     assert tamper and any("core.fsmonitor" in f for f in tamper[0]["findings"])
+
+
+def test_a_git_that_hangs_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo")
+    hung = tmp_path / "bin" / "git-hangs"
+    hung.parent.mkdir()
+    hung.write_text("#!/bin/sh\nexec sleep 600\n")
+    hung.chmod(0o755)
+    monkeypatch.setenv(binary.OVERRIDE, str(hung))
+    monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.2)
+    with pytest.raises(gitrepo.BridgeError, match="timed out"):
+        gitrepo.head_sha(repo)

@@ -12,8 +12,8 @@ files on PATH; the bridge runs git with its own secrets in reach. So every call:
   knows, so `core.worktree` cannot point git at a decoy copy.
 
 The repository's `.git/config` is always read; what cannot be switched off by name is a
-clean/smudge filter, whose driver name is free. Those drivers are listed from the config
-first and each is blanked (`filters`); a config that never mentions "filter" costs no call.
+clean/smudge filter, whose driver name is free. Those drivers are read from the config first
+and each is blanked (`filters`).
 What remains visible only in the work tree's own files (`.git/info/exclude`, skip-worktree and
 assume-unchanged flags, `-diff` attributes) is handled by the callers that read content
 (review.py): they list untracked files without the exclude files and diff flagged paths anyway.
@@ -23,8 +23,11 @@ Needs git 2.36 (a boolean `core.fsmonitor`); the machine this was written on has
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,24 +180,53 @@ def run_bytes(
     """git's raw stdout; a one-line BridgeError when it fails."""
     where = locate(path)
     try:
-        proc = subprocess.run(
+        code, out, err = _spawn(
             argv(where, args),
-            cwd=where.work_tree,
-            env=child_env(index_file=index_file, config=filters(where)),
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
+            where.work_tree,
+            child_env(index_file=index_file, config=filters(where)),
+            stdin,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BridgeError(f"git {args[0]} failed in {path}: {exc}") from exc
-    if proc.returncode not in ok_codes:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BridgeError(
-            f"git {args[0]} failed in {path}: {detail[-1] if detail else proc.returncode}"
-        )
-    return proc.stdout
+    if code not in ok_codes:
+        detail = err.decode("utf-8", "replace").strip().splitlines()
+        raise BridgeError(f"git {args[0]} failed in {path}: {detail[-1] if detail else code}")
+    return out
+
+
+def _spawn(
+    command: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None
+) -> tuple[int, bytes, bytes]:
+    """Run to the end, killed after GIT_TIMEOUT_S by a timer.
+
+    Not `subprocess.run(timeout=...)`: with a timeout, its final wait polls with sleeps, which
+    cost about a millisecond on every short git call; without one, the wait simply blocks.
+    """
+    expired: list[bool] = []
+
+    def kill() -> None:
+        expired.append(True)
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    timer = threading.Timer(GIT_TIMEOUT_S, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        out, err = proc.communicate(stdin)
+    finally:
+        timer.cancel()
+    if expired:
+        raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
+    return proc.returncode, out, err
 
 
 def run_git(
@@ -214,37 +246,65 @@ _filter_cache: dict[tuple[object, ...], tuple[tuple[str, str], ...]] = {}
 
 
 def filters(where: Location) -> tuple[tuple[str, str], ...]:
-    """`-c` pairs that blank every filter driver the repository's config defines.
+    """Config pairs that blank every clean/smudge/process filter the repository defines.
 
     A driver runs only when the config defines it, and git ignores an empty command (1.x;
-    `process` 2.11, `required` 1.7.5). Section names cannot be spelled without the word, so a
-    config whose bytes never mention "filter" (nor include another file) defines none and costs
-    no call; otherwise git lists them, and the answer is kept while the files' stats hold.
+    `process` 2.11, `required` 1.7.5). Drivers are found in Python from the config files'
+    section headers; when a file includes another, or a `[filter` in it is not a header this
+    reading understands, git itself lists them (one more call, kept while the files' stats
+    hold). Overriding a name too many is harmless; missing one is not, hence the fallback.
     """
     files = [where.common_dir / "config", where.git_dir / "config.worktree"]
     stamp: list[object] = [where.common_dir]
-    mention = False
+    names: list[str] | None = []
     for file in files:
         try:
             info = file.stat()
-            data = file.read_bytes().lower()
+            data = file.read_bytes().decode("utf-8", "surrogateescape")
         except OSError:
             continue
         stamp += [str(file), info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
-        mention = mention or b"filter" in data or b"include" in data
-    if not mention:
-        return ()
-    key = tuple(stamp)
-    if key in _filter_cache:
+        found = _headers(data)
+        if found is None or names is None:
+            names = None
+        else:
+            names += found
+    if names is None:
+        key = tuple(stamp)
+        if key not in _filter_cache:
+            _filter_cache[key] = _blank(_filter_names(where))
         return _filter_cache[key]
-    names = _filter_names(where)
-    pairs = tuple(
-        (f"filter.{name}.{field}", value)
-        for name in names
-        for field, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
-    )
-    _filter_cache[key] = pairs
-    return pairs
+    return _blank(names)
+
+
+_FILTER_START = re.compile(r"\[\s*filter", re.IGNORECASE)
+_FILTER_HEADER = re.compile(
+    r'\[\s*filter(?:\s+"((?:[^"\\\n]|\\.)*)"|\.([^\]\s]*))\s*\]', re.IGNORECASE
+)
+
+
+def _headers(text: str) -> list[str] | None:
+    """Filter driver names from one config file's headers; None to ask git instead."""
+    if "include" in text.lower():
+        return None
+    headers = list(_FILTER_HEADER.finditer(text))
+    if len(headers) != len(_FILTER_START.findall(text)):
+        return None  # a `[filter` this reading does not understand
+    names: list[str] = []
+    for match in headers:
+        quoted, dotted = match.group(1), match.group(2)
+        if quoted is not None:
+            names.append(re.sub(r"\\(.)", r"\1", quoted))
+        else:
+            # The old `[filter.Name]` spelling: git folds the name to lower case.
+            names += [dotted, dotted.lower()]
+    return names
+
+
+def _blank(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    fields = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+    unique = dict.fromkeys(names)
+    return tuple((f"filter.{name}.{field}", value) for name in unique for field, value in fields)
 
 
 def _filter_names(where: Location) -> list[str]:

@@ -283,3 +283,29 @@ def test_plain_git_is_unchanged_by_the_bridge(tmp_path: Path) -> None:
     gitrepo.diff_since(repo, gitrepo.head_sha(repo))
     assert (repo / ".git/index").read_bytes() == index
     assert subprocess.run(["git", "diff", "--quiet"], cwd=repo).returncode == 1
+
+
+def test_the_checks_digest_sees_an_edit_under_skip_worktree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    git(repo, "update-index", "--skip-worktree", "a.txt")
+    before = checks_tree.tree_hash(repo)
+    (repo / "a.txt").write_text("two\n")
+    assert checks_tree.tree_hash(repo) != before
+
+
+@pytest.mark.parametrize("trick", ["skip-worktree", "assume-unchanged", "info/exclude"])
+def test_a_round_snapshot_sees_what_the_index_or_exclude_hides(tmp_path: Path, trick: str) -> None:
+    from autopilot_codex.rounds import tree
+
+    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
+    before = tree.snapshot(repo)
+    if trick == "info/exclude":
+        (repo / ".git/info/exclude").write_text("hidden.txt\n")
+        (repo / "hidden.txt").write_text("x\n")
+        expected = ["hidden.txt"]
+    else:
+        git(repo, "update-index", f"--{trick}", "a.txt")
+        (repo / "a.txt").write_text("two\n")
+        expected = ["a.txt"]
+    after = tree.snapshot(repo)
+    assert tree.changed_between(repo, before, after) == expected

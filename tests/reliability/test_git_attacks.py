@@ -9,6 +9,7 @@ over the same repository, and the canary must never run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -368,3 +369,21 @@ def test_a_git_that_hangs_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.2)
     with pytest.raises(gitrepo.BridgeError, match="timed out"):
         gitrepo.head_sha(repo)
+
+
+def test_a_partial_clone_fetches_nothing(tmp_path: Path) -> None:
+    """A blob missing from a partial clone would be fetched on demand, through a program the
+    config names (`remote.<name>.uploadpack`): the bridge's git makes no connection at all, and
+    a call that needs the blob fails instead."""
+    source = make_repo(tmp_path / "src", {"a.txt": "one\n"})
+    git(source, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{source}", "clone")
+    ran = tmp_path / "canary.log"
+    program = _canary(tmp_path / "planted" / "canary.sh", ran)
+    git(clone, "config", "remote.origin.uploadpack", str(program))
+    with contextlib.suppress(gitrepo.BridgeError):  # the blob is not there to diff
+        gitrepo.diff_since(clone, gitrepo.head_sha(clone))
+    assert not ran.exists()
+    subprocess.run([*PLAIN, "show", "HEAD:a.txt"], cwd=clone, capture_output=True, check=False)
+    assert ran.exists(), "the route is real: plain git runs the configured upload-pack"

@@ -26,12 +26,18 @@ OPENAI_KEY_HINT = (
 
 def git_check() -> Check:
     """The git binary the bridge runs: a trusted one, never the first `git` on PATH."""
-    from ..gitrepo.binary import git_binary
+    from ..gitrepo.binary import MIN_VERSION, git_binary, git_version
 
     try:
-        return Check(True, f"git: {git_binary()}")
+        binary = git_binary()
     except BridgeError as exc:
         return Check(False, f"git: {exc}")
+    version = git_version(binary)
+    shown = ".".join(map(str, version)) or "unknown version"
+    if version[:2] < MIN_VERSION:
+        least = ".".join(map(str, MIN_VERSION))
+        return Check(False, f"git: {binary} is {shown}; the bridge needs {least} or later")
+    return Check(True, f"git: {binary} ({shown})")
 
 
 @dataclass(frozen=True)

@@ -84,3 +84,25 @@ def _root_only(place: Path) -> bool:
     except OSError:
         return False
     return info.st_uid == 0 and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+# The oldest git whose switches the runner relies on (runner.py names each one's version).
+MIN_VERSION = (2, 36)
+
+
+def git_version(binary: str) -> tuple[int, ...]:
+    """`git --version` as numbers; () when it cannot be read."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, env={}, timeout=30, check=False
+        ).stdout.decode("ascii", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    numbers = []
+    for part in out.split()[-1].split(".") if out.split() else []:
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)

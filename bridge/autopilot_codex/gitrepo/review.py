@@ -36,6 +36,9 @@ UNTRACKED_BYTES_MAX = 64 * 1024
 # Files a changed .gitignore now ignores: named up to this many.
 IGNORED_MAX = 200
 _SNIFF = 8000  # git's own window for telling binary from text
+# Untracked files by the in-tree .gitignore files only, never .git/info/exclude or an excludes
+# file (`--exclude-standard` would read both).
+_PER_DIR = ("--exclude-per-directory=.gitignore",)
 _DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
 
 
@@ -93,9 +96,6 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
     files = [p for p in changed if p not in secret and p not in flagged]
     files += [p for p, _ in flagged_changed] + untracked
     return Diff("\n".join(parts), tuple(dict.fromkeys(files)), found)
-
-
-_PER_DIR = ("--exclude-per-directory=.gitignore",)
 
 
 def exclude_lines(exclude: tuple[str, ...]) -> tuple[str, ...]:

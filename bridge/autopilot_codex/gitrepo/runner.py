@@ -12,13 +12,16 @@ files on PATH; the bridge runs git with its own secrets in reach. So every call:
   knows, so `core.worktree` cannot point git at a decoy copy.
 
 The repository's `.git/config` is always read; what cannot be switched off by name is a
-clean/smudge filter, whose driver name is free. Those drivers are read from the config first
-and each is blanked (`filters`).
-What remains visible only in the work tree's own files (`.git/info/exclude`, skip-worktree and
-assume-unchanged flags, `-diff` attributes) is handled by the callers that read content
-(review.py): they list untracked files without the exclude files and diff flagged paths anyway.
+clean/smudge/process filter, whose driver name is free: the drivers are read from the config
+first and each is blanked (`filters`). A filter added between that reading and the call could
+still run: a window of a few milliseconds, which the implementer would have to hit while the
+bridge works. What hides content through files git always reads (`.git/info/exclude`, the
+index's skip-worktree and assume-unchanged flags, `-diff` attributes) is handled by the callers
+that read content (review.py, checks_tree.py, rounds/tree.py): they list untracked files
+without the exclude files and read flagged paths anyway.
 
-Needs git 2.36 (a boolean `core.fsmonitor`); the machine this was written on has 2.39.
+Needs git 2.36 (a boolean `core.fsmonitor`; GIT_CONFIG_GLOBAL 2.32, GIT_CONFIG_COUNT 2.31);
+`doctor` checks it. Written and tested with git 2.39.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from .binary import git_binary
 
 GIT_TIMEOUT_S = 60
 
-# `-c key=value` pairs, each with the git version that first reads the key or value.
+# `-c key=value` pairs, each with the git version that first reads the key or value. A key an
+# older git does not know is ignored by it.
 OVERRIDES: tuple[tuple[str, str], ...] = (
     ("core.quotepath", "off"),  # 1.x: names as bytes, not C-quoted
     ("core.fsmonitor", "false"),  # 2.36 as a boolean (a hook path since 2.16)

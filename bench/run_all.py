@@ -20,7 +20,15 @@ from pathlib import Path
 from benchlib import QUICK, Row, format_rows, real_python
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("idle_hook", "active_hook", "scale", "economy", "hook_profile", "critical_path")
+BENCHES = (
+    "idle_hook",
+    "active_hook",
+    "scale",
+    "economy",
+    "hook_profile",
+    "critical_path",
+    "git_runner",
+)
 WITH_CLEAN_SITE = ("idle_hook", "active_hook", "hook_profile")
 
 

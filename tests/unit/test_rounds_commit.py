@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from autopilot_codex.rounds.commit import SUBJECT_MAX, commit_round, message, subject
 from tests.conftest import git, make_repo
 
@@ -51,3 +53,22 @@ def test_a_first_commit_in_an_empty_repository(tmp_path: Path) -> None:
     done = commit_round(repo, "First.", 1, "run")
     assert done.sha and git(repo, "show", "--name-only", "--format=", "HEAD") == "a.txt"
     assert git(repo, "status", "--porcelain") == "?? .env"
+
+
+def test_the_commit_takes_the_users_identity_from_their_own_git_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hardened runner reads no global config; who commits still comes from it."""
+    repo = make_repo(tmp_path / "r")
+    for var in ("AUTHOR", "COMMITTER"):
+        monkeypatch.delenv(f"GIT_{var}_NAME", raising=False)
+        monkeypatch.delenv(f"GIT_{var}_EMAIL", raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Global User\n\temail = global@example.com\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    (repo / "b.txt").write_text("b\n")
+    assert commit_round(repo, "Added b.", 1, "run").sha
+    who = git(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>")
+    assert who == "Global User <global@example.com> / Global User <global@example.com>"

@@ -7,7 +7,6 @@ installed at all is only a fact, unless no host is ready.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,22 @@ OPENAI_KEY_HINT = (
 )
 
 
+def git_check() -> Check:
+    """The git binary the bridge runs: a trusted one, never the first `git` on PATH."""
+    from ..gitrepo.binary import MIN_VERSION, git_binary, git_version
+
+    try:
+        binary = git_binary()
+    except BridgeError as exc:
+        return Check(False, f"git: {exc}")
+    version = git_version(binary)
+    shown = ".".join(map(str, version)) or "unknown version"
+    if version[:2] < MIN_VERSION:
+        least = ".".join(map(str, MIN_VERSION))
+        return Check(False, f"git: {binary} is {shown}; the bridge needs {least} or later")
+    return Check(True, f"git: {binary} ({shown})")
+
+
 @dataclass(frozen=True)
 class Check:
     ok: bool
@@ -37,12 +52,7 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
-    checks.append(
-        Check(
-            shutil.which("git") is not None,
-            "git on PATH" if shutil.which("git") else "git is not on PATH: install git",
-        )
-    )
+    checks.append(git_check())
     try:
         config: Config | None = load_config()
         assert config is not None

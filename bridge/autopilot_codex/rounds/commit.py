@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gitrepo import EMPTY_TREE, head_sha, run_git
+from ..gitrepo import EMPTY_TREE, head_sha, identity, run_git
 from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
@@ -77,7 +77,16 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     left_out = tuple(sorted({*secret, *(p for p in kept_out if is_secret_path(p))}))
     if not _has_staged(root):
         return Committed("", left_out)
-    _git(root, "commit", "--no-verify", "-q", "-m", message(last_message, round_no, run))
+    run_git(
+        root,
+        *SAFE,
+        "commit",
+        "--no-verify",
+        "-q",
+        "-m",
+        message(last_message, round_no, run),
+        author=identity(root),
+    )
     return Committed(head_sha(root), left_out)
 
 

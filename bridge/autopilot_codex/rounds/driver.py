@@ -22,7 +22,7 @@ from .. import cleanenv
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
-from ..gitrepo import head_sha, run_git
+from ..gitrepo import head_sha, toplevel
 from ..store import Store
 from . import rollout
 from .commit import Committed, commit_round
@@ -74,8 +74,6 @@ class _Run:
     checks_red: str = ""
 
 
-def toplevel(path: Path) -> Path:
-    return Path(run_git(path, "rev-parse", "--show-toplevel").strip())
 
 
 def custody_for(root: Path) -> Custody:

@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from ..errors import BridgeError
-from ..gitrepo import run_git
+from ..gitrepo import git_path
 
 WORKSPACE = ".autopilot-codex"
 EXCLUDE_LINE = f"/{WORKSPACE}/"
@@ -84,9 +84,7 @@ def prepare(worktree: Path) -> Path:
     readme = kb / "README.md"
     if not readme.exists():
         readme.write_text(KB_README, encoding="utf-8")
-    exclude = Path(run_git(worktree, "rev-parse", "--git-path", "info/exclude").strip())
-    if not exclude.is_absolute():
-        exclude = worktree / exclude
+    exclude = git_path(worktree, "info/exclude")
     exclude.parent.mkdir(parents=True, exist_ok=True)
     current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
     if EXCLUDE_LINE not in current.splitlines():

@@ -3,38 +3,64 @@
 A verifier's "I changed nothing" is checked, not believed. Comparing commits would miss
 uncommitted edits, and comparing against HEAD would blame a round for edits an earlier round
 left uncommitted; so each side is a snapshot of the working tree (tracked and untracked files,
-ignores respected) written as a git tree through a private index. Nothing visible changes:
+the in-tree .gitignore files respected; `.git/info/exclude` and the index's skip-worktree and
+assume-unchanged flags, which a round can set, are not) written as a git tree through a private index. Nothing visible changes:
 no ref, no index, no stash — only unreferenced objects that git's gc collects.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from ..gitrepo import run_git
+from ..gitrepo import git_path, run_bytes, run_git
 from .handoff import WORKSPACE
 
 
 def _git(root: Path, index: str, *args: str) -> str:
     """git with a private index, so the user's staging area is never touched."""
-    return run_git(root, *args, env={**os.environ, "GIT_INDEX_FILE": index})
+    return run_git(root, *args, index_file=index)
 
 
 def snapshot(root: Path) -> str:
     """The working tree as a git tree id."""
-    index = Path(run_git(root, "rev-parse", "--git-path", "index").strip())
-    if not index.is_absolute():
-        index = root / index
+    index = git_path(root, "index")
     with tempfile.TemporaryDirectory(prefix="autopilot-codex-") as scratch:
         private = str(Path(scratch) / "index")
         if index.exists():
             # The real index's stat cache makes `add -A` rehash only what changed.
             shutil.copyfile(index, private)
+        _unflag(root, private)
         _git(root, private, "add", "-A")
+        _add_excluded(root, private)
         return _git(root, private, "write-tree").strip()
+
+
+def _unflag(root: Path, index: str) -> None:
+    """Clear skip-worktree and assume-unchanged in the private copy: `add -A` would trust the
+    index for those paths, so a round could hide an edit by flagging the file."""
+    tagged = run_bytes(root, "ls-files", "-v", "-z", index_file=index).split(b"\0")
+    # One flag per call: given both, update-index applies only the last.
+    for flag, pick in (
+        ("--no-skip-worktree", lambda tag: tag in (b"S", b"s")),
+        ("--no-assume-unchanged", lambda tag: tag.islower()),
+    ):
+        paths = [e[2:] for e in tagged if e and pick(e[:1])]
+        if paths:
+            stdin = b"\0".join(paths) + b"\0"
+            run_bytes(root, "update-index", flag, "-z", "--stdin", index_file=index, stdin=stdin)
+
+
+def _add_excluded(root: Path, index: str) -> None:
+    """Add the files `add -A` left out for `.git/info/exclude` alone (the in-tree .gitignore
+    files are the change's own, and in the snapshot): a round can write that file."""
+    args = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+    names = [n for n in run_bytes(root, *args, index_file=index).split(b"\0") if n]
+    names = [n for n in names if not n.endswith(b"/")]  # a nested repository
+    if names:
+        stdin = b"\0".join(names) + b"\0"
+        run_bytes(root, "update-index", "--add", "-z", "--stdin", index_file=index, stdin=stdin)
 
 
 def changed_between(root: Path, before: str, after: str) -> list[str]:

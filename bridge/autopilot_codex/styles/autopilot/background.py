@@ -123,6 +123,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             )
             return None
         state = ctx.store.save(inflight.reserve(state, token, estimate, key))
+        steps.log_git_findings(ctx, diff)
         ctx.store.append_event(
             "review.started", digest=key[:16], session=ctx.payload.session_id
         )

@@ -57,6 +57,7 @@ def prepare_review(
         return decision
     state = ctx.store.with_plan(state)
     prompt = review_prompt(ctx, state, diff.text)
+    log_git_findings(ctx, diff)
     limits = ctx.limits
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
@@ -71,6 +72,17 @@ def prepare_review(
         )
 
     return pending(ctx, state, "review", "Review", prompt, reduce, token)
+
+
+def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
+    """Settings in the git directory that run programs or hide changes: an event of their own
+    for the user, once per review (the manager reads them in the diff's closing section)."""
+    if diff.findings:
+        ctx.store.append_event(
+            "git_tamper",
+            findings=[f.line() for f in diff.findings],
+            session=ctx.payload.session_id,
+        )
 
 
 def diff_key(diff: gitrepo.Diff) -> str:

@@ -1,0 +1,373 @@
+"""The one way the bridge runs git: nothing the implementer wrote runs, nothing it set hides.
+
+The implementer can write the work tree, its `.git/config`, `.git/info/*`, `~/.gitconfig` and
+files on PATH; the bridge runs git with its own secrets in reach. So every call:
+
+- runs a trusted binary (binary.py), never `git` from PATH;
+- gets an environment built from an allowlist, so no key, token or `GIT_*` setting of the
+  bridge's environment reaches git or anything git might start;
+- reads no system or global config, and overrides each key of the repository's own config
+  that runs a program or hides content (listed below, with the git version each needs);
+- names its git directory and work tree (`--git-dir`, `--work-tree`) from the path the bridge
+  knows, so `core.worktree` cannot point git at a decoy copy.
+
+The repository's `.git/config` is always read; what cannot be switched off by name is a
+clean/smudge/process filter, whose driver name is free: the drivers are read from the config
+first and each is blanked (`filters`). A filter added between that reading and the call could
+still run: a window of a few milliseconds, which the implementer would have to hit while the
+bridge works. What hides content through files git always reads (`.git/info/exclude`, the
+index's skip-worktree and assume-unchanged flags, `-diff` attributes) is handled by the callers
+that read content (review.py, checks_tree.py, rounds/tree.py): they list untracked files
+without the exclude files and read flagged paths anyway.
+
+Needs git 2.36 (a boolean `core.fsmonitor`; GIT_CONFIG_GLOBAL 2.32, GIT_CONFIG_COUNT 2.31);
+`doctor` checks it. Written and tested with git 2.39.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BridgeError
+from .binary import git_binary
+
+GIT_TIMEOUT_S = 60
+
+# `-c key=value` pairs, each with the git version that first reads the key or value. A key an
+# older git does not know is ignored by it.
+OVERRIDES: tuple[tuple[str, str], ...] = (
+    ("core.quotepath", "off"),  # 1.x: names as bytes, not C-quoted
+    ("core.fsmonitor", "false"),  # 2.36 as a boolean (a hook path since 2.16)
+    ("core.untrackedCache", "false"),  # 2.8: no cached view of untracked files
+    ("core.hooksPath", os.devnull),  # 2.9: no hook of the repository runs
+    ("core.pager", "cat"),  # 1.x
+    ("core.editor", ":"),  # 1.x
+    ("sequence.editor", ":"),  # 1.7.8
+    ("core.askPass", ""),  # 1.7.1
+    ("core.sshCommand", ""),  # 2.10
+    ("core.gitProxy", ""),  # 1.x
+    ("credential.helper", ""),  # 1.7.9; an empty value clears the list (2.9)
+    ("protocol.allow", "never"),  # 2.12: no transport, so no lazy fetch of a partial clone
+    ("diff.external", ""),  # 1.x; `--no-ext-diff` on every diff as well
+    ("core.attributesFile", os.devnull),  # 1.6.0
+    ("core.excludesFile", os.devnull),  # 1.5.x
+    ("core.useReplaceRefs", "false"),  # 2.19; GIT_NO_REPLACE_OBJECTS for older ones
+    ("core.symlinks", "true"),  # 1.5.x: a link is a link
+    ("core.fileMode", "true"),  # 1.x: mode changes are seen
+    ("core.trustctime", "true"),  # 1.6.x: an mtime reset cannot hide an edit
+    ("core.checkStat", "default"),  # 1.8.2
+    ("core.autocrlf", "false"),  # 1.5.x: bytes as stored
+    ("core.bigFileThreshold", "512m"),  # 1.7.6: the default; larger counts as binary
+    ("diff.relative", "false"),  # 2.28
+    ("diff.noprefix", "false"),  # 1.x: the a/ b/ prefixes parsers expect
+    ("diff.mnemonicPrefix", "false"),  # 1.6.x
+    ("diff.ignoreSubmodules", "none"),  # 1.7.2
+    ("status.showUntrackedFiles", "all"),  # 1.5.x
+    ("color.ui", "false"),  # 1.5.x
+    ("log.showSignature", "false"),  # 2.10: would run gpg
+    ("commit.gpgSign", "false"),  # 2.0: would run gpg
+    ("tag.gpgSign", "false"),  # 2.23
+)
+
+# Environment: only these are kept from the bridge's own; the rest is set here.
+_KEPT = (
+    "TMPDIR",
+    "SYSTEMROOT",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a repository's files are: its work tree and its git directories."""
+
+    work_tree: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def locate(path: Path) -> Location:
+    """The repository holding `path`, found the way git does (the nearest `.git`), in Python.
+
+    Asking git (`rev-parse --show-toplevel`) would read `core.worktree` from the config the
+    implementer can write, and so could answer with a decoy directory.
+    """
+    start = path.resolve()
+    for folder in (start, *start.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return _location(folder, dot)
+        if dot.is_file():
+            try:
+                line = dot.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise BridgeError(f"{dot} is unreadable: {exc}") from exc
+            if line.startswith("gitdir:"):
+                return _location(folder, (folder / line[len("gitdir:") :].strip()).resolve())
+    raise BridgeError(f"{path} is not a git repository")
+
+
+def _location(work_tree: Path, git_dir: Path) -> Location:
+    common = git_dir
+    pointer = git_dir / "commondir"
+    if pointer.is_file():
+        try:
+            common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
+        except (OSError, UnicodeDecodeError):
+            common = git_dir
+    return Location(work_tree, git_dir, common)
+
+
+def child_env(
+    *, index_file: str | None = None, config: Sequence[tuple[str, str]] = ()
+) -> dict[str, str]:
+    """The whole environment of a git child: no secret of the bridge, no config outside.
+
+    `config`: more overrides, passed as GIT_CONFIG_KEY_n/VALUE_n (2.31), which keep key and
+    value apart: a driver named `a=b` cannot be overridden with `-c`.
+    """
+    binary_dir = str(Path(git_binary()).parent)
+    env = {k: os.environ[k] for k in _KEPT if k in os.environ}
+    env.update(
+        {
+            "PATH": os.pathsep.join(dict.fromkeys((binary_dir, "/usr/bin", "/bin"))),
+            "LC_ALL": "C",
+            "GIT_CONFIG_NOSYSTEM": "1",  # 1.x
+            "GIT_CONFIG_GLOBAL": os.devnull,  # 2.32
+            "GIT_ATTR_NOSYSTEM": "1",  # 1.6.x
+            "GIT_NO_REPLACE_OBJECTS": "1",  # 1.6.x
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "GIT_EDITOR": ":",
+            "GIT_TERMINAL_PROMPT": "0",  # 2.3
+            "GIT_OPTIONAL_LOCKS": "0",  # 2.15: a status never rewrites the user's index
+        }
+    )
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = index_file
+    if config:
+        env["GIT_CONFIG_COUNT"] = str(len(config))
+        for n, (key, value) in enumerate(config):
+            env[f"GIT_CONFIG_KEY_{n}"] = key
+            env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return env
+
+
+def argv(where: Location, args: Sequence[str]) -> list[str]:
+    """The full command line: binary, explicit repository, every override, then `args`."""
+    head = [git_binary(), "--no-pager", "--no-replace-objects"]
+    head += [f"--git-dir={where.git_dir}", f"--work-tree={where.work_tree}"]
+    for key, value in OVERRIDES:
+        head += ["-c", f"{key}={value}"]
+    return [*head, *args]
+
+
+_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def identity(path: Path) -> dict[str, str]:
+    """Who commits: user.name and user.email as the user's own git would find them.
+
+    The runner reads no global config, so a commit made through it would have no name. These
+    two values are read as data (`git config --get` runs no program), from every scope, and
+    only where the environment does not already give them.
+    """
+    where = locate(path)
+    env = {"PATH": os.defpath, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
+    for name in ("HOME", "XDG_CONFIG_HOME"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    found: dict[str, str] = {}
+    for key, names in (("user.name", _IDENTITY[0::2]), ("user.email", _IDENTITY[1::2])):
+        try:
+            code, out, _ = _spawn(
+                [git_binary(), f"--git-dir={where.git_dir}", "config", "--get", key],
+                where.work_tree,
+                env,
+                None,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        value = out.decode("utf-8", "replace").strip()
+        if code == 0 and value:
+            found.update({n: value for n in names if not os.environ.get(n)})
+    return found
+
+
+def run_bytes(
+    path: Path,
+    *args: str,
+    ok_codes: tuple[int, ...] = (0,),
+    index_file: str | None = None,
+    stdin: bytes | None = None,
+    author: Mapping[str, str] | None = None,
+) -> bytes:
+    """git's raw stdout; a one-line BridgeError when it fails.
+
+    `author`: GIT_AUTHOR_*/GIT_COMMITTER_* values for a commit (see `identity`); nothing else
+    may be added to the child's environment this way.
+    """
+    where = locate(path)
+    env = child_env(index_file=index_file, config=filters(where))
+    env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})
+    try:
+        code, out, err = _spawn(argv(where, args), where.work_tree, env, stdin)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BridgeError(f"git {args[0]} failed in {path}: {exc}") from exc
+    if code not in ok_codes:
+        detail = err.decode("utf-8", "replace").strip().splitlines()
+        raise BridgeError(f"git {args[0]} failed in {path}: {detail[-1] if detail else code}")
+    return out
+
+
+def _spawn(
+    command: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None
+) -> tuple[int, bytes, bytes]:
+    """Run to the end, killed after GIT_TIMEOUT_S by a timer.
+
+    Not `subprocess.run(timeout=...)`: with a timeout, its final wait polls with sleeps, which
+    cost about a millisecond on every short git call; without one, the wait simply blocks.
+    """
+    expired: list[bool] = []
+
+    def kill() -> None:
+        expired.append(True)
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    timer = threading.Timer(GIT_TIMEOUT_S, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        out, err = proc.communicate(stdin)
+    finally:
+        timer.cancel()
+    if expired:
+        raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
+    return proc.returncode, out, err
+
+
+def run_git(
+    path: Path,
+    *args: str,
+    ok_codes: tuple[int, ...] = (0,),
+    index_file: str | None = None,
+    author: Mapping[str, str] | None = None,
+) -> str:
+    """git's stdout as text (invalid UTF-8 replaced); see run_bytes."""
+    out = run_bytes(path, *args, ok_codes=ok_codes, index_file=index_file, author=author)
+    return out.decode("utf-8", "replace")
+
+
+# -- clean/smudge filters ------------------------------------------------------------------------
+
+_filter_cache: dict[tuple[object, ...], tuple[tuple[str, str], ...]] = {}
+
+
+def filters(where: Location) -> tuple[tuple[str, str], ...]:
+    """Config pairs that blank every clean/smudge/process filter the repository defines.
+
+    A driver runs only when the config defines it, and git ignores an empty command (1.x;
+    `process` 2.11, `required` 1.7.5). Drivers are found in Python from the config files'
+    section headers; when a file includes another, or a `[filter` in it is not a header this
+    reading understands, git itself lists them (one more call, kept while the files' stats
+    hold). Overriding a name too many is harmless; missing one is not, hence the fallback.
+    """
+    files = [where.common_dir / "config", where.git_dir / "config.worktree"]
+    stamp: list[object] = [where.common_dir]
+    names: list[str] | None = []
+    for file in files:
+        try:
+            info = file.stat()
+            data = file.read_bytes().decode("utf-8", "surrogateescape")
+        except OSError:
+            continue
+        stamp += [str(file), info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+        found = _headers(data)
+        if found is None or names is None:
+            names = None
+        else:
+            names += found
+    if names is None:
+        key = tuple(stamp)
+        if key not in _filter_cache:
+            _filter_cache[key] = _blank(_filter_names(where))
+        return _filter_cache[key]
+    return _blank(names)
+
+
+_FILTER_START = re.compile(r"\[\s*filter", re.IGNORECASE)
+_FILTER_HEADER = re.compile(
+    r'\[\s*filter(?:\s+"((?:[^"\\\n]|\\.)*)"|\.([^\]\s]*))\s*\]', re.IGNORECASE
+)
+
+
+def _headers(text: str) -> list[str] | None:
+    """Filter driver names from one config file's headers; None to ask git instead."""
+    if "include" in text.lower():
+        return None
+    headers = list(_FILTER_HEADER.finditer(text))
+    if len(headers) != len(_FILTER_START.findall(text)):
+        return None  # a `[filter` this reading does not understand
+    names: list[str] = []
+    for match in headers:
+        quoted, dotted = match.group(1), match.group(2)
+        if quoted is not None:
+            names.append(re.sub(r"\\(.)", r"\1", quoted))
+        else:
+            # The old `[filter.Name]` spelling: git folds the name to lower case.
+            names += [dotted, dotted.lower()]
+    return names
+
+
+def _blank(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    fields = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+    unique = dict.fromkeys(names)
+    return tuple((f"filter.{name}.{field}", value) for name in unique for field, value in fields)
+
+
+def _filter_names(where: Location) -> list[str]:
+    base = [git_binary(), f"--git-dir={where.git_dir}", "config", "-z", "--get-regexp"]
+    try:
+        proc = subprocess.run(
+            [*base, r"^filter\..*\.(clean|smudge|process|required)$"],
+            cwd=where.work_tree,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BridgeError(f"git config failed in {where.work_tree}: {exc}") from exc
+    if proc.returncode not in (0, 1):
+        # An unreadable config: the call that follows fails on it too, with git's message.
+        return []
+    names: list[str] = []
+    for record in proc.stdout.split(b"\0"):
+        key = record.split(b"\n", 1)[0].decode("utf-8", "replace")
+        if key.startswith("filter.") and key.count(".") >= 2:
+            name = key[len("filter.") : key.rindex(".")]
+            if name not in names:
+                names.append(name)
+    return names

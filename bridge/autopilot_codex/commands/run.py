@@ -17,8 +17,8 @@ from .. import output
 from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import user_checks
-from ..manager import select
 from ..gitrepo import toplevel
+from ..manager import select
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import HOSTS
 from ..rounds.view import make_view

@@ -107,8 +107,15 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = f"{PREFIX} {status}: {reason} {spend(new)}"
+    message = f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}"
     return new, Decision("allow", event, message=message, context=_off_context(message))
+
+
+def _rails_kept(status: Status) -> str:
+    """Fail closed: only a clean `done` takes the rails off (Store.save); say so otherwise."""
+    if status == "done":
+        return ""
+    return f" The safety rails stay on until the user runs {terminal_command('stop')}."
 
 
 def stop_guard(
@@ -156,7 +163,8 @@ def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step
     new = state.evolve(status="paused", stop_reason=f"manager unavailable: {error}")
     message = (
         f"{PREFIX} paused, manager unavailable: {error}. "
-        f"Fix it, then {limits.command('resume')}."
+        f"Fix it, then {limits.command('resume')}. The safety rails stay on until then "
+        f"(or until {limits.command('stop')})."
     )
     return new, Decision("allow", event, message=message, context=_off_context(message))
 

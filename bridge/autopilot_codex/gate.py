@@ -133,7 +133,8 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         return admitted
     owner = marker.get("session_id")
     if isinstance(owner, str) and owner:
-        return admitted if session == owner else None
+        # An owned loop has nothing to claim: the owner's prompts cost it no engine start.
+        return admitted if session == owner and event != "UserPromptSubmit" else None
     return admitted if event == "UserPromptSubmit" else None
 
 

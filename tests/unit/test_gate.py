@@ -45,6 +45,8 @@ def test_owner_and_unclaimed_are_admitted_other_sessions_not(tmp_path: Path) -> 
     assert admit(hook(repo, "s2"), "Stop") is None
     # Every session gets the rails, owner or not.
     assert admit(hook(repo, "s2"), "PreToolUse") is not None
+    # An owned loop has nothing for a prompt to claim, not even its owner's.
+    assert admit(hook(repo, "s1"), "UserPromptSubmit") is None
     # An unowned loop hears only a typed prompt (its claim) and the rails.
     mark(repo, None)
     assert admit(hook(repo, "s2"), "Stop") is None

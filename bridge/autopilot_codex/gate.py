@@ -162,6 +162,9 @@ def _scan(home: str) -> dict[str, list[object]]:
 def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
     """The guarded loop whose worktree contains `real`: (worktree, marker, needs repair).
 
+    Markers are not authenticated (without the wall the implementer can write the index): a
+    pair in both indexes wins over a single copy, and the engine repairs only a loop it ran.
+
     Markers are read by content (there are a handful at most), so no key is hashed on the
     common path. A marker present in one index only, or different in the two, still guards
     its worktree and asks for repair; a damaged one falls back to the keys of `real`'s
@@ -179,7 +182,10 @@ def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
             root = marker.get("worktree")
             if isinstance(root, str) and root and within(real, root):
                 # A worktree removed from disk guards nothing (a late hook from it is a no-op).
-                if (best is None or len(root) > len(best[0])) and os.path.isdir(root):
+                # A marker in both indexes beats one in a single index (a planted marker for a
+                # subfolder must not shadow the real loop); then the deepest worktree wins.
+                better = best is None or (not repair, len(root)) > (not best[2], len(best[0]))
+                if better and os.path.isdir(root):
                     best = (root, marker, repair)
                 break
     if best is not None or not damaged:

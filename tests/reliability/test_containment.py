@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex.paths import INDEXES, active_dir, active_marker, state_home
 from tests.conftest import git, make_repo, payload, run_launcher
 from tests.reliability.conftest import SESSION, state_of
 
@@ -102,3 +103,17 @@ def test_other_sessions_do_not_drive_the_loop(planned: Path) -> None:
     launch("PostToolUse", payload("PostToolUse", planned, "another", tool_name="Read"), planned)
     launch("Stop", payload("Stop", planned, "another"), planned)
     assert state_of(planned) == before
+
+
+def test_a_planted_marker_for_a_subfolder_does_not_shadow_the_loop(planned: Path) -> None:
+    sub = nested_git_dir(planned)
+    planted = {"worktree": str(sub.resolve()), "session_id": "nested", "style": "autopilot"}
+    (active_dir() / "planted-0123").write_text(json.dumps(planted))
+    before = state_of(planned)["tool_events"]
+    # The real loop (its marker in both indexes) still hears its owner from the subfolder...
+    launch("PostToolUse", payload("PostToolUse", sub, tool_name="Read"), sub)
+    assert state_of(planned)["tool_events"] == before + 1
+    assert denied(bash(sub, "git push --force origin main", "nested"))
+    # ...and the planted marker is never copied into the second index.
+    assert active_marker(planned).exists()
+    assert not (state_home() / INDEXES[1] / "planted-0123").exists()

@@ -510,7 +510,8 @@ def test_codex_stop_turns_the_hooks_off(
     assert state["status"] == "stopped"
     assert state["stop_reason"] == "testing"
     assert state["iteration"] == 0
-    assert ap.event_names() == ["plan", "stop"]
+    # The typed slash command is a prompt: it claims the loop for its session, then stops it.
+    assert ap.event_names() == ["plan", "claim", "stop"]
     assert ap.active_markers() == []
     assert schemas(openai_fake) == ["Plan"]  # the Stop hook asked the manager nothing
     assert_clean_tree(ap.repo)

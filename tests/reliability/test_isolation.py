@@ -144,3 +144,29 @@ def test_a_command_imports_nothing_planted(
     assert "Fatal Python error" not in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert "autopilot-codex" in out.stdout + out.stderr
     assert fired(canaries) == []
+
+
+def test_the_environment_setup_imports_nothing_from_the_cwd(tmp_path: Path) -> None:
+    """The SessionStart hook builds the venv in the background from the session's cwd: `-m venv`
+    and `-m pip` once ran a `venv.py` or `pip/` planted there."""
+    import os
+    import subprocess
+
+    from tests.conftest import LAUNCHER
+
+    found = tmp_path / "canaries"
+    found.mkdir()
+    cwd = tmp_path / "work"
+    plant(cwd, found)
+    for name in ("venv", "ensurepip"):
+        (cwd / f"{name}.py").write_text(f"open({str(found / name)!r}, 'w').close()\n")
+    (cwd / "pip").mkdir()
+    for name in ("__init__.py", "__main__.py"):
+        (cwd / "pip" / name).write_text(f"open({str(found / 'pip')!r}, 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if k != "AUTOPILOT_CODEX_PYTHON"}
+    env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
+    subprocess.run(
+        [str(LAUNCHER), "bootstrap"], cwd=cwd, env=env, capture_output=True, timeout=600
+    )
+    # Whether or not the packages could be installed here, nothing planted ran.
+    assert fired(found) == []

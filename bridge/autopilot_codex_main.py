@@ -1,8 +1,16 @@
 """Entry point the launcher runs as a script (cheaper than `python -m autopilot_codex`).
 
-Its own directory is first on sys.path, so the package imports from here without PYTHONPATH.
+The launcher starts Python isolated (-I), so not even this script's directory is on sys.path:
+the plugin's own bridge/ directory is put first here, by this file's location. Nothing the
+implementer can write (the cwd, PYTHONPATH) is ever searched for a module.
 """
 
-from autopilot_codex.__main__ import run
+import os
+import sys
+
+# `os` is loaded by the interpreter's own start; pathlib would cost every idle hook its import.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # noqa: PTH100, PTH120
+
+from autopilot_codex.__main__ import run  # noqa: E402
 
 raise SystemExit(run())

@@ -6,12 +6,16 @@ engine) and the gate stays standard library only.
 
 
 class Admitted:
-    """A hook that reached a running loop: the raw payload and the worktree it belongs to."""
+    """A hook that reached a guarded loop: the raw payload and the worktree it belongs to."""
 
-    __slots__ = ("raw", "style", "worktree")
+    __slots__ = ("raw", "repair", "style", "worktree")
 
-    def __init__(self, raw: bytes, worktree: str, style: str = "autopilot") -> None:
+    def __init__(
+        self, raw: bytes, worktree: str, style: str = "autopilot", repair: bool = False
+    ) -> None:
         self.raw = raw
         self.worktree = worktree
         # From the active marker, so only that style's module is imported.
         self.style = style
+        # One of the loop's two markers is missing or differs: the engine restores it.
+        self.repair = repair

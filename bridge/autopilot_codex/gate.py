@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .paths import find_worktree_str, state_home_str
+from .paths import INDEXES, state_home_str, within
 
 # typing.TYPE_CHECKING without importing typing on every hook (mypy reads the name the same way)
 TYPE_CHECKING = False
@@ -25,7 +25,7 @@ def hook_main(argv: list[str]) -> int:
     Always exit 0: even a broken install must not break the host's session.
     """
     try:
-        admitted = admit(read_stdin())
+        admitted = admit(read_stdin(), argv[0] if argv else "")
         if admitted is None:
             return 0
         _late_site()
@@ -90,59 +90,104 @@ def read_stdin() -> bytes:
         return b""
 
 
-def admit(raw: bytes) -> Admitted | None:
-    """None when no running loop can care about this payload (the silent allow)."""
+def admit(raw: bytes, event: str = "") -> Admitted | None:
+    """None when no guarded loop can care about this payload (the silent allow).
+
+    The loop is found by containment: the deepest guarded worktree that holds the cwd's real
+    path, whatever `.git` lies between (a nested clone, a submodule, `mkdir sub/.git`).
+    PreToolUse is admitted for every session there: the rails guard the worktree, not a
+    session. The loop's own events are admitted for its owner only; an unowned loop hears
+    nothing but a prompt the user typed (UserPromptSubmit), which is how it is claimed.
+    """
     try:
         data = loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
         data = None
     cwd = data.get("cwd") if isinstance(data, dict) else None
     session = data.get("session_id") if isinstance(data, dict) else None
-    worktree = find_worktree_str(cwd if isinstance(cwd, str) and cwd else os.getcwd())
-    if worktree is None:
+    try:
+        real = os.path.realpath(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    except (OSError, ValueError):  # NUL bytes, lone surrogates, a removed cwd
         return None
-    marker = _marker_for(worktree)
-    if marker is None:
+    found = find_loop(real)
+    if found is None:
         return None
-    owner = marker.get("session_id")
-    # A driver-owned loop (rounds) starts a fresh session per round: every session is admitted.
-    if marker.get("owner") == "driver":
-        owner = None
-    if isinstance(owner, str) and owner and isinstance(session, str) and session != owner:
-        return None
+    worktree, marker, repair = found
     style = marker.get("style")
     from .admitted import Admitted  # only a hook that reached a loop pays for its module
 
-    return Admitted(raw, worktree, style if isinstance(style, str) and style else "autopilot")
+    admitted = Admitted(
+        raw, worktree, style if isinstance(style, str) and style else "autopilot", repair
+    )
+    if event == "PreToolUse" or repair or marker.get("owner") == "driver":
+        # A driver-owned loop (rounds) starts a fresh session per round: every one is admitted.
+        return admitted
+    owner = marker.get("session_id")
+    if isinstance(owner, str) and owner:
+        # An owned loop has nothing to claim: the owner's prompts cost it no engine start.
+        return admitted if session == owner and event != "UserPromptSubmit" else None
+    return admitted if event == "UserPromptSubmit" else None
 
 
-def _marker_for(worktree: str) -> dict[str, object] | None:
-    """The marker of a running loop in this worktree (worktree, session_id, style, owner).
-
-    Markers are read by content (there are a handful at most), so no key is hashed here; a
-    damaged marker falls back to the key, and the engine then reads the real state.
-    """
-    active = os.path.join(state_home_str(), "active")
-    try:
-        names = os.listdir(active)
-    except OSError:
-        return None
-    damaged = False
-    for name in names:
-        if name.startswith("."):
-            continue
+def _scan(home: str) -> dict[str, list[object]]:
+    """Every marker name in the two indexes, with the parsed copies found (None: unreadable)."""
+    seen: dict[str, list[object]] = {}
+    for index in INDEXES:
+        folder = os.path.join(home, index)
         try:
-            with open(os.path.join(active, name), "rb") as handle:
-                marker = loads(handle.read())
-        except (OSError, ValueError):
-            damaged = True
+            names = os.listdir(folder)
+        except OSError:
             continue
-        if isinstance(marker, dict) and marker.get("worktree") == worktree:
-            return marker
-        damaged = damaged or not isinstance(marker, dict)
-    if damaged:
-        from .paths import project_key
+        for name in names:
+            if name.startswith("."):
+                continue
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    marker: object = loads(handle.read())
+            except (OSError, ValueError, RecursionError):
+                marker = None
+            seen.setdefault(name, []).append(marker)
+    return seen
 
-        if os.path.exists(os.path.join(active, project_key(worktree))):
-            return {}
-    return None
+
+def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
+    """The guarded loop whose worktree contains `real`: (worktree, marker, needs repair).
+
+    Markers are not authenticated (without the wall the implementer can write the index): a
+    pair in both indexes wins over a single copy, and the engine repairs only a loop it ran.
+
+    Markers are read by content (there are a handful at most), so no key is hashed on the
+    common path. A marker present in one index only, or different in the two, still guards
+    its worktree and asks for repair; a damaged one falls back to the keys of `real`'s
+    ancestors, and the engine then reads the real state.
+    """
+    seen = _scan(state_home_str())
+    best: tuple[str, dict[str, object], bool] | None = None
+    damaged = False
+    for copies in seen.values():
+        repair = len(copies) != len(INDEXES) or any(c != copies[0] for c in copies)
+        for marker in copies:
+            if not isinstance(marker, dict):
+                damaged = True
+                continue
+            root = marker.get("worktree")
+            if isinstance(root, str) and root and within(real, root):
+                # A worktree removed from disk guards nothing (a late hook from it is a no-op).
+                # A marker in both indexes beats one in a single index (a planted marker for a
+                # subfolder must not shadow the real loop); then the deepest worktree wins.
+                better = best is None or (not repair, len(root)) > (not best[2], len(best[0]))
+                if better and os.path.isdir(root):
+                    best = (root, marker, repair)
+                break
+    if best is not None or not damaged:
+        return best
+    from .paths import project_key
+
+    here = real
+    while True:
+        if project_key(here) in seen:
+            return here, {}, True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent

@@ -54,8 +54,10 @@ def allow(event: str, message: str = "") -> Decision:
 def owns(state: State, session_id: str | None) -> bool:
     """Whether this session's hooks act on the loop.
 
-    `session` policy: the session that started it, or for an unclaimed loop whoever asks first;
-    a hook without a session id owns nothing (failing closed keeps it from spending).
+    `session` policy: only the session that owns it. An unowned loop (planned from a terminal
+    without `--session-id`) is nobody's until `claim_by_prompt`: no tool, Stop or compaction
+    hook ever claims it, so a session the implementer starts from its shell cannot. A hook
+    without a session id owns nothing (failing closed keeps it from spending).
     `driver` policy: every session of the worktree, since the driver starts a fresh one per
     round; the style decides what each hook may do.
     """
@@ -63,13 +65,32 @@ def owns(state: State, session_id: str | None) -> bool:
         return True
     if not session_id:
         return False
-    return state.session_id in (None, session_id)
+    return state.session_id == session_id
 
 
 def claim(state: State, session_id: str) -> State:
-    if state.owner == "driver" or state.session_id == session_id:
-        return state
-    return state.evolve(session_id=session_id)
+    """The state as owned by the session that already owns it (a no-op kept for the handlers);
+    only `claim_by_prompt` gives an unowned loop its owner."""
+    return state
+
+
+def claim_by_prompt(state: State, session_id: str | None) -> State | None:
+    """The user typed a prompt (UserPromptSubmit) into `session_id`: an unowned running loop
+    becomes that session's, together with a ralph loop's own record of it. None when nothing
+    changes.
+
+    Why a typed prompt: a loop planned from a terminal must go to the session the user works
+    in. That session's prompt comes before any tool it runs, so before any host session its
+    implementer could start from its shell: a nested session always finds the loop owned.
+    """
+    if state.owner == "driver" or state.status != "running" or state.session_id:
+        return None
+    if not session_id or session_id == "null":
+        return None
+    claimed = state.evolve(session_id=session_id)
+    if state.ralph is not None and not state.ralph.session_id:
+        claimed = claimed.evolve(ralph=state.ralph.evolve(session_id=session_id))
+    return claimed
 
 
 def on_tool(state: State) -> State:
@@ -86,8 +107,15 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = f"{PREFIX} {status}: {reason} {spend(new)}"
+    message = f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}"
     return new, Decision("allow", event, message=message, context=_off_context(message))
+
+
+def _rails_kept(status: Status) -> str:
+    """Fail closed: only a clean `done` takes the rails off (Store.save); say so otherwise."""
+    if status == "done":
+        return ""
+    return f" The safety rails stay on until the user runs {terminal_command('stop')}."
 
 
 def stop_guard(
@@ -135,7 +163,8 @@ def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step
     new = state.evolve(status="paused", stop_reason=f"manager unavailable: {error}")
     message = (
         f"{PREFIX} paused, manager unavailable: {error}. "
-        f"Fix it, then {limits.command('resume')}."
+        f"Fix it, then {limits.command('resume')}. The safety rails stay on until then "
+        f"(or until {limits.command('stop')})."
     )
     return new, Decision("allow", event, message=message, context=_off_context(message))
 

@@ -18,6 +18,7 @@ from .hookio import ALLOW, Answer
 if TYPE_CHECKING:
     from .hosts import Host
     from .manager.select import ManagerFactory
+    from .store import Store
 
 
 def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None = None) -> int:
@@ -56,6 +57,8 @@ def _answer(
     manager: ManagerFactory | None,
 ) -> Answer:
     worktree = Path(admitted.worktree)
+    if admitted.repair:
+        _repair(worktree, config)
     if payload.event == "PreToolUse":
         from .rails.judge import check
 
@@ -64,7 +67,36 @@ def _answer(
     from . import styles
     from .store import Store
 
-    handle = styles.get(admitted.style)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
+    if payload.event == "UserPromptSubmit":
+        return _claim(store, payload.session_id)
+    handle = styles.get(admitted.style)
     factory = manager or styles.selected_manager
     return handle(styles.HookContext(payload, store, config, host, factory))
+
+
+def _repair(worktree: Path, config: Config) -> None:
+    """A marker of this loop went missing or changed: put it back before answering. A failure
+    here must not cost the hook its answer (the rails still judge this call)."""
+    from .store import Store
+
+    try:
+        Store(worktree, lock_timeout=config.lock_timeout_s).repair_markers()
+    except (BridgeError, OSError):
+        from .crashlog import log_crash
+
+        log_crash("marker repair")
+
+
+def _claim(store: Store, session_id: str | None) -> Answer:
+    """A prompt the user typed claims an unowned loop for its session (guards.claim_by_prompt)."""
+    from . import guards
+
+    with store.locked():
+        state = store.load(with_plan=False)
+        claimed = guards.claim_by_prompt(state, session_id) if state is not None else None
+        if claimed is None:
+            return ALLOW
+        store.save(claimed)
+        store.append_event("claim", decision="owned", session=session_id, via="UserPromptSubmit")
+    return ALLOW

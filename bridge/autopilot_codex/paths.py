@@ -79,3 +79,21 @@ def active_dir(home: Path | None = None) -> Path:
 
 def active_marker(worktree: str | Path, home: Path | None = None) -> Path:
     return active_dir(home) / project_key(worktree)
+
+
+# The two indexes of guarded worktrees. Each guarded loop has the same marker in both; one
+# that goes missing or changes is restored from the other and logged as tampering. (Without
+# the wall, a program of this user can remove both: that is the wall's to close.)
+INDEXES = ("active", "rails")
+
+
+def rails_marker(worktree: str | Path, home: Path | None = None) -> Path:
+    """The second copy of the active marker, in an index of its own."""
+    return (home or state_home()) / INDEXES[1] / project_key(worktree)
+
+
+def within(path: str, root: str) -> bool:
+    """Whether the real path `path` is `root` or lies below it (both real, absolute)."""
+    if path == root:
+        return True
+    return path.startswith(root if root.endswith(os.sep) else root + os.sep)

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from . import typedjson, witness
 from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
-from .paths import active_marker, project_dir, state_home
+from .paths import active_marker, project_dir, rails_marker, state_home
 from .state import (
     SCHEMA_VERSION,
     UNLOADED_PLAN,
@@ -44,6 +44,8 @@ class Store:
         # How the last loop ended (ralph): kept after the loop is off, replaced by the next.
         self.result_path = self.dir / "last.json"
         self.marker = active_marker(worktree, self.home)
+        # The second index of guarded worktrees (paths.INDEXES): the same marker, kept in step.
+        self.rails = rails_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
         self._witness: Witness | None = None
 
@@ -83,13 +85,15 @@ class Store:
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            if self._witness is not None and self.marker.exists():
-                # Removing the state is how a user switches a loop off by hand (the ralph
-                # seed's own switch): the loop is off, the hooks stay quiet, and nothing
-                # writes the file back (peers recreated deleted state, oh-my-claudecode#2085).
-                with contextlib.suppress(FileNotFoundError):
-                    self.marker.unlink()
-                self.append_event("state.removed", decision="off", reason="state.json removed outside the bridge")
+            if self._witness is not None and self.guarded() and not self._logged("state.removed"):
+                # Nothing writes the file back (peers recreated deleted state,
+                # oh-my-claudecode#2085), and the loop drives nothing more, but the rails stay:
+                # removing a file must never switch them off. The user's stop ends them.
+                self.append_event(
+                    "state.removed",
+                    decision="rails kept",
+                    reason="state.json removed outside the bridge; the rails stay on until stop",
+                )
             return None
         except PermissionError as exc:
             # Not corrupt: the file is fine, so it stays where it is (a re-plan costs money).
@@ -163,18 +167,69 @@ class Store:
         if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
             self.save_plan(state.plan)
         if state.status == "running":
-            marker = marker_text(state)
+            self._write_markers(marker_text(state))
+            self._write_state(state.to_json())
+        elif state.status == "done" or state.owner == "driver":
+            # A clean `done` is the loop's own ending, and a driver's run ends when the
+            # user's own command returns: the rails come off with them.
+            self._write_state(state.to_json())
+            self.release()
+        else:
+            # Paused, aborted, stopped by a guard or by tamper evidence: fail closed. The
+            # rails stay until the user's stop, cancel or resume (which call `release` or
+            # save a running state); a released loop is not guarded again by a late save.
+            if self.guarded():
+                self._write_markers(marker_text(state))
+            self._write_state(state.to_json())
+        return state
+
+    def guarded(self) -> bool:
+        """Whether either index still marks this worktree as guarded."""
+        return self.marker.exists() or self.rails.exists()
+
+    def release(self) -> None:
+        """Take the rails off: only a clean `done` and the user's own controls call this."""
+        for path in (self.marker, self.rails):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+    def repair_markers(self) -> None:
+        """Restore a marker that was removed or changed outside the bridge, from the state
+        (or the surviving copy), and log it: a guarded worktree stays guarded."""
+        with self.locked():
+            texts = [_read_text(path) for path in (self.marker, self.rails)]
+            if texts[0] is not None and texts[0] == texts[1]:
+                return
+            try:
+                state = self.load(with_plan=False)
+            except BridgeError:
+                state = None
+            if state is not None and state.status != "running" and not self.guarded():
+                return
+            if state is None and not self.witness_path.exists():
+                # No loop of the bridge's ever ran here: a planted marker is not made whole.
+                return
+            text = marker_text(state) if state is not None else _surviving(texts)
+            if text is None:
+                return
+            self._write_markers(text)
+            self.append_event(
+                "rails.tampered",
+                decision="rails kept",
+                reason="an active-loop marker was removed or changed outside the bridge; restored",
+            )
+
+    def _write_markers(self, text: str) -> None:
+        for path in (self.marker, self.rails):
             # Rewritten only when it changes (owner or status): an fsync per hook adds up.
-            if _read_text(self.marker) != marker:
+            if _read_text(path) != text:
                 # The temp file goes in the loop's own directory: a leftover in the index
                 # would keep the launcher from answering idle hooks without Python.
-                _atomic_write(self.marker, marker, tmp_dir=self.dir)
-            self._write_state(state.to_json())
-        else:
-            self._write_state(state.to_json())
-            with contextlib.suppress(FileNotFoundError):
-                self.marker.unlink()
-        return state
+                _atomic_write(path, text, tmp_dir=self.dir)
+
+    def _logged(self, event: str) -> bool:
+        tail = self.tail_events(1)
+        return bool(tail) and tail[-1].get("event") == event
 
     def _write_state(self, text: str) -> None:
         """The witness first, then the state: a crash between leaves a state it still vouches for.
@@ -208,8 +263,8 @@ class Store:
         self.save(last.evolve(status="stopped", stop_reason=why))
         self.append_event("state.tampered", decision="stopped", reason=why)
         raise StateCorrupt(
-            f"{why}. The loop is stopped and was not trusted; check the change, then "
-            "resume or plan again"
+            f"{why}. The loop is stopped and was not trusted; its safety rails stay on until "
+            "you run stop. Check the change, then resume or plan again"
         )
 
     def save_result(self, record: dict[str, Any]) -> None:
@@ -231,12 +286,13 @@ class Store:
         aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
         with contextlib.suppress(OSError):
             os.replace(self.state_path, aside)
-        with contextlib.suppress(FileNotFoundError):
-            self.marker.unlink()
-        self.append_event("state.corrupt", decision="allow", reason=f"{why}; moved to {aside.name}")
+        # The markers stay: a damaged state must not switch the rails off.
+        self.append_event(
+            "state.corrupt", decision="rails kept", reason=f"{why}; moved to {aside.name}"
+        )
         raise StateCorrupt(
-            f"state.json was {why}; moved aside to {aside} and the loop is off. "
-            "Start again with /autopilot-codex:codex-plan"
+            f"state.json was {why}; moved aside to {aside}. The loop drives nothing now, but "
+            "its safety rails stay on until you run stop (or plan again)"
         )
 
     # -- ledger -------------------------------------------------------------------------
@@ -278,6 +334,18 @@ def marker_text(state: State) -> str:
         "owner": state.owner,
     }
     return json.dumps(fields) + "\n"
+
+
+def _surviving(texts: list[str | None]) -> str | None:
+    """The copy of a marker that still parses as one, when the state cannot say."""
+    for text in texts:
+        try:
+            data = json.loads(text) if text is not None else None
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("worktree"), str):
+            return text
+    return None
 
 
 def _read_text(path: Path) -> str | None:

@@ -185,8 +185,8 @@ def test_manager_down_pauses_without_a_block(
     assert state["status"] == "paused"
     assert state["stop_reason"].startswith("manager unavailable"), state["stop_reason"]
     assert state["session_id"] == run.thread_id
-    assert ap.event_names() == ["plan", "verdict.unavailable"]
-    assert ap.active_markers() == []
+    assert ap.event_names() == ["plan", "claim", "verdict.unavailable"]
+    assert ap.active_markers() != []  # fail closed: the rails stay until the user's stop
     assert run.wall_time < 30, run.describe()
 
 

@@ -1,5 +1,5 @@
 """A ralph loop with the real Codex CLI as the host: started from the terminal with
-`autopilot-codex ralph --host codex`, claimed by the first hook of the Codex session, the
+`autopilot-codex ralph --host codex`, claimed by the first prompt of the Codex session, the
 prompt fed back once at a Stop, and the scripted model's promise ends it. Hooks installed by
 ``install codex --user`` (trusted, no bypass flag); no manager is involved."""
 
@@ -51,7 +51,7 @@ def test_two_iterations_then_the_promise(
         openai_url=NO_MANAGER,
     )
     assert started.returncode == 0, started.stdout + started.stderr
-    assert ap.state()["session_id"] is None  # from a terminal: unclaimed until a hook hears it
+    assert ap.state()["session_id"] is None  # from a terminal: unclaimed until a typed prompt claims it
     write = Patch("*** Begin Patch\n*** Add File: notes.txt\n+one\n*** End Patch\n")
     fake_codex.script = [
         [Say("First pass."), write],

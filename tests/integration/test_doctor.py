@@ -63,7 +63,7 @@ def test_trusted_codex_hooks_are_ready_and_a_missing_claude_is_only_a_fact(
     install_codex(tmp_path)
     out = report(tmp_path)
     assert lines_with(out, "Codex hooks:")[0].startswith("ok ")
-    assert "all 5 trusted" in out
+    assert "all 6 trusted" in out
     assert lines_with(out, "`claude` is not on PATH")[0].startswith("--")
     assert "FIX" not in out and "Ready." in out
 
@@ -72,7 +72,7 @@ def test_trusted_codex_hooks_are_ready_and_a_missing_claude_is_only_a_fact(
     ("spoil", "says"),
     [
         ("modify", "1 modified since trusted"),
-        ("untrust", "5 untrusted"),
+        ("untrust", "6 untrusted"),
     ],
 )
 def test_untrusted_or_modified_codex_hooks_say_what_to_run(
@@ -165,7 +165,7 @@ def test_the_plugin_form_is_checked_against_our_hooks_file(env: Path, tmp_path: 
     config.write_text(set_trust(config.read_text(), entries))
     out = report(tmp_path)
     (line,) = lines_with(out, "Codex plugin")
-    assert line.startswith("ok") and "5 hooks trusted" in line
+    assert line.startswith("ok") and "6 hooks trusted" in line
     assert "FIX" not in out
 
 

@@ -194,8 +194,9 @@ def test_stop_terminal_verdicts_allow_with_a_banner(
     assert set(out) == {"systemMessage"}
     assert status in out["systemMessage"]
     assert state_of(planned)["status"] == status
-    assert not active_marker(planned).exists()
-    # Once finished, every hook is a silent no-op again.
+    # A clean `done` takes the rails off; an abort keeps them until the user's stop.
+    assert active_marker(planned).exists() == (status != "done")
+    # Once finished, the loop's own hooks are silent no-ops.
     assert hook("Stop", payload("Stop", planned)).stdout == ""
 
 
@@ -235,14 +236,21 @@ def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenA
     assert after == before
 
 
-def test_unclaimed_loop_is_claimed_by_the_first_session(
+def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     repo: Path, manager: FakeOpenAI, hook, capsys
 ) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     main(["-C", str(repo), "plan", "goal"])
     capsys.readouterr()
     assert state_of(repo)["session_id"] is None
-    hook("PostToolUse", payload("PostToolUse", repo, session="first", tool_name="Read"))
+    # Tool, compaction and Stop hooks never claim (a nested session's would come first).
+    hook("PostToolUse", payload("PostToolUse", repo, session="nested", tool_name="Read"))
+    hook("PreCompact", payload("PreCompact", repo, session="nested", trigger="auto"))
+    hook("Stop", payload("Stop", repo, session="nested"))
+    assert state_of(repo)["session_id"] is None
+    hook("UserPromptSubmit", payload("UserPromptSubmit", repo, session="first", prompt="go"))
+    assert state_of(repo)["session_id"] == "first"
+    hook("UserPromptSubmit", payload("UserPromptSubmit", repo, session="second", prompt="go"))
     assert state_of(repo)["session_id"] == "first"
     hook("Stop", payload("Stop", repo, session="second"))
     assert state_of(repo)["iteration"] == 0
@@ -301,7 +309,9 @@ def test_garbage_stdin_never_blocks(
     result = hook(event, raw)
     assert result.code == 0
     assert result.stdout == ""
-    assert "autopilot-codex" in result.stderr
+    # A payload without a session reaches only the rails (which say what they ignored): the
+    # loop's own events are the owner's.
+    assert ("autopilot-codex" in result.stderr) == (event == "PreToolUse")
     assert state_of(planned)["status"] == "running"
 
 
@@ -321,7 +331,9 @@ def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook) 
     assert not state_path.exists()
     aside = list(project_dir(planned).glob("state.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_text() == '{"status": "running", "goal": '
-    assert not active_marker(planned).exists()
+    # A damaged state drives nothing, but the rails stay until the user's stop.
+    assert active_marker(planned).exists()
+    assert "rails stay on until you run stop" in out["systemMessage"]
 
 
 def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook) -> None:

@@ -157,6 +157,10 @@ def test_corrupt_state_never_blocks(repo: Path, capsys, hook) -> None:
     assert result.code == 0
     assert "decision" not in result.json
     assert "moved aside" in result.json.get("systemMessage", "")
+    # Drives nothing, keeps the rails until the user's cancel (or stop).
+    assert active_marker(repo).exists()
+    code, out = cli(capsys, "-C", str(repo), "cancel")
+    assert code == 0 and "rails are off" in out
     assert not active_marker(repo).exists()
 
 
@@ -199,12 +203,17 @@ def test_another_sessions_hooks_are_no_ops(repo: Path, capsys, hook) -> None:
 
 
 @pytest.mark.parametrize("setup_session", [None, "null", ""])
-def test_an_unclaimed_loop_is_claimed_by_the_first_session_only(
+def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     repo: Path, capsys, hook, setup_session: str | None
 ) -> None:
     # claude-plugins-official#746 (`session_id` empty at setup), #436 (the string "null").
     start(repo, capsys, session=setup_session)
     assert state_of(repo)["session_id"] is None
+    # A Stop never claims: a session the implementer started would get there first.
+    assert stop(hook, repo, session="nested").stdout == ""
+    assert state_of(repo)["session_id"] is None
+    hook("UserPromptSubmit", payload("UserPromptSubmit", repo, session="sess-a", prompt="go"))
+    assert state_of(repo)["ralph"]["session_id"] == "sess-a"
     assert stop(hook, repo, session="sess-a").json["decision"] == "block"
     assert state_of(repo)["session_id"] == "sess-a"
     assert stop(hook, repo, session="sess-b").stdout == ""

@@ -21,6 +21,9 @@ def test_full_loop(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> None
     assert main(["-C", str(repo), "plan", "write", "two", "files"]) == 0
     out = capsys.readouterr().out
     assert "Task T1 (1/2)" in out
+    # Planned from a terminal: the session the user types a prompt into claims it.
+    prompt = payload("UserPromptSubmit", repo, prompt="go on with the plan")
+    assert run_hook_inproc("UserPromptSubmit", prompt, capsys, monkeypatch).stdout == ""
     (repo / "file1.txt").write_text("one\n")
     manager.enqueue(review_body("approve"), schema="Review")
     r = run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)

@@ -262,7 +262,9 @@ def test_generated_stdin_never_breaks_a_hook(fuzz: Fixture, event: str) -> None:
 
     run()
     # The generator is only worth its time if garbage gets past the gate into the engine.
-    assert fuzz.reached >= 20, fuzz.reached
+    # The loop's own events pass the gate only with the owner's session id (a payload without
+    # one used to pass and be refused by the engine), so fewer examples get that far.
+    assert fuzz.reached >= 12, fuzz.reached
 
 
 HOSTILE = {

@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autopilot_codex.paths import active_marker, project_dir
+from autopilot_codex.paths import active_marker, project_dir, rails_marker
 from tests.conftest import edit_payload, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reliability.conftest import Hook, events_of, state_of, state_path
+
+
+def bash_payload(cwd: Path, command: str) -> dict[str, object]:
+    return payload("PreToolUse", cwd, tool_name="Bash", tool_input={"command": command})
 
 
 def test_a_state_edited_under_a_running_loop_stops_it_at_the_next_hook(
@@ -29,7 +33,8 @@ def test_a_state_edited_under_a_running_loop_stops_it_at_the_next_hook(
     assert state["budget_usd"] == 5.0  # the bridge's own values, not the edit
     kept = list(project_dir(planned).glob("state.json.changed-*"))
     assert len(kept) == 1 and kept[0].read_text() == edited
-    assert not active_marker(planned).exists()
+    # Fail closed: a loop stopped by tamper evidence keeps its rails until the user's stop.
+    assert active_marker(planned).exists() and rails_marker(planned).exists()
     assert manager.requests_for(schema="Verdict") == []
     assert "state.tampered" in [e["event"] for e in events_of(planned)]
     # Stopped means stopped: the next hook is a no-op.
@@ -54,14 +59,18 @@ def test_a_replaced_plan_stops_the_loop_and_the_bridge_plan_comes_back(
     assert len(list(project_dir(planned).glob("plan.json.changed-*"))) == 1
 
 
-def test_a_state_removed_while_running_switches_the_loop_off_and_is_not_recreated(
+def test_a_state_removed_while_running_drives_nothing_but_keeps_the_rails(
     planned: Path, hook: Hook
 ) -> None:
     state_path(planned).unlink()
     assert hook("PostToolUse", edit_payload(planned)).stdout == ""
     assert not state_path(planned).exists()
-    assert not active_marker(planned).exists()
-    assert "state.removed" in [e["event"] for e in events_of(planned)]
+    # Removing a file never switches the rails off (it used to): only the user's stop does.
+    assert active_marker(planned).exists()
+    denied = hook("PreToolUse", bash_payload(planned, "git push --force origin main")).json
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    hook("PostToolUse", edit_payload(planned))
+    assert [e["event"] for e in events_of(planned)].count("state.removed") == 1
 
 
 def test_the_bridge_own_writes_are_never_taken_for_tampering(

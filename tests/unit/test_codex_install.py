@@ -17,7 +17,7 @@ from autopilot_codex.codex_trust import read_trusted, trust_entries
 from autopilot_codex.commands import install
 
 ROOT = Path(__file__).resolve().parents[2]
-EVENTS = ["SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "Stop"]
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop"]
 SKILLS = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
 HAS_TOMLLIB = sys.version_info >= (3, 11)
 
@@ -80,7 +80,9 @@ def test_install_merges_and_uninstall_restores_exactly(
     assert document["description"] == "my own hooks"
     assert document["hooks"]["Stop"][0] == USER_HOOKS["hooks"]["Stop"][0]
     assert len(document["hooks"]["Stop"]) == 2
-    assert document["hooks"]["UserPromptSubmit"] == USER_HOOKS["hooks"]["UserPromptSubmit"]
+    # The user's own group first, ours (the claim of a terminal-planned loop) after it.
+    assert document["hooks"]["UserPromptSubmit"][0] == USER_HOOKS["hooks"]["UserPromptSubmit"][0]
+    assert len(document["hooks"]["UserPromptSubmit"]) == 2
     config = (home / "config.toml").read_text()
     assert config.startswith(USER_TOML)
     # Our Stop group is the user's second one: the trust key says so.
@@ -92,6 +94,7 @@ def test_install_merges_and_uninstall_restores_exactly(
             f"{home}/hooks.json:stop:0:0",
             f"{home}/hooks.json:user_prompt_submit:0:0",
         }
+    assert f'[hooks.state."{home}/hooks.json:user_prompt_submit:1:0"]' in config
 
     rc, out = run(capsys, home, "uninstall", "codex")
     assert rc == 0, out

@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.gate import admit
-from autopilot_codex.paths import active_dir, active_marker, find_worktree
+from autopilot_codex.paths import active_dir, active_marker, find_worktree, rails_marker
 from tests.conftest import ROOT, make_repo
 
 
 def mark(worktree: Path, session: str | None) -> Path:
-    marker = active_marker(worktree)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"worktree": str(find_worktree(worktree)), "session_id": session}))
-    return marker
+    """Both indexes, as the store writes them; returns the active one."""
+    text = json.dumps({"worktree": str(find_worktree(worktree)), "session_id": session})
+    for marker in (rails_marker(worktree), active_marker(worktree)):
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(text)
+    return active_marker(worktree)
 
 
 def hook(cwd: Path, session: str = "s1") -> bytes:
@@ -38,17 +40,64 @@ def test_marker_of_another_worktree_is_not_ours(tmp_path: Path) -> None:
 def test_owner_and_unclaimed_are_admitted_other_sessions_not(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
-    admitted = admit(hook(repo / "sub" if (repo / "sub").mkdir() is None else repo))
+    admitted = admit(hook(repo / "sub" if (repo / "sub").mkdir() is None else repo), "Stop")
     assert admitted is not None and admitted.worktree == str(repo.resolve())
-    assert admit(hook(repo, "s2")) is None
+    assert admit(hook(repo, "s2"), "Stop") is None
+    # Every session gets the rails, owner or not.
+    assert admit(hook(repo, "s2"), "PreToolUse") is not None
+    # An owned loop has nothing for a prompt to claim, not even its owner's.
+    assert admit(hook(repo, "s1"), "UserPromptSubmit") is None
+    # An unowned loop hears only a typed prompt (its claim) and the rails.
     mark(repo, None)
-    assert admit(hook(repo, "s2")) is not None
+    assert admit(hook(repo, "s2"), "Stop") is None
+    assert admit(hook(repo, "s2"), "PostToolUse") is None
+    assert admit(hook(repo, "s2"), "UserPromptSubmit") is not None
+    assert admit(hook(repo, "s2"), "PreToolUse") is not None
+
+
+@pytest.mark.parametrize("inner", ["sub/.git", "vendor/lib/.git", "a/b/c"])
+def test_the_loop_is_found_by_containment_not_by_the_nearest_git(tmp_path: Path, inner: str) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    (repo / inner).mkdir(parents=True)
+    cwd = repo / inner if not inner.endswith(".git") else (repo / inner).parent
+    admitted = admit(hook(cwd), "Stop")
+    assert admitted is not None and admitted.worktree == str(repo.resolve())
+
+
+def test_the_deepest_guarded_worktree_wins(tmp_path: Path) -> None:
+    outer = make_repo(tmp_path / "r")
+    inner = make_repo(outer / "vendor" / "x")
+    mark(outer, "s1")
+    mark(inner, "s1")
+    admitted = admit(hook(inner / "src" if (inner / "src").mkdir() is None else inner), "Stop")
+    assert admitted is not None and admitted.worktree == str(inner.resolve())
+    admitted = admit(hook(outer), "Stop")
+    assert admitted is not None and admitted.worktree == str(outer.resolve())
+
+
+def test_a_sibling_with_a_common_prefix_is_not_contained(tmp_path: Path) -> None:
+    mark(make_repo(tmp_path / "r"), "s1")
+    assert admit(hook(make_repo(tmp_path / "r2")), "PreToolUse") is None
+
+
+def test_a_marker_left_in_one_index_still_guards_and_asks_for_repair(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1").unlink()
+    admitted = admit(hook(repo, "someone-else"), "Stop")
+    assert admitted is not None and admitted.repair
+    mark(repo, "s1")
+    rails_marker(repo).unlink()
+    admitted = admit(hook(repo, "s2"), "PreToolUse")
+    assert admitted is not None and admitted.repair
 
 
 def test_a_damaged_marker_falls_back_to_the_key(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1").write_text("{torn")
-    assert admit(hook(repo, "anyone")) is not None
+    rails_marker(repo).write_text("{torn")
+    admitted = admit(hook(repo, "anyone"))
+    assert admitted is not None and admitted.repair
     (active_dir() / ".leftover.tmp").write_text("{")
     assert admit(hook(make_repo(tmp_path / "other"))) is None
 
@@ -57,7 +106,7 @@ def test_garbage_payload_uses_the_process_cwd(tmp_path: Path, monkeypatch) -> No
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
     monkeypatch.chdir(repo)
-    assert admit(b"\xff not json") is not None
+    assert admit(b"\xff not json", "PreToolUse") is not None
 
 
 def test_the_gate_imports_no_pathlib_hashlib_or_typing() -> None:
@@ -85,11 +134,13 @@ def test_a_driver_owned_loop_admits_every_session_with_its_style(tmp_path: Path)
             {"worktree": str(find_worktree(repo)), "session_id": None, "style": "rounds", "owner": "driver"}
         )
     )
-    admitted = admit(hook(repo, "round-7"))
+    rails_marker(repo).write_text(marker.read_text())
+    admitted = admit(hook(repo, "round-7"), "Stop")
     assert admitted is not None and admitted.style == "rounds"
     data = json.loads(marker.read_text())
-    marker.write_text(json.dumps({**data, "owner": "session", "session_id": "s1"}))
-    assert admit(hook(repo, "round-7")) is None
+    for copy in (marker, rails_marker(repo)):
+        copy.write_text(json.dumps({**data, "owner": "session", "session_id": "s1"}))
+    assert admit(hook(repo, "round-7"), "Stop") is None
 
 
 def test_a_marker_without_a_style_is_an_autopilot_loop(tmp_path: Path) -> None:

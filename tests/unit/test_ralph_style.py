@@ -241,9 +241,9 @@ def test_no_session_owns_nothing(sid: str | None) -> None:
 
 
 @pytest.mark.parametrize("stored", [None, "", "null"])
-def test_unclaimed_loop_is_claimed_by_the_first_session(stored: str | None) -> None:
-    claimed = claim(state(session_id=stored), "sess-a")
-    assert claimed is not None and claimed.session_id == "sess-a"
+def test_an_unclaimed_loop_is_not_claimed_by_a_hook(stored: str | None) -> None:
+    # Only a prompt the user typed claims it (guards.claim_by_prompt, at UserPromptSubmit).
+    assert claim(state(session_id=stored), "sess-a") is None
 
 
 def test_another_sessions_loop_is_left_alone() -> None:

@@ -56,7 +56,7 @@ FAILED: Outcome[Any] = Outcome(None, cost_usd=0.05, error="timed out")
 @pytest.mark.parametrize(
     ("owner", "session", "expected"),
     [
-        (None, "a", True),
+        (None, "a", False),  # unowned: only a typed prompt claims it
         ("a", "a", True),
         ("a", "b", False),
         (None, None, False),
@@ -68,9 +68,11 @@ def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
     assert guards.owns(make_state(session_id=owner), session) is expected
 
 
-def test_claim_sets_owner_once() -> None:
-    assert guards.claim(make_state(session_id=None), "x").session_id == "x"
+def test_claim_never_sets_an_owner_only_a_prompt_does() -> None:
+    assert guards.claim(make_state(session_id=None), "x").session_id is None
     assert guards.claim(make_state(session_id="x"), "x").session_id == "x"
+    claimed = guards.claim_by_prompt(make_state(session_id=None), "x")
+    assert claimed is not None and claimed.session_id == "x"
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,8 @@ def test_the_registry_finds_autopilot_and_refuses_unknown_styles() -> None:
     [
         ("session", "s1", "s1", True),
         ("session", "s1", "s2", False),
-        ("session", None, "s2", True),
+        # Unowned: nobody's until a typed prompt claims it (guards.claim_by_prompt).
+        ("session", None, "s2", False),
         ("session", None, None, False),
         # An outside driver owns the loop: every session of the worktree is one of its rounds.
         ("driver", None, "round-1", True),
@@ -49,7 +50,17 @@ def test_owner_policies(owner: str, claimed: str | None, session: str | None, ex
 def test_a_driver_loop_is_never_claimed_by_a_round() -> None:
     state = make_state(owner="driver", session_id=None)
     assert guards.claim(state, "round-1").session_id is None
-    assert guards.claim(make_state(session_id=None), "s1").session_id == "s1"
+    assert guards.claim_by_prompt(state, "round-1") is None
+
+
+def test_only_a_typed_prompt_claims_and_only_an_unowned_running_loop() -> None:
+    assert guards.claim(make_state(session_id=None), "s1").session_id is None
+    claimed = guards.claim_by_prompt(make_state(session_id=None), "s1")
+    assert claimed is not None and claimed.session_id == "s1"
+    assert guards.claim_by_prompt(make_state(session_id="s1"), "s2") is None
+    assert guards.claim_by_prompt(make_state(session_id=None, status="paused"), "s1") is None
+    for nobody in (None, "", "null"):
+        assert guards.claim_by_prompt(make_state(session_id=None), nobody) is None
 
 
 def test_stop_is_a_transition_of_the_guards() -> None:

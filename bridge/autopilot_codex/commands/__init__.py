@@ -5,6 +5,8 @@ Each command returns the text to print and raises BridgeError for what the user 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from ..errors import BridgeError
@@ -42,6 +44,14 @@ def no_loop() -> str:
 
 
 def worktree_of(cwd: str | Path) -> Path:
+    """The guarded worktree that contains `cwd` (the deepest, as the hooks find it), else the
+    git worktree around it: a `stop` typed in a nested clone still reaches the loop."""
+    from ..gate import find_loop
+
+    with contextlib.suppress(OSError, ValueError):
+        found = find_loop(os.path.realpath(cwd))
+        if found is not None:
+            return Path(found[0])
     worktree = find_worktree(cwd)
     if worktree is None:
         raise BridgeError(

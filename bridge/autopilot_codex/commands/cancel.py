@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..errors import StateCorrupt
 from ..store import Store
 from ..styles.ralph.handlers import end
 from . import worktree_of
@@ -14,8 +15,16 @@ from . import worktree_of
 def cancel(*, cwd: str | Path) -> str:
     store = Store(worktree_of(cwd))
     with store.locked():
-        state = store.load(with_plan=False)
+        try:
+            state = store.load(with_plan=False)
+        except StateCorrupt:
+            state = None
         if state is None or state.status not in ("running", "paused"):
+            if store.guarded() and (state is None or state.style == "ralph"):
+                # A loop that kept its rails (capped, stalled, damaged): the user ends them.
+                store.release()
+                store.append_event("cancel", decision="rails off", reason="the user's cancel")
+                return "autopilot-codex: no ralph loop is running here; its safety rails are off now."
             return "autopilot-codex: no ralph loop is running here; nothing to cancel."
         if state.style != "ralph" or state.ralph is None:
             return (
@@ -24,6 +33,7 @@ def cancel(*, cwd: str | Path) -> str:
             )
         ralph = state.ralph
         end(store, state, ralph, "cancelled", "cancelled by the user", time.time())
+        store.release()
     cap = str(ralph.max_iterations) if ralph.max_iterations else "unlimited"
     return (
         f"autopilot-codex: ralph loop cancelled at iteration {ralph.iteration}/{cap}; the next "

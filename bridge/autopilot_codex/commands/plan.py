@@ -205,4 +205,11 @@ def render_plan(state: State) -> str:
         "Every edit is reviewed by the manager; when you end your turn it decides whether to "
         "continue, finish or abort. Follow its feedback.",
     ]
+    if not state.session_id:
+        lines += [
+            "",
+            "No session owns this loop yet: the first session you type a prompt into in this "
+            "worktree does (or plan with --session-id ID). Sessions started by the implementer "
+            "never claim it.",
+        ]
     return "\n".join(lines)

@@ -5,20 +5,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import guards
+from ..errors import StateCorrupt
 from ..store import Store
 from . import entry, worktree_of
 
 
 def stop(*, cwd: str | Path, reason: str) -> str:
+    """Stop a running or paused loop, and take the rails off any loop that kept them (paused,
+    aborted, stopped by a guard or by tamper evidence, or with its state damaged)."""
     store = Store(worktree_of(cwd))
     with store.locked():
-        state = store.load()
+        try:
+            state = store.load()
+        except StateCorrupt:
+            state = None
         if state is None or state.status not in ("running", "paused"):
-            return "autopilot-codex: no running loop here; nothing to stop."
+            if not store.guarded():
+                return "autopilot-codex: no running loop here; nothing to stop."
+            store.release()
+            was = state.status if state is not None else "without a readable state"
+            store.append_event("stop", decision="rails off", reason=f"the user's stop (loop {was})")
+            return f"autopilot-codex: the loop here was {was}; its safety rails are off now."
         state = store.save(guards.stop(state, reason))
+        store.release()
         why = state.stop_reason
         store.append_event("stop", decision="stopped", reason=why)
     return (
-        f"autopilot-codex: loop stopped ({why}). The hooks are no-ops from now on; "
+        f"autopilot-codex: loop stopped ({why}). The hooks and rails are off from now on; "
         f"state kept at {store.state_path}. Resume with {entry('resume')}."
     )

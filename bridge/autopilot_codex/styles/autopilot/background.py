@@ -42,20 +42,29 @@ WATCH_S = 0.2
 MODULE = "autopilot_codex.styles.autopilot.background"
 
 
+# The worker's start: isolated (-I: no PYTHON* variables, no user site, no cwd or script
+# directory on sys.path), with the plugin's own bridge/ directory put first by its location.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    f"from {MODULE} import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
 def spawn(store: Store, *, token: str, host: str, session: str) -> int:
     """Start the worker in its own session, no stdio: the host must not wait for it, nor
-    kill it with the hook's process group."""
+    kill it with the hook's process group. Its cwd is the loop's state directory, never the
+    work tree, and it imports nothing from there."""
     bridge = str(Path(__file__).resolve().parents[3])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (bridge, env.get("PYTHONPATH", "")) if p)
-    argv = [sys.executable, "-m", MODULE, str(store.worktree), token, host, session]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    store.dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-I", "-c", _BOOT, bridge, str(store.worktree), token, host, session]
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,
-        cwd=str(store.worktree),
+        cwd=str(store.dir),
         start_new_session=True,
         close_fds=True,
     )

@@ -12,6 +12,7 @@ import time
 from ... import guards
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
+from ...hosts import terminal_command
 from ...state import RalphState, State, Status
 from ...store import Store
 from ..context import HookContext
@@ -99,7 +100,13 @@ def on_stop(ctx: HookContext) -> Answer:
             _record(ctx.store, "ralph.continue", ralph, "block")
             return Answer(block=decision.reason, message=decision.message)
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
-        return Answer(message=decision.message)
+        if END_STATUS[decision.kind] == "done":
+            return Answer(message=decision.message)
+        # Fail closed (Store.save): only a clean ending takes the rails off.
+        return Answer(
+            message=f"{decision.message} The safety rails stay on until the user runs "
+            f"{terminal_command('cancel')}."
+        )
 
 
 def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -> tuple[State, str]:

@@ -110,14 +110,13 @@ def start(
 
 
 def claim(state: RalphState, session_id: str | None) -> RalphState | None:
-    """The state as owned by `session_id`, or None when the loop is another session's.
+    """The state as owned by `session_id`, or None when the loop is another session's or
+    nobody's yet (only a prompt the user typed claims it: guards.claim_by_prompt).
 
     A hook without a session id owns nothing (peers bled loops across sessions that way).
     """
     if not session_id or session_id == "null":
         return None
-    if state.session_id in (None, "", "null"):
-        return state.evolve(session_id=session_id)
     return state if state.session_id == session_id else None
 
 

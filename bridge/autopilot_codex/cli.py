@@ -10,11 +10,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__, output
+from . import __version__, hosts, output
 from .config import Config, check
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
 from .errors import BridgeError, permission_denied
-from .hosts import HOSTS
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -105,7 +104,7 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
     ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
-    ralph.add_argument("--host", choices=HOSTS.names, default="claude")
+    ralph.add_argument("--host", choices=hosts.HOSTS.names, default="claude")
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--args-stdin", action="store_true")
 
@@ -350,10 +349,8 @@ VERBS: dict[str, Verb] = {
 
 def _host_session() -> str | None:
     """The session a command runs in, when a host's agent runs it from its shell tool."""
-    from .hosts import get
-
-    for name in HOSTS:
-        var = get(name).session_env
+    for host in hosts.every():
+        var = host.session_env
         if var and os.environ.get(var, "").strip():
             return os.environ[var].strip()
     return None

@@ -30,7 +30,7 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0
     try:
-        payload = hookio.parse(admitted.raw, event)
+        payload = hookio.parse(admitted.raw, event, host)
         config, warning = load_with_warnings()
         answer = _answer(payload, admitted, config, host, manager).with_message(warning)
     except hookio.BadInput as exc:

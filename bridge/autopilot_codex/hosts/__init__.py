@@ -1,40 +1,20 @@
-"""The hosts a loop runs in (Claude Code, the Codex CLI): a protocol and a registry.
+"""The hosts a loop runs in (Claude Code, the Codex CLI): the registry.
 
-Adding a host is adding a module here and its line in `HOSTS` (mypy checks the host against
-`Host`). Everything a host module imports must stay in the standard library: `hookrun` looks
-the host up on every admitted hook.
+A host is one package here, `hosts/<name>/`, that owns it whole behind the `Host` protocol
+(`protocol.py`): its hook dialect, the files that hold its hooks, its headless runner for
+rounds, its install and trust, its doctor check, the names of our commands in it, and its
+sandbox boundary. Adding a host is adding its package and its line in `HOSTS` (mypy checks
+the host against `Host`). What a host package imports on the hook path must stay in the
+standard library: `hookrun` looks the host up on every admitted hook; the rest (runner,
+install, doctor) is imported by the member that needs it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
-
 from ..registry import Registry
+from .protocol import Host
 
-if TYPE_CHECKING:
-    from ..hookio import Answer
-
-class Host(Protocol):
-    name: str
-    # Tools whose call changes files (reviewed in `edit` mode), run shell commands (rails,
-    # `commit` mode), or name files at all (rails on secrets and the loop's own state).
-    edit_tools: frozenset[str]
-    shell_tools: frozenset[str]
-    file_tools: frozenset[str]
-    # The environment variable that carries the session id into the implementer's commands.
-    session_env: str | None
-
-    def touched_paths(self, tool_name: str, tool_input: dict[str, Any]) -> list[str]:
-        """The file paths a tool call names, as given (relative or absolute)."""
-        ...
-
-    def render(self, event: str, answer: Answer) -> str:
-        """The answer as this host's hook stdout: JSON, or "" for a silent allow."""
-        ...
-
-    def command(self, verb: str) -> str:
-        """How a user of this host runs one of our commands, for messages."""
-        ...
+__all__ = ["HOSTS", "Host", "every", "get", "terminal_command"]
 
 
 def _claude() -> Host:
@@ -54,6 +34,11 @@ HOSTS: Registry[Host] = Registry("host", {"claude": _claude, "codex": _codex})
 
 def get(name: str) -> Host:
     return HOSTS.get(name)
+
+
+def every() -> list[Host]:
+    """Every registered host, for a check that must hold whichever host asks."""
+    return [HOSTS.get(name) for name in HOSTS]
 
 
 def terminal_command(verb: str) -> str:

@@ -263,7 +263,8 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         "checks": None if args.check is None else tuple(args.check),
     }
     goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
-    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
+    host = _session_host() or args.reader or "claude"
+    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session, host=host)
 
 
 def _status(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -345,6 +346,14 @@ VERBS: dict[str, Verb] = {
     "cancel": _cancel,
     "ask": _ask,
 }
+
+
+def _session_host() -> str | None:
+    """The host whose agent runs this command from its shell tool, if one does."""
+    for host in hosts.every():
+        if host.session_env and os.environ.get(host.session_env, "").strip():
+            return host.name
+    return None
 
 
 def _host_session() -> str | None:

@@ -66,10 +66,11 @@ def owns(state: State, session_id: str | None) -> bool:
     return state.session_id in (None, session_id)
 
 
-def claim(state: State, session_id: str) -> State:
+def claim(state: State, session_id: str, host: str | None = None) -> State:
+    """The loop as owned by this session, and by the host it runs in."""
     if state.owner == "driver" or state.session_id == session_id:
         return state
-    return state.evolve(session_id=session_id)
+    return state.evolve(session_id=session_id, host=host or state.host)
 
 
 def on_tool(state: State) -> State:

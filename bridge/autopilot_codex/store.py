@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from . import typedjson, witness
 from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
+from .hosts import terminal_command
 from .paths import active_marker, project_dir, state_home
 from .state import (
     SCHEMA_VERSION,
@@ -236,7 +237,7 @@ class Store:
         self.append_event("state.corrupt", decision="allow", reason=f"{why}; moved to {aside.name}")
         raise StateCorrupt(
             f"state.json was {why}; moved aside to {aside} and the loop is off. "
-            "Start again with /autopilot-codex:codex-plan"
+            f"Start again with {terminal_command('plan')}"
         )
 
     # -- ledger -------------------------------------------------------------------------

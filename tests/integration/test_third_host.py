@@ -117,6 +117,8 @@ def test_a_round_with_the_third_hosts_headless_runner(
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(THIRD_CLI))}"
     monkeypatch.setenv("AUTOPILOT_CODEX_THIRD_CMD", command)
     monkeypatch.setenv("FAKE_HOST_SCRIPT", str(script))
+    monkeypatch.setenv("THIRD_API_KEY", "its own sign-in")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "another host's")
     out = io.StringIO()
     argv = ["add hello", "--implementer", "third", "--cwd", str(repo), "--json"]
     assert run_main(argv, stdout=out) == 0
@@ -126,6 +128,8 @@ def test_a_round_with_the_third_hosts_headless_runner(
     assert record["cost_usd"] == pytest.approx(0.52)
     calls = [json.loads(x) for x in Path(f"{script}.calls.jsonl").read_text().splitlines()]
     assert [c["host"] for c in calls] == ["third", "third"]
+    # The round keeps the credentials its host says it needs, and no other host's.
+    assert "THIRD_API_KEY" in calls[0]["names"] and "ANTHROPIC_API_KEY" not in calls[0]["names"]
     assert (repo / "hello.txt").read_text() == "hi\n"
 
 

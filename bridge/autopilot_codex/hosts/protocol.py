@@ -46,6 +46,11 @@ class Headless(Protocol):
         """Fold one stream event into the round's state (message, action, cost, end, error)."""
         ...
 
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        """(names, prefixes) of the variables the CLI needs to reach its own model: a round
+        keeps these and drops every other credential."""
+        ...
+
 
 class Installer(Protocol):
     """A host whose hooks the bridge writes itself (`autopilot-codex install <host>`)."""

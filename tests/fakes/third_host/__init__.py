@@ -29,6 +29,9 @@ class ThirdHeadless:
     def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
         return [*base, "--headless", *(extra or ("--yes",)), "--prompt", prompt]
 
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        return set(), ("THIRD_",)
+
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("kind")
         if kind == "say":

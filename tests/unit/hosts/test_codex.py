@@ -255,3 +255,25 @@ def test_the_command_line_keeps_the_git_directory_read_only() -> None:
         "--full-auto",
         "do it",
     ]
+
+
+def test_the_rails_keep_a_renamed_codex_home_s_hooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: with `CODEX_HOME=/somewhere/else`, the implementer rewrites the hooks file there
+    (or its trust in config.toml) to switch the supervisor off."""
+    from autopilot_codex.config import Config
+    from autopilot_codex.hookio import HookInput
+    from autopilot_codex.rails import check, check_command
+
+    home = tmp_path / "codex-config"
+    home.mkdir()
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    line = f"echo '{{}}' > {home / 'hooks.json'}"
+    assert "[host-settings]" in (check_command(line, Config(), worktree, None) or "")
+    patch = f"*** Begin Patch\n*** Update File: {home / 'config.toml'}\n*** End Patch"
+    call = HookInput(event="PreToolUse", tool_name="apply_patch", tool_input={"command": patch})
+    assert "[host-settings]" in (check(call, Config(), worktree, CODEX) or "")
+    assert check_command(f"cat {home / 'hooks.json'}", Config(), worktree, None) is None

@@ -7,7 +7,7 @@ message id; the final `result` event has `result` (the last text), `is_error` an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...rounds.stream import action, join
@@ -15,6 +15,13 @@ from ...rounds.stream import action, join
 if TYPE_CHECKING:
     from ...rounds.stream import StreamState
 
+# What Claude Code reads to reach its model (API key, OAuth token, base URL, model names).
+PREFIXES = ("ANTHROPIC_", "CLAUDE_")
+# Claude Code on Bedrock or Vertex signs in with the cloud's credentials, only when told to.
+CLOUD = {
+    "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
+    "CLAUDE_CODE_USE_VERTEX": ("GOOGLE_", "CLOUD_ML_", "GCLOUD_"),
+}
 # Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
 DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
 
@@ -25,6 +32,13 @@ class ClaudeHeadless:
     def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
         args = DEFAULT_ARGS if extra is None else extra
         return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
+
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        prefixes = list(PREFIXES)
+        for flag, extra in CLOUD.items():
+            if environ.get(flag, "").strip() not in ("", "0", "false"):
+                prefixes += extra
+        return set(), tuple(prefixes)
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")

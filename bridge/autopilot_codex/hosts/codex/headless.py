@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...rounds.stream import action
@@ -14,6 +16,10 @@ from ...rounds.stream import action
 if TYPE_CHECKING:
     from ...rounds.stream import StreamState
 
+# Codex reads its own config and login from CODEX_HOME; a custom model provider names the
+# variable holding its key (`env_key`) in that config.
+PREFIXES = ("CODEX_",)
+_ENV_KEY = re.compile(r'^\s*env_key\s*=\s*["\']([A-Za-z_][A-Za-z0-9_]*)["\']', re.MULTILINE)
 # workspace-write keeps the repository's git directory read-only, and so it stays: the driver
 # commits each round's changes (`commit`), so a round never needs to write `.git/config` or
 # `.git/hooks`, which the driver's own git would then run. The network stays off.
@@ -26,6 +32,9 @@ class CodexHeadless:
     def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
         args = DEFAULT_ARGS if extra is None else extra
         return [*base, "exec", "--json", *args, prompt]
+
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        return key_names(environ), PREFIXES
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -53,6 +62,17 @@ class CodexHeadless:
         elif kind == "turn.failed":
             error = event.get("error")
             state.error = str(error.get("message") if isinstance(error, dict) else error)
+
+
+def key_names(environ: Mapping[str, str]) -> set[str]:
+    """The variables Codex's model providers take their keys from (`env_key` in its config)."""
+    configured = environ.get("CODEX_HOME", "").strip()
+    home = Path(configured) if configured else Path(environ.get("HOME") or Path.home()) / ".codex"
+    try:
+        text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    return set(_ENV_KEY.findall(text))
 
 
 HEADLESS = CodexHeadless()

@@ -78,6 +78,8 @@ def test_a_ralph_loop_in_the_third_hosts_dialect(
     hook("PostToolUse", ran, capsys, monkeypatch)
     done = {**base, "final_text": "All tests pass.\n<promise>ALL GREEN</promise>", "again": True}
     assert answer(hook("Stop", done, capsys, monkeypatch)).get("verdict") is None
+    assert cli_main(["-C", str(repo), "status"]) == 0
+    assert "Session t-1 in Third CLI" in capsys.readouterr().out
     state = json.loads((project_dir(repo) / "state.json").read_text())
     assert (state["status"], state["host"]) == ("done", "third")
     last = json.loads((project_dir(repo) / "last.json").read_text())

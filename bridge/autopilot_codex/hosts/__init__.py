@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..registry import Registry
 from .protocol import Host
 
-__all__ = ["HOSTS", "Host", "every", "get", "terminal_command"]
+__all__ = ["HOSTS", "Host", "every", "get", "label", "terminal_command"]
 
 
 def _claude() -> Host:
@@ -39,6 +39,12 @@ def get(name: str) -> Host:
 def every() -> list[Host]:
     """Every registered host, for a check that must hold whichever host asks."""
     return [HOSTS.get(name) for name in HOSTS]
+
+
+def label(name: str) -> str:
+    """A host as its user knows it ("Claude Code"); the bare name for one not registered here
+    (a loop started by a host this install does not know)."""
+    return HOSTS.get(name).label if name in HOSTS else name
 
 
 def terminal_command(verb: str) -> str:

@@ -11,10 +11,13 @@ install, doctor) is imported by the member that needs it.
 
 from __future__ import annotations
 
-from ..registry import Registry
-from .protocol import Host
+from typing import TYPE_CHECKING
 
-__all__ = ["HOSTS", "Host", "every", "get", "label", "terminal_command"]
+from ..registry import Registry
+
+if TYPE_CHECKING:
+    # Types only: the hook path never pays for the protocol module.
+    from .protocol import Host as Host
 
 
 def _claude() -> Host:

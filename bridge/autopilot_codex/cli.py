@@ -245,7 +245,7 @@ def _refuse_near_misses(words: list[str]) -> None:
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     """One small function per verb: typed values in, one command called, its exit code and
     text out."""
-    session = getattr(args, "session_id", None) or _host_session()
+    session = getattr(args, "session_id", None) or _host_session()[1]
     return VERBS[args.command](args, cwd, session)
 
 
@@ -263,7 +263,7 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         "checks": None if args.check is None else tuple(args.check),
     }
     goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
-    host = _session_host() or args.reader or "claude"
+    host = _host_session()[0] or args.reader or "claude"
     return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session, host=host)
 
 
@@ -348,21 +348,13 @@ VERBS: dict[str, Verb] = {
 }
 
 
-def _session_host() -> str | None:
-    """The host whose agent runs this command from its shell tool, if one does."""
+def _host_session() -> tuple[str, str | None]:
+    """(host, session) when a host's agent runs this command from its shell tool."""
     for host in hosts.every():
-        if host.session_env and os.environ.get(host.session_env, "").strip():
-            return host.name
-    return None
-
-
-def _host_session() -> str | None:
-    """The session a command runs in, when a host's agent runs it from its shell tool."""
-    for host in hosts.every():
-        var = host.session_env
-        if var and os.environ.get(var, "").strip():
-            return os.environ[var].strip()
-    return None
+        session = os.environ.get(host.session_env, "").strip() if host.session_env else ""
+        if session:
+            return host.name, session
+    return "", None
 
 
 def _hook(event: str, host: str) -> int:

@@ -22,8 +22,9 @@ from autopilot_codex.__main__ import run as launcher
 from autopilot_codex.cli import main as cli_main
 from autopilot_codex.commands.run import main as run_main
 from autopilot_codex.paths import project_dir
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plan_body
 from tests.fakes import third_host
+from tests.fakes.openai_server import FakeOpenAI
 
 THIRD_CLI = ROOT / "tests" / "fakes" / "third_host" / "cli.py"
 
@@ -144,3 +145,32 @@ def test_the_third_host_is_offered_and_checked_everywhere(capsys: pytest.Capture
     assert "third" in run.parser().format_usage() or "third" in run.parser().format_help()
     assert install.installable() == ("codex",)  # it has no installer
     assert [r.host for r in host_reports(None, {"PATH": ""})][-1] == "Third CLI"
+
+
+def test_a_plan_made_from_its_shell_belongs_to_it(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host whose session variable the command sees started the loop: `State.host`."""
+    manager.enqueue(plan_body(), schema="Plan")
+    monkeypatch.setenv("THIRD_SESSION", "t-9")
+    for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"):
+        monkeypatch.delenv(var, raising=False)
+    assert cli_main(["-C", str(repo), "plan", "build", "it"]) == 0
+    state = json.loads((project_dir(repo) / "state.json").read_text())
+    assert (state["host"], state["session_id"]) == ("third", "t-9")
+
+
+def test_an_unclaimed_loop_claimed_by_its_session_becomes_its_loop(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "THIRD_SESSION"):
+        monkeypatch.delenv(var, raising=False)
+    assert cli_main(["-C", str(repo), "ralph", "Make", "the", "tests", "pass."]) == 0
+    capsys.readouterr()
+    stop = {"session_id": "t-2", "cwd": str(repo), "final_text": "Still working."}
+    assert answer(hook("Stop", stop, capsys, monkeypatch))["verdict"] == "again"
+    state = json.loads((project_dir(repo) / "state.json").read_text())
+    assert (state["host"], state["session_id"]) == ("third", "t-2")

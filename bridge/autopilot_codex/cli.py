@@ -10,11 +10,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__, output
+from . import __version__, hosts, output
 from .config import Config, check
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
 from .errors import BridgeError, permission_denied
-from .hosts import HOSTS
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -105,7 +104,7 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
     ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
-    ralph.add_argument("--host", choices=HOSTS.names, default="claude")
+    ralph.add_argument("--host", choices=hosts.HOSTS.names, default="claude")
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--args-stdin", action="store_true")
 
@@ -246,7 +245,7 @@ def _refuse_near_misses(words: list[str]) -> None:
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     """One small function per verb: typed values in, one command called, its exit code and
     text out."""
-    session = getattr(args, "session_id", None) or _host_session()
+    session = getattr(args, "session_id", None) or _host_session()[1]
     return VERBS[args.command](args, cwd, session)
 
 
@@ -264,7 +263,8 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         "checks": None if args.check is None else tuple(args.check),
     }
     goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
-    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session)
+    host = _host_session()[0] or args.reader or "claude"
+    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session, host=host)
 
 
 def _status(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -348,15 +348,13 @@ VERBS: dict[str, Verb] = {
 }
 
 
-def _host_session() -> str | None:
-    """The session a command runs in, when a host's agent runs it from its shell tool."""
-    from .hosts import get
-
-    for name in HOSTS:
-        var = get(name).session_env
-        if var and os.environ.get(var, "").strip():
-            return os.environ[var].strip()
-    return None
+def _host_session() -> tuple[str, str | None]:
+    """(host, session) when a host's agent runs this command from its shell tool."""
+    for host in hosts.every():
+        session = os.environ.get(host.session_env, "").strip() if host.session_env else ""
+        if session:
+            return host.name, session
+    return "", None
 
 
 def _hook(event: str, host: str) -> int:

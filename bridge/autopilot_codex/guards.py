@@ -68,13 +68,17 @@ def owns(state: State, session_id: str | None) -> bool:
     return state.session_id == session_id
 
 
-def claim(state: State, session_id: str) -> State:
-    """The state as owned by the session that already owns it (a no-op kept for the handlers);
-    only `claim_by_prompt` gives an unowned loop its owner."""
-    return state
+def claim(state: State, session_id: str, host: str | None = None) -> State:
+    """The state as owned by the session that already owns it, with the host it runs in; only
+    `claim_by_prompt` gives an unowned loop its owner."""
+    if state.owner == "driver" or state.session_id != session_id or not host:
+        return state
+    return state if state.host == host else state.evolve(host=host)
 
 
-def claim_by_prompt(state: State, session_id: str | None) -> State | None:
+def claim_by_prompt(
+    state: State, session_id: str | None, host: str | None = None
+) -> State | None:
     """The user typed a prompt (UserPromptSubmit) into `session_id`: an unowned running loop
     becomes that session's, together with a ralph loop's own record of it. None when nothing
     changes.
@@ -87,7 +91,7 @@ def claim_by_prompt(state: State, session_id: str | None) -> State | None:
         return None
     if not session_id or session_id == "null":
         return None
-    claimed = state.evolve(session_id=session_id)
+    claimed = state.evolve(session_id=session_id, host=host or state.host)
     if state.ralph is not None and not state.ralph.session_id:
         claimed = claimed.evolve(ralph=state.ralph.evolve(session_id=session_id))
     return claimed

@@ -1,6 +1,8 @@
-"""Hook stdin in as a typed payload, and the host-neutral answer out. Standard library only.
+"""Hook stdin in as one host-neutral event, and the host-neutral answer out. Standard library
+only.
 
-Field names follow the hosts' own hook payloads; unknown fields are ignored so a new host
+Each host reads its own payload into `HookInput` (`Host.event`); `from_payload` is the reading
+for the field names Claude Code and Codex share. Unknown fields are ignored so a new host
 version never breaks us, and wrong types read as absent rather than raising.
 """
 
@@ -8,7 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .hosts.protocol import Host
 
 
 class BadInput(ValueError):
@@ -28,7 +35,14 @@ class HookInput:
     trigger: str = ""
 
 
-def parse(raw: bytes, event: str) -> HookInput:
+def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
+    """The payload as the host-neutral event, read in `host`'s dialect (the shared field
+    names without one)."""
+    data = load(raw)
+    return host.event(data, event) if host is not None else from_payload(data, event)
+
+
+def load(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise BadInput("empty hook input")
     try:
@@ -37,21 +51,40 @@ def parse(raw: bytes, event: str) -> HookInput:
         raise BadInput(f"hook input is not JSON ({type(exc).__name__})") from exc
     if not isinstance(data, dict):
         raise BadInput("hook input is not a JSON object")
+    return data
+
+
+def from_payload(
+    data: Mapping[str, Any], event: str, last_message: str = "last_assistant_message"
+) -> HookInput:
+    """The fields Claude Code and Codex name alike; `last_message` names the field that
+    carries the model's final message at Stop."""
     tool_input = data.get("tool_input")
     return HookInput(
         event=event,
-        session_id=_str(data.get("session_id")) or None,
-        cwd=_str(data.get("cwd")) or None,
-        tool_name=_str(data.get("tool_name")),
+        session_id=text(data.get("session_id")) or None,
+        cwd=text(data.get("cwd")) or None,
+        tool_name=text(data.get("tool_name")),
         tool_input=tool_input if isinstance(tool_input, dict) else {},
         stop_hook_active=data.get("stop_hook_active") is True,
-        last_assistant_message=_str(data.get("last_assistant_message")),
-        source=_str(data.get("source")),
-        trigger=_str(data.get("trigger")),
+        last_assistant_message=text(data.get(last_message)),
+        source=text(data.get("source")),
+        trigger=text(data.get("trigger")),
     )
 
 
-def _str(value: object) -> str:
+def shell_line(value: object) -> str:
+    """A shell tool's `command`: a line, or an argv quoted back into one (Codex passes argv,
+    and `bash -lc "a b"` must stay one script)."""
+    if isinstance(value, list):
+        import shlex
+
+        return shlex.join(str(c) for c in value)
+    return value if isinstance(value, str) else ""
+
+
+def text(value: object) -> str:
+    """A string field, or "" for anything else."""
     return value if isinstance(value, str) else ""
 
 

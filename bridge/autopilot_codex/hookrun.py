@@ -31,7 +31,7 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0
     try:
-        payload = hookio.parse(admitted.raw, event)
+        payload = hookio.parse(admitted.raw, event, host)
         config, warning = load_with_warnings()
         answer = _answer(payload, admitted, config, host, manager).with_message(warning)
     except hookio.BadInput as exc:
@@ -69,7 +69,7 @@ def _answer(
 
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if payload.event == "UserPromptSubmit":
-        return _claim(store, payload.session_id)
+        return _claim(store, payload.session_id, host.name)
     handle = styles.get(admitted.style)
     factory = manager or styles.selected_manager
     return handle(styles.HookContext(payload, store, config, host, factory))
@@ -88,13 +88,13 @@ def _repair(worktree: Path, config: Config) -> None:
         log_crash("marker repair")
 
 
-def _claim(store: Store, session_id: str | None) -> Answer:
+def _claim(store: Store, session_id: str | None, host: str) -> Answer:
     """A prompt the user typed claims an unowned loop for its session (guards.claim_by_prompt)."""
     from . import guards
 
     with store.locked():
         state = store.load(with_plan=False)
-        claimed = guards.claim_by_prompt(state, session_id) if state is not None else None
+        claimed = guards.claim_by_prompt(state, session_id, host) if state is not None else None
         if claimed is None:
             return ALLOW
         store.save(claimed)

@@ -188,6 +188,7 @@ class State(_Record):
     budget_used_usd: float = 0.0
     no_progress_streak: int = 0
     session_id: str | None = None
+    # The host that started the loop or whose session claimed it (its commands, its dialect).
     host: str = "claude"
     review_mode: str = "edit"
     # What the loop was planned with and its hooks need again ("" / 0: not recorded, as in

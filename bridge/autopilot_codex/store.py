@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from . import typedjson, witness
 from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
+from .hosts import terminal_command
 from .paths import active_marker, project_dir, rails_marker, state_home
 from .state import (
     SCHEMA_VERSION,
@@ -292,7 +293,7 @@ class Store:
         )
         raise StateCorrupt(
             f"state.json was {why}; moved aside to {aside}. The loop drives nothing now, but "
-            "its safety rails stay on until you run stop (or plan again)"
+            f"its safety rails stay on until you run {terminal_command('stop')} (or plan again)"
         )
 
     # -- ledger -------------------------------------------------------------------------

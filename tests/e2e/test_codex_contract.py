@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.codex_trust import set_trust, trust_entries
 from autopilot_codex.hosts.codex import render
+from autopilot_codex.hosts.codex.trust import set_trust, trust_entries
 
 from .codex_cli import CodexRun
 from .codex_fixtures import CodexRunner

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.codex_trust import set_trust, trust_entries
 from autopilot_codex.commands import install
+from autopilot_codex.hosts.codex.trust import set_trust, trust_entries
 from tests.conftest import plan_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import codex_install
-from autopilot_codex.codex_trust import set_trust, trust_entries
 from autopilot_codex.commands.doctor import render, run_checks
+from autopilot_codex.hosts.codex import install as codex_install
+from autopilot_codex.hosts.codex.trust import set_trust, trust_entries
 from tests.conftest import make_repo
 
 BASE_PATH = "/usr/bin:/bin"

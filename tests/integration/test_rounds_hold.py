@@ -235,5 +235,5 @@ def test_resume_refuses_loops_of_other_styles(repo: Path, capsys: pytest.Capture
     assert cli_main(["-C", str(repo), "cancel"]) == 0
     capsys.readouterr()
     assert cli_main(["-C", str(repo), "resume"]) == 1
-    assert "was a ralph loop; start it again with ralph-loop" in capsys.readouterr().out
+    assert "was a ralph loop; start it again with autopilot-codex ralph" in capsys.readouterr().out
     assert not active_marker(repo).exists()

@@ -244,8 +244,8 @@ def fuzz(
     fixture = Fixture(planned, hook)
     parse = hookio.parse
 
-    def counted(raw: bytes, event: str) -> hookio.HookInput:
-        parsed = parse(raw, event)
+    def counted(raw: bytes, event: str, host: Any = None) -> hookio.HookInput:
+        parsed = parse(raw, event, host)
         fixture.reached += 1
         return parsed
 

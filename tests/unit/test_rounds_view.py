@@ -1,4 +1,4 @@
-"""The live view on a terminal, plain lines elsewhere; and the round's host command."""
+"""The live view on a terminal, plain lines elsewhere; and the round's host executable."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
-from autopilot_codex.rounds.runner import command, host_base
+from autopilot_codex.rounds.runner import headless, host_base
 from autopilot_codex.rounds.stream import StreamState
 from autopilot_codex.rounds.view import LiveView, PlainView, make_view
 
@@ -73,44 +73,10 @@ def test_live_view_on_a_terminal() -> None:
     assert "round 2 verify: ok" in out.getvalue()
 
 
-def test_host_commands() -> None:
-    assert command("claude", "do it", base=["claude"], extra=None) == [
-        "claude",
-        "-p",
-        "do it",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash",
-    ]
-    assert command("codex", "do it", base=["codex"], extra=["--full-auto"]) == [
-        "codex",
-        "exec",
-        "--json",
-        "--full-auto",
-        "do it",
-    ]
-
-
-def test_codex_defaults_keep_the_git_directory_read_only() -> None:
-    """workspace-write keeps `.git` read-only and nothing adds it back: the driver commits."""
-    assert command("codex", "do it", base=["codex"], extra=None) == [
-        "codex",
-        "exec",
-        "--json",
-        "--sandbox",
-        "workspace-write",
-        "do it",
-    ]
-    assert "--add-dir" not in command("codex", "x", base=["codex"], extra=[])
-
-
 def test_host_base_override() -> None:
-    assert host_base("claude", {}) == ["claude"]
+    claude, codex = headless("claude"), headless("codex")
+    assert host_base("claude", claude, {}) == ["claude"]
     env = {"AUTOPILOT_CODEX_CODEX_CMD": f"{sys.executable} 'my fake.py'"}
-    assert host_base("codex", env) == [sys.executable, "my fake.py"]
-    with pytest.raises(BridgeError, match="unknown implementer 'gemini'"):
-        host_base("gemini", {})
+    assert host_base("codex", codex, env) == [sys.executable, "my fake.py"]
+    with pytest.raises(BridgeError, match="unknown host 'gemini'"):
+        headless("gemini")

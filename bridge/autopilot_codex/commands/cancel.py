@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import StateCorrupt
 from ..store import Store
 from ..styles.ralph.handlers import end
-from . import worktree_of
+from . import entry, worktree_of
 
 
 def cancel(*, cwd: str | Path) -> str:
@@ -29,7 +29,7 @@ def cancel(*, cwd: str | Path) -> str:
         if state.style != "ralph" or state.ralph is None:
             return (
                 f"autopilot-codex: the loop here is a {state.style} loop, not ralph; "
-                "stop it with /autopilot-codex:codex-stop (or `autopilot-codex stop`)."
+                f"stop it with {entry('stop')}."
             )
         ralph = state.ralph
         end(store, state, ralph, "cancelled", "cancelled by the user", time.time())

@@ -11,8 +11,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import hosts
 from ..config import Config, load_config
 from ..errors import BridgeError
+from ..hosts import terminal_command
 from ..paths import find_worktree, state_home
 from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
 
@@ -126,9 +128,14 @@ def host_checks(reports: list[HostReport]) -> list[Check]:
 def render(checks: list[Check]) -> str:
     lines = [f"{'--  ' if c.note else 'ok  ' if c.ok else 'FIX '} {c.text}" for c in checks]
     if all(c.ok for c in checks):
+        where = "; ".join(
+            f"{host.command('plan')} <goal> in {host.label}"
+            for host in hosts.every()
+            if host.command("plan") != terminal_command("plan")
+        )
         lines.append(
-            "Ready. Inside a git repository: /autopilot-codex:codex-plan <goal> in Claude Code; "
-            "`autopilot-codex plan <goal>` in a terminal, or the codex-plan skill in Codex"
+            f"Ready. Inside a git repository: {where + '; ' if where else ''}"
+            f"`{terminal_command('plan')} <goal>` in a terminal, or the codex-plan skill in Codex"
         )
     else:
         lines.append("Not ready: fix the lines marked FIX, then run this again.")

@@ -1,5 +1,6 @@
-"""`install codex` / `uninstall codex`: a host's hooks, skills and trust (Claude Code installs
-through its own plugin command; see the launcher's `install`)."""
+"""`install <host>` / `uninstall <host>`: a host's hooks, skills and trust, for the hosts whose
+hooks the bridge writes itself (`Host.installer`; Claude Code installs through its own plugin
+command, see the launcher's `install`)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,23 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .. import codex_install, output
+from .. import hosts, output
 from ..errors import BridgeError
 
-# The hosts this verb installs for: the ones whose hooks the bridge writes itself.
-INSTALLABLE = ("codex",)
+
+def installable() -> tuple[str, ...]:
+    """The registered hosts that have an installer: this verb's choices."""
+    return tuple(n for n in hosts.HOSTS if hosts.get(n).installer() is not None)
 
 
 def parser() -> argparse.ArgumentParser:
+    choices = installable()
     p = argparse.ArgumentParser(
-        prog="autopilot-codex", description="Install the loop's hooks and skills for Codex."
+        prog="autopilot-codex",
+        description=f"Install the loop's hooks and skills for {' or '.join(choices)}.",
     )
     p.add_argument("action", choices=("install", "uninstall"))
-    p.add_argument("host", choices=INSTALLABLE)
+    p.add_argument("host", choices=choices)
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user")
     scope.add_argument("--project", dest="scope", action="store_const", const="project")
@@ -30,20 +35,22 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
-    """``install codex [--user|--project] [-C DIR]`` or ``uninstall codex [...]``."""
+    """``install <host> [--user|--project] [-C DIR]`` or ``uninstall <host> [...]``."""
     args = parser().parse_args(list(argv))
     environ = os.environ if env is None else env
+    installer = hosts.get(args.host).installer()
+    assert installer is not None  # the parser's choices hold only hosts with one
+    cwd = Path(args.cwd or os.getcwd())
     try:
-        tgt = codex_install.target(args.scope, env=environ, cwd=Path(args.cwd or os.getcwd()))
         if args.action == "install":
-            lines = codex_install.install(tgt)
+            lines = installer.install(args.scope, environ, cwd)
         else:
-            lines = codex_install.uninstall(tgt)
+            lines = installer.uninstall(args.scope, environ, cwd)
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
         return 1
     except OSError as exc:
-        output.out(f"autopilot-codex: {args.action} codex failed: {exc}")
+        output.out(f"autopilot-codex: {args.action} {args.host} failed: {exc}")
         return 1
     output.out("\n".join(lines))
     return 0

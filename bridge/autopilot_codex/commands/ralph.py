@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import defaults, gitrepo
+from .. import defaults, gitrepo, hosts
 from ..checks import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
@@ -15,7 +15,7 @@ from ..state import State, planless
 from ..store import Store
 from ..styles.ralph import reducer
 from ..styles.ralph.handlers import put
-from . import worktree_of
+from . import entry, worktree_of
 
 # A prompt is re-sent at every iteration; one this long is a file pasted by mistake.
 MAX_PROMPT_CHARS = 100_000
@@ -112,7 +112,7 @@ def _previous(store: Store) -> State | None:
     if previous is not None and previous.status == "running":
         raise BridgeError(
             f"{_a(previous.style)} loop is already running here; end it first "
-            "(cancel-ralph for ralph, codex-stop for autopilot, Ctrl-C for a run)"
+            f"({entry('cancel')} for ralph, {entry('stop')} for autopilot, Ctrl-C for a run)"
         )
     return previous
 
@@ -128,7 +128,7 @@ def _started(record: reducer.RalphState, host: str) -> str:
         finish = f"No completion promise: the loop runs {cap} iterations."
     else:
         finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
-    cancel = "/autopilot-codex:cancel-ralph" if host == "claude" else "autopilot-codex cancel"
+    cancel = hosts.get(host).command("cancel")
     return (
         f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "
         f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"

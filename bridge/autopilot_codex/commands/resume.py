@@ -38,7 +38,7 @@ def resume(
             return no_loop()
         if state.style != "autopilot":
             # A ralph loop restarts with its own command; a run resumes with its driver.
-            again = "ralph-loop" if state.style == "ralph" else "`autopilot-codex run --resume`"
+            again = entry("ralph") if state.style == "ralph" else "`autopilot-codex run --resume`"
             raise BridgeError(f"the last loop here was a {state.style} loop; start it again with {again}")
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")

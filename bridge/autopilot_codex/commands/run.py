@@ -20,7 +20,7 @@ from ..evidence import user_checks
 from ..gitrepo import toplevel
 from ..manager import select
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
-from ..rounds.runner import HOSTS
+from ..rounds.runner import implementers
 from ..rounds.view import make_view
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
@@ -30,10 +30,10 @@ NO_MANAGER = "none"
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="autopilot-codex run",
-        description="Pursue a goal in rounds, each a fresh claude -p or codex exec process.",
+        description="Pursue a goal in rounds, each a fresh headless host process.",
     )
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
-    p.add_argument("--implementer", choices=HOSTS, default=None)
+    p.add_argument("--implementer", choices=implementers(), default=None)
     p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
     p.add_argument("--manager", choices=(*select.BACKENDS.names, NO_MANAGER), default=NO_MANAGER)
     p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
@@ -61,7 +61,8 @@ def _options(args: argparse.Namespace) -> RunOptions:
     if args.rounds < 1:
         raise BridgeError("--rounds must be 1 or more")
     if not args.resume and args.implementer is None:
-        raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
+        names = " or ".join(f"--implementer {n}" for n in implementers())
+        raise BridgeError(f"choose the implementer: {names}")
     return RunOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import contract
+from .. import contract, hosts
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -33,7 +33,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     for t in state.plan.tasks:
         mark = "x" if t.id in done else (">" if t.id == state.current_task else " ")
         lines.append(f"  [{mark}] {t.id}: {t.title}")
-    owner = state.session_id[:8] if state.session_id else "unclaimed"
+    owner = f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
     lines.append(
         f"Iteration {state.iteration}/{state.max_iterations} · budget {money(state.budget_used_usd)} / "
         f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
@@ -95,3 +95,4 @@ def next_step(state: State) -> str:
     return (
         f"Next: resume with {entry('resume')}{fix}, or plan a new goal with {entry('plan')} <goal>"
     )
+

@@ -1,40 +1,23 @@
-"""The hosts a loop runs in (Claude Code, the Codex CLI): a protocol and a registry.
+"""The hosts a loop runs in (Claude Code, the Codex CLI): the registry.
 
-Adding a host is adding a module here and its line in `HOSTS` (mypy checks the host against
-`Host`). Everything a host module imports must stay in the standard library: `hookrun` looks
-the host up on every admitted hook.
+A host is one package here, `hosts/<name>/`, that owns it whole behind the `Host` protocol
+(`protocol.py`): its hook dialect, the files that hold its hooks, its headless runner for
+rounds, its install and trust, its doctor check, the names of our commands in it, and its
+sandbox boundary. Adding a host is adding its package and its line in `HOSTS` (mypy checks
+the host against `Host`). What a host package imports on the hook path must stay in the
+standard library: `hookrun` looks the host up on every admitted hook; the rest (runner,
+install, doctor) is imported by the member that needs it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from ..registry import Registry
 
 if TYPE_CHECKING:
-    from ..hookio import Answer
-
-class Host(Protocol):
-    name: str
-    # Tools whose call changes files (reviewed in `edit` mode), run shell commands (rails,
-    # `commit` mode), or name files at all (rails on secrets and the loop's own state).
-    edit_tools: frozenset[str]
-    shell_tools: frozenset[str]
-    file_tools: frozenset[str]
-    # The environment variable that carries the session id into the implementer's commands.
-    session_env: str | None
-
-    def touched_paths(self, tool_name: str, tool_input: dict[str, Any]) -> list[str]:
-        """The file paths a tool call names, as given (relative or absolute)."""
-        ...
-
-    def render(self, event: str, answer: Answer) -> str:
-        """The answer as this host's hook stdout: JSON, or "" for a silent allow."""
-        ...
-
-    def command(self, verb: str) -> str:
-        """How a user of this host runs one of our commands, for messages."""
-        ...
+    # Types only: the hook path never pays for the protocol module.
+    from .protocol import Host as Host
 
 
 def _claude() -> Host:
@@ -54,6 +37,17 @@ HOSTS: Registry[Host] = Registry("host", {"claude": _claude, "codex": _codex})
 
 def get(name: str) -> Host:
     return HOSTS.get(name)
+
+
+def every() -> list[Host]:
+    """Every registered host, for a check that must hold whichever host asks."""
+    return [HOSTS.get(name) for name in HOSTS]
+
+
+def label(name: str) -> str:
+    """A host as its user knows it ("Claude Code"); the bare name for one not registered here
+    (a loop started by a host this install does not know)."""
+    return HOSTS.get(name).label if name in HOSTS else name
 
 
 def terminal_command(verb: str) -> str:

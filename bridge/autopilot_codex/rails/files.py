@@ -17,10 +17,6 @@ PRINTERS = frozenset({"echo", "printf"})
 READERS = frozenset(
     {"cat", "less", "more", "head", "tail", "grep", "rg", "jq", "wc", "diff", "ls", "stat", "file"}
 )
-# The hosts' settings files, which hold the hooks (and the switch that turns them off).
-_HOST_SETTINGS = re.compile(
-    r"(^|/)\.claude/settings(\.local)?\.json$|(^|/)\.codex/(config\.toml|hooks\.json)$"
-)
 _ENVIRON = re.compile(r"/proc/[^/]+/environ")
 
 
@@ -40,12 +36,20 @@ def process_environment(command: Command, where: Where) -> str | None:
 
 def host_settings(command: Command, where: Where) -> str | None:
     for path, reading in _paths(command):
-        if not reading and _HOST_SETTINGS.search(path.replace("\\", "/")):
+        if not reading and _host_settings(path):
             return (
                 f"{path} decides which hooks the host runs; changing it could switch the "
                 "supervisor off"
             )
     return None
+
+
+def _host_settings(path: str) -> bool:
+    """A file that holds some registered host's hooks (or the switch that turns them off),
+    whichever host asks: each host knows its own files."""
+    from .. import hosts
+
+    return any(host.is_settings_file(path) for host in hosts.every())
 
 
 def loop_config(command: Command, where: Where) -> str | None:

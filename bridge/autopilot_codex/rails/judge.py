@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,9 +27,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..hosts import Host
 
-SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell"})
-FILE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read", "apply_patch"})
-
 _IDS = frozenset(RULE_IDS)
 
 
@@ -40,30 +36,21 @@ def check(
     """The reason to deny this tool call, or None to let it run.
 
     The host names its shell tools and the files a tool call touches (Claude's `file_path`,
-    Codex's patch text); without one, every tool name either host uses is covered.
+    Codex's patch text); without one, every registered host's reading is checked.
     """
-    shell_tools = host.shell_tools if host is not None else SHELL_TOOLS
-    if payload.tool_name in shell_tools:
-        command = payload.tool_input.get("command")
-        if isinstance(command, list):
-            # Codex passes argv: quote it back, so `bash -lc "a b"` stays one script.
-            command = shlex.join(str(c) for c in command)
-        return check_command(
-            command if isinstance(command, str) else "", config, worktree, payload.cwd
-        )
-    if host is None and payload.tool_name in FILE_TOOLS:
-        from ..hosts import claude, codex
+    from .. import hosts
 
-        paths = claude.HOST.touched_paths(payload.tool_name, payload.tool_input)
-        paths += codex.HOST.touched_paths(payload.tool_name, payload.tool_input)
-    else:
-        paths = host.touched_paths(payload.tool_name, payload.tool_input) if host else []
-    if paths:
-        for raw in paths:
-            if isinstance(raw, str) and raw:
-                reason = check_path(raw, config, worktree, reading=payload.tool_name == "Read")
-                if reason:
-                    return reason
+    readers = [host] if host is not None else hosts.every()
+    for each in readers:
+        command = each.shell_command(payload.tool_name, payload.tool_input)
+        if command is not None:
+            return check_command(command, config, worktree, payload.cwd)
+    for each in readers:
+        reading = payload.tool_name in each.read_tools
+        for raw in each.touched_paths(payload.tool_name, payload.tool_input):
+            reason = check_path(raw, config, worktree, reading=reading)
+            if reason:
+                return reason
     return None
 
 

@@ -232,9 +232,9 @@ RULES: tuple[Rule, ...] = (
         "host-settings",
         "changing the host's hook settings",
         (
-            "changing the files that hold the host's hooks: `.claude/settings.json`, "
-            "`.claude/settings.local.json`, `.codex/config.toml`, `.codex/hooks.json` (reading "
-            "them is fine)",
+            "changing the files that hold any registered host's hooks: `.claude/settings.json`, "
+            "`.claude/settings.local.json`, `.codex/config.toml`, `.codex/hooks.json`, and the "
+            "same files in `$CODEX_HOME` whatever it is called (reading them is fine)",
             "`echo '{\"disableAllHooks\": true}' > .claude/settings.local.json`",
         ),
         (files.host_settings,),

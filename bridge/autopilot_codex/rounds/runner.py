@@ -17,19 +17,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
+from .. import hosts
 from ..errors import BridgeError
 from .rollout import Outcome
 from .stream import StreamState
 
-HOSTS = ("claude", "codex")
-# Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
-CLAUDE_DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
-# workspace-write keeps the repository's git directory read-only, and so it stays: the driver
-# commits each round's changes (`commit`), so a round never needs to write `.git/config` or
-# `.git/hooks`, which the driver's own git would then run. The network stays off.
-CODEX_DEFAULT_ARGS = ("--sandbox", "workspace-write")
+if TYPE_CHECKING:
+    from ..hosts.protocol import Headless
+
 KILL_GRACE_S = 3.0
 # After the host exits, how long a stream may stay open (held by a process it left behind).
 ORPHAN_GRACE_S = 2.0
@@ -47,22 +44,23 @@ class RoundResult:
     detail: str
 
 
-def host_base(host: str, env: Mapping[str, str]) -> list[str]:
+def headless(host: str) -> Headless:
+    """The host's headless runner; a BridgeError for a host that has none."""
+    runner = hosts.get(host).headless()
+    if runner is None:
+        raise BridgeError(f"{host} cannot run rounds; use one of: {', '.join(implementers())}")
+    return runner
+
+
+def implementers() -> tuple[str, ...]:
+    """The hosts that can run a round without a terminal: `run --implementer`'s choices."""
+    return tuple(n for n in hosts.HOSTS if hosts.get(n).headless() is not None)
+
+
+def host_base(host: str, runner: Headless, env: Mapping[str, str]) -> list[str]:
     """The host's executable; `AUTOPILOT_CODEX_<HOST>_CMD` overrides it (a wrapper, a fake)."""
-    if host not in HOSTS:
-        raise BridgeError(f"unknown implementer {host!r}: use claude or codex")
     override = env.get(f"AUTOPILOT_CODEX_{host.upper()}_CMD", "").strip()
-    return shlex.split(override) if override else [host]
-
-
-def command(
-    host: str, prompt: str, *, base: Sequence[str], extra: Sequence[str] | None
-) -> list[str]:
-    if host == "claude":
-        args = CLAUDE_DEFAULT_ARGS if extra is None else extra
-        return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
-    args = CODEX_DEFAULT_ARGS if extra is None else extra
-    return [*base, "exec", "--json", *args, prompt]
+    return shlex.split(override) if override else [runner.executable]
 
 
 def _pump(stream: IO[bytes], lines: queue.Queue[str | None]) -> None:
@@ -128,8 +126,9 @@ def run_round(
     on_update: Callable[[StreamState], None] = lambda _s: None,
 ) -> RoundResult:
     """Run one round to its end; a failure to start is a `crashed` round, never an exception."""
-    state = StreamState(host)
-    cmd = command(host, prompt, base=host_base(host, env), extra=extra_args)
+    runner = headless(host)
+    state = StreamState(host, reader=runner.read)
+    cmd = runner.command(prompt, host_base(host, runner, env), extra_args)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     with stderr_path.open("wb") as log:
         try:

@@ -86,7 +86,7 @@ def on_pre_compact(ctx: HookContext) -> None:
         state = owned(ctx)
         if state is None:
             return
-        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id or "")))
+        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -96,7 +96,7 @@ def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx)
         if state is not None:
-            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id or "")))
+            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
 
 
 def on_post_tool(ctx: HookContext) -> Decision:
@@ -107,7 +107,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
         state = owned(ctx)
         if state is None:
             return guards.allow("ignored")
-        state = guards.on_tool(guards.claim(state, payload.session_id or ""))
+        state = guards.on_tool(guards.claim(state, payload.session_id or "", ctx.host.name))
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
         if delivered is not None:
@@ -197,7 +197,7 @@ def _take_stop_slot(ctx: HookContext, token: str) -> Decision | None:
             if state is None:
                 return guards.allow("ignored")
             now = inflight.clock()
-            state = _reclaimed(ctx, guards.claim(state, ctx.payload.session_id or ""), now)
+            state = _reclaimed(ctx, guards.claim(state, ctx.payload.session_id or "", ctx.host.name), now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and review_mode(state) == "edit":
                 digest = digest if digest is not None else _digest(ctx, state)

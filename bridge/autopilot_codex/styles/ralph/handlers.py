@@ -65,6 +65,8 @@ def owned(ctx: HookContext) -> tuple[State, RalphState] | None:
     ralph = reducer.claim(state.ralph, ctx.payload.session_id)
     if ralph is None:
         return None
+    if ralph.session_id != state.ralph.session_id:
+        state = state.evolve(host=ctx.host.name)  # claimed now, by a session of this host
     return put(state, ralph), ralph
 
 

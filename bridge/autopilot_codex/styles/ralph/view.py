@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ...hosts import label
 from ...state import State
 from ...store import Store
 
@@ -16,7 +17,7 @@ def status_text(state: State, store: Store) -> str:
         return f"autopilot-codex: ralph {state.status} (no ralph record)\nState: {store.state_path}"
     cap = str(ralph.max_iterations) if ralph.max_iterations else "unlimited"
     promise = ralph.completion_promise or "none (runs to the iteration limit)"
-    owner = ralph.session_id[:8] if ralph.session_id else "unclaimed"
+    owner = f"{ralph.session_id[:8]} in {label(state.host)}" if ralph.session_id else "unclaimed"
     minutes = max(0.0, time.time() - ralph.started_at) / 60
     lines = [
         f"autopilot-codex: ralph {state.status} — iteration {ralph.iteration}/{cap}",

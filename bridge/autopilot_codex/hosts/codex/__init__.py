@@ -1,5 +1,8 @@
-"""Hook answers in the Codex CLI's dialect. Standard library only (hot path).
+"""The Codex CLI: its hook dialect, its hooks files, its terminal commands; its headless runner
+(`headless`), install and trust (`install`, `trust`) and doctor check (`doctor`) load only
+when asked. Standard library only (hot path).
 
+Hook answers:
 Every Codex hook output schema is closed (``additionalProperties: false``): one field too many
 and the answer counts as a failed hook, which does not block. So each event gets exactly the
 fields its schema has, and nothing Claude-only:
@@ -16,11 +19,18 @@ fields its schema has, and nothing Claude-only:
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from ...hookio import from_payload, shell_line
+
 if TYPE_CHECKING:
-    from ..hookio import Answer
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from ...hookio import Answer, HookInput
+    from ..protocol import Boundary, Headless, HostReport, Installer
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 
@@ -28,6 +38,10 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"})
 # Events that can refuse to go on with decision/reason.
 BLOCK_EVENTS = frozenset({"PostToolUse", "Stop", "SubagentStop", "UserPromptSubmit"})
+# The files that hold Codex's hooks and their trust (and the switch that turns them off):
+# a project's `.codex/`, the user's `$CODEX_HOME` (`~/.codex` by default).
+_SETTINGS = re.compile(r"(^|/)\.codex/(config\.toml|hooks\.json|autopilot-codex-install\.json)$")
+_HOME_FILES = frozenset({"config.toml", "hooks.json", "autopilot-codex-install.json"})
 
 
 def render(event: str, block: str, deny: str, context: str, message: str) -> str:
@@ -54,24 +68,68 @@ def render(event: str, block: str, deny: str, context: str, message: str) -> str
 
 class Codex:
     name = "codex"
+    label = "Codex"
     edit_tools = frozenset({"apply_patch"})
     shell_tools = frozenset({"Bash", "exec_command", "shell"})
+    read_tools: frozenset[str] = frozenset()
     file_tools = frozenset({"apply_patch"})
     # The model's shell commands see the thread id under both names (pinned by a contract
     # test); hooks get it only in the payload.
     session_env: str | None = "CODEX_THREAD_ID"
 
-    def touched_paths(self, tool_name: str, tool_input: dict[str, Any]) -> list[str]:
+    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
+        return from_payload(data, event, last_message="last_assistant_message")
+
+    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+        return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None
+
+    def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
         if tool_name != "apply_patch":
             return []
         patch = tool_input.get("command") or tool_input.get("input") or ""
         return _PATCH_PATH.findall(patch) if isinstance(patch, str) else []
+
+    def is_settings_file(self, path: str) -> bool:
+        path = path.replace("\\", "/")
+        if _SETTINGS.search(path):
+            return True
+        home = os.environ.get("CODEX_HOME", "").strip()
+        if not home or not path.startswith("/"):
+            return False
+        # `$CODEX_HOME` may be named anything: its files are the user's hooks all the same.
+        parent, _, leaf = os.path.normpath(path).rpartition("/")
+        return leaf in _HOME_FILES and _same_dir(parent, home)
 
     def render(self, event: str, answer: Answer) -> str:
         return render(event, answer.block, answer.deny, answer.context, answer.message)
 
     def command(self, verb: str) -> str:
         return f"autopilot-codex {verb}"
+
+    def headless(self) -> Headless | None:
+        from .headless import HEADLESS
+
+        return HEADLESS
+
+    def installer(self) -> Installer | None:
+        from .install import INSTALLER
+
+        return INSTALLER
+
+    def doctor(self, env: Mapping[str, str], repo: Path | None) -> HostReport:
+        from .doctor import report
+
+        return report(env, repo)
+
+    def boundary(self) -> Boundary | None:
+        return None
+
+
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(os.path.expanduser(b))
+    except (OSError, ValueError):
+        return False
 
 
 HOST = Codex()

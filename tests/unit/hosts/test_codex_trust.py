@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.codex_trust import (
+from autopilot_codex.errors import BridgeError
+from autopilot_codex.hosts.codex.trust import (
     read_trusted,
     remove_trust,
     set_trust,
@@ -17,7 +18,6 @@ from autopilot_codex.codex_trust import (
     trusted_hash,
     write_atomic,
 )
-from autopilot_codex.errors import BridgeError
 
 HAS_TOMLLIB = sys.version_info >= (3, 11)
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import BridgeError
+from ...errors import BridgeError
 
 # PascalCase hook event → the label Codex uses in trust keys and hashes.
 EVENT_LABELS = {

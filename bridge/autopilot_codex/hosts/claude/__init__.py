@@ -1,12 +1,20 @@
-"""Claude Code: slash commands, `Edit|Write|MultiEdit` tools, and its hook answer dialect."""
+"""Claude Code: its hook dialect, its settings files, its slash commands; its headless runner
+(`headless`) and doctor check (`doctor`) load only when asked. Standard library only."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
+from ...hookio import from_payload, shell_line
+
 if TYPE_CHECKING:
-    from ..hookio import Answer
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from ...hookio import Answer, HookInput
+    from ..protocol import Boundary, Headless, HostReport, Installer
 
 # Verbs with a slash command of their own; the rest are terminal commands.
 SLASH = {
@@ -21,20 +29,33 @@ SLASH = {
 
 # Events whose hookSpecificOutput may carry additionalContext for the model.
 CONTEXT_EVENTS = frozenset({"PostToolUse", "SessionStart", "UserPromptSubmit"})
+# The settings files that hold the hooks (and `disableAllHooks`).
+_SETTINGS = re.compile(r"(^|/)\.claude/settings(\.local)?\.json$")
 
 
 class Claude:
     name = "claude"
+    label = "Claude Code"
     edit_tools = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
     shell_tools = frozenset({"Bash"})
+    read_tools = frozenset({"Read"})
     file_tools = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read"})
     session_env: str | None = "CLAUDE_CODE_SESSION_ID"
 
-    def touched_paths(self, tool_name: str, tool_input: dict[str, Any]) -> list[str]:
+    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
+        return from_payload(data, event, last_message="last_assistant_message")
+
+    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+        return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None
+
+    def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
         if tool_name not in self.file_tools:
             return []
         found = (tool_input.get(key) for key in ("file_path", "notebook_path", "path"))
         return [p for p in found if isinstance(p, str) and p]
+
+    def is_settings_file(self, path: str) -> bool:
+        return _SETTINGS.search(path.replace("\\", "/")) is not None
 
     def render(self, event: str, answer: Answer) -> str:
         out: dict[str, Any] = {}
@@ -55,6 +76,22 @@ class Claude:
     def command(self, verb: str) -> str:
         slash = SLASH.get(verb)
         return f"/autopilot-codex:{slash}" if slash else f"autopilot-codex {verb}"
+
+    def headless(self) -> Headless | None:
+        from .headless import HEADLESS
+
+        return HEADLESS
+
+    def installer(self) -> Installer | None:
+        return None  # Claude Code installs plugins itself (the launcher's `install`)
+
+    def doctor(self, env: Mapping[str, str], repo: Path | None) -> HostReport:
+        from .doctor import report
+
+        return report(env)
+
+    def boundary(self) -> Boundary | None:
+        return None
 
 
 HOST = Claude()

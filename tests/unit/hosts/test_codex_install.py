@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex import codex_install
-from autopilot_codex.codex_trust import read_trusted, trust_entries
 from autopilot_codex.commands import install
+from autopilot_codex.hosts.codex import install as codex_install
+from autopilot_codex.hosts.codex.trust import read_trusted, trust_entries
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop"]
 SKILLS = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
 HAS_TOMLLIB = sys.version_info >= (3, 11)

@@ -2,7 +2,7 @@
 
 Codex reads user hooks from ``$CODEX_HOME/hooks.json`` and project hooks from
 ``<repo>/.codex/hooks.json``, and runs them only when ``$CODEX_HOME/config.toml`` trusts
-them (``codex_trust``). Install merges our groups into the hooks file (the user's own hooks
+them (``trust``). Install merges our groups into the hooks file (the user's own hooks
 stay), copies the skills where Codex looks for them, writes the trust entries, and records
 all of it in a small manifest next to the hooks file, so uninstall removes exactly that.
 """
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import codex_trust
-from .errors import BridgeError
+from ...errors import BridgeError
+from . import trust as codex_trust
 
-PLUGIN_ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"
 ROOT_PLACEHOLDER = "${PLUGIN_ROOT}"
 MANIFEST_NAME = "autopilot-codex-install.json"
@@ -258,3 +258,16 @@ def _project_trusted(config: Path, repo: Path) -> bool:
         return False
     project = data.get("projects", {}).get(str(repo), {})
     return isinstance(project, dict) and project.get("trust_level") == "trusted"
+
+
+class CodexInstaller:
+    """`autopilot-codex install codex [--user|--project]` and its uninstall."""
+
+    def install(self, scope: str, env: Mapping[str, str], cwd: Path) -> list[str]:
+        return install(target(scope, env=env, cwd=cwd))
+
+    def uninstall(self, scope: str, env: Mapping[str, str], cwd: Path) -> list[str]:
+        return uninstall(target(scope, env=env, cwd=cwd))
+
+
+INSTALLER = CodexInstaller()

@@ -1,0 +1,67 @@
+"""`doctor` for Claude Code: its CLI on PATH and our plugin in its record of plugins."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..protocol import ABSENT, MISSING, READY, HostReport
+
+PLUGIN = "autopilot-codex"
+
+
+def report(env: Mapping[str, str]) -> HostReport:
+    binary = shutil.which("claude", path=env.get("PATH"))
+    if binary is None:
+        return HostReport(
+            "Claude Code",
+            ABSENT,
+            (
+                (
+                    ABSENT,
+                    "`claude` is not on PATH (Claude Code): install Claude Code "
+                    "(https://code.claude.com), then run `autopilot-codex install`",
+                ),
+            ),
+        )
+    found = _claude_plugin(env)
+    if found is None:
+        missing = (
+            f"the {PLUGIN} plugin is not installed in Claude Code: run `autopilot-codex "
+            "install` (check with `claude plugin list`)"
+        )
+        return HostReport(
+            "Claude Code", MISSING, ((READY, f"Claude Code CLI: {binary}"), (MISSING, missing))
+        )
+    return HostReport(
+        "Claude Code",
+        READY,
+        ((READY, f"Claude Code CLI: {binary}"), (READY, f"Claude Code plugin: {found}")),
+    )
+
+
+def _claude_plugin(env: Mapping[str, str]) -> str | None:
+    """Our plugin's id in Claude Code's record of installed plugins, or None. Reading the
+    file costs nothing; `claude plugin list` would start a Node process."""
+    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    root = Path(configured).expanduser() if configured else _home(env) / ".claude"
+    try:
+        document = json.loads((root / "plugins" / "installed_plugins.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return _plugin_key(document)
+
+
+def _plugin_key(document: Any) -> str | None:
+    """`{"version": 2, "plugins": {"<name>@<marketplace>": [...]}}` as Claude Code 2.1 writes it."""
+    plugins = document.get("plugins") if isinstance(document, dict) else None
+    if not isinstance(plugins, dict):
+        return None
+    return next((k for k in plugins if str(k).startswith(f"{PLUGIN}@")), None)
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env["HOME"]) if env.get("HOME") else Path.home()

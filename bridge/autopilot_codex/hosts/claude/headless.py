@@ -1,0 +1,73 @@
+"""`claude -p --output-format stream-json --verbose`: a round's command line and its stream.
+
+`assistant` events carry content blocks (text, tool_use), split over several events of one
+message id; the final `result` event has `result` (the last text), `is_error` and
+`total_cost_usd`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...rounds.stream import action, join
+
+if TYPE_CHECKING:
+    from ...rounds.stream import StreamState
+
+# What Claude Code reads to reach its model (API key, OAuth token, base URL, model names).
+PREFIXES = ("ANTHROPIC_", "CLAUDE_")
+# Claude Code on Bedrock or Vertex signs in with the cloud's credentials, only when told to.
+CLOUD = {
+    "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
+    "CLAUDE_CODE_USE_VERTEX": ("GOOGLE_", "CLOUD_ML_", "GCLOUD_"),
+}
+# Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
+DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
+
+
+class ClaudeHeadless:
+    executable = "claude"
+
+    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
+        args = DEFAULT_ARGS if extra is None else extra
+        return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
+
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        prefixes = list(PREFIXES)
+        for flag, extra in CLOUD.items():
+            if environ.get(flag, "").strip() not in ("", "0", "false"):
+                prefixes += extra
+        return set(), tuple(prefixes)
+
+    def read(self, state: StreamState, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "assistant":
+            message = event.get("message")
+            if not isinstance(message, dict):
+                return
+            mid = str(message.get("id") or "")
+            if not mid or mid != state.message_id:
+                # A new message: the last message is the final one, even if it is only a
+                # tool call (peers kept an earlier text and ended loops on it).
+                state.message_id = mid
+                state.last_message = ""
+            for block in message.get("content") or []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    state.last_message = join(state.last_message, block["text"])
+                elif block.get("type") == "tool_use":
+                    state.last_action = action(str(block.get("name", "tool")), block.get("input"))
+        elif kind == "result":
+            state.finished = True
+            if isinstance(event.get("result"), str) and event["result"].strip():
+                state.last_message = event["result"]
+            cost = event.get("total_cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                state.cost_usd = float(cost)
+            if event.get("is_error") or event.get("subtype") not in (None, "success"):
+                state.error = f"result {event.get('subtype', 'error')}"
+
+
+HEADLESS = ClaudeHeadless()

@@ -1,0 +1,120 @@
+"""What a host is to the rest of the bridge: the `Host` protocol and the small records it
+hands out (its headless runner, its installer, its doctor report).
+
+Everything host-specific sits behind these members, so the hook path, the rails, the rounds
+driver, `install` and `doctor` ask the host instead of knowing Claude Code or Codex. Standard
+library only: the hook path imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..hookio import Answer, HookInput
+    from ..rounds.stream import StreamState
+
+# A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
+# other is a problem, its remedy in its text.
+READY, ABSENT, MISSING, BROKEN, NOTE = "ready", "absent", "missing", "broken", "note"
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """Is the loop installed where this host will run it: ready, its CLI is missing, our hooks
+    are missing, or our hooks are there but will not run."""
+
+    host: str
+    state: str
+    lines: tuple[tuple[str, str], ...]
+
+
+class Headless(Protocol):
+    """How a round starts this host without a terminal and reads its JSONL stream."""
+
+    # The executable's name; `AUTOPILOT_CODEX_<HOST>_CMD` replaces it (a wrapper, a fake).
+    executable: str
+
+    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
+        """The whole command line; `extra` replaces the default permission flags."""
+        ...
+
+    def read(self, state: StreamState, event: dict[str, Any]) -> None:
+        """Fold one stream event into the round's state (message, action, cost, end, error)."""
+        ...
+
+    def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
+        """(names, prefixes) of the variables the CLI needs to reach its own model: a round
+        keeps these and drops every other credential."""
+        ...
+
+
+class Installer(Protocol):
+    """A host whose hooks the bridge writes itself (`autopilot-codex install <host>`)."""
+
+    def install(self, scope: str, env: Mapping[str, str], cwd: Path) -> list[str]: ...
+
+    def uninstall(self, scope: str, env: Mapping[str, str], cwd: Path) -> list[str]: ...
+
+
+class Boundary(Protocol):
+    """The sandbox a host keeps the implementer in (filled in by the wall's work)."""
+
+    host: str
+
+
+class Host(Protocol):
+    name: str
+    # How the user knows it ("Claude Code"), for doctor and messages.
+    label: str
+    # Tools whose call changes files (reviewed in `edit` mode), run shell commands (rails,
+    # `commit` mode), only read files (a host's settings may be read), or name files at all.
+    edit_tools: frozenset[str]
+    shell_tools: frozenset[str]
+    read_tools: frozenset[str]
+    file_tools: frozenset[str]
+    # The environment variable that carries the session id into the implementer's commands.
+    session_env: str | None
+
+    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
+        """This host's hook payload as the one host-neutral event."""
+        ...
+
+    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+        """The shell line a tool call runs, or None when the tool runs no shell."""
+        ...
+
+    def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
+        """The file paths a tool call names, as given (relative or absolute)."""
+        ...
+
+    def is_settings_file(self, path: str) -> bool:
+        """Does this path hold the host's hooks (or the switch that turns them off)?"""
+        ...
+
+    def render(self, event: str, answer: Answer) -> str:
+        """The answer as this host's hook stdout: JSON, or "" for a silent allow."""
+        ...
+
+    def command(self, verb: str) -> str:
+        """How a user of this host runs one of our commands, for messages."""
+        ...
+
+    def headless(self) -> Headless | None:
+        """The runner for rounds, or None when this host cannot run without a terminal."""
+        ...
+
+    def installer(self) -> Installer | None:
+        """Its install/uninstall, or None when the host installs us itself."""
+        ...
+
+    def doctor(self, env: Mapping[str, str], repo: Path | None) -> HostReport:
+        """Is the loop installed where this host will run it?"""
+        ...
+
+    def boundary(self) -> Boundary | None:
+        """The sandbox the host keeps the implementer in; None until the wall describes it."""
+        ...

@@ -333,7 +333,7 @@ def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook) 
     assert len(aside) == 1 and aside[0].read_text() == '{"status": "running", "goal": '
     # A damaged state drives nothing, but the rails stay until the user's stop.
     assert active_marker(planned).exists()
-    assert "rails stay on until you run stop" in out["systemMessage"]
+    assert "rails stay on until you run autopilot-codex stop" in out["systemMessage"]
 
 
 def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook) -> None:

@@ -170,6 +170,9 @@ def test_an_unclaimed_loop_claimed_by_its_session_becomes_its_loop(
         monkeypatch.delenv(var, raising=False)
     assert cli_main(["-C", str(repo), "ralph", "Make", "the", "tests", "pass."]) == 0
     capsys.readouterr()
+    # Only a prompt the user typed claims a loop (never a tool or Stop hook).
+    prompt = {"session_id": "t-2", "cwd": str(repo), "prompt": "Go on."}
+    hook("UserPromptSubmit", prompt, capsys, monkeypatch)
     stop = {"session_id": "t-2", "cwd": str(repo), "final_text": "Still working."}
     assert answer(hook("Stop", stop, capsys, monkeypatch))["verdict"] == "again"
     state = json.loads((project_dir(repo) / "state.json").read_text())

@@ -12,6 +12,7 @@ import time
 from ... import guards
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
+from ...seatbelt import with_seatbelt
 from ...state import RalphState, State, Status
 from ...store import Store
 from ..context import HookContext
@@ -97,7 +98,9 @@ def on_stop(ctx: HookContext) -> Answer:
         if decision.blocks:
             ctx.store.save(state)
             _record(ctx.store, "ralph.continue", ralph, "block")
-            return Answer(block=decision.reason, message=decision.message)
+            return Answer(
+                block=decision.reason, message=with_seatbelt(decision.message, state.wall)
+            )
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         return Answer(message=decision.message)
 

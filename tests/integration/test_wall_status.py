@@ -185,3 +185,30 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     config.write_text("\n".join(lines) + "\n")
     text = render(run_checks(str(repo)))
     assert "ok   wall (Codex): on" in text
+
+
+def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+) -> None:
+    assert plan(capsys, repo, manager)[0] == 0
+    target = project_dir(repo) / "state.json"
+    data = payload(
+        "PreToolUse",
+        repo,
+        tool_name="Write",
+        tool_input={"file_path": str(target), "content": "{}"},
+    )
+    out = run_hook_inproc("PreToolUse", data, capsys, monkeypatch).json
+    reason = out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith("autopilot-codex safety rail [") and reason.endswith(SEATBELT)
+
+
+def test_a_loop_from_before_the_wall_was_judged_keeps_its_plain_messages(
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+) -> None:
+    from tests.conftest import edit_state
+
+    assert plan(capsys, repo, manager)[0] == 0
+    edit_state(repo, wall="", wall_missing=[])
+    assert "seatbelt" not in deny_reason(repo, capsys, monkeypatch)
+    assert "Wall:" not in cli(capsys, "-C", str(repo), "status")[1]

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import BridgeError
-from .paths import state_home
+from .paths import find_worktree, state_home
 
 SECRET_DIR = "secret"
 FILE_NAME = "credentials.json"
@@ -71,6 +71,14 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
     """Write the login atomically into a folder only the user can enter; returns the file."""
     target = path(home)
     folder = target.parent
+    repo = find_worktree(folder)
+    if repo is not None:
+        # A key inside a repository can be committed, and the implementer works there.
+        raise BridgeError(
+            f"the state home {folder.parent} is inside the git repository {repo}: a key kept "
+            "there could be committed. Set AUTOPILOT_CODEX_HOME to a folder outside it; "
+            "nothing was stored"
+        )
     folder.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)

@@ -189,3 +189,10 @@ def test_doctor_says_the_exported_key_is_readable_and_how_to_move_it() -> None:
     assert line.startswith("--")
     assert "autopilot-codex login --from-env" in line and "envVars" in line
     assert PLANTED_KEY not in text
+
+
+def test_a_state_home_inside_a_repository_is_refused(repo: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(repo / ".autopilot-codex"))
+    code, out = cli(capsys, "login", "-", stdin=STORED_KEY)
+    assert code == 1 and "could be committed" in out
+    assert not (repo / ".autopilot-codex" / "secret").exists()

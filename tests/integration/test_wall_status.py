@@ -212,3 +212,15 @@ def test_a_loop_from_before_the_wall_was_judged_keeps_its_plain_messages(
     edit_state(repo, wall="", wall_missing=[])
     assert "seatbelt" not in deny_reason(repo, capsys, monkeypatch)
     assert "Wall:" not in cli(capsys, "-C", str(repo), "status")[1]
+
+
+def test_resume_judges_the_wall_afresh(
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys
+) -> None:
+    assert plan(capsys, repo, manager)[0] == 0
+    assert cli(capsys, "-C", str(repo), "stop")[0] == 0
+    write(machine.parent / "managed.json", boundary(repo, machine))
+    code, out = cli(capsys, "-C", str(repo), "resume")
+    assert code == 0 and "loop resumed" in out
+    assert out.rstrip().endswith("Wall: walled (Claude Code's sandbox holds the implementer in).")
+    assert state_of(repo)["wall"] == "on"

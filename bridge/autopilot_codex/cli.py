@@ -58,7 +58,14 @@ def parser() -> argparse.ArgumentParser:
         help="also send the manager one tiny strict-schema request (a paid call) and say "
         "whether the server honours the schema",
     )
+    doctor.add_argument(
+        "--wall",
+        action="store_true",
+        help="write the wall into your Claude Code settings (backed up first, shown) and print "
+        "the lines for Codex's config.toml",
+    )
     _other_parsers(sub)
+    _login_parsers(sub)
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
@@ -68,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
+REQUIRE_WALL = "refuse to start unless the host's sandbox walls the implementer in"
 CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
 
 
@@ -106,6 +114,7 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
     ralph.add_argument("--host", choices=hosts.HOSTS.names, default="claude")
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
+    ralph.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
     ralph.add_argument("--args-stdin", action="store_true")
 
     cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
@@ -118,6 +127,27 @@ def _other_parsers(sub: Any) -> None:
     ask.add_argument("question", nargs="*", help="the question; `-` reads it from stdin")
     ask.add_argument("--costs", action="store_true", help="what each way of asking costs here")
     ask.add_argument("--session-id", default=None, help="the host session asking")
+
+
+def _login_parsers(sub: Any) -> None:
+    login = sub.add_parser(
+        "login",
+        help="store the manager's OpenAI key where only you (and not the implementer) can read it",
+    )
+    login.add_argument(
+        "source", nargs="?", choices=("-",), default=None, help="- reads the key from stdin"
+    )
+    login.add_argument(
+        "--from-env",
+        action="store_true",
+        help="take OPENAI_API_KEY (and OPENAI_BASE_URL, OPENAI_ORG_ID) from this environment",
+    )
+    login.add_argument("--base-url", default=None, help="the manager's server (OPENAI_BASE_URL)")
+    login.add_argument("--org", default=None, help="the OpenAI organization (OPENAI_ORG_ID)")
+    login.add_argument(
+        "--status", action="store_true", help="say where the key is kept and whether it is set"
+    )
+    sub.add_parser("logout", help="remove the stored key")
 
 
 def _plan_parser(sub: Any) -> None:
@@ -152,6 +182,7 @@ def _plan_parser(sub: Any) -> None:
     )
     plan.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
+    plan.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
     plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
@@ -218,6 +249,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
 
 PLAN_OPTIONS = (
     "--budget",
+    "--require-wall",
     "--max-iterations",
     "--model",
     "--review",
@@ -263,8 +295,14 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         "checks": None if args.check is None else tuple(args.check),
     }
     goal = read_goal(args.goal, args.goal_file, cwd, args.stdin_text)
-    host = _host_session()[0] or args.reader or "claude"
-    return 0, plan(cwd=cwd, goal=goal, overrides=overrides, session_id=session, host=host)
+    return 0, plan(
+        cwd=cwd,
+        goal=goal,
+        overrides=overrides,
+        session_id=session,
+        host=_host_session()[0] or args.reader or "claude",
+        require_wall=args.require_wall,
+    )
 
 
 def _status(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -296,8 +334,14 @@ def _resume(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.doctor import render, run_checks
 
+    written = ""
+    if args.wall:
+        from .commands import worktree_of
+        from .commands.wall_install import wall_install
+
+        written = wall_install(worktree_of(cwd)) + "\n\n"
     checks = run_checks(cwd, probe=args.probe)
-    return (0 if all(c.ok for c in checks) else 1), render(checks)
+    return (0 if all(c.ok for c in checks) else 1), written + render(checks)
 
 
 def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -314,6 +358,7 @@ def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int
         session_id=session,
         host=args.host,
         checks=args.check,
+        require_wall=args.require_wall,
     )
 
 
@@ -335,6 +380,25 @@ def _ask(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, 
     return 0, ask(cwd=cwd, question=question, session_id=session)
 
 
+def _login(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.login import login, login_status
+
+    if args.status:
+        return 0, login_status()
+    return 0, login(
+        from_env=args.from_env,
+        from_stdin=args.source == "-",
+        base_url=args.base_url,
+        organization=args.org,
+    )
+
+
+def _logout(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.login import logout
+
+    return 0, logout()
+
+
 VERBS: dict[str, Verb] = {
     "plan": _plan,
     "status": _status,
@@ -345,6 +409,8 @@ VERBS: dict[str, Verb] = {
     "ralph": _ralph,
     "cancel": _cancel,
     "ask": _ask,
+    "login": _login,
+    "logout": _logout,
 }
 
 

@@ -190,6 +190,10 @@ class State(_Record):
     session_id: str | None = None
     # The host that started the loop or whose session claimed it (its commands, its dialect).
     host: str = "claude"
+    # The wall the loop started with (`guarded`): "on", "partly" or "off", and what it lacked;
+    # "" for a loop from before it was judged. Short of "on", every message says UNGUARDED.
+    wall: Literal["", "on", "partly", "off"] = ""
+    wall_missing: list[str] = field(default_factory=list)
     review_mode: str = "edit"
     # What the loop was planned with and its hooks need again ("" / 0: not recorded, as in
     # files written before these fields). Never the API key.

@@ -100,7 +100,10 @@ def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys, ho
     assert answer["decision"] == "block"
     assert answer["reason"].startswith("[autopilot-codex] Ralph iteration 2/50 — ")
     assert answer["reason"].endswith("Make the tests pass.")
-    assert answer["systemMessage"] == "Ralph iteration 2/50"
+    # No wall in the test's home: the banner says the loop is unguarded.
+    assert answer["systemMessage"] == (
+        "Ralph iteration 2/50 · UNGUARDED: the rails are a seatbelt, not a wall"
+    )
     assert (state_of(repo)["ralph"]["iteration"], state_of(repo)["iteration"]) == (2, 2)
 
 

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import hosts
+from .. import credentials, hosts
 from ..config import Config, load_config
 from ..errors import BridgeError
 from ..hosts import terminal_command
@@ -19,8 +19,9 @@ from ..paths import find_worktree, state_home
 from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
 
 OPENAI_KEY_HINT = (
-    "Set it where the host starts, e.g. `export OPENAI_API_KEY=sk-...` in your shell profile, "
-    "then restart Claude Code or Codex. For a local OpenAI-compatible server also set "
+    "Store it with `autopilot-codex login` (the bridge reads it there, the implementer cannot), "
+    "or set it where the host starts (`export OPENAI_API_KEY=sk-...`, which the implementer "
+    "can read), then restart Claude Code or Codex. For a local OpenAI-compatible server also set "
     "OPENAI_BASE_URL=http://127.0.0.1:11434/v1 and AUTOPILOT_CODEX_API=chat (any non-empty key "
     "works there). Or use your Codex login: install Codex and run `codex login`."
 )
@@ -74,6 +75,7 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
+    checks += wall_checks(Path(worktree) if worktree else Path(cwd))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
@@ -91,18 +93,34 @@ def manager_check(config: Config) -> Check:
         why = f"AUTOPILOT_CODEX_MANAGER={config.manager}"
     elif name == "codex":
         why = "no OPENAI_API_KEY, and codex is installed and logged in"
+    elif credentials.load() is not None:
+        why = f"the key stored by `autopilot-codex login` in {credentials.path()}"
     elif os.environ.get("OPENAI_API_KEY", "").strip():
         why = "OPENAI_API_KEY is set"
     else:
         why = "no OPENAI_API_KEY, and no logged-in codex to fall back on"
     problem = configured_problem(config)
     if problem is None:
-        base = os.environ.get("OPENAI_BASE_URL", "").strip() if name == "openai" else ""
+        stored = credentials.load()
+        base = config.base_url or (stored.base_url if stored else "")
+        base = base if name == "openai" else ""
         where = f", server {base}" if base else ""
         return Check(True, f"manager: the {name} backend ({why}{where})")
     if name == "openai" and problem.startswith("OPENAI_API_KEY is not set"):
         problem = f"OPENAI_API_KEY is not set. {OPENAI_KEY_HINT}"
     return Check(False, f"{problem} (manager: the {name} backend, {why})")
+
+
+def wall_checks(worktree: Path) -> list[Check]:
+    """The wall per host, and the key when the implementer can read it: facts, shown loudly,
+    that a loop planned here would run unguarded (never a reason for "Not ready")."""
+    from .doctor_wall import key_line, wall_lines
+
+    checks = [Check(True, text, note=not walled) for walled, text in wall_lines(worktree)]
+    key = key_line()
+    if key:
+        checks.append(Check(True, key, note=True))
+    return checks
 
 
 def probe_check(config: Config) -> Check:

@@ -10,6 +10,7 @@ from .. import contract, gitrepo
 from ..checks import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
+from ..guarded import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected
 from ..state import Plan, State, Task
@@ -57,12 +58,14 @@ def plan(
     session_id: str | None,
     host: str = "claude",
     manager: ManagerFactory = selected,
+    require_wall: bool = False,
 ) -> str:
     # The goal is stored and shown; a credential pasted into it must not be.
     goal = prompts.redact(goal.strip())
     worktree = worktree_of(cwd)
     config = load_config(overrides)
     _refuse_unusable(goal, config, manager)
+    wall = judge_wall(host, worktree, require_wall)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     base = gitrepo.head_sha(worktree)
     previous = _previous(store)
@@ -79,7 +82,7 @@ def plan(
         session_id=session_id,
         host=host,
         generation=(previous.generation + 1) if previous else 1,
-    )
+    ).evolve(wall=wall.level, wall_missing=list(wall.missing))
     with store.locked():
         current = store.load()
         if current is not None and current.status == "running":
@@ -95,8 +98,31 @@ def plan(
             cost_usd=round(outcome.cost_usd, 6),
             session=state.session_id,
             checks=[c.command for c in state.checks],
+            wall=wall.level,
         )
-    return render_plan(state) + "\n" + checks_note(state.checks, worktree)
+    return "\n".join([render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)])
+
+
+def judge_wall(host: str, worktree: Path, require: bool, flag: Any = None) -> HostWall:
+    """The wall this loop will run behind; with `require`, refuse (before any paid call) to
+    start without one."""
+    wall = host_wall(host, worktree, flag=flag)
+    if require and not wall.walled:
+        raise BridgeError(
+            "--require-wall: this loop would run unguarded, so it was not started.\n"
+            + headline(wall)
+        )
+    return wall
+
+
+def wall_lines(wall: HostWall) -> list[str]:
+    """The wall's status, and the key's when the implementer can read it."""
+    from .. import credentials
+
+    lines = [headline(wall)]
+    if credentials.exposed():
+        lines.append("Key: " + credentials.exposure_note())
+    return lines
 
 
 def _refuse_unusable(goal: str, config: Config, manager: ManagerFactory) -> None:

@@ -32,10 +32,14 @@ def ralph(
     session_id: str | None,
     host: str = "claude",
     checks: list[str] | None = None,
+    require_wall: bool = False,
 ) -> str:
+    from .plan import judge_wall, wall_lines
+
     text = _prompt(prompt, prompt_file, cwd)
     specs = user_checks(checks)
     worktree = worktree_of(cwd)
+    wall = judge_wall(host, worktree, require_wall)
     try:
         record = reducer.start(
             prompt=text,
@@ -62,6 +66,8 @@ def ralph(
             host=host,
             generation=(previous.generation + 1) if previous else 1,
             checks=specs,
+            wall=wall.level,
+            wall_missing=list(wall.missing),
         )
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
@@ -73,8 +79,9 @@ def ralph(
             promise=record.completion_promise,
             session=record.session_id,
             checks=[c.command for c in specs],
+            wall=wall.level,
         )
-    return _started(record, host) + _checks_line(specs)
+    return _started(record, host, "\n".join(wall_lines(wall))) + _checks_line(specs)
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:
@@ -117,7 +124,7 @@ def _previous(store: Store) -> State | None:
     return previous
 
 
-def _started(record: reducer.RalphState, host: str) -> str:
+def _started(record: reducer.RalphState, host: str, wall: str = "") -> str:
     cap = str(record.max_iterations) if record.max_iterations else "unlimited"
     if record.completion_promise:
         finish = (
@@ -132,7 +139,8 @@ def _started(record: reducer.RalphState, host: str) -> str:
     return (
         f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "
         f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"
-        f"{record.prompt}"
+        + (f"{wall}\n\n" if wall else "")
+        + record.prompt
     )
 
 

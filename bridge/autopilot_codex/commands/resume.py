@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import contract, guards
 from ..config import check
 from ..errors import BridgeError
+from ..guarded import headline, host_wall
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -52,13 +53,16 @@ def resume(
         resumed = guards.resume(state, budget_usd=budget, max_iterations=iterations)
         # The session that resumes may not be the one that planned: ownership is claimed afresh.
         resumed = resumed.evolve(session_id=session_id or None)
+        # The wall is judged afresh: the user may have fixed it (or loosened it) meanwhile.
+        wall = host_wall(state.host, store.worktree)
+        resumed = resumed.evolve(wall=wall.level, wall_missing=list(wall.missing))
         resumed = store.save(resumed)
         store.append_event("resume", decision="running", previous=state.status)
     task = resumed.task()
     text = f"autopilot-codex: loop resumed (was {state.status})."
     if task is not None:
         text += "\nContinue with:\n" + contract.task_contract(task, resumed.task_position())
-    return text
+    return text + "\n" + headline(wall)
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:

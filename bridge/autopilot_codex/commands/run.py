@@ -53,8 +53,26 @@ def parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="a command of yours that must pass before a verifier's exit ends the run (repeat)",
     )
+    p.add_argument(
+        "--require-wall",
+        action="store_true",
+        help="refuse to start unless the implementer's sandbox walls it in",
+    )
     p.add_argument("--cwd", type=Path, default=Path())
     return p
+
+
+def judge_wall_text(opts: RunOptions, require: bool) -> str:
+    """The wall the rounds run behind, said before the first round ("" when walled);
+    refused with `require`.
+
+    The rounds runner's own boundary layer (`--settings` / `-c`) is not passed here yet: the
+    status is what the host's settings files give a round."""
+    from ..guarded import headline
+    from .plan import judge_wall
+
+    wall = judge_wall(opts.implementer, opts.worktree, require)
+    return "" if wall.walled else headline(wall)
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -94,6 +112,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     out = stdout or sys.stdout
     try:
         opts = _options(args)
+        wall = judge_wall_text(opts, args.require_wall)
+        if wall:
+            output.err(wall)
         manager = _manager(args.manager, opts)
         record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)
     except BridgeError as exc:

@@ -51,7 +51,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
             f"Last verdict: {v.decision} (iteration {v.iteration}) — {contract.clip(v.reason, 200)}"
         )
     from ..checks import status_lines
+    from ..guarded import status_line
 
+    lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")

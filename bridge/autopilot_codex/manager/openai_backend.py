@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
+from .. import credentials
 from . import Outcome
 from .attempts import Charged, Invalid, ask
 from .openai_errors import describe, public_url, retry_wait
@@ -53,9 +54,10 @@ def price(model: str, config: Config) -> Price:
 
 
 def api_key_problem() -> str | None:
-    if not os.environ.get("OPENAI_API_KEY", "").strip():
+    if not credentials.has_key():
         return (
-            "OPENAI_API_KEY is not set. Set it to your OpenAI API key (for a local "
+            "OPENAI_API_KEY is not set. Store your OpenAI API key with `autopilot-codex login` "
+            "(kept where the implementer cannot read it), or set OPENAI_API_KEY (for a local "
             "OpenAI-compatible server, any non-empty value plus OPENAI_BASE_URL and "
             "AUTOPILOT_CODEX_API=chat)."
         )
@@ -74,9 +76,22 @@ class OpenAIManager:
         prompt_chars: int | None = None,
         base_url: str = "",
     ) -> None:
+        # The stored login (`autopilot-codex login`) first, then the environment's key.
+        stored = credentials.load()
         # The loop's own server (kept from plan time) first; an empty value is "unset".
-        url = base_url.strip() or os.environ.get("OPENAI_BASE_URL", "").strip() or None
-        self.client = openai.OpenAI(base_url=url, max_retries=0, timeout=timeout_s)
+        url = (
+            base_url.strip()
+            or (stored.base_url if stored else "")
+            or os.environ.get("OPENAI_BASE_URL", "").strip()
+            or None
+        )
+        self.client = openai.OpenAI(
+            api_key=stored.api_key if stored else None,
+            organization=(stored.organization or None) if stored else None,
+            base_url=url,
+            max_retries=0,
+            timeout=timeout_s,
+        )
         self.model = model
         self.api = api
         self.timeout_s = timeout_s

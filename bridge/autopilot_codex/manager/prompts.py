@@ -63,8 +63,11 @@ class Prompt:
 
 def redact(text: str) -> str:
     """Remove credentials from anything bound for the manager, the user's own key first."""
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        value = os.environ.get(var, "")
+    from ..credentials import load
+
+    stored = load()
+    values = [os.environ.get(var, "") for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")]
+    for value in [stored.api_key if stored else "", *values]:
         if len(value) >= 8:
             text = text.replace(value, "[REDACTED]")
     return _SECRET_VALUE.sub("[REDACTED]", text)

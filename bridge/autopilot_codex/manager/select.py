@@ -6,7 +6,6 @@ manager must not pay for `openai`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -61,7 +60,9 @@ def backend_name(config: Config) -> str:
     when it is installed and logged in, else `openai` (whose problem names the missing key)."""
     if config.manager:
         return config.manager
-    if os.environ.get("OPENAI_API_KEY", "").strip() or "codex" not in BACKENDS:
+    from ..credentials import has_key
+
+    if has_key() or "codex" not in BACKENDS:
         return "openai"
     return "openai" if BACKENDS.get("codex").problem(config) else "codex"
 

@@ -33,6 +33,33 @@ _IDS = frozenset(RULE_IDS)
 def check(
     payload: HookInput, config: Config, worktree: Path, host: Host | None = None
 ) -> str | None:
+    """The reason to deny this tool call, or None to let it run; an unguarded loop's denial
+    says that its rails are a seatbelt."""
+    denial = _check(payload, config, worktree, host)
+    if denial is None:
+        return None
+    from ..seatbelt import with_seatbelt
+
+    return with_seatbelt(denial, loop_wall(worktree))
+
+
+def loop_wall(worktree: Path) -> str:
+    """The wall level the worktree's loop recorded, read only for a denial ("" if none)."""
+    import json
+
+    from ..paths import project_dir
+
+    try:
+        data = json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    wall = data.get("wall") if isinstance(data, dict) else None
+    return wall if isinstance(wall, str) else ""
+
+
+def _check(
+    payload: HookInput, config: Config, worktree: Path, host: Host | None = None
+) -> str | None:
     """The reason to deny this tool call, or None to let it run.
 
     The host names its shell tools and the files a tool call touches (Claude's `file_path`,

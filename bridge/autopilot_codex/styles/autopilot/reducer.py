@@ -13,6 +13,7 @@ from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
 from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
 from ...manager.answers import may_advance, restorable
+from ...seatbelt import with_seatbelt
 from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def _continue(
         advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
     state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
     task = state.current_task or "wrap-up"
-    banner = f"{PREFIX} continue {spend(state)}: {task}"
+    banner = with_seatbelt(f"{PREFIX} continue {spend(state)}: {task}", state.wall)
     if overruled:
         reason = overrule_reason(state, verdict, checks_red)
         note = f"the checks overrule the manager's {_claim(verdict)}"

@@ -13,6 +13,7 @@ from ... import guards
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
 from ...hosts import terminal_command
+from ...seatbelt import with_seatbelt
 from ...state import RalphState, State, Status
 from ...store import Store
 from ..context import HookContext
@@ -100,7 +101,9 @@ def on_stop(ctx: HookContext) -> Answer:
         if decision.blocks:
             ctx.store.save(state)
             _record(ctx.store, "ralph.continue", ralph, "block")
-            return Answer(block=decision.reason, message=decision.message)
+            return Answer(
+                block=decision.reason, message=with_seatbelt(decision.message, state.wall)
+            )
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
             return Answer(message=decision.message)

@@ -27,7 +27,9 @@ def status_text(state: State, store: Store) -> str:
         f"{ralph.stall_limit}",
     ]
     from ...checks import status_lines
+    from ...guarded import status_line
 
+    lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")

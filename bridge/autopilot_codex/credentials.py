@@ -1,0 +1,140 @@
+"""The manager's stored login: its OpenAI key (and server, organization) in a file of the state
+home that only the user can read, so the key need not live in the host's environment.
+
+The state home is on the wall's list of paths an implementer may not read (`hosts.wall`), and
+the file is the user's alone (folder 0700, file 0600). The bridge reads the key here first and
+falls back to `OPENAI_API_KEY` in its environment. Standard library only; no I/O at import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import BridgeError
+from .paths import find_worktree, state_home
+
+SECRET_DIR = "secret"
+FILE_NAME = "credentials.json"
+KEY_VAR = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class Credentials:
+    api_key: str
+    base_url: str = ""
+    organization: str = ""
+
+
+def path(home: Path | None = None) -> Path:
+    return (home or state_home()) / SECRET_DIR / FILE_NAME
+
+
+def load(home: Path | None = None) -> Credentials | None:
+    """The stored login, or None when there is none (or it cannot be read as one)."""
+    try:
+        data = json.loads(path(home).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    key = data.get("api_key")
+    if not isinstance(key, str) or not key.strip():
+        return None
+    return Credentials(
+        api_key=key.strip(),
+        base_url=_text(data.get("base_url")),
+        organization=_text(data.get("organization")),
+    )
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def check_key(key: str) -> str:
+    """The key as stored: stripped, one line, no spaces (a header value cannot hold them)."""
+    key = key.strip()
+    if not key:
+        raise BridgeError("no key given: nothing was stored")
+    if any(c.isspace() for c in key) or not key.isprintable():
+        raise BridgeError("the key holds spaces or control characters: nothing was stored")
+    return key
+
+
+def save(creds: Credentials, home: Path | None = None) -> Path:
+    """Write the login atomically into a folder only the user can enter; returns the file."""
+    target = path(home)
+    folder = target.parent
+    repo = find_worktree(folder)
+    if repo is not None:
+        # A key inside a repository can be committed, and the implementer works there.
+        raise BridgeError(
+            f"the state home {folder.parent} is inside the git repository {repo}: a key kept "
+            "there could be committed. Set AUTOPILOT_CODEX_HOME to a folder outside it; "
+            "nothing was stored"
+        )
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise BridgeError(f"{folder} is not a folder of yours: nothing was stored")
+    folder.chmod(0o700)
+    text = json.dumps(asdict(creds), indent=2) + "\n"
+    # mkstemp creates the file 0600 before anything is written into it.
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".credentials-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).chmod(0o600)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def remove(home: Path | None = None) -> bool:
+    """Delete the stored login; False when there was none."""
+    try:
+        path(home).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def api_key() -> str:
+    """The key a manager call uses: the stored one, else the environment's, else ""."""
+    stored = load()
+    if stored is not None:
+        return stored.api_key
+    return os.environ.get(KEY_VAR, "").strip()
+
+
+def has_key() -> bool:
+    return bool(api_key())
+
+
+def exposed() -> bool:
+    """Is the key exported into the environment the host (and so the implementer) starts
+    with? The bridge runs with the host's environment, so its own is the host's."""
+    return bool(os.environ.get(KEY_VAR, "").strip())
+
+
+def exposure_note() -> str:
+    """What `plan` and `doctor` say when the key is in the environment."""
+    return (
+        f"{KEY_VAR} is exported in the environment the host starts with, so the implementer "
+        "can read it (printenv, /proc) unless the wall hides it from its commands. Move it: "
+        f"`autopilot-codex login --from-env`, then remove the export of {KEY_VAR} from your "
+        "shell profile and restart the host; the wall's sandbox.credentials.envVars deny "
+        "hides it from sandboxed commands meanwhile."
+    )

@@ -1,0 +1,198 @@
+"""`login` keeps the manager's key in a user-only file of the state home: real files and modes,
+a manager call through the fake server with no key in the environment, and the key nowhere
+else (output, `status --json`, `doctor`, the ledger, the logs)."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex import credentials
+from autopilot_codex.cli import main
+from autopilot_codex.commands.doctor import render, run_checks
+from autopilot_codex.commands.login import login
+from autopilot_codex.config import load_config
+from autopilot_codex.guarded import spec_for
+from autopilot_codex.manager.openai_backend import api_key_problem
+from autopilot_codex.manager.prompts import redact
+from autopilot_codex.manager.select import backend_name
+from autopilot_codex.paths import project_dir, state_home
+from tests.conftest import PLANTED_KEY, payload, plan_body, run_hook_inproc, verdict_body
+from tests.fakes.openai_server import FakeOpenAI
+
+STORED_KEY = "sk-stored-LOGINKEY-9876543210fedcbaQRS"
+
+
+def cli(
+    capsys: pytest.CaptureFixture[str], *argv: str, stdin: str | None = None
+) -> tuple[int, str]:
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
+    try:
+        code = main(list(argv))
+    finally:
+        sys.stdin = sys.__stdin__
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def everything_under(home: Path) -> str:
+    """Every file of the state home but the stored login itself, as text."""
+    keep = credentials.path(home)
+    texts = [
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in home.rglob("*")
+        if p.is_file() and p != keep
+    ]
+    return "\n".join(texts)
+
+
+def test_login_from_stdin_writes_a_user_only_file_and_never_prints_the_key(capsys) -> None:
+    code, out = cli(capsys, "login", "-", stdin=STORED_KEY + "\n")
+    assert code == 0
+    where = credentials.path()
+    assert where == state_home() / "secret" / "credentials.json"
+    assert str(where) in out and STORED_KEY not in out
+    assert mode(where) == 0o600
+    assert mode(where.parent) == 0o700
+    assert json.loads(where.read_text())["api_key"] == STORED_KEY
+    # No temporary file is left beside it.
+    assert [p.name for p in where.parent.iterdir()] == ["credentials.json"]
+
+    code, out = cli(capsys, "login", "--status")
+    assert code == 0 and "a key is stored in" in out and "(mode 600)" in out
+    assert STORED_KEY not in out
+
+    code, out = cli(capsys, "logout")
+    assert code == 0 and "removed the stored key" in out
+    assert not where.exists()
+    code, out = cli(capsys, "login", "--status")
+    assert "no key stored" in out
+
+
+def test_login_tightens_a_loose_folder_and_replaces_the_file(capsys) -> None:
+    folder = credentials.path().parent
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    credentials.path().write_text('{"api_key": "sk-old-000000000000"}')
+    credentials.path().chmod(0o644)
+    assert cli(capsys, "login", "-", stdin=STORED_KEY)[0] == 0
+    assert mode(folder) == 0o700 and mode(credentials.path()) == 0o600
+    stored = credentials.load()
+    assert stored is not None and stored.api_key == STORED_KEY
+
+
+def test_login_from_env_takes_the_key_and_server(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-demo")
+    code, out = cli(capsys, "login", "--from-env")
+    assert code == 0 and PLANTED_KEY not in out
+    # Still exported: the user is told to remove the export.
+    assert "remove the export of OPENAI_API_KEY" in out
+    stored = credentials.load()
+    assert stored == credentials.Credentials(PLANTED_KEY, "http://127.0.0.1:9/v1", "org-demo")
+
+
+def test_login_reads_the_terminal_without_echo_and_refuses_an_empty_key(capsys) -> None:
+    asked: list[str] = []
+
+    def terminal(question: str) -> str:
+        asked.append(question)
+        return STORED_KEY
+
+    login(from_env=False, from_stdin=False, base_url=None, organization=None, prompt=terminal)
+    assert asked == ["OpenAI API key (not shown): "]
+    assert credentials.api_key() == STORED_KEY
+    code, out = cli(capsys, "login", "-", stdin="\n")
+    assert code == 1 and "no key given" in out
+    code, out = cli(capsys, "login", "-", stdin="sk two words\n")
+    assert code == 1 and "spaces" in out
+    assert credentials.api_key() == STORED_KEY
+
+
+def test_from_env_without_a_key_is_refused(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    code, out = cli(capsys, "login", "--from-env")
+    assert code == 1 and "OPENAI_API_KEY is not set here" in out
+    assert not credentials.path().exists()
+
+
+def test_the_stored_key_is_what_the_backend_and_the_checks_see(monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("PATH", "/nonexistent")  # no codex to fall back on
+    config = load_config()
+    assert api_key_problem() is not None
+    credentials.save(credentials.Credentials(STORED_KEY))
+    assert api_key_problem() is None
+    assert backend_name(config) == "openai"
+    assert "[REDACTED]" in redact(f"the key is {STORED_KEY}")
+    assert STORED_KEY not in redact(f"the key is {STORED_KEY}")
+
+
+def test_the_state_home_holding_the_login_is_hidden_by_the_wall(repo: Path) -> None:
+    hidden = spec_for(repo).hidden_paths()
+    assert state_home() in hidden
+    assert state_home() in credentials.path().parents
+
+
+def test_a_loop_runs_on_the_stored_key_alone_and_never_shows_it(
+    repo: Path, manager: FakeOpenAI, monkeypatch, capsys
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert cli(capsys, "login", "-", stdin=STORED_KEY)[0] == 0
+    manager.enqueue(plan_body(2), schema="Plan")
+    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "build", "it")
+    assert code == 0, out
+    assert "loop started" in out
+    # No key in the environment: nothing to warn about.
+    assert "is exported" not in out
+    assert manager.requests[0].headers["authorization"] == f"Bearer {STORED_KEY}"
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    stop = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    assert stop.json.get("decision") == "block"
+    assert all(r.headers["authorization"] == f"Bearer {STORED_KEY}" for r in manager.requests)
+    assert STORED_KEY not in stop.stdout
+
+    code, status_json = cli(capsys, "-C", str(repo), "status", "--json")
+    assert code == 0 and STORED_KEY not in status_json
+    doctor = render(run_checks(str(repo)))
+    assert STORED_KEY not in doctor
+    assert "stored by `autopilot-codex login`" in doctor
+    assert (project_dir(repo) / "events.jsonl").exists()
+    assert STORED_KEY not in everything_under(state_home())
+
+
+def test_the_stored_key_wins_over_the_environment(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    credentials.save(credentials.Credentials(STORED_KEY))
+    manager.enqueue(plan_body(1), schema="Plan")
+    code, out = cli(capsys, "-C", str(repo), "plan", "goal")
+    assert code == 0
+    assert manager.requests[0].headers["authorization"] == f"Bearer {STORED_KEY}"
+    # The environment's key is still exported where the implementer can read it: said.
+    assert "OPENAI_API_KEY is exported" in out
+    assert "autopilot-codex login --from-env" in out
+    assert PLANTED_KEY not in out and STORED_KEY not in out
+
+
+def test_doctor_says_the_exported_key_is_readable_and_how_to_move_it() -> None:
+    text = render(run_checks("."))
+    line = next(line for line in text.splitlines() if "OPENAI_API_KEY is exported" in line)
+    assert line.startswith("--")
+    assert "autopilot-codex login --from-env" in line and "envVars" in line
+    assert PLANTED_KEY not in text
+
+
+def test_a_state_home_inside_a_repository_is_refused(repo: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(repo / ".autopilot-codex"))
+    code, out = cli(capsys, "login", "-", stdin=STORED_KEY)
+    assert code == 1 and "could be committed" in out
+    assert not (repo / ".autopilot-codex" / "secret").exists()

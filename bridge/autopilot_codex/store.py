@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import typedjson, witness
+from . import ledger, typedjson, witness, witness_key
 from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
 from .paths import active_marker, project_dir, state_home
 from .state import (
@@ -26,7 +26,7 @@ from .state import (
     now_iso,
     parse_state,
 )
-from .witness import Witness
+from .witness import Damaged, Witness
 
 
 class Store:
@@ -46,6 +46,10 @@ class Store:
         self.marker = active_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
         self._witness: Witness | None = None
+        # Set when the bridge moved a changed ledger aside: the next witness anchors anew.
+        self._ledger_reset = False
+        # Whether this Store holds the lock: only then may an append re-seal the witness.
+        self._holding = False
 
     def excluded(self) -> tuple[str, ...]:
         """The loop's own files, kept out of every diff when the state home sits in the repo."""
@@ -64,9 +68,11 @@ class Store:
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             _acquire(fd, self.lock_timeout)
+            self._holding = True
             try:
                 yield
             finally:
+                self._holding = False
                 _release(fd)
         finally:
             os.close(fd)
@@ -79,11 +85,16 @@ class Store:
         Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
         checking it would be most of their cost.
         """
-        self._witness = witness.read(self.witness_path)
+        key = witness_key.load(self.home)
+        damage: str | None = None
+        try:
+            self._witness = witness.read(self.witness_path, key.secret)
+        except Damaged as exc:
+            self._witness, damage = None, str(exc)
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            if self._witness is not None and self.marker.exists():
+            if (self._witness is not None or damage) and self.marker.exists():
                 # Removing the state is how a user switches a loop off by hand (the ralph
                 # seed's own switch): the loop is off, the hooks stay quiet, and nothing
                 # writes the file back (peers recreated deleted state, oh-my-claudecode#2085).
@@ -115,11 +126,50 @@ class Store:
             state = parse_state(data)
         except typedjson.Invalid as exc:
             self._quarantine(str(exc))
-        if self._witness is not None and not self._witness.vouches(text):
+        if self._witness is None:
+            self._witness = self._adopt(key, text, damage)
+        if not self._witness.vouches(text):
             self._tampered("state.json was changed", self.state_path)
+        self._check_marker_and_ledger(key.secret)
         if not with_plan:
             return state.evolve(plan=UNLOADED_PLAN)
         return state.evolve(plan=self._load_plan(inline))
+
+    def _adopt(self, key: witness_key.Key, text: str, damage: str | None) -> Witness:
+        """The witness of a loop from before the keyed witness, taken over as it was when the
+        key was made; any other state without a witness that verifies is not trusted."""
+        entry = key.adoptable(self.dir.name, text)
+        if entry is None:
+            self._quarantine(
+                f"not vouched for by the bridge ({damage or 'witness.json is missing'})",
+                event="state.tampered",
+            )
+        # In memory until the next state write seals it (under the lock, as every write).
+        return Witness(
+            states=(witness.digest(text),),
+            plan=entry.get("plan", ""),
+            last=text,
+            ledger=ledger.end(self.events_path),
+            adopted=now_iso(),
+        )
+
+    def _check_marker_and_ledger(self, key: bytes) -> None:
+        seen = self._witness
+        assert seen is not None
+        if not seen.vouches_marker(_read_text(self.marker)):
+            self._tampered("the active marker was changed", self.marker)
+        _, problem = ledger.verify(self.events_path, key, seen.ledger)
+        if problem:
+            self._tampered(problem, self.events_path)
+
+    def _base_witness(self) -> Witness:
+        """The witness to build the next one on: the file (another process may have written
+        since this one loaded), else what this process loaded or adopted, else a new one."""
+        try:
+            fresh = witness.read(self.witness_path, witness_key.load(self.home).secret)
+        except Damaged:
+            fresh = None
+        return fresh or self._witness or Witness(ledger=ledger.end(self.events_path))
 
     def with_plan(self, state: State) -> State:
         if not isinstance(state.plan, UnloadedPlan):
@@ -149,9 +199,8 @@ class Store:
         _atomic_write(self.plan_path, text)
         # A copy to restore from if plan.json is ever changed by anything but the bridge.
         _atomic_write(self.plan_path.with_name("plan.json.bridge"), text)
-        seen = witness.read(self.witness_path) or Witness()
-        self._witness = Witness(seen.states, witness.digest(text), seen.last)
-        _atomic_write(self.witness_path, self._witness.to_json())
+        self._witness = self._base_witness().evolve(plan=witness.digest(text))
+        _atomic_write(self.witness_path, self._witness.to_json(self._key()))
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step.
@@ -162,30 +211,46 @@ class Store:
         state = state.evolve(updated_at=now_iso())
         if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
             self.save_plan(state.plan)
+        text = state.to_json()
+        on_disk = _read_text(self.marker)
         if state.status == "running":
             marker = marker_text(state)
+            self._vouch(text, marker, on_disk)
             # Rewritten only when it changes (owner or status): an fsync per hook adds up.
-            if _read_text(self.marker) != marker:
+            if on_disk != marker:
                 # The temp file goes in the loop's own directory: a leftover in the index
                 # would keep the launcher from answering idle hooks without Python.
                 _atomic_write(self.marker, marker, tmp_dir=self.dir)
-            self._write_state(state.to_json())
+            _atomic_write(self.state_path, text)
         else:
-            self._write_state(state.to_json())
+            self._vouch(text, None, on_disk)
+            _atomic_write(self.state_path, text)
             with contextlib.suppress(FileNotFoundError):
                 self.marker.unlink()
         return state
 
-    def _write_state(self, text: str) -> None:
-        """The witness first, then the state: a crash between leaves a state it still vouches for.
+    def _vouch(self, text: str, marker: str | None, marker_on_disk: str | None) -> None:
+        """The witness first, then the marker and the state: a crash between leaves files it
+        still vouches for.
 
         The witness is read afresh (the caller holds the lock): another process may have
-        written since this one loaded.
+        written since this one loaded. The ledger's anchor moves to where the ledger verifiably
+        ends: a line that does not verify stays after it, to be reported at the next load.
         """
-        seen = witness.read(self.witness_path) or Witness()
-        self._witness = seen.after(text, _read_text(self.state_path))
-        _atomic_write(self.witness_path, self._witness.to_json())
-        _atomic_write(self.state_path, text)
+        key = self._key()
+        seen = self._base_witness()
+        if self._ledger_reset:
+            anchor, self._ledger_reset = ledger.Anchor(), False
+        else:
+            anchor, _ = ledger.verify(self.events_path, key, seen.ledger)
+        seen = seen.after(
+            text, _read_text(self.state_path), marker=marker, marker_on_disk=marker_on_disk
+        )
+        self._witness = seen.evolve(ledger=anchor)
+        _atomic_write(self.witness_path, self._witness.to_json(key))
+
+    def _key(self) -> bytes:
+        return witness_key.load(self.home).secret
 
     def _tampered(self, what: str, changed: Path) -> NoReturn:
         """Stop the loop: keep the changed file aside, restore what the bridge last wrote."""
@@ -193,10 +258,14 @@ class Store:
         assert seen is not None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         kept = ""
-        aside = changed.with_name(f"{changed.name}.changed-{stamp}-{os.getpid()}")
+        # Kept in the loop's folder: a copy of a marker left in the index would be read as one.
+        name = "marker" if changed == self.marker else changed.name
+        aside = self.dir / f"{name}.changed-{stamp}-{os.getpid()}"
         with contextlib.suppress(OSError):
             os.replace(changed, aside)
             kept = f"; the changed file is kept at {aside}"
+        # A ledger moved aside starts again, with this event as its first line.
+        self._ledger_reset = changed == self.events_path and not changed.exists()
         backup = self.plan_path.with_name("plan.json.bridge")
         if changed == self.plan_path and backup.exists():
             _atomic_write(self.plan_path, backup.read_text(encoding="utf-8"))
@@ -226,14 +295,14 @@ class Store:
             return None
         return data if isinstance(data, dict) else None
 
-    def _quarantine(self, why: str) -> NoReturn:
+    def _quarantine(self, why: str, event: str = "state.corrupt") -> NoReturn:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
         with contextlib.suppress(OSError):
             os.replace(self.state_path, aside)
         with contextlib.suppress(FileNotFoundError):
             self.marker.unlink()
-        self.append_event("state.corrupt", decision="allow", reason=f"{why}; moved to {aside.name}")
+        self.append_event(event, decision="allow", reason=f"{why}; moved to {aside.name}")
         raise StateCorrupt(
             f"state.json was {why}; moved aside to {aside} and the loop is off. "
             "Start again with /autopilot-codex:codex-plan"
@@ -242,15 +311,29 @@ class Store:
     # -- ledger -------------------------------------------------------------------------
 
     def append_event(self, event: str, **fields: Any) -> None:
-        """One JSON object per line, written with a single append so lines never interleave."""
+        """One JSON object per line, sealed and chained to the line before (`ledger`)."""
         record = {"ts": now_iso(), "event": event, **fields}
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        record.pop("mac", None)  # the seal's own field
+        key = self._key()
+        ledger.append(self.events_path, key, record)
+        if self._holding:
+            self._anchor(key)
+
+    def _anchor(self, key: bytes) -> None:
+        """Move the witness's ledger anchor past the lines just appended, so cutting them off
+        is noticed too. Only under the lock (the witness has one writer at a time), and only
+        for a loop whose witness verifies. Lines appended without the lock are sealed all the
+        same; until the next state write, only cutting them off the end goes unnoticed."""
         try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+            seen = witness.read(self.witness_path, key)
+        except Damaged:
+            return
+        if seen is None:
+            return
+        anchor, _ = ledger.verify(self.events_path, key, seen.ledger)
+        if anchor != seen.ledger:
+            self._witness = seen.evolve(ledger=anchor)
+            _atomic_write(self.witness_path, self._witness.to_json(key))
 
     def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
         """The last events, read from the end of the file so a long ledger costs nothing."""

@@ -12,7 +12,6 @@ and never interleave; the lock is held for one read of the last line and one wri
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import os
@@ -103,7 +102,8 @@ def _sealed(key: bytes, previous: bytes, body: bytes) -> bytes:
 
 
 def _seal(key: bytes, data: bytes) -> str:
-    return hmac.new(key, data, hashlib.sha256).hexdigest()
+    # The one-shot digest: a few times faster than an hmac object, for the line-by-line check.
+    return hmac.digest(key, data, "sha256").hex()
 
 
 def _mac_of(line: bytes) -> str:

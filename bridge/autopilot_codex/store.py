@@ -48,8 +48,10 @@ class Store:
         self._witness: Witness | None = None
         # Set when the bridge moved a changed ledger aside: the next witness anchors anew.
         self._ledger_reset = False
-        # Whether this Store holds the lock: only then may an append re-seal the witness.
+        # Whether this Store holds the lock (only then may the witness be re-sealed), and
+        # whether events were appended under it (the witness's anchor moves past them).
         self._holding = False
+        self._appended = False
 
     def excluded(self) -> tuple[str, ...]:
         """The loop's own files, kept out of every diff when the state home sits in the repo."""
@@ -72,8 +74,12 @@ class Store:
             try:
                 yield
             finally:
-                self._holding = False
-                _release(fd)
+                try:
+                    if self._appended:
+                        self._anchor()
+                finally:
+                    self._holding = self._appended = False
+                    _release(fd)
         finally:
             os.close(fd)
 
@@ -314,16 +320,16 @@ class Store:
         """One JSON object per line, sealed and chained to the line before (`ledger`)."""
         record = {"ts": now_iso(), "event": event, **fields}
         record.pop("mac", None)  # the seal's own field
-        key = self._key()
-        ledger.append(self.events_path, key, record)
-        if self._holding:
-            self._anchor(key)
+        ledger.append(self.events_path, self._key(), record)
+        self._appended = self._appended or self._holding
 
-    def _anchor(self, key: bytes) -> None:
-        """Move the witness's ledger anchor past the lines just appended, so cutting them off
-        is noticed too. Only under the lock (the witness has one writer at a time), and only
-        for a loop whose witness verifies. Lines appended without the lock are sealed all the
-        same; until the next state write, only cutting them off the end goes unnoticed."""
+    def _anchor(self) -> None:
+        """Move the witness's ledger anchor past the lines appended under the lock, once as the
+        lock is let go, so cutting them off is noticed too. Only under the lock (the witness
+        has one writer at a time), and only for a loop whose witness verifies. Lines appended
+        without the lock are sealed all the same; until the next state write, only cutting
+        them off the end goes unnoticed."""
+        key = self._key()
         try:
             seen = witness.read(self.witness_path, key)
         except Damaged:

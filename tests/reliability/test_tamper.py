@@ -359,3 +359,17 @@ def test_the_rails_keep_the_implementer_s_tools_off_the_key(planned: Path, hook:
         out = hook("PreToolUse", payload("PreToolUse", planned, **call)).json
         specific = out.get("hookSpecificOutput", {})
         assert specific.get("permissionDecision") == "deny", call
+
+
+def test_a_marker_edited_to_admit_every_session_is_noticed_at_the_next_hook(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    marker = active_marker(planned)
+    data = json.loads(marker.read_text())
+    data["owner"] = "driver"  # every session's hooks admitted, as for a rounds run
+    marker.write_text(json.dumps(data) + "\n")
+    out = hook("Stop", payload("Stop", planned, session="another-session")).json
+    assert "the active marker was changed" in out["systemMessage"]
+    assert state_of(planned)["status"] == "stopped"
+    assert list(project_dir(planned).glob("marker.changed-*"))
+    assert manager.requests_for(schema="Verdict") == []

@@ -210,8 +210,10 @@ def _settle(store: Store, asked: Asked, outcome: Outcome[Any], session_id: str |
             raise BridgeError("no answer: the loop was removed while the manager answered")
         state, mine = inflight.release_call(state, asked.token)
         # A reservation reclaimed meanwhile (the call overran its deadline) was charged its
-        # worst case then, which covers what the call cost.
-        cost = outcome.cost_usd if mine is not None else 0.0
+        # worst case then, which covers what the call cost; a loop planned anew meanwhile
+        # never held it, and is charged what the call cost, as before reservations.
+        reclaimed = mine is None and state.generation == asked.generation
+        cost = 0.0 if reclaimed else outcome.cost_usd
         state = store.save(guards.charge(state, cost))
         moot = state.generation != asked.generation or state.status != "running"
         decision = "discarded" if moot else ("answered" if outcome.ok else "failed")

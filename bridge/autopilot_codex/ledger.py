@@ -15,9 +15,8 @@ from __future__ import annotations
 import hmac
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 _FIELD = b', "mac": "'
 _HEX = 64
@@ -25,8 +24,7 @@ _SUFFIX = len(_FIELD) + _HEX + 2  # the field, the digest, the closing quote and
 _CHUNK = 8192
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(NamedTuple):
     """The ledger's length in bytes and the `mac` of its last line when the bridge looked."""
 
     size: int = 0

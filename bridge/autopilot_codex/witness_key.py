@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import BridgeError
@@ -25,11 +24,14 @@ from .witness import digest
 KEY_BYTES = 32
 
 
-@dataclass(frozen=True)
 class Key:
-    secret: bytes
-    # project key -> {"state": digest, "plan": digest}: the loops that predate the key.
-    legacy: dict[str, dict[str, str]] = field(default_factory=dict)
+    # A plain class: a dataclass costs every hook its generated code.
+    __slots__ = ("legacy", "secret")
+
+    def __init__(self, secret: bytes, legacy: dict[str, dict[str, str]]) -> None:
+        self.secret = secret
+        # project key -> {"state": digest, "plan": digest}: the loops that predate the key.
+        self.legacy = legacy
 
     def adoptable(self, project: str, state_text: str) -> dict[str, str] | None:
         entry = self.legacy.get(project)

@@ -158,9 +158,22 @@ def _path_reason(raw: str, cwd: str, where: Where, *, reading: bool = False) -> 
         resolved = resolve(candidate, cwd)
         if resolved == where.config_file:
             return ("supervisor", "the loop's config.json holds the user's settings, not yours")
-        if inside(resolved, where.home):
+        if inside(resolved, where.home) or _glob_reaches(candidate, cwd, where.home):
             return ("state", "the loop's own state is written only by autopilot-codex itself")
     return None
+
+
+def _glob_reaches(raw: str, cwd: str, home: Path) -> bool:
+    """A pattern the shell expands (`~/.autopilot-codex*/secret/*`) names what it matches now."""
+    if not any(c in raw for c in "*?["):
+        return False
+    import glob
+    import itertools
+
+    # os.path and glob, not Path.glob: the pattern is often absolute, and Path.glob takes none.
+    pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
+    matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
+    return any(inside(resolve(match, cwd), home) for match in matches)
 
 
 def _where(worktree: Path, config: Config) -> Where:

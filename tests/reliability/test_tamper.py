@@ -354,6 +354,8 @@ def test_the_rails_keep_the_implementer_s_tools_off_the_key(planned: Path, hook:
         {"tool_name": "Bash", "tool_input": {"command": f"cat {key}"}},
         {"tool_name": "Bash", "tool_input": {"command": f"cp {key} /tmp/k"}},
         {"tool_name": "Write", "tool_input": {"file_path": key, "content": "{}"}},
+        {"tool_name": "Bash", "tool_input": {"command": f"cat {state_home()}*/secret/*"}},
+        {"tool_name": "Bash", "tool_input": {"command": f"grep -r . {state_home()}"}},
     ]
     for call in calls:
         out = hook("PreToolUse", payload("PreToolUse", planned, **call)).json

@@ -79,6 +79,27 @@ def verify(path: Path, key: bytes, anchor: Anchor) -> tuple[Anchor, str | None]:
     return Anchor(position, previous), None
 
 
+def audit(path: Path, key: bytes, origin: Anchor, anchor: Anchor) -> str | None:
+    """The whole history since `origin`, line by line: what the per-hook check (`verify`,
+    from the last anchor on) cannot see, a line rewritten before the anchor. For the user's
+    own look (`status`, `resume`), not for every hook."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    if len(data) < max(origin.size, anchor.size):
+        return f"events.jsonl was cut short ({len(data)} of {anchor.size} bytes)"
+    position, previous = origin.size, origin.mac
+    for raw in data[origin.size :].split(b"\n")[:-1]:
+        mac = _mac_of(raw)
+        if not mac or not hmac.compare_digest(mac, _seal(key, previous.encode("ascii") + _body_of(raw))):
+            return f"events.jsonl was rewritten (at byte {position})"
+        position, previous = position + len(raw) + 1, mac
+        if position == anchor.size and mac != anchor.mac:
+            return f"events.jsonl was rewritten (at byte {position})"
+    return None
+
+
 def end(path: Path) -> Anchor:
     """Where the ledger ends now, unverified: the anchor of a loop taken over from a release
     that did not seal its lines (from here on, every line must be sealed)."""

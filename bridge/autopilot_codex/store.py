@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import ledger, typedjson, witness, witness_key
-from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
+from .errors import BridgeError, StateCorrupt, permission_denied
+from .fileio import acquire as _acquire
+from .fileio import atomic_write as _atomic_write
+from .fileio import read_text as _read_text
+from .fileio import release as _release
 from .paths import active_marker, project_dir, state_home
 from .state import (
     SCHEMA_VERSION,
@@ -151,11 +155,13 @@ class Store:
                 event="state.tampered",
             )
         # In memory until the next state write seals it (under the lock, as every write).
+        end = ledger.end(self.events_path)
         return Witness(
             states=(witness.digest(text),),
             plan=entry.get("plan", ""),
             last=text,
-            ledger=ledger.end(self.events_path),
+            ledger=end,
+            origin=end,
             adopted=now_iso(),
         )
 
@@ -175,7 +181,21 @@ class Store:
             fresh = witness.read(self.witness_path, witness_key.load(self.home).secret)
         except Damaged:
             fresh = None
-        return fresh or self._witness or Witness(ledger=ledger.end(self.events_path))
+        known = fresh or self._witness
+        if known is not None:
+            return known
+        end = ledger.end(self.events_path)
+        return Witness(ledger=end, origin=end)
+
+    def audit(self) -> None:
+        """The whole ledger since its origin, for the user's own look (`status`, `resume`):
+        a line rewritten before the last anchor is caught here. Call after `load`."""
+        seen = self._witness
+        if seen is None:
+            return
+        problem = ledger.audit(self.events_path, self._key(), seen.origin, seen.ledger)
+        if problem:
+            self._tampered(problem, self.events_path)
 
     def with_plan(self, state: State) -> State:
         if not isinstance(state.plan, UnloadedPlan):
@@ -247,6 +267,7 @@ class Store:
         seen = self._base_witness()
         if self._ledger_reset:
             anchor, self._ledger_reset = ledger.Anchor(), False
+            seen = seen.evolve(origin=anchor)
         else:
             anchor, _ = ledger.verify(self.events_path, key, seen.ledger)
         seen = seen.after(
@@ -367,68 +388,3 @@ def marker_text(state: State) -> str:
         "owner": state.owner,
     }
     return json.dumps(fields) + "\n"
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
-    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
-    or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    folder = tmp_dir or path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
-    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-try:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-except ImportError:  # pragma: no cover - Windows
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-        except OSError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-
-
-def _acquire(fd: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    delay = 0.002
-    while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            raise LockTimeout(f"another autopilot-codex hook held the lock for over {timeout:g}s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)

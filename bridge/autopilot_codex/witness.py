@@ -51,6 +51,9 @@ class Witness:
     # Digests of the active markers the bridge last wrote (ABSENT: none); empty: not checked.
     markers: tuple[str, ...] = ()
     ledger: Anchor = Anchor()
+    # Where the ledger's verified history begins: 0 for a loop born here, the end of what an
+    # older release (or a loop whose evidence was lost) left, for one taken over.
+    origin: Anchor = Anchor()
     # When a loop from before the keyed witness was taken over ("" for a loop born keyed).
     adopted: str = ""
 
@@ -100,6 +103,7 @@ def _body(seen: Witness) -> dict[str, object]:
         "last": seen.last,
         "markers": list(seen.markers),
         "ledger": {"size": seen.ledger.size, "mac": seen.ledger.mac},
+        "origin": {"size": seen.origin.size, "mac": seen.origin.mac},
         "adopted": seen.adopted,
     }
 
@@ -126,13 +130,14 @@ def read(path: Path, key: bytes) -> Witness | None:
     if not isinstance(mac, str) or not hmac.compare_digest(mac, seal(key, _canonical(data))):
         raise Damaged("witness.json does not carry the bridge's seal")
     try:
-        ledger = data["ledger"]
+        ledger, origin = data["ledger"], data["origin"]
         return Witness(
             states=tuple(_strings(data["states"])),
             plan=str(data["plan"]),
             last=str(data["last"]),
             markers=tuple(_strings(data["markers"])),
             ledger=Anchor(int(ledger["size"]), str(ledger["mac"])),
+            origin=Anchor(int(origin["size"]), str(origin["mac"])),
             adopted=str(data["adopted"]),
         )
     except (KeyError, TypeError, ValueError) as exc:

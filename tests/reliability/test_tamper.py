@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from autopilot_codex.paths import active_marker, project_dir
 from tests.conftest import edit_payload, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
@@ -375,3 +377,30 @@ def test_a_marker_edited_to_admit_every_session_is_noticed_at_the_next_hook(
     assert state_of(planned)["status"] == "stopped"
     assert list(project_dir(planned).glob("marker.changed-*"))
     assert manager.requests_for(schema="Verdict") == []
+
+
+def test_a_line_rewritten_before_the_last_anchor_is_caught_by_the_user_s_status(
+    planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hooks check what was appended since the last anchor; `status` checks all of it."""
+    from autopilot_codex.cli import main
+
+    ledger = project_dir(planned) / "events.jsonl"
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    hook("Stop", payload("Stop", planned))  # more lines, and the anchor moves past them
+    lines = ledger.read_text().splitlines(keepends=True)
+    assert len(lines) >= 2
+    # The plan's tokens, rewritten to the same length, its old seal kept.
+    assert '"tokens_in": 1000' in lines[0]
+    lines[0] = lines[0].replace('"tokens_in": 1000', '"tokens_in": 9999')
+    ledger.write_text("".join(lines))
+    # A hook does not read history before the anchor (that would cost every hook) ...
+    hook("PostToolUse", payload("PostToolUse", planned, tool_name="Read"))
+    # ... the user's look does.
+    code = main(["-C", str(planned), "status"])
+    out = capsys.readouterr()
+    assert code != 0 and "events.jsonl was rewritten" in out.out + out.err
+    assert state_of(planned)["status"] == "stopped"
+    assert len(list(project_dir(planned).glob("events.jsonl.changed-*"))) == 1
+    # The history kept aside, the new ledger starts clean: the next look passes.
+    assert main(["-C", str(planned), "status"]) == 0

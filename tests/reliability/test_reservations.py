@@ -219,3 +219,44 @@ def test_every_budget_guard_counts_what_is_in_flight(
         assert "reserved by a manager call in flight" in blocked[1].reason
     else:
         assert blocked is not None and blocked[0].status == outcome
+
+
+def test_a_stop_s_verdict_counts_an_ask_in_flight(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Stop's budget guard sees the question's reservation: the verdict waits, the loop is
+    not stopped for a budget that is only held."""
+    from autopilot_codex.cli import main
+    from tests.conftest import payload, run_hook_inproc
+
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "build", "it"]) == 0
+    capsys.readouterr()
+    worst = worst_case(repo, manager)
+    set_budget(repo, lambda used: used + 1.5 * worst)
+    reached = threading.Event()
+    release = threading.Event()
+
+    def hold(request: LoggedRequest) -> Reply:
+        if request.schema_name == "Consultation":
+            reached.set()
+            release.wait(PATIENCE_S)
+            return Reply(body=consultation())
+        return Reply(status=500)
+
+    manager.responder = hold
+    asking = ask_process(repo, "question 1")
+    try:
+        assert reached.wait(PATIENCE_S), "the ask never reached the manager"
+        out = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch).json
+    finally:
+        release.set()
+    assert "decision" not in out  # the turn ends; nothing was judged
+    assert "reserved by a manager call in flight" in out["systemMessage"]
+    assert manager.requests_for(schema="Verdict") == []
+    assert asking.communicate(timeout=PATIENCE_S)[0].startswith("Manager's answer")
+    state = json.loads((project_dir(repo) / "state.json").read_text())
+    assert state["status"] == "running" and state["reservations"] == []

@@ -95,16 +95,11 @@ class Store:
         Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
         checking it would be most of their cost.
         """
-        key = witness_key.load(self.home)
-        damage: str | None = None
-        try:
-            self._witness = witness.read(self.witness_path, key.secret)
-        except Damaged as exc:
-            self._witness, damage = None, str(exc)
+        self._witness = None
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            if (self._witness is not None or damage) and self.marker.exists():
+            if self.witness_path.exists() and self.marker.exists():
                 # Removing the state is how a user switches a loop off by hand (the ralph
                 # seed's own switch): the loop is off, the hooks stay quiet, and nothing
                 # writes the file back (peers recreated deleted state, oh-my-claudecode#2085).
@@ -131,6 +126,14 @@ class Store:
                     f"(schema {version}); update the plugin"
                 )
             data = migrate(data)
+        # The key only once there is a state to check: a look at a worktree with no loop
+        # writes nothing.
+        key = witness_key.load(self.home)
+        damage: str | None = None
+        try:
+            self._witness = witness.read(self.witness_path, key.secret)
+        except Damaged as exc:
+            damage = str(exc)
         inline = data.pop("plan", None) if isinstance(data, dict) else None
         try:
             state = parse_state(data)

@@ -191,3 +191,11 @@ def test_a_v1_loop_without_any_witness_is_taken_over_when_it_predates_the_key(
     plant_v1(repo)
     state = Store(repo).load()
     assert state is not None and state.goal == "write two files"
+
+
+def test_a_look_at_a_worktree_with_no_loop_makes_no_key(repo: Path) -> None:
+    from autopilot_codex.paths import state_home
+    from autopilot_codex.witness_key import key_path
+
+    assert Store(repo).load() is None
+    assert not key_path(state_home()).exists()

@@ -1,6 +1,10 @@
 """Where a loop's files live and how they are written: the lock around a read-modify-write,
 atomic writes, the active-loop marker the gate reads, the event ledger, and quarantine of a
 file that cannot be trusted.
+
+Every load checks the keyed witness (`witness`): the state, the plan, the active marker and
+the ledger's anchor (`ledger`) must be what the bridge last wrote; anything else stops the loop
+as tampering, and a state no witness vouches for is moved aside, never trusted.
 """
 
 from __future__ import annotations

@@ -300,9 +300,10 @@ class Store:
             kept = f"; the changed file is kept at {aside}"
         # A ledger moved aside starts again, with this event as its first line.
         self._ledger_reset = changed == self.events_path and not changed.exists()
-        backup = self.plan_path.with_name("plan.json.bridge")
-        if changed == self.plan_path and backup.exists():
-            _atomic_write(self.plan_path, backup.read_text(encoding="utf-8"))
+        copy = _read_text(self.plan_path.with_name("plan.json.bridge"))
+        # Restored only when the witness vouches for the copy: it can be edited too.
+        if changed == self.plan_path and copy is not None and witness.digest(copy) == seen.plan:
+            _atomic_write(self.plan_path, copy)
         why = f"{what} outside the bridge{kept}"
         try:
             last = parse_state(migrate(json.loads(seen.last)))

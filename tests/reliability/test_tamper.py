@@ -404,3 +404,20 @@ def test_a_line_rewritten_before_the_last_anchor_is_caught_by_the_user_s_status(
     assert len(list(project_dir(planned).glob("events.jsonl.changed-*"))) == 1
     # The history kept aside, the new ledger starts clean: the next look passes.
     assert main(["-C", str(planned), "status"]) == 0
+
+
+def test_a_plan_and_its_backup_edited_together_never_come_back_as_the_plan(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    plan = project_dir(planned) / "plan.json"
+    original = plan.read_text()
+    data = json.loads(original)
+    data["tasks"][0]["acceptance"] = ["anything goes"]
+    forged = json.dumps(data)
+    plan.write_text(forged)
+    plan.with_name("plan.json.bridge").write_text(forged)
+    out = hook("Stop", payload("Stop", planned)).json
+    assert "plan.json was changed outside the bridge" in out["systemMessage"]
+    assert state_of(planned)["status"] == "stopped"
+    assert not plan.exists() or plan.read_text() != forged
+    assert manager.requests_for(schema="Verdict") == []

@@ -22,6 +22,7 @@ _FIELD = b', "mac": "'
 _HEX = 64
 _SUFFIX = len(_FIELD) + _HEX + 2  # the field, the digest, the closing quote and brace
 _CHUNK = 8192
+REPLAYED = "witness.json is older than the ledger (an earlier copy was put back)"
 
 
 class Anchor(NamedTuple):
@@ -44,11 +45,15 @@ def append(path: Path, key: bytes, record: dict[str, Any]) -> None:
         os.close(fd)  # closing drops the lock
 
 
-def verify(path: Path, key: bytes, anchor: Anchor) -> tuple[Anchor, str | None]:
+def verify(
+    path: Path, key: bytes, anchor: Anchor, serial: int | None = None
+) -> tuple[Anchor, str | None]:
     """Where the ledger verifiably ends now, and what is wrong with it (None: nothing).
 
     Only what follows the anchor is read, and the line the anchor ends on: a hook pays for the
-    lines written since the last state write, not for the whole history.
+    lines written since the last state write, not for the whole history. With `serial` (the
+    witness's), a line written under a later witness than this one is a problem too: the
+    witness was put back from an older copy.
     """
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -75,6 +80,8 @@ def verify(path: Path, key: bytes, anchor: Anchor) -> tuple[Anchor, str | None]:
         expected = _seal(key, previous.encode("ascii") + _body_of(raw))
         if not mac or not hmac.compare_digest(mac, expected):
             return Anchor(position, previous), "events.jsonl holds a line the bridge did not write"
+        if serial is not None and _serial_of(raw) > serial:
+            return Anchor(position, previous), REPLAYED
         position, previous = position + len(raw) + 1, mac
     return Anchor(position, previous), None
 
@@ -113,6 +120,38 @@ def end(path: Path) -> Anchor:
         return Anchor(size, _mac_of(_line_ending_at(fd, size)) if size else "")
     finally:
         os.close(fd)
+
+
+def newest(path: Path, anchor: Anchor) -> dict[str, float]:
+    """The highest spend, iteration and witness serial the sealed lines after `anchor` name:
+    what a loop whose state and witness were put back from an older copy had reached."""
+    found = {"budget_used_usd": 0.0, "iteration": 0.0, "witness": 0.0}
+    try:
+        with path.open("rb") as handle:
+            handle.seek(anchor.size)
+            rest = handle.read()
+    except OSError:
+        return found
+    for raw in rest.split(b"\n"):
+        if not _mac_of(raw):
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        for name in found:
+            value = record.get(name) if isinstance(record, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                found[name] = max(found[name], float(value))
+    return found
+
+
+def _serial_of(line: bytes) -> int:
+    try:
+        value = json.loads(_body_of(line)).get("witness", 0)
+    except (ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) else 0
 
 
 def _sealed(key: bytes, previous: bytes, body: bytes) -> bytes:

@@ -56,6 +56,8 @@ class Store:
         self._witness: Witness | None = None
         # Set when the bridge moved a changed ledger aside: the next witness anchors anew.
         self._ledger_reset = False
+        # What the sealed ledger says the loop reached, when an older witness was put back.
+        self._reached: dict[str, float] = {}
         # Whether this Store holds the lock (only then may the witness be re-sealed), and
         # whether events were appended under it (the witness's anchor moves past them).
         self._holding = False
@@ -177,7 +179,12 @@ class Store:
         assert seen is not None
         if not seen.vouches_marker(_read_text(self.marker)):
             self._tampered("the active marker was changed", self.marker)
-        _, problem = ledger.verify(self.events_path, key, seen.ledger)
+        _, problem = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
+        if problem == ledger.REPLAYED:
+            # The ledger is the bridge's; the witness and state are an older pair put back.
+            # What the loop had reached comes from the sealed lines, not from the old copy.
+            self._reached = ledger.newest(self.events_path, seen.ledger)
+            self._tampered(problem, self.witness_path)
         if problem:
             self._tampered(problem, self.events_path)
 
@@ -232,8 +239,7 @@ class Store:
         _atomic_write(self.plan_path, text)
         # A copy to restore from if plan.json is ever changed by anything but the bridge.
         _atomic_write(self.plan_path.with_name("plan.json.bridge"), text)
-        self._witness = self._base_witness().evolve(plan=witness.digest(text))
-        _atomic_write(self.witness_path, self._witness.to_json(self._key()))
+        self._write_witness(self._base_witness().evolve(plan=witness.digest(text)), self._key())
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step.
@@ -276,11 +282,15 @@ class Store:
             anchor, self._ledger_reset = ledger.Anchor(), False
             seen = seen.evolve(origin=anchor)
         else:
-            anchor, _ = ledger.verify(self.events_path, key, seen.ledger)
+            anchor, _ = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
         seen = seen.after(
             text, _read_text(self.state_path), marker=marker, marker_on_disk=marker_on_disk
         )
-        self._witness = seen.evolve(ledger=anchor)
+        self._write_witness(seen.evolve(ledger=anchor), key)
+
+    def _write_witness(self, seen: Witness, key: bytes) -> None:
+        floor = int(self._reached.get("witness", 0))
+        self._witness = seen.evolve(serial=max(seen.serial, floor) + 1)
         _atomic_write(self.witness_path, self._witness.to_json(key))
 
     def _key(self) -> bytes:
@@ -309,6 +319,11 @@ class Store:
             last = parse_state(migrate(json.loads(seen.last)))
         except (ValueError, typedjson.Invalid):
             self._quarantine(why)
+        reached = self._reached
+        last = last.evolve(
+            budget_used_usd=max(last.budget_used_usd, reached.get("budget_used_usd", 0.0)),
+            iteration=max(last.iteration, int(reached.get("iteration", 0))),
+        )
         self.save(last.evolve(status="stopped", stop_reason=why))
         self.append_event("state.tampered", decision="stopped", reason=why)
         raise StateCorrupt(
@@ -349,6 +364,7 @@ class Store:
         """One JSON object per line, sealed and chained to the line before (`ledger`)."""
         record = {"ts": now_iso(), "event": event, **fields}
         record.pop("mac", None)  # the seal's own field
+        record["witness"] = self._witness.serial if self._witness is not None else 0
         ledger.append(self.events_path, self._key(), record)
         self._appended = self._appended or self._holding
 
@@ -365,10 +381,9 @@ class Store:
             return
         if seen is None:
             return
-        anchor, _ = ledger.verify(self.events_path, key, seen.ledger)
+        anchor, _ = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
         if anchor != seen.ledger:
-            self._witness = seen.evolve(ledger=anchor)
-            _atomic_write(self.witness_path, self._witness.to_json(key))
+            self._write_witness(seen.evolve(ledger=anchor), key)
 
     def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
         """The last events, read from the end of the file so a long ledger costs nothing."""

@@ -56,6 +56,9 @@ class Witness:
     origin: Anchor = Anchor()
     # When a loop from before the keyed witness was taken over ("" for a loop born keyed).
     adopted: str = ""
+    # One more at every write. Each ledger line names the serial its writer knew, so an older
+    # witness put back (with the state it vouched for) is given away by the newer lines.
+    serial: int = 0
 
     def vouches(self, text: str) -> bool:
         return digest(text) in self.states
@@ -105,6 +108,7 @@ def _body(seen: Witness) -> dict[str, object]:
         "ledger": {"size": seen.ledger.size, "mac": seen.ledger.mac},
         "origin": {"size": seen.origin.size, "mac": seen.origin.mac},
         "adopted": seen.adopted,
+        "serial": seen.serial,
     }
 
 
@@ -139,6 +143,7 @@ def read(path: Path, key: bytes) -> Witness | None:
             ledger=Anchor(int(ledger["size"]), str(ledger["mac"])),
             origin=Anchor(int(origin["size"]), str(origin["mac"])),
             adopted=str(data["adopted"]),
+            serial=int(data["serial"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         # Sealed but malformed: only a bug of ours could write it; still never trusted.

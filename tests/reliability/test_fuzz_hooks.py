@@ -202,6 +202,8 @@ class Fixture:
         # The bridge's record of what it wrote goes back with the state it vouches for.
         self.witness = state_path(repo).with_name("witness.json").read_bytes()
         self.marker = marker_of(repo).read_bytes()
+        # And the ledger: a witness put back over a longer ledger is an older copy replayed.
+        self.ledger = state_path(repo).with_name("events.jsonl").read_bytes()
 
     def reset(self) -> None:
         from autopilot_codex.store import Store
@@ -213,6 +215,7 @@ class Fixture:
             state_path(self.repo).with_name("witness.json").write_bytes(self.witness)
             marker_of(self.repo).parent.mkdir(parents=True, exist_ok=True)
             marker_of(self.repo).write_bytes(self.marker)
+            state_path(self.repo).with_name("events.jsonl").write_bytes(self.ledger)
 
     def check(self, event: str, raw: bytes) -> HookRun:
         self.reset()

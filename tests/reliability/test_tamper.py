@@ -421,3 +421,29 @@ def test_a_plan_and_its_backup_edited_together_never_come_back_as_the_plan(
     assert state_of(planned)["status"] == "stopped"
     assert not plan.exists() or plan.read_text() != forged
     assert manager.requests_for(schema="Verdict") == []
+
+
+def test_an_older_state_and_witness_put_back_together_are_given_away_by_the_ledger(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
+    """A copy of the pair the bridge once wrote (less budget spent) is replayed later."""
+    path = state_path(planned)
+    witness_file = path.with_name("witness.json")
+    old_state, old_witness = path.read_text(), witness_file.read_text()
+    for _ in range(2):
+        manager.enqueue(verdict_body("continue"), schema="Verdict")
+        hook("PostToolUse", payload("PostToolUse", planned, tool_name="Read"))
+        hook("Stop", payload("Stop", planned, stop_hook_active=True))
+    spent = state_of(planned)["budget_used_usd"]
+    assert spent > json.loads(old_state)["budget_used_usd"]
+    path.write_text(old_state)
+    witness_file.write_text(old_witness)
+    out = hook("Stop", payload("Stop", planned)).json
+    assert "an earlier copy was put back" in out["systemMessage"]
+    assert state_of(planned)["status"] == "stopped"
+    assert state_of(planned)["budget_used_usd"] >= spent  # what the sealed ledger says
+    # Settled: the next look finds nothing more (the witness is newer than every line now).
+    from autopilot_codex.store import Store
+
+    assert Store(planned).load() is not None
+    assert [e["event"] for e in events_of(planned)].count("state.tampered") == 1

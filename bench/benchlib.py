@@ -352,11 +352,14 @@ def last_event(repo: Path, home: Path) -> str:
 def vouch(state_path: Path, text: str) -> None:
     """Write a scenario's state.json and record it in the bridge's witness, as the bridge's own
     write would be: a state written by anything else stops the loop (tamper evidence)."""
-    from autopilot_codex import witness
+    from autopilot_codex import witness, witness_key
 
+    # <home>/projects/<key>/state.json: the witness is sealed with that home's key.
+    key = witness_key.load(state_path.parents[2]).secret
     path = state_path.with_name("witness.json")
-    seen = witness.read(path) or witness.Witness()
-    path.write_text(witness.Witness((witness.digest(text),), seen.plan, text).to_json())
+    seen = witness.read(path, key) or witness.Witness()
+    vouched = seen.evolve(states=(witness.digest(text),), last=text, serial=seen.serial + 1)
+    path.write_text(vouched.to_json(key))
     state_path.write_text(text)
 
 

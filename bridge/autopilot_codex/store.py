@@ -290,8 +290,10 @@ class Store:
 
     def _write_witness(self, seen: Witness, key: bytes) -> None:
         floor = int(self._reached.get("witness", 0))
-        self._witness = seen.evolve(serial=max(seen.serial, floor) + 1)
-        _atomic_write(self.witness_path, self._witness.to_json(key))
+        sealed = seen.evolve(serial=max(seen.serial, floor) + 1)
+        _atomic_write(self.witness_path, sealed.to_json(key))
+        # Only once on disk: a line may never name a serial no witness on disk has.
+        self._witness = sealed
 
     def _key(self) -> bytes:
         return witness_key.load(self.home).secret

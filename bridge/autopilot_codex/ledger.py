@@ -89,7 +89,7 @@ def verify(
 def audit(path: Path, key: bytes, origin: Anchor, anchor: Anchor) -> str | None:
     """The whole history since `origin`, line by line: what the per-hook check (`verify`,
     from the last anchor on) cannot see, a line rewritten before the anchor. For the user's
-    own look (`status`, `resume`), not for every hook."""
+    `resume`, not for every hook."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:

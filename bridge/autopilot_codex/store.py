@@ -202,8 +202,9 @@ class Store:
         return Witness(ledger=end, origin=end)
 
     def audit(self) -> None:
-        """The whole ledger since its origin, for the user's own look (`status`, `resume`):
-        a line rewritten before the last anchor is caught here. Call after `load`."""
+        """The whole ledger since its origin, when the user resumes a loop: a line rewritten
+        before the last anchor is caught here. Not on hooks nor `status`, which must stay flat
+        at 100,000 events (a few microseconds a line). Call after `load`."""
         seen = self._witness
         if seen is None:
             return

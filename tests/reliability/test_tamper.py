@@ -379,10 +379,10 @@ def test_a_marker_edited_to_admit_every_session_is_noticed_at_the_next_hook(
     assert manager.requests_for(schema="Verdict") == []
 
 
-def test_a_line_rewritten_before_the_last_anchor_is_caught_by_the_user_s_status(
+def test_a_line_rewritten_before_the_last_anchor_is_caught_by_the_user_s_resume(
     planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Hooks check what was appended since the last anchor; `status` checks all of it."""
+    """Hooks check what was appended since the last anchor; `resume` checks all of it."""
     from autopilot_codex.cli import main
 
     ledger = project_dir(planned) / "events.jsonl"
@@ -396,14 +396,15 @@ def test_a_line_rewritten_before_the_last_anchor_is_caught_by_the_user_s_status(
     ledger.write_text("".join(lines))
     # A hook does not read history before the anchor (that would cost every hook) ...
     hook("PostToolUse", payload("PostToolUse", planned, tool_name="Read"))
-    # ... the user's look does.
-    code = main(["-C", str(planned), "status"])
+    # ... the user's resume does.
+    code = main(["-C", str(planned), "resume"])
     out = capsys.readouterr()
     assert code != 0 and "events.jsonl was rewritten" in out.out + out.err
     assert state_of(planned)["status"] == "stopped"
     assert len(list(project_dir(planned).glob("events.jsonl.changed-*"))) == 1
-    # The history kept aside, the new ledger starts clean: the next look passes.
-    assert main(["-C", str(planned), "status"]) == 0
+    # The history kept aside, the new ledger starts clean: the next resume goes on.
+    assert main(["-C", str(planned), "resume"]) == 0
+    assert state_of(planned)["status"] == "running"
 
 
 def test_a_plan_and_its_backup_edited_together_never_come_back_as_the_plan(

@@ -18,7 +18,6 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     state = store.load()
     if state is None:
         return no_loop()
-    store.audit()  # the whole ledger: the user's look is where older history is checked
     if state.style == "ralph":
         from ..styles.ralph.view import status_text
 

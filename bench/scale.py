@@ -111,10 +111,13 @@ def age(loop: ActiveLoop) -> None:
     from autopilot_codex.store import Store
 
     store = Store(loop.repo, home=loop.home)
-    for record in lines[:-1]:
+    # The loop's own recent events stay last, as they were when the history was prepended.
+    recent = [{k: v for k, v in e.items() if k not in ("mac", "witness")} for e in store.tail_events(3)]
+    for record in lines:
         store.append_event(**record)
     with store.locked():
-        store.append_event(**lines[-1])
+        for record in recent:
+            store.append_event(**record)
 
 
 def cases_for(name: str, loop: ActiveLoop) -> list[Case]:

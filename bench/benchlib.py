@@ -352,17 +352,20 @@ def last_event(repo: Path, home: Path) -> str:
 def vouch(state_path: Path, text: str) -> None:
     """Write a scenario's state.json and record it in the bridge's witness, as the bridge's own
     write would be: a state written by anything else stops the loop (tamper evidence)."""
-    from autopilot_codex import witness
+    from autopilot_codex import witness, witness_key
 
+    # <home>/projects/<key>/state.json: the witness is sealed with that home's key.
+    key = witness_key.load(state_path.parents[2]).secret
     path = state_path.with_name("witness.json")
-    seen = witness.read(path) or witness.Witness()
-    path.write_text(witness.Witness((witness.digest(text),), seen.plan, text).to_json())
+    seen = witness.read(path, key) or witness.Witness()
+    vouched = seen.evolve(states=(witness.digest(text),), last=text, serial=seen.serial + 1)
+    path.write_text(vouched.to_json(key))
     state_path.write_text(text)
 
 
 class Snapshot:
-    """A saved copy of a loop's state.json (with the bridge's witness of it) and active marker,
-    restored before a timed run."""
+    """A saved copy of a loop's state.json (with the bridge's witness of it and its ledger) and
+    active marker, restored before a timed run."""
 
     def __init__(self, repo: Path, home: Path) -> None:
         self.state_path = loop_dir(repo, home) / "state.json"
@@ -371,11 +374,16 @@ class Snapshot:
         self.state = self.state_path.read_bytes()
         self.witness = self.witness_path.read_bytes() if self.witness_path.exists() else None
         self.marker_bytes = self.marker.read_bytes() if self.marker.exists() else None
+        # The sealed ledger too: a witness put back over a longer ledger reads as a replay.
+        self.ledger_path = self.state_path.with_name("events.jsonl")
+        self.ledger = self.ledger_path.read_bytes() if self.ledger_path.exists() else None
 
     def restore(self) -> None:
         self.state_path.write_bytes(self.state)
         if self.witness is not None:
             self.witness_path.write_bytes(self.witness)
+        if self.ledger is not None:
+            self.ledger_path.write_bytes(self.ledger)
         if self.marker_bytes is None:
             self.marker.unlink(missing_ok=True)
         else:

@@ -13,7 +13,6 @@ is timed too, for context.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +89,7 @@ def age(loop: ActiveLoop) -> None:
     )
     loop.write_state(state)
     kinds = ("review.approve", "review.cached", "verdict.continue", "review.fix", "compact")
-    lines = []
+    lines: list[dict[str, Any]] = []
     for n in range(EVENTS - 3):
         record = {
             "ts": "2026-01-01T00:00:00+00:00",
@@ -106,10 +105,19 @@ def age(loop: ActiveLoop) -> None:
             "cost_usd": 0.0112,
             "error": None,
         }
-        lines.append(json.dumps(record))
-    events = loop_dir(loop.repo, loop.home) / "events.jsonl"
-    history = "\n".join(lines) + "\n"
-    events.write_text(history + events.read_text())
+        lines.append(record)
+    # Through the bridge's own ledger, so every line is sealed and chained as a real run's;
+    # the last one under the lock, so the witness's anchor ends past the history.
+    from autopilot_codex.store import Store
+
+    store = Store(loop.repo, home=loop.home)
+    # The loop's own recent events stay last, as they were when the history was prepended.
+    recent = [{k: v for k, v in e.items() if k not in ("mac", "witness")} for e in store.tail_events(3)]
+    for record in lines:
+        store.append_event(**record)
+    with store.locked():
+        for record in recent:
+            store.append_event(**record)
 
 
 def cases_for(name: str, loop: ActiveLoop) -> list[Case]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import witness
+from . import witness, witness_key
 from .checks import CheckResult, CheckSpec, run_checks, spec, status_line
 from .checks_watch import Snapshot, Watch, appended, read
 from .config import check_specs, config_file, load_config
@@ -72,7 +72,7 @@ def store_watch(store: Store, extra: tuple[Path, ...] = ()) -> Watch:
     witness vouches for, which is how a bridge process saving meanwhile leaves them. A marker
     or witness changed under an unchanged state is never the bridge's.
     """
-    state_files = (store.state_path, store.witness_path, store.marker)
+    state_files = (store.state_path, store.witness_path, store.marker, store.rails)
 
     def excused(path: Path, before: Snapshot) -> bool:
         if path == store.events_path:
@@ -82,7 +82,10 @@ def store_watch(store: Store, extra: tuple[Path, ...] = ()) -> Watch:
         now = read(store.state_path)
         if now is None or now == before.get(store.state_path):
             return False
-        seen = witness.read(store.witness_path)
+        try:
+            seen = witness.read(store.witness_path, witness_key.load(store.home).secret)
+        except (witness.Damaged, BridgeError, OSError):
+            return False
         return seen is not None and seen.vouches(now.decode("utf-8", "surrogateescape"))
 
     files = (

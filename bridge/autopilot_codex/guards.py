@@ -149,12 +149,39 @@ def stop_guard(
     return state, None
 
 
+def reserved(state: State) -> float:
+    """What the calls in flight may still cost: the slot's worst case and every reservation."""
+    slot = state.inflight.reserved_usd if state.inflight is not None else 0.0
+    return slot + sum(r.usd for r in state.reservations)
+
+
+def fits(state: State, estimated_cost: float) -> bool:
+    """Whether a call's worst case fits beside what is spent and what is reserved."""
+    return state.budget_used_usd + reserved(state) + estimated_cost <= state.budget_usd
+
+
 def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None:
-    """Refuse a call that could take spending past the budget."""
+    """Refuse a call that could take spending past the budget, counting the calls in flight.
+
+    Spent out: the loop stops. Held by calls in flight only: this call is refused and the loop
+    goes on (their reservations come back when they settle).
+    """
     if state.budget_used_usd + estimated_cost > state.budget_usd:
         left = max(0.0, state.budget_usd - state.budget_used_usd)
-        reason = f"budget used up: ${left:.2f} left, the next manager call may cost ${estimated_cost:.2f}"
+        reason = (
+            f"budget used up: ${left:.4f} left, the next manager call may cost "
+            f"${estimated_cost:.4f}"
+        )
         return end(state, "stopped_budget", reason, event)
+    if not fits(state, estimated_cost):
+        held = reserved(state)
+        left = max(0.0, state.budget_usd - state.budget_used_usd - held)
+        reason = (
+            f"the budget left is reserved by a manager call in flight: ${left:.4f} free "
+            f"(${held:.4f} reserved), the next manager call may cost ${estimated_cost:.4f}; "
+            "try again when it is answered"
+        )
+        return state, Decision("allow", event, reason=reason, message=f"{PREFIX} {reason}")
     return None
 
 

@@ -130,6 +130,24 @@ class Inflight(_Record):
 
 
 @dataclass(frozen=True)
+class Reservation(_Record):
+    """The worst case of a manager call made outside the one slot (`ask`), held from the moment
+    it is priced until it is settled, so parallel calls never spend past the budget together.
+
+    A reservation whose process is gone (`pid` dead, or another process under that pid: its
+    `start` differs) or past its `deadline` is reclaimed and its `usd` charged.
+    """
+
+    token: str
+    pid: int
+    usd: float
+    deadline: float
+    # The process's start time as the kernel counts it ("" where it cannot be read).
+    start: str = ""
+    kind: str = "ask"
+
+
+@dataclass(frozen=True)
 class VerdictRecord(_Record):
     decision: Literal["continue", "done", "abort"]
     reason: str
@@ -220,6 +238,8 @@ class State(_Record):
     consultations_total: int = 0
     # The one manager call in flight (seed 002: one call at a time per loop), if any.
     inflight: Inflight | None = None
+    # Calls in flight besides it (`ask`), each holding its worst case against the budget.
+    reservations: list[Reservation] = field(default_factory=list)
     # A background review's fix or reject that no hook has handed to the implementer yet.
     pending_review: ReviewRecord | None = None
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
@@ -317,6 +337,8 @@ def check_ranges(state: State) -> None:
     reserved = state.inflight.reserved_usd if state.inflight else 0.0
     if not math.isfinite(reserved) or reserved < 0:
         raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
+    if any(not math.isfinite(r.usd) or r.usd < 0 for r in state.reservations):
+        raise typedjson.Invalid("reservations.usd", "not a finite non-negative number")
     if state.budget_usd <= 0:
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:

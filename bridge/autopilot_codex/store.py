@@ -1,6 +1,10 @@
 """Where a loop's files live and how they are written: the lock around a read-modify-write,
 atomic writes, the active-loop marker the gate reads, the event ledger, and quarantine of a
 file that cannot be trusted.
+
+Every load checks the keyed witness (`witness`): the state, the plan, the active marker and
+the ledger's anchor (`ledger`) must be what the bridge last wrote; anything else stops the loop
+as tampering, and a state no witness vouches for is moved aside, never trusted.
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import typedjson, witness
-from .errors import BridgeError, LockTimeout, StateCorrupt, permission_denied
+from . import ledger, typedjson, witness, witness_key
+from .errors import BridgeError, StateCorrupt, permission_denied
+from .fileio import acquire as _acquire
+from .fileio import atomic_write as _atomic_write
+from .fileio import read_text as _read_text
+from .fileio import release as _release
 from .hosts import terminal_command
 from .paths import active_marker, project_dir, rails_marker, state_home
 from .state import (
@@ -27,7 +35,7 @@ from .state import (
     now_iso,
     parse_state,
 )
-from .witness import Witness
+from .witness import Damaged, Witness
 
 
 class Store:
@@ -49,6 +57,14 @@ class Store:
         self.rails = rails_marker(worktree, self.home)
         self.lock_timeout = lock_timeout
         self._witness: Witness | None = None
+        # Set when the bridge moved a changed ledger aside: the next witness anchors anew.
+        self._ledger_reset = False
+        # What the sealed ledger says the loop reached, when an older witness was put back.
+        self._reached: dict[str, float] = {}
+        # Whether this Store holds the lock (only then may the witness be re-sealed), and
+        # whether events were appended under it (the witness's anchor moves past them).
+        self._holding = False
+        self._appended = False
 
     def excluded(self) -> tuple[str, ...]:
         """The loop's own files, kept out of every diff when the state home sits in the repo."""
@@ -67,10 +83,16 @@ class Store:
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             _acquire(fd, self.lock_timeout)
+            self._holding = True
             try:
                 yield
             finally:
-                _release(fd)
+                try:
+                    if self._appended:
+                        self._anchor()
+                finally:
+                    self._holding = self._appended = False
+                    _release(fd)
         finally:
             os.close(fd)
 
@@ -82,11 +104,11 @@ class Store:
         Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
         checking it would be most of their cost.
         """
-        self._witness = witness.read(self.witness_path)
+        self._witness = None
         try:
             text = self.state_path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            if self._witness is not None and self.guarded() and not self._logged("state.removed"):
+            if self.witness_path.exists() and self.guarded() and not self._logged("state.removed"):
                 # Nothing writes the file back (peers recreated deleted state,
                 # oh-my-claudecode#2085), and the loop drives nothing more, but the rails stay:
                 # removing a file must never switch them off. The user's stop ends them.
@@ -115,16 +137,85 @@ class Store:
                     f"(schema {version}); update the plugin"
                 )
             data = migrate(data)
+        # The key only once there is a state to check: a look at a worktree with no loop
+        # writes nothing.
+        key = witness_key.load(self.home)
+        damage: str | None = None
+        try:
+            self._witness = witness.read(self.witness_path, key.secret)
+        except Damaged as exc:
+            damage = str(exc)
         inline = data.pop("plan", None) if isinstance(data, dict) else None
         try:
             state = parse_state(data)
         except typedjson.Invalid as exc:
             self._quarantine(str(exc))
-        if self._witness is not None and not self._witness.vouches(text):
+        if self._witness is None:
+            self._witness = self._adopt(key, text, damage)
+        if not self._witness.vouches(text):
             self._tampered("state.json was changed", self.state_path)
+        self._check_marker_and_ledger(key.secret)
         if not with_plan:
             return state.evolve(plan=UNLOADED_PLAN)
         return state.evolve(plan=self._load_plan(inline))
+
+    def _adopt(self, key: witness_key.Key, text: str, damage: str | None) -> Witness:
+        """The witness of a loop from before the keyed witness, taken over as it was when the
+        key was made; any other state without a witness that verifies is not trusted."""
+        entry = key.adoptable(self.dir.name, text)
+        if entry is None:
+            self._quarantine(
+                f"not vouched for by the bridge ({damage or 'witness.json is missing'})",
+                event="state.tampered",
+            )
+        # In memory until the next state write seals it (under the lock, as every write).
+        end = ledger.end(self.events_path)
+        return Witness(
+            states=(witness.digest(text),),
+            plan=entry.get("plan", ""),
+            last=text,
+            ledger=end,
+            origin=end,
+            adopted=now_iso(),
+        )
+
+    def _check_marker_and_ledger(self, key: bytes) -> None:
+        seen = self._witness
+        assert seen is not None
+        if not seen.vouches_marker(_read_text(self.marker)):
+            self._tampered("the active marker was changed", self.marker)
+        _, problem = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
+        if problem == ledger.REPLAYED:
+            # The ledger is the bridge's; the witness and state are an older pair put back.
+            # What the loop had reached comes from the sealed lines, not from the old copy.
+            self._reached = ledger.newest(self.events_path, seen.ledger)
+            self._tampered(problem, self.witness_path)
+        if problem:
+            self._tampered(problem, self.events_path)
+
+    def _base_witness(self) -> Witness:
+        """The witness to build the next one on: the file (another process may have written
+        since this one loaded), else what this process loaded or adopted, else a new one."""
+        try:
+            fresh = witness.read(self.witness_path, witness_key.load(self.home).secret)
+        except Damaged:
+            fresh = None
+        known = fresh or self._witness
+        if known is not None:
+            return known
+        end = ledger.end(self.events_path)
+        return Witness(ledger=end, origin=end)
+
+    def audit(self) -> None:
+        """The whole ledger since its origin, when the user resumes a loop: a line rewritten
+        before the last anchor is caught here. Not on hooks nor `status`, which must stay flat
+        at 100,000 events (a few microseconds a line). Call after `load`."""
+        seen = self._witness
+        if seen is None:
+            return
+        problem = ledger.audit(self.events_path, self._key(), seen.origin, seen.ledger)
+        if problem:
+            self._tampered(problem, self.events_path)
 
     def with_plan(self, state: State) -> State:
         if not isinstance(state.plan, UnloadedPlan):
@@ -154,9 +245,7 @@ class Store:
         _atomic_write(self.plan_path, text)
         # A copy to restore from if plan.json is ever changed by anything but the bridge.
         _atomic_write(self.plan_path.with_name("plan.json.bridge"), text)
-        seen = witness.read(self.witness_path) or Witness()
-        self._witness = Witness(seen.states, witness.digest(text), seen.last)
-        _atomic_write(self.witness_path, self._witness.to_json())
+        self._write_witness(self._base_witness().evolve(plan=witness.digest(text)), self._key())
 
     def save(self, state: State) -> State:
         """Write atomically (temp file + rename) and keep the active-loop index in step.
@@ -167,21 +256,30 @@ class Store:
         state = state.evolve(updated_at=now_iso())
         if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
             self.save_plan(state.plan)
+        text = state.to_json()
+        on_disk = _read_text(self.marker)
         if state.status == "running":
-            self._write_markers(marker_text(state))
-            self._write_state(state.to_json())
+            marker = marker_text(state)
+            self._vouch(text, marker, on_disk)
+            self._write_markers(marker)
+            _atomic_write(self.state_path, text)
         elif state.status == "done" or state.owner == "driver":
             # A clean `done` is the loop's own ending, and a driver's run ends when the
             # user's own command returns: the rails come off with them.
-            self._write_state(state.to_json())
+            self._vouch(text, None, on_disk)
+            _atomic_write(self.state_path, text)
             self.release()
-        else:
+        elif self.guarded():
             # Paused, aborted, stopped by a guard or by tamper evidence: fail closed. The
             # rails stay until the user's stop, cancel or resume (which call `release` or
             # save a running state); a released loop is not guarded again by a late save.
-            if self.guarded():
-                self._write_markers(marker_text(state))
-            self._write_state(state.to_json())
+            marker = marker_text(state)
+            self._vouch(text, marker, on_disk)
+            self._write_markers(marker)
+            _atomic_write(self.state_path, text)
+        else:
+            self._vouch(text, None, on_disk)
+            _atomic_write(self.state_path, text)
         return state
 
     def guarded(self) -> bool:
@@ -204,6 +302,10 @@ class Store:
             try:
                 state = self.load(with_plan=False)
             except BridgeError:
+                # Tamper evidence may have stopped the loop and written both markers already.
+                texts = [_read_text(path) for path in (self.marker, self.rails)]
+                if texts[0] is not None and texts[0] == texts[1]:
+                    return
                 state = None
             if state is not None and state.status != "running" and not self.guarded():
                 return
@@ -232,16 +334,35 @@ class Store:
         tail = self.tail_events(1)
         return bool(tail) and tail[-1].get("event") == event
 
-    def _write_state(self, text: str) -> None:
-        """The witness first, then the state: a crash between leaves a state it still vouches for.
+    def _vouch(self, text: str, marker: str | None, marker_on_disk: str | None) -> None:
+        """The witness first, then the marker and the state: a crash between leaves files it
+        still vouches for.
 
         The witness is read afresh (the caller holds the lock): another process may have
-        written since this one loaded.
+        written since this one loaded. The ledger's anchor moves to where the ledger verifiably
+        ends: a line that does not verify stays after it, to be reported at the next load.
         """
-        seen = witness.read(self.witness_path) or Witness()
-        self._witness = seen.after(text, _read_text(self.state_path))
-        _atomic_write(self.witness_path, self._witness.to_json())
-        _atomic_write(self.state_path, text)
+        key = self._key()
+        seen = self._base_witness()
+        if self._ledger_reset:
+            anchor, self._ledger_reset = ledger.Anchor(), False
+            seen = seen.evolve(origin=anchor)
+        else:
+            anchor, _ = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
+        seen = seen.after(
+            text, _read_text(self.state_path), marker=marker, marker_on_disk=marker_on_disk
+        )
+        self._write_witness(seen.evolve(ledger=anchor), key)
+
+    def _write_witness(self, seen: Witness, key: bytes) -> None:
+        floor = int(self._reached.get("witness", 0))
+        sealed = seen.evolve(serial=max(seen.serial, floor) + 1)
+        _atomic_write(self.witness_path, sealed.to_json(key))
+        # Only once on disk: a line may never name a serial no witness on disk has.
+        self._witness = sealed
+
+    def _key(self) -> bytes:
+        return witness_key.load(self.home).secret
 
     def _tampered(self, what: str, changed: Path) -> NoReturn:
         """Stop the loop: keep the changed file aside, restore what the bridge last wrote."""
@@ -249,18 +370,28 @@ class Store:
         assert seen is not None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         kept = ""
-        aside = changed.with_name(f"{changed.name}.changed-{stamp}-{os.getpid()}")
+        # Kept in the loop's folder: a copy of a marker left in the index would be read as one.
+        name = "marker" if changed == self.marker else changed.name
+        aside = self.dir / f"{name}.changed-{stamp}-{os.getpid()}"
         with contextlib.suppress(OSError):
             os.replace(changed, aside)
             kept = f"; the changed file is kept at {aside}"
-        backup = self.plan_path.with_name("plan.json.bridge")
-        if changed == self.plan_path and backup.exists():
-            _atomic_write(self.plan_path, backup.read_text(encoding="utf-8"))
+        # A ledger moved aside starts again, with this event as its first line.
+        self._ledger_reset = changed == self.events_path and not changed.exists()
+        copy = _read_text(self.plan_path.with_name("plan.json.bridge"))
+        # Restored only when the witness vouches for the copy: it can be edited too.
+        if changed == self.plan_path and copy is not None and witness.digest(copy) == seen.plan:
+            _atomic_write(self.plan_path, copy)
         why = f"{what} outside the bridge{kept}"
         try:
             last = parse_state(migrate(json.loads(seen.last)))
         except (ValueError, typedjson.Invalid):
             self._quarantine(why)
+        reached = self._reached
+        last = last.evolve(
+            budget_used_usd=max(last.budget_used_usd, reached.get("budget_used_usd", 0.0)),
+            iteration=max(last.iteration, int(reached.get("iteration", 0))),
+        )
         self.save(last.evolve(status="stopped", stop_reason=why))
         self.append_event("state.tampered", decision="stopped", reason=why)
         raise StateCorrupt(
@@ -282,14 +413,14 @@ class Store:
             return None
         return data if isinstance(data, dict) else None
 
-    def _quarantine(self, why: str) -> NoReturn:
+    def _quarantine(self, why: str, event: str = "state.corrupt") -> NoReturn:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         aside = self.state_path.with_name(f"state.json.corrupt-{stamp}-{os.getpid()}")
         with contextlib.suppress(OSError):
             os.replace(self.state_path, aside)
         # The markers stay: a damaged state must not switch the rails off.
         self.append_event(
-            "state.corrupt", decision="rails kept", reason=f"{why}; moved to {aside.name}"
+            event, decision="rails kept", reason=f"{why}; moved to {aside.name}"
         )
         raise StateCorrupt(
             f"state.json was {why}; moved aside to {aside}. The loop drives nothing now, but "
@@ -299,15 +430,29 @@ class Store:
     # -- ledger -------------------------------------------------------------------------
 
     def append_event(self, event: str, **fields: Any) -> None:
-        """One JSON object per line, written with a single append so lines never interleave."""
+        """One JSON object per line, sealed and chained to the line before (`ledger`)."""
         record = {"ts": now_iso(), "event": event, **fields}
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        record.pop("mac", None)  # the seal's own field
+        record["witness"] = self._witness.serial if self._witness is not None else 0
+        ledger.append(self.events_path, self._key(), record)
+        self._appended = self._appended or self._holding
+
+    def _anchor(self) -> None:
+        """Move the witness's ledger anchor past the lines appended under the lock, once as the
+        lock is let go, so cutting them off is noticed too. Only under the lock (the witness
+        has one writer at a time), and only for a loop whose witness verifies. Lines appended
+        without the lock are sealed all the same; until the next state write, only cutting
+        them off the end goes unnoticed."""
+        key = self._key()
         try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+            seen = witness.read(self.witness_path, key)
+        except Damaged:
+            return
+        if seen is None:
+            return
+        anchor, _ = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
+        if anchor != seen.ledger:
+            self._write_witness(seen.evolve(ledger=anchor), key)
 
     def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
         """The last events, read from the end of the file so a long ledger costs nothing."""
@@ -347,68 +492,3 @@ def _surviving(texts: list[str | None]) -> str | None:
         if isinstance(data, dict) and isinstance(data.get("worktree"), str):
             return text
     return None
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
-    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
-    or the new file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    folder = tmp_dir or path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
-    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-try:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-except ImportError:  # pragma: no cover - Windows
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-        except OSError:
-            return False
-        return True
-
-    def _release(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-
-
-def _acquire(fd: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    delay = 0.002
-    while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            raise LockTimeout(f"another autopilot-codex hook held the lock for over {timeout:g}s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)

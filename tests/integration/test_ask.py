@@ -263,3 +263,35 @@ def test_costs_come_from_the_loops_settings(
     assert "| autopilot-codex ask | up to $0.48 |" in out and "1 of 9 iterations" in out
     assert "3 left for task T1" in out and "Budget: $0.0" in out
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_an_ask_interrupted_mid_call_gives_its_reservation_back_charged(
+    repo: Path, manager: FakeOpenAI, capsys
+) -> None:
+    """Ctrl-C (or any failure) while the manager thinks: the reservation goes, and its worst
+    case is charged, since whether the call was billed is unknown."""
+    from autopilot_codex.commands.ask import ask
+
+    start(repo, manager, capsys)
+    before = state_of(repo)["budget_used_usd"]
+
+    class Interrupted:
+        def ask(self, *args: Any) -> Any:
+            held = state_of(repo)["reservations"]
+            assert len(held) == 1 and held[0]["usd"] > 0
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ask(cwd=repo, question="q", session_id=None, manager=lambda model, config: Interrupted())
+    after = state_of(repo)
+    assert after["reservations"] == [] and after["status"] == "running"
+    interrupted = [e for e in events(repo) if e.get("decision") == "interrupted"]
+    assert len(interrupted) == 1
+    assert after["budget_used_usd"] == pytest.approx(before + interrupted[0]["charged_usd"], abs=1e-6)
+
+
+def test_an_answered_ask_leaves_no_reservation(repo: Path, manager: FakeOpenAI, capsys) -> None:
+    start(repo, manager, capsys)
+    manager.enqueue(consultation(), schema="Consultation")
+    assert run(capsys, "-C", str(repo), "ask", "a question")[0] == 0
+    assert state_of(repo)["reservations"] == []

@@ -202,12 +202,20 @@ class Fixture:
         # The bridge's record of what it wrote goes back with the state it vouches for.
         self.witness = state_path(repo).with_name("witness.json").read_bytes()
         self.marker = marker_of(repo).read_bytes()
+        # And the ledger: a witness put back over a longer ledger is an older copy replayed.
+        self.ledger = state_path(repo).with_name("events.jsonl").read_bytes()
 
     def reset(self) -> None:
-        state_path(self.repo).write_bytes(self.state)
-        state_path(self.repo).with_name("witness.json").write_bytes(self.witness)
-        marker_of(self.repo).parent.mkdir(parents=True, exist_ok=True)
-        marker_of(self.repo).write_bytes(self.marker)
+        from autopilot_codex.store import Store
+
+        # Under the loop's lock: a background worker that freed the slot may still be
+        # finishing its last write (the witness's ledger anchor) when the next example starts.
+        with Store(self.repo).locked():
+            state_path(self.repo).write_bytes(self.state)
+            state_path(self.repo).with_name("witness.json").write_bytes(self.witness)
+            marker_of(self.repo).parent.mkdir(parents=True, exist_ok=True)
+            marker_of(self.repo).write_bytes(self.marker)
+            state_path(self.repo).with_name("events.jsonl").write_bytes(self.ledger)
 
     def check(self, event: str, raw: bytes) -> HookRun:
         self.reset()

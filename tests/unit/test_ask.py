@@ -125,3 +125,34 @@ def test_the_skill_quotes_the_default_settings_truly() -> None:
     assert f"manager `{config.model}`" in text and f"{config.prompt_chars:,} characters" in text
     assert f"at most {DEFAULT_MAX_CONSULTATIONS} per task" in text
     assert f"one iteration of {config.max_iterations}" in text
+
+
+def test_a_state_file_from_before_reservations_loads_with_none() -> None:
+    data = {
+        "goal": "g",
+        "current_task": "T1",
+        "base_sha": "b",
+        "task_base_sha": "b",
+        "worktree": "/w",
+        "model": "m",
+        "schema_version": 2,
+    }
+    assert parse_state(data).reservations == []
+
+
+@pytest.mark.parametrize("usd", [-0.5, float("nan"), float("inf")])
+def test_a_reservation_no_bridge_writes_is_refused(usd: float) -> None:
+    from autopilot_codex import typedjson
+
+    data = {
+        "goal": "g",
+        "current_task": "T1",
+        "base_sha": "b",
+        "task_base_sha": "b",
+        "worktree": "/w",
+        "model": "m",
+        # A negative reservation would hand the loop budget headroom.
+        "reservations": [{"token": "t", "pid": 1, "usd": usd, "deadline": 1.0}],
+    }
+    with pytest.raises(typedjson.Invalid):
+        parse_state(data)

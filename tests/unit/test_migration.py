@@ -94,3 +94,108 @@ def test_hand_edited_values_no_bridge_writes_are_refused(
     (folder / "state.json").write_text(json.dumps(data))
     with pytest.raises(BridgeError, match=field):
         Store(repo).load()
+
+
+# -- the keyed witness: loops from the release before it ----------------------------------------
+
+
+def as_previous_release(repo: Path) -> Path:
+    """A loop as the previous release left it: an unsealed witness, unsealed ledger lines, and
+    no key in the state home yet (it is made by the first load of this release)."""
+    import hashlib
+
+    from autopilot_codex.paths import state_home
+
+    folder = project_dir(repo)
+    text = (folder / "state.json").read_text()
+    plan = (folder / "plan.json").read_text()
+    old = {
+        "states": [hashlib.sha256(text.encode()).hexdigest()],
+        "plan": hashlib.sha256(plan.encode()).hexdigest(),
+        "last": text,
+    }
+    (folder / "witness.json").write_text(json.dumps(old) + "\n")
+    lines = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    (folder / "events.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in e.items() if k != "mac"}) + "\n" for e in lines)
+    )
+    shutil.rmtree(state_home() / "secret")
+    return folder
+
+
+def _plan(repo: Path) -> None:
+    from autopilot_codex.state import Plan, State, Task
+
+    task = Task("T1", "one", ["a.txt"], ["write"], ["exists"], [])
+    state = State(
+        goal="g", plan=Plan("s", [task]), current_task="T1", base_sha="0" * 40,
+        task_base_sha="0" * 40, worktree=str(repo), model="m", session_id="sess-old",
+    )
+    store = Store(repo)
+    with store.locked():
+        store.save(state)
+        store.append_event("plan", decision="running")
+
+
+def test_a_loop_of_the_previous_release_is_taken_over_and_sealed_from_then_on(
+    repo: Path,
+) -> None:
+    from autopilot_codex.errors import StateCorrupt
+
+    _plan(repo)
+    folder = as_previous_release(repo)
+    store = Store(repo)
+    with store.locked():
+        state = store.load()
+        assert state is not None and state.session_id == "sess-old"
+        store.save(state.evolve(iteration=1))
+        store.append_event("next")
+    seen = json.loads((folder / "witness.json").read_text())
+    assert seen["mac"] and seen["adopted"]
+    # The old ledger lines stay as they were; new ones are sealed and checked.
+    assert "mac" in json.loads((folder / "events.jsonl").read_text().splitlines()[-1])
+    assert Store(repo).load() is not None
+    # Taken over once: removing the sealed witness now is tampering, not an old loop.
+    (folder / "witness.json").unlink()
+    with pytest.raises(StateCorrupt, match="witness.json is missing"):
+        Store(repo).load()
+
+
+def test_an_old_looking_loop_written_after_the_key_was_made_is_not_taken_over(
+    repo: Path,
+) -> None:
+    """The implementer cannot pass a forged state off as an old loop: only the states on disk
+    when the key was made are old ones."""
+    from autopilot_codex.errors import StateCorrupt
+    from autopilot_codex.paths import state_home
+    from autopilot_codex.witness_key import load
+
+    _plan(repo)
+    folder = as_previous_release(repo)
+    load(state_home())  # the key is made (by any loop's hook) before the forgery
+    data = json.loads((folder / "state.json").read_text())
+    data["budget_usd"] = 9999.0
+    text = json.dumps(data)
+    (folder / "state.json").write_text(text)
+    import hashlib
+
+    old = {"states": [hashlib.sha256(text.encode()).hexdigest()], "plan": "", "last": text}
+    (folder / "witness.json").write_text(json.dumps(old))
+    with pytest.raises(StateCorrupt, match="not vouched for"):
+        Store(repo).load()
+
+
+def test_a_v1_loop_without_any_witness_is_taken_over_when_it_predates_the_key(
+    repo: Path,
+) -> None:
+    plant_v1(repo)
+    state = Store(repo).load()
+    assert state is not None and state.goal == "write two files"
+
+
+def test_a_look_at_a_worktree_with_no_loop_makes_no_key(repo: Path) -> None:
+    from autopilot_codex.paths import state_home
+    from autopilot_codex.witness_key import key_path
+
+    assert Store(repo).load() is None
+    assert not key_path(state_home()).exists()

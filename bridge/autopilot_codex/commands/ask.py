@@ -1,6 +1,7 @@
 """`ask`: one question to the manager about the current task, answered mid-turn.
 
-Paid and bounded like every manager call (the budget guard's worst case, at most
+Paid and bounded like every manager call (the budget guard's worst case, reserved under the lock
+until the call is settled so parallel questions never spend past the budget together; at most
 `max_consultations_per_task`, charged and written to the ledger), but it is not an iteration:
 it never touches the no-progress streak, the stall counters or the loop's status. Every refusal
 and every failure is one line and a non-zero exit; the loop goes on as it was.
@@ -10,6 +11,7 @@ The lock is never held during the manager call; the call is settled only against
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ from ..errors import BridgeError
 from ..manager.select import selected
 from ..state import State
 from ..store import Store
+from ..styles.autopilot import inflight
 from . import worktree_of
 
 if TYPE_CHECKING:
@@ -42,6 +45,8 @@ class Asked:
     task_id: str | None
     number: int
     prompt: Prompt
+    # The reservation of this call's worst case, released when it is settled.
+    token: str = ""
 
 
 def max_consultations(config: Config) -> int:
@@ -75,9 +80,15 @@ def ask(
     asked = _prepare(store, config, question, session_id)
     from ..manager.ask_schema import Consultation
 
-    outcome = manager(asked.model, config).ask(
-        Consultation, asked.prompt.instructions, asked.prompt.text
-    )
+    try:
+        outcome = manager(asked.model, config).ask(
+            Consultation, asked.prompt.instructions, asked.prompt.text
+        )
+    except BaseException:
+        # Interrupted or broken mid-call: whether it was billed is unknown, so the worst case
+        # is charged, as for a caller that died.
+        _abandon(store, asked, session_id)
+        raise
     state = _settle(store, asked, outcome, session_id)
     assert outcome.value is not None
     return render(outcome.value, asked, state, outcome.cost_usd, max_consultations(config))
@@ -113,6 +124,12 @@ def _prepare(store: Store, config: Config, question: str, session_id: str | None
         if why is not None:
             raise BridgeError(f"not asked: {why}")
         assert state is not None
+        now = inflight.clock()
+        state, gone = inflight.reclaim_reservations(state, now)
+        for held in gone:
+            store.append_event(
+                "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session_id
+            )
         diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded())
         prompt = ask_prompt(
             goal=state.goal,
@@ -131,11 +148,24 @@ def _prepare(store: Store, config: Config, question: str, session_id: str | None
         # leaves the loop running.
         blocked = guards.budget_guard(state, estimate, "ask.budget")
         if blocked is not None:
-            reason = blocked[0].stop_reason or "budget used up"
-            store.append_event("ask.refused", decision="refused", reason=reason, session=session_id)
+            if gone:
+                store.save(state)  # the reclaimed worst cases stay charged
+            reason = blocked[1].reason or blocked[0].stop_reason or "budget used up"
+            store.append_event(
+                "ask.refused",
+                decision="refused",
+                reason=reason,
+                estimate_usd=round(estimate, 6),
+                session=session_id,
+            )
             raise BridgeError(f"not asked: {reason}")
         number = consultations_of_task(state) + 1
-        # The slot is taken before the call, so parallel questions cannot pass the cap.
+        token = inflight.new_token()
+        # The slot and the worst case are taken before the call, so parallel questions can
+        # pass neither the cap nor the budget.
+        state = inflight.reserve_call(
+            state, estimate, pid=os.getpid(), token=token, now=now, timeout_s=config.timeout_s
+        )
         store.save(
             state.evolve(
                 consultations=number,
@@ -143,7 +173,22 @@ def _prepare(store: Store, config: Config, question: str, session_id: str | None
                 consultations_total=state.consultations_total + 1,
             )
         )
-    return Asked(state.generation, state.model, state.current_task, number, prompt)
+    return Asked(state.generation, state.model, state.current_task, number, prompt, token)
+
+
+def _abandon(store: Store, asked: Asked, session_id: str | None) -> None:
+    with store.locked():
+        state = store.load(with_plan=False)
+        if state is None:
+            return
+        state, mine = inflight.release_call(state, asked.token)
+        if mine is None:
+            return  # reclaimed already, and charged then
+        store.save(guards.charge(state, mine.usd))
+        store.append_event(
+            "ask", decision="interrupted", task=asked.task_id, charged_usd=round(mine.usd, 6),
+            session=session_id,
+        )
 
 
 def _settle(store: Store, asked: Asked, outcome: Outcome[Any], session_id: str | None) -> State:
@@ -163,7 +208,13 @@ def _settle(store: Store, asked: Asked, outcome: Outcome[Any], session_id: str |
         if state is None:
             store.append_event("ask", decision="orphaned", **ledger)
             raise BridgeError("no answer: the loop was removed while the manager answered")
-        state = store.save(guards.charge(state, outcome.cost_usd))
+        state, mine = inflight.release_call(state, asked.token)
+        # A reservation reclaimed meanwhile (the call overran its deadline) was charged its
+        # worst case then, which covers what the call cost; a loop planned anew meanwhile
+        # never held it, and is charged what the call cost, as before reservations.
+        reclaimed = mine is None and state.generation == asked.generation
+        cost = 0.0 if reclaimed else outcome.cost_usd
+        state = store.save(guards.charge(state, cost))
         moot = state.generation != asked.generation or state.status != "running"
         decision = "discarded" if moot else ("answered" if outcome.ok else "failed")
         store.append_event(

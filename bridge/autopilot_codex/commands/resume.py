@@ -37,6 +37,8 @@ def resume(
         state = store.load()
         if state is None:
             return no_loop()
+        # The whole ledger, once, before the user's resume trusts the loop again.
+        store.audit()
         if state.style != "autopilot":
             # A ralph loop restarts with its own command; a run resumes with its driver.
             again = entry("ralph") if state.style == "ralph" else "`autopilot-codex run --resume`"

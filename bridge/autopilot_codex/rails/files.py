@@ -63,9 +63,24 @@ def loop_state(command: Command, where: Where) -> str | None:
     for path, _reading in _paths(command):
         resolved = where.resolve(path, command.cwd)
         # The config in the loop's home is the user's: `supervisor` names it.
-        if resolved != where.config_file and inside(resolved, where.home):
+        reaches = inside(resolved, where.home) or _glob_reaches(path, command.cwd, where)
+        if resolved != where.config_file and reaches:
             return "the loop's own state is written only by autopilot-codex itself"
     return None
+
+
+def _glob_reaches(raw: str, cwd: str, where: Where) -> bool:
+    """A pattern the shell expands (`~/.autopilot-codex*/secret/*`) names what it matches now."""
+    if not any(c in raw for c in "*?["):
+        return False
+    import glob
+    import itertools
+    import os
+
+    # os.path and glob, not Path.glob: the pattern is often absolute, and Path.glob takes none.
+    pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
+    matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
+    return any(inside(where.resolve(match, cwd), where.home) for match in matches)
 
 
 def _paths(command: Command) -> Iterator[tuple[str, bool]]:

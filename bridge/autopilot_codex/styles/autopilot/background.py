@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import gitrepo
 from ...config import for_loop
-from ...guards import allow, charge
+from ...guards import allow, charge, fits
 from ...hookio import HookInput
 from ...state import State, now_iso
 from . import inflight, reducer
@@ -124,7 +124,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         state = ctx.store.with_plan(state)
         prompt = steps.review_prompt(ctx, state, diff.text)
         estimate = steps.estimate(ctx, state, prompt)
-        if state.budget_used_usd + estimate > state.budget_usd:
+        if not fits(state, estimate):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
             ctx.store.save(inflight.release(state, token))
             ctx.store.append_event(

@@ -154,6 +154,12 @@ def _start_review(ctx: HookContext, state: State) -> State:
 
 
 def _reclaimed(ctx: HookContext, state: State, now: float) -> State:
+    state, gone = inflight.reclaim_reservations(state, now)
+    for held in gone:
+        ctx.store.append_event(
+            "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6),
+            session=ctx.payload.session_id,
+        )
     state, stale = inflight.reclaim(state, now)
     if stale is not None:
         ctx.store.append_event(

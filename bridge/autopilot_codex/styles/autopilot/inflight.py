@@ -1,9 +1,11 @@
-"""The loop's single manager call in flight (`State.inflight`): taken, reserved, settled and
-reclaimed, always under the store lock.
+"""The loop's manager calls in flight: the single slot (`State.inflight`) of reviews and
+verdicts, and the reservations (`State.reservations`) of calls made beside it (`ask`); taken,
+reserved, settled and reclaimed, always under the store lock.
 
 One slot for reviews and verdicts alike keeps the seed's rules exact under parallel hooks: a
-burst of edits starts one review, parallel Stops make one verdict call, and the budget guard
-of the one caller that holds the slot sees everything already spent.
+burst of edits starts one review, parallel Stops make one verdict call. Every budget guard
+counts the slot's and the reservations' worst cases (`guards.reserved`), so no interleaving of
+calls can spend past the budget.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from pathlib import Path
 
 from ...guards import charge
-from ...state import Inflight, State
+from ...state import Inflight, Reservation, State
 
 # Beyond the manager's own timeout: git, the prompt and the state writes around the call.
 SLACK_S = 30.0
@@ -53,11 +55,60 @@ def is_stale(slot: Inflight, generation: int, now: float) -> bool:
 
 def reclaim(state: State, now: float) -> tuple[State, Inflight | None]:
     """Clear a stale slot and charge its reservation: the call may have been paid for, and
-    the budget guard's worst case must hold even for a caller that died."""
+    the budget guard's worst case must hold even for a caller that died. Stale reservations
+    go the same way."""
+    state, _ = reclaim_reservations(state, now)
     slot = state.inflight
     if slot is None or not is_stale(slot, state.generation, now):
         return state, None
     return charge(state, slot.reserved_usd).evolve(inflight=None), slot
+
+
+# -- reservations beside the slot ----------------------------------------------------------
+
+
+def process_start(pid: int) -> str:
+    """When the process started, in clock ticks since boot ("" where /proc cannot tell): with
+    the pid, it names one process, never a later one that reuses the pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[19].decode("ascii", "replace") if len(fields) > 19 else ""
+
+
+def reservation_stale(held: Reservation, now: float) -> bool:
+    if now > held.deadline or not pid_alive(held.pid):
+        return True
+    return bool(held.start) and process_start(held.pid) not in ("", held.start)
+
+
+def reserve_call(
+    state: State, usd: float, *, pid: int, token: str, now: float, timeout_s: float
+) -> State:
+    held = Reservation(
+        token=token, pid=pid, usd=usd, deadline=now + timeout_s + SLACK_S, start=process_start(pid)
+    )
+    return state.evolve(reservations=[*state.reservations, held])
+
+
+def release_call(state: State, token: str) -> tuple[State, Reservation | None]:
+    """The state without this reservation (the caller charges what the call cost)."""
+    mine = next((r for r in state.reservations if r.token == token), None)
+    if mine is None:
+        return state, None
+    return state.evolve(reservations=[r for r in state.reservations if r.token != token]), mine
+
+
+def reclaim_reservations(state: State, now: float) -> tuple[State, list[Reservation]]:
+    """Drop the reservations of callers that died or overran, charging their worst case."""
+    stale = [r for r in state.reservations if reservation_stale(r, now)]
+    if not stale:
+        return state, []
+    live = [r for r in state.reservations if r not in stale]
+    state = charge(state, sum(r.usd for r in stale)).evolve(reservations=live)
+    return state, stale
 
 
 def claim(

@@ -1,0 +1,77 @@
+"""The file primitives of the loop's store: whole-file reads, atomic writes, and the lock.
+Kept apart from `store` so that module holds what the files mean, not how they are written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from .errors import LockTimeout
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
+    """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
+    or the new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = tmp_dir or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
+    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+try:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def release(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def release(fd: int) -> None:
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+def acquire(fd: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while not _try_lock(fd):
+        if time.monotonic() >= deadline:
+            raise LockTimeout(f"another autopilot-codex hook held the lock for over {timeout:g}s")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)

@@ -57,8 +57,18 @@ def _answer(
     manager: ManagerFactory | None,
 ) -> Answer:
     worktree = Path(admitted.worktree)
-    if admitted.repair:
-        _repair(worktree, config)
+    said = _repair(worktree, config) if admitted.repair else ""
+    return _dispatch(payload, admitted, config, host, manager).with_message(said)
+
+
+def _dispatch(
+    payload: hookio.HookInput,
+    admitted: Admitted,
+    config: Config,
+    host: Host,
+    manager: ManagerFactory | None,
+) -> Answer:
+    worktree = Path(admitted.worktree)
     if payload.event == "PreToolUse":
         from .rails.judge import check
 
@@ -75,17 +85,20 @@ def _answer(
     return handle(styles.HookContext(payload, store, config, host, factory))
 
 
-def _repair(worktree: Path, config: Config) -> None:
-    """A marker of this loop went missing or changed: put it back before answering. A failure
-    here must not cost the hook its answer (the rails still judge this call)."""
+def _repair(worktree: Path, config: Config) -> str:
+    """A marker of this loop went missing or changed: put it back before answering, and say
+    what tamper evidence found. A failure here must not cost the hook its answer (the rails
+    still judge this call)."""
     from .store import Store
 
     try:
-        Store(worktree, lock_timeout=config.lock_timeout_s).repair_markers()
+        said = Store(worktree, lock_timeout=config.lock_timeout_s).repair_markers()
     except (BridgeError, OSError):
         from .crashlog import log_crash
 
         log_crash("marker repair")
+        return ""
+    return f"autopilot-codex: {said}" if said else ""
 
 
 def _claim(store: Store, session_id: str | None, host: str) -> Answer:

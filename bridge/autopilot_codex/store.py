@@ -287,40 +287,51 @@ class Store:
         return self.marker.exists() or self.rails.exists()
 
     def release(self) -> None:
-        """Take the rails off: only a clean `done` and the user's own controls call this."""
+        """Take the rails off: only a clean `done` and the user's own controls call this.
+
+        The witness first vouches for the marker's absence (the caller holds the lock), so a
+        released loop's next load does not read the removal as tampering.
+        """
+        text = _read_text(self.state_path)
+        if text is not None and self.witness_path.exists():
+            with contextlib.suppress(BridgeError, witness.Damaged):
+                self._vouch(text, None, _read_text(self.marker))
         for path in (self.marker, self.rails):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 
-    def repair_markers(self) -> None:
+    def repair_markers(self) -> str:
         """Restore a marker that was removed or changed outside the bridge, from the state
-        (or the surviving copy), and log it: a guarded worktree stays guarded."""
+        (or the surviving copy), and log it: a guarded worktree stays guarded. Returns what
+        tamper evidence said, if loading the state found the change (the active marker is
+        under the witness: a change to it stops the loop)."""
         with self.locked():
             texts = [_read_text(path) for path in (self.marker, self.rails)]
             if texts[0] is not None and texts[0] == texts[1]:
-                return
+                return ""
             try:
                 state = self.load(with_plan=False)
-            except BridgeError:
+            except BridgeError as exc:
                 # Tamper evidence may have stopped the loop and written both markers already.
                 texts = [_read_text(path) for path in (self.marker, self.rails)]
                 if texts[0] is not None and texts[0] == texts[1]:
-                    return
+                    return str(exc)
                 state = None
             if state is not None and state.status != "running" and not self.guarded():
-                return
+                return ""
             if state is None and not self.witness_path.exists():
                 # No loop of the bridge's ever ran here: a planted marker is not made whole.
-                return
+                return ""
             text = marker_text(state) if state is not None else _surviving(texts)
             if text is None:
-                return
+                return ""
             self._write_markers(text)
             self.append_event(
                 "rails.tampered",
                 decision="rails kept",
                 reason="an active-loop marker was removed or changed outside the bridge; restored",
             )
+        return ""
 
     def _write_markers(self, text: str) -> None:
         for path in (self.marker, self.rails):

@@ -105,18 +105,24 @@ def test_a_removed_marker_is_noticed_restored_and_logged(planned: Path, which: s
     # The other index still guards the worktree, for any session; the hook restores the copy.
     assert denied(planned, session="another-session")
     assert markers(planned) == (True, True)
-    assert [e["event"] for e in events_of(planned)].count("rails.tampered") == 1
+    # The active marker is under the keyed witness: its removal is tamper evidence, which
+    # stops the loop (the rails stay); the second index's copy is simply put back.
+    event = "state.tampered" if which == "active" else "rails.tampered"
+    assert [e["event"] for e in events_of(planned)].count(event) == 1
     assert denied(planned)
-    assert [e["event"] for e in events_of(planned)].count("rails.tampered") == 1
+    assert [e["event"] for e in events_of(planned)].count(event) == 1
+    assert state_of(planned)["status"] == ("stopped" if which == "active" else "running")
 
 
-def test_a_changed_marker_is_restored_from_the_state(planned: Path) -> None:
+def test_a_changed_marker_is_tamper_and_is_restored_from_the_state(planned: Path) -> None:
     marker = active_marker(planned)
     data = json.loads(marker.read_text())
     marker.write_text(json.dumps({**data, "session_id": "nested-session"}))
     launch("PostToolUse", payload("PostToolUse", planned, "nested-session", tool_name="Read"), planned)
     assert json.loads(marker.read_text())["session_id"] == "sess-1"
-    assert "rails.tampered" in [e["event"] for e in events_of(planned)]
+    assert "state.tampered" in [e["event"] for e in events_of(planned)]
+    assert state_of(planned)["status"] == "stopped"
+    assert denied(planned)
 
 
 def test_a_tamper_stop_keeps_the_rails_and_says_so(planned: Path) -> None:

@@ -165,7 +165,10 @@ def test_a_clean_verifier_round_exits(
     assert names(done, "markers") == [["ready"], ["exit"]]
     assert names(done, "files_changed") == [["hello.txt"], []]
     # Read from the real CLI's stream: the last action and the usage the fake reported.
-    assert "git commit" in done[0]["last_action"], done[0]
+    # The round's own `git commit` fails in its sandbox (the git directory is read-only; the
+    # driver commits): the pinned CLI does not always report a failed command in its stream,
+    # so the last action read is that command or the patch before it.
+    assert any(s in done[0]["last_action"] for s in ("git commit", "hello.txt")), done[0]
     assert names(done, "tokens") == [3 * 110, 110]
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4

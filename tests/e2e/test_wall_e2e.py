@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.hosts.claude_boundary import boundary_settings
-from autopilot_codex.hosts.codex_boundary import boundary_overrides, prepare_worktree
+from autopilot_codex.hosts.claude.boundary import boundary_settings
+from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
 from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
 
 from .claude_cli import ClaudeRun

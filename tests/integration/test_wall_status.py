@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import guarded
 from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.run import main as run_main
 from autopilot_codex.guarded import spec_for
-from autopilot_codex.hosts import claude_boundary
+from autopilot_codex.hosts.claude import boundary as claude_boundary
+from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
@@ -33,8 +33,8 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (shim / tool).write_text("#!/bin/sh\nexit 0\n")
         (shim / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(guarded, "CLAUDE_MANAGED", {"linux": tmp_path / "managed.json"})
-    monkeypatch.setattr(guarded, "CODEX_SYSTEM", tmp_path / "codex-system.toml")
+    monkeypatch.setattr(claude_boundary, "MANAGED", {"linux": tmp_path / "managed.json"})
+    monkeypatch.setattr(codex_boundary, "SYSTEM_CONFIG", tmp_path / "codex-system.toml")
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     home = Path(os.environ["HOME"])
     home.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.hosts.codex_boundary import (
+from autopilot_codex.hosts.codex.boundary import (
     PROFILE,
     boundary_overrides,
     effective_status,

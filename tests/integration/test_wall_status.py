@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -148,11 +149,37 @@ def test_ralph_records_the_wall_and_refuses_unguarded_with_require_wall(
     assert "Wall: UNGUARDED (off;" in cli(capsys, "-C", str(repo), "status")[1]
 
 
-def test_run_refuses_unguarded_with_require_wall(repo: Path, machine: Path, capsys) -> None:
+def test_run_without_bubblewrap_refuses_unguarded_with_require_wall(
+    repo: Path, machine: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    bare = tmp_path / "bare-path"
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(bare))
+    code = run_main(["--implementer", "claude", "--require-wall", "--cwd", str(repo), "goal"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "--require-wall" in err and "UNGUARDED (no sandbox, Claude Code)" in err
+    assert "bwrap is not installed" in err
+
+
+def test_run_judges_the_rounds_boundary_with_the_users_codex_config(
+    repo: Path, machine: Path, capsys
+) -> None:
+    """The rounds' `-c` overrides are judged as a layer over the user's config: they wall a
+    round in, except where the user's config still hands the key to the shell."""
+    config = machine.parent / "codex-home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('sandbox_mode = "danger-full-access"\n[shell_environment_policy.set]\n'
+                      'OPENAI_API_KEY = "sk-put-back"\n')
     code = run_main(["--implementer", "codex", "--require-wall", "--cwd", str(repo), "goal"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "--require-wall" in err and "UNGUARDED (no sandbox, Codex)" in err
+    assert "UNGUARDED (partly walled, Codex)" in err
+    assert "shell_environment_policy.set puts $OPENAI_API_KEY in the shell" in err
+    # The danger-full-access of the user's file is not among the missing pieces: the
+    # rounds' own profile wins over it.
+    assert "danger-full-access" not in err
 
 
 def test_doctor_reports_the_wall_per_host_with_each_piece_and_fix(

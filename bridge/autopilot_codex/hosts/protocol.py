@@ -39,8 +39,15 @@ class Headless(Protocol):
     # The executable's name; `AUTOPILOT_CODEX_<HOST>_CMD` replaces it (a wrapper, a fake).
     executable: str
 
-    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
-        """The whole command line; `extra` replaces the default permission flags."""
+    def command(
+        self,
+        prompt: str,
+        base: Sequence[str],
+        extra: Sequence[str] | None,
+        wall: Sequence[str] = (),
+    ) -> list[str]:
+        """The whole command line; `extra` replaces the default permission flags, `wall` (the
+        boundary's flags) is always there and replaces any default flag that picks a sandbox."""
         ...
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:

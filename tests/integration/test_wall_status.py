@@ -208,6 +208,8 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     assert "wall (Claude Code): partly" in out
     lines = out.split("they were not written:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     config = machine.parent / "codex-home" / "config.toml"
+    # Printed, never written: the user's Codex config is theirs to change.
+    assert not config.exists()
     config.parent.mkdir(parents=True)
     config.write_text("\n".join(lines) + "\n")
     text = render(run_checks(str(repo)))
@@ -251,3 +253,30 @@ def test_resume_judges_the_wall_afresh(
     assert code == 0 and "loop resumed" in out
     assert out.rstrip().endswith("Wall: walled (Claude Code's sandbox holds the implementer in).")
     assert state_of(repo)["wall"] == "on"
+
+
+def test_plan_in_a_codex_session_judges_the_effective_codex_config(
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+) -> None:
+    """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
+    profile that picks danger-full-access (its values beat the file's) makes it unguarded."""
+    from autopilot_codex.commands.wall_install import codex_lines
+
+    monkeypatch.setenv("CODEX_THREAD_ID", "thread-1")
+    printed = codex_lines(repo)
+    lines = "\n".join(printed[1 : printed.index("")]) + "\n"
+    config = machine.parent / "codex-home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(lines)
+    code, out = plan(capsys, repo, manager)
+    assert code == 0, out
+    assert "Wall: walled (Codex's sandbox holds the implementer in)." in out
+    assert cli(capsys, "-C", str(repo), "stop")[0] == 0
+    config.write_text(
+        lines + 'profile = "fast"\n[profiles.fast]\nsandbox_mode = "danger-full-access"\n'
+    )
+    code, out = plan(capsys, repo, manager)
+    assert code == 0, out
+    assert "UNGUARDED (no sandbox, Codex)" in out
+    assert "danger-full-access" in out
+    assert state_of(repo)["host"] == "codex" and state_of(repo)["wall"] == "off"

@@ -92,7 +92,9 @@ def test_codex_is_judged_from_its_config_files(
     env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
     assert host_wall("codex", tmp_path, env=env, system="linux").level == "off"
     codex_home.mkdir()
-    lines = codex_lines(tmp_path, env)[1:]
+    printed = codex_lines(tmp_path, env)
+    lines = printed[1 : printed.index("")]
+    assert "They name this worktree" in printed[-1]
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
     wall = host_wall("codex", tmp_path, env=env, system="linux", which=absent)
     # Codex brings its own bubblewrap: a machine without one does not stop it.

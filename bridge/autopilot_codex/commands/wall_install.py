@@ -85,6 +85,10 @@ def codex_lines(worktree: Path, env: Mapping[str, str] | None = None) -> list[st
         f"For Codex, put these lines at the top of {config} (before any [table]); they were "
         "not written:",
         *(key.replace("=", " = ", 1) for key in overrides),
+        "",
+        f"(They name this worktree, {worktree}: run this again in another repository for its "
+        "own. Where the file already has a [permissions...] or [shell_environment_policy] "
+        "table, put the matching key in that table instead: TOML refuses a table defined twice.)",
     ]
 
 

@@ -219,20 +219,32 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+# What `inherit = "core"` keeps: none of the names the wall hides.
+_CORE_ENV = frozenset({"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"})
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    # Codex's patterns are globs, matched without regard to case.
+    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+
+
 def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
     policy = {
-        k: _value(docs, ("shell_environment_policy", k)) for k in ("inherit", "exclude", "set")
+        k: _value(docs, ("shell_environment_policy", k))
+        for k in ("inherit", "exclude", "set", "include_only")
     }
     patterns = [str(p) for p in policy["exclude"] or []]
+    only = [str(p) for p in policy["include_only"] or []]
     forced = policy["set"] if isinstance(policy["set"], Mapping) else {}
     missing = []
     for name in spec.hidden_env:
         if name in forced:
             missing.append(f"shell_environment_policy.set puts ${name} in the shell")
             continue
-        gone = policy["inherit"] == "none" or any(
-            fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns
+        inherited = policy["inherit"] != "none" and (
+            policy["inherit"] != "core" or name in _CORE_ENV
         )
+        gone = not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
         if not gone:
             missing.append(
                 f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"

@@ -164,17 +164,17 @@ def test_a_clean_verifier_round_exits(
     assert names(done, "role") == ["implement", "verify"]
     assert names(done, "markers") == [["ready"], ["exit"]]
     assert names(done, "files_changed") == [["hello.txt"], []]
-    # Read from the real CLI's stream: the last action and the usage the fake reported.
-    # The round's own `git commit` fails in its sandbox (the git directory is read-only; the
-    # driver commits): the pinned CLI does not always report a failed command in its stream,
-    # so the last action read is that command or the patch before it.
-    assert any(s in done[0]["last_action"] for s in ("git commit", "hello.txt")), done[0]
+    # Read from the real CLI's stream: the last action (a command the wall refused is not an
+    # item of `--json`, so it is the patch) and the usage the fake reported.
+    assert done[0]["last_action"].startswith("edit: "), done[0]
+    assert done[0]["last_action"].endswith("hello.txt"), done[0]
     assert names(done, "tokens") == [3 * 110, 110]
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4
     assert VERIFY not in prompts[0] and VERIFY in prompts[1]
-    # The round's own commit fails (its sandbox keeps `.git` read-only; no --add-dir gives it
+    # The round's own commit fails (the wall keeps `.git` read-only; no --add-dir gives it
     # back): the driver commits, with the round's summary and a trailer naming the round.
+    assert any("index.lock': Read-only file system" in r.raw for r in fake_codex.model_requests)
     assert git(ap.repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
     body = git(ap.repo, "log", "-1", "--format=%B")
     assert body.startswith("Added and committed hello.txt.\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,15 +17,21 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.hosts.claude_boundary import boundary_settings
-from autopilot_codex.hosts.codex_boundary import boundary_overrides, prepare_worktree
+from autopilot_codex.hosts.claude.boundary import boundary_settings
+from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
 from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
 
-from .claude_cli import ClaudeRun
+from .autopilot_helpers import LAUNCHER, ROOT, TEST_KEY, Autopilot
+from .claude_cli import DEFAULT_MODEL, ClaudeRun, build_env
+from .claude_cli import DUMMY_API_KEY as CLAUDE_DUMMY_KEY
+from .codex_cli import DUMMY_API_KEY as CODEX_DUMMY_KEY
 from .codex_fixtures import CodexRunner
 from .conftest import ClaudeRunner
 from .fake_anthropic import FakeAnthropic, Text, ToolUse
-from .fake_codex_model import FakeCodexModel, Shell
+from .fake_codex_model import FakeCodexModel, Patch, Shell
+from .test_rounds_codex_e2e import Rounds, explain
+from .test_rounds_codex_e2e import ap as ap  # noqa: F401 (fixture)
+from .test_rounds_codex_e2e import rounds as rounds  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -239,3 +246,140 @@ def test_claude_walled_network_reaches_the_allowlist_only(
     assert f"HELLO-{on_list}" in reached
     assert f"HELLO-{off_list}" not in refused
     assert "blocked by network allowlist" in refused
+
+
+# -- Through a rounds run: the driver passes the boundary to every round -----------------------
+
+AUTH_SECRET = "CODEX-AUTH-SECRET-77"
+ROUND_SECRETS = (KEY, SECRET, AUTH_SECRET, TEST_KEY, CLAUDE_DUMMY_KEY, CODEX_DUMMY_KEY)
+
+
+def plant(ap: Autopilot, home: Path) -> None:
+    """A secret in the state home and a Codex login in the home, for a round to reach for."""
+    ap.home.mkdir(parents=True, exist_ok=True)
+    (ap.home / "secret.txt").write_text(SECRET)
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": AUTH_SECRET}))
+
+
+def assert_nothing_reached_the_next_round(repo: Path, ap: Autopilot, config: bytes) -> None:
+    assert (repo / ".git" / "config").read_bytes() == config
+    assert not (repo / ".claude" / "settings.local.json").exists()
+    assert not (repo / ".codex" / "config.toml").exists()
+    assert not list(ap.home.glob("pwned*"))
+
+
+def assert_the_driver_committed(repo: Path, base: str, content: str) -> None:
+    assert git(repo, "rev-list", "--count", f"{base}..HEAD") == "1"
+    assert "Autopilot-Codex-Round: 1" in git(repo, "log", "-1", "--format=%B")
+    assert git(repo, "show", "HEAD:feature.txt") == content.rstrip("\n")
+
+
+def probe(ap: Autopilot, home: Path) -> str:
+    """The round's attempts as a script: run as `bash probe.sh`, its commands are out of the
+    rails' sight (they read command lines), so only the wall can stop them."""
+    return "\n".join([
+        "git config core.fsmonitor ./x.sh; echo '[core]' >> .git/config",
+        "mkdir -p .claude .codex; echo '{\"disableAllHooks\": true}' > .claude/settings.local.json",
+        "echo '{}' > .codex/config.toml",
+        f"echo pwned > {ap.home}/pwned.txt; cat {ap.home}/secret.txt",
+        f"cat {home}/.codex/auth.json",
+        'echo "ENV[$OPENAI_API_KEY|$ANTHROPIC_API_KEY|$FAKE_OPENAI_API_KEY|$CODEX_API_KEY|'
+        '$AUTOPILOT_CODEX_HOME|$AUTOPILOT_CODEX_RUN]"',
+        "echo PROC=$(cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' "
+        "| grep -a -c -e '^[A-Z_]*API_KEY=' -e '^AUTOPILOT_CODEX_')",
+        "rm -f probe.sh",
+        "",
+    ])  # fmt: skip
+
+
+def test_claude_rounds_run_walled_a_rounds_attempts_fail_and_never_reach_the_next_round(
+    claude_bin: Path, git_repo: Path, home: Path, tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    plant(ap, home)
+    config, base = (git_repo / ".git" / "config").read_bytes(), git(git_repo, "rev-parse", "HEAD")
+    state, auth = ap.home, home / ".codex" / "auth.json"
+    fake_anthropic.script = [
+        [ToolUse("Write", {"file_path": "{workdir}/probe.sh", "content": probe(ap, home)})],
+        bash("bash probe.sh"),
+        # The file tools, held by the boundary's permission rules.
+        [ToolUse("Write", {"file_path": "{workdir}/.claude/settings.local.json", "content": "{}"})],
+        [ToolUse("Write", {"file_path": "{workdir}/.git/config", "content": "[core]\n"})],
+        [ToolUse("Write", {"file_path": f"{state}/pwned-write.txt", "content": "pwned"})],
+        [ToolUse("Read", {"file_path": f"{state}/secret.txt"})],
+        [ToolUse("Read", {"file_path": str(auth)})],
+        [ToolUse("Write", {"file_path": "{workdir}/feature.txt", "content": "one\n"})],
+        bash("echo two >> feature.txt; git add feature.txt && git commit -qm self; echo rc=$?"),
+        [Text("Added feature.txt.\n::potter(ready)")],
+        # The next round: its rails still hold, and it finds nothing the first one planted.
+        bash("git reset --hard HEAD~1"),
+        [Text("Every requirement checked against the files.\n::potter(exit)")],
+    ]
+    host_args = ["--plugin-dir", str(ROOT), "--model", DEFAULT_MODEL,
+                 "--permission-mode", "bypassPermissions"]  # fmt: skip
+    env = build_env(
+        home=home,
+        tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
+        anthropic_url=fake_anthropic.url,
+        extra_env={**ap.env("http://127.0.0.1:9/v1"), "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin)},
+    )
+    proc = subprocess.run(
+        [str(LAUNCHER), "-C", str(git_repo), "run", "add feature.txt", "--implementer", "claude",
+         "--rounds", "3", "--json", "--timeout", "120", "--require-wall",
+         *(f"--host-arg={a}" for a in host_args)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "UNGUARDED" not in proc.stderr
+    record = json.loads(proc.stdout)
+    assert (record["status"], record["rounds_used"]) == ("complete", 2)
+    assert len(fake_anthropic.main_requests()) == len(fake_anthropic.script)
+    seen = "\n".join(r.raw for r in fake_anthropic.main_requests())
+    for secret in ROUND_SECRETS:
+        assert secret not in seen, secret
+    assert "ENV[|||||]" in seen and "PROC=0" in seen
+    assert "Read-only file system" in seen
+    assert seen.count("denied by your permission settings") >= 3
+    assert "autopilot-codex safety rail [reset-hard]" in seen
+    assert_nothing_reached_the_next_round(git_repo, ap, config)
+    # The round's own commit failed (its git directory is read-only); the driver's went in.
+    assert_the_driver_committed(git_repo, base, "one\ntwo\n")
+    assert ap.state()["wall"] == "on" and ap.state()["status"] == "done"
+
+
+def test_a_codex_round_runs_walled_and_its_attempts_never_reach_the_next_round(
+    rounds: Rounds, ap: Autopilot, home: Path, fake_codex: FakeCodexModel
+) -> None:
+    plant(ap, home)
+    repo = ap.repo
+    config, base = (repo / ".git" / "config").read_bytes(), git(repo, "rev-parse", "HEAD")
+    plus = "".join(f"+{line}\n" for line in probe(ap, home).splitlines())
+    fake_codex.script = [
+        [Patch(f"*** Begin Patch\n*** Add File: probe.sh\n{plus}*** End Patch\n")],
+        [Shell("bash probe.sh")],
+        [Patch("*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+x\n*** End Patch\n")],
+        [Patch("*** Begin Patch\n*** Add File: feature.txt\n+one\n*** End Patch\n")],
+        "Added feature.txt.\n::potter(ready)",
+        [Shell("git reset --hard HEAD~1 && touch reset-ran", call_id="call_reset")],
+        "Every requirement checked against the files.\n::potter(exit)",
+    ]
+
+    proc = rounds("add feature.txt", "--implementer", "codex", "--rounds", "3",
+                  "--timeout", "120", "--require-wall")  # fmt: skip
+
+    assert proc.returncode == 0, explain(proc, fake_codex, repo)
+    assert "UNGUARDED" not in proc.stderr
+    assert rounds.record(proc)["status"] == "complete"
+    seen = "\n".join(r.raw for r in fake_codex.model_requests)
+    for secret in ROUND_SECRETS:
+        assert secret not in seen, secret
+    assert "ENV[|||||]" in seen and "PROC=0" in seen
+    assert "Read-only file system" in seen and "Permission denied" in seen
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    (denied,) = fake_codex.model_requests[-1].outputs_for("call_reset")
+    assert "autopilot-codex safety rail [reset-hard]" in denied
+    assert not (repo / "reset-ran").exists()
+    assert_nothing_reached_the_next_round(repo, ap, config)
+    assert_the_driver_committed(repo, base, "one\n")
+    assert ap.state()["wall"] == "on" and ap.state()["status"] == "done"

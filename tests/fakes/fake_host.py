@@ -15,7 +15,7 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   hooks: [{event, ...}] run the real hook command ($FAKE_HOST_HOOK_CMD hook <event> --host
                         claude) with that payload (cwd and session filled in), as the real host
                         would; each answer goes to <script>.hooks.jsonl
-Every call is logged to <script>.calls.jsonl (host, prompt, the driver's `AUTOPILOT_CODEX_*`
+Every call is logged to <script>.calls.jsonl (host, prompt, argv, the driver's `AUTOPILOT_CODEX_*`
 settings, and the names of every variable the round got), and the call counter lives in
 <script>.count.
 """
@@ -177,7 +177,7 @@ def main() -> int:
     call, step = next_step(script)
     keep = {k: v for k, v in os.environ.items() if k.startswith("AUTOPILOT_CODEX_")}
     with Path(f"{script}.calls.jsonl").open("a") as log:
-        entry = {"call": call, "host": host.name, "prompt": host.prompt, "env": keep}
+        entry = {"call": call, "host": host.name, "prompt": host.prompt, "env": keep, "argv": argv}
         log.write(json.dumps({**entry, "names": sorted(os.environ)}))
         log.write("\n")
     host.start(call)

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from autopilot_codex import guarded
 from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.run import main as run_main
 from autopilot_codex.guarded import spec_for
-from autopilot_codex.hosts import claude_boundary
+from autopilot_codex.hosts.claude import boundary as claude_boundary
+from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
@@ -33,8 +34,8 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (shim / tool).write_text("#!/bin/sh\nexit 0\n")
         (shim / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(guarded, "CLAUDE_MANAGED", {"linux": tmp_path / "managed.json"})
-    monkeypatch.setattr(guarded, "CODEX_SYSTEM", tmp_path / "codex-system.toml")
+    monkeypatch.setattr(claude_boundary, "MANAGED", {"linux": tmp_path / "managed.json"})
+    monkeypatch.setattr(codex_boundary, "SYSTEM_CONFIG", tmp_path / "codex-system.toml")
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     home = Path(os.environ["HOME"])
     home.mkdir(parents=True, exist_ok=True)
@@ -148,11 +149,37 @@ def test_ralph_records_the_wall_and_refuses_unguarded_with_require_wall(
     assert "Wall: UNGUARDED (off;" in cli(capsys, "-C", str(repo), "status")[1]
 
 
-def test_run_refuses_unguarded_with_require_wall(repo: Path, machine: Path, capsys) -> None:
+def test_run_without_bubblewrap_refuses_unguarded_with_require_wall(
+    repo: Path, machine: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    bare = tmp_path / "bare-path"
+    bare.mkdir()
+    (bare / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(bare))
+    code = run_main(["--implementer", "claude", "--require-wall", "--cwd", str(repo), "goal"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "--require-wall" in err and "UNGUARDED (no sandbox, Claude Code)" in err
+    assert "bwrap is not installed" in err
+
+
+def test_run_judges_the_rounds_boundary_with_the_users_codex_config(
+    repo: Path, machine: Path, capsys
+) -> None:
+    """The rounds' `-c` overrides are judged as a layer over the user's config: they wall a
+    round in, except where the user's config still hands the key to the shell."""
+    config = machine.parent / "codex-home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('sandbox_mode = "danger-full-access"\n[shell_environment_policy.set]\n'
+                      'OPENAI_API_KEY = "sk-put-back"\n')
     code = run_main(["--implementer", "codex", "--require-wall", "--cwd", str(repo), "goal"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "--require-wall" in err and "UNGUARDED (no sandbox, Codex)" in err
+    assert "UNGUARDED (partly walled, Codex)" in err
+    assert "shell_environment_policy.set puts $OPENAI_API_KEY in the shell" in err
+    # The danger-full-access of the user's file is not among the missing pieces: the
+    # rounds' own profile wins over it.
+    assert "danger-full-access" not in err
 
 
 def test_doctor_reports_the_wall_per_host_with_each_piece_and_fix(
@@ -181,6 +208,8 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     assert "wall (Claude Code): partly" in out
     lines = out.split("they were not written:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     config = machine.parent / "codex-home" / "config.toml"
+    # Printed, never written: the user's Codex config is theirs to change.
+    assert not config.exists()
     config.parent.mkdir(parents=True)
     config.write_text("\n".join(lines) + "\n")
     text = render(run_checks(str(repo)))
@@ -224,3 +253,30 @@ def test_resume_judges_the_wall_afresh(
     assert code == 0 and "loop resumed" in out
     assert out.rstrip().endswith("Wall: walled (Claude Code's sandbox holds the implementer in).")
     assert state_of(repo)["wall"] == "on"
+
+
+def test_plan_in_a_codex_session_judges_the_effective_codex_config(
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+) -> None:
+    """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
+    profile that picks danger-full-access (its values beat the file's) makes it unguarded."""
+    from autopilot_codex.commands.wall_install import codex_lines
+
+    monkeypatch.setenv("CODEX_THREAD_ID", "thread-1")
+    printed = codex_lines(repo)
+    lines = "\n".join(printed[1 : printed.index("")]) + "\n"
+    config = machine.parent / "codex-home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(lines)
+    code, out = plan(capsys, repo, manager)
+    assert code == 0, out
+    assert "Wall: walled (Codex's sandbox holds the implementer in)." in out
+    assert cli(capsys, "-C", str(repo), "stop")[0] == 0
+    config.write_text(
+        lines + 'profile = "fast"\n[profiles.fast]\nsandbox_mode = "danger-full-access"\n'
+    )
+    code, out = plan(capsys, repo, manager)
+    assert code == 0, out
+    assert "UNGUARDED (no sandbox, Codex)" in out
+    assert "danger-full-access" in out
+    assert state_of(repo)["host"] == "codex" and state_of(repo)["wall"] == "off"

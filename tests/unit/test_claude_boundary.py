@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autopilot_codex.hosts.claude_boundary import boundary_settings, effective_status, is_strict
+from autopilot_codex.hosts.claude.boundary import boundary_settings, effective_status, is_strict
 from autopilot_codex.hosts.wall import (
     CREDENTIALS_IN_HOME,
     PROTECTED_IN_WORKTREE,

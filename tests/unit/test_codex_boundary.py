@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.hosts.codex_boundary import (
+from autopilot_codex.hosts.codex.boundary import (
     PROFILE,
     boundary_overrides,
     effective_status,
@@ -151,3 +151,55 @@ def test_prepare_worktree_creates_the_protected_folders(tmp_path: Path) -> None:
     for rel in (".git/hooks", ".git/info", ".claude", ".codex", ".agents"):
         assert (tmp_path / rel).is_dir()
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+
+
+def session_config() -> dict[str, Any]:
+    """The boundary as a user's config.toml holds it, for an in-session loop."""
+    return parse_overrides(boundary_overrides(SPEC, everything))
+
+
+def test_a_config_profile_that_picks_danger_full_access_is_off() -> None:
+    """`profile = "x"` picks `[profiles.x]`, whose values beat the file's own."""
+    config = session_config()
+    config["profile"] = "fast"
+    config["profiles"] = {"fast": {"default_permissions": ":danger-full-access"}}
+    assert effective_status(SPEC, {"user": config}, everything).level == "off"
+    config["profiles"] = {"fast": {"sandbox_mode": "danger-full-access"}}
+    assert effective_status(SPEC, {"user": config}, everything).level == "off"
+    # A profile that does not touch the sandbox leaves the boundary on.
+    config["profiles"] = {"fast": {"model": "small"}}
+    assert effective_status(SPEC, {"user": config}, everything).level == "on"
+
+
+def test_a_profiles_shell_policy_counts_too() -> None:
+    config = session_config()
+    config["profile"] = "mine"
+    config["profiles"] = {"mine": {"shell_environment_policy": {"set": {"OPENAI_API_KEY": "x"}}}}
+    status = effective_status(SPEC, {"user": config}, everything)
+    assert status.level == "partly"
+    assert "set puts $OPENAI_API_KEY" in "\n".join(status.missing)
+
+
+def test_the_rounds_overrides_beat_a_users_profile() -> None:
+    user = {"profile": "yolo", "profiles": {"yolo": {"sandbox_mode": "danger-full-access"}}}
+    layers = {"overrides": session_config(), "user": user}
+    assert effective_status(SPEC, layers, everything).level == "on"
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [{"inherit": "core"}, {"include_only": ["PATH", "HOME", "LANG"]}, {"inherit": "none"}],
+)
+def test_a_shell_policy_that_keeps_only_a_few_names_hides_the_key(policy: dict[str, Any]) -> None:
+    config = session_config()
+    config["shell_environment_policy"] = policy
+    status = effective_status(SPEC, {"user": config}, everything)
+    assert (status.level, status.missing) == ("on", ())
+
+
+def test_include_only_that_lets_the_key_through_is_named() -> None:
+    config = session_config()
+    config["shell_environment_policy"] = {"include_only": ["*_KEY", "PATH"]}
+    status = effective_status(SPEC, {"user": config}, everything)
+    text = "\n".join(status.missing)
+    assert "inherits $OPENAI_API_KEY" in text and "AUTOPILOT_CODEX_HOME" not in text

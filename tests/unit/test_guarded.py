@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import guarded
 from autopilot_codex.commands.wall_install import codex_lines, merged, write_claude
 from autopilot_codex.guarded import HostWall, headline, host_wall, spec_for, status_line
-from autopilot_codex.hosts import claude_boundary
+from autopilot_codex.hosts.claude import boundary as claude_boundary
+from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.seatbelt import seatbelt_note, unguarded, with_seatbelt
 
 
@@ -27,8 +27,8 @@ def absent(tool: str) -> str | None:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "user-home"
     home.mkdir(exist_ok=True)
-    monkeypatch.setattr(guarded, "CLAUDE_MANAGED", {"linux": tmp_path / "managed.json"})
-    monkeypatch.setattr(guarded, "CODEX_SYSTEM", tmp_path / "codex-system.toml")
+    monkeypatch.setattr(claude_boundary, "MANAGED", {"linux": tmp_path / "managed.json"})
+    monkeypatch.setattr(codex_boundary, "SYSTEM_CONFIG", tmp_path / "codex-system.toml")
     return home
 
 
@@ -92,7 +92,9 @@ def test_codex_is_judged_from_its_config_files(
     env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
     assert host_wall("codex", tmp_path, env=env, system="linux").level == "off"
     codex_home.mkdir()
-    lines = codex_lines(tmp_path, env)[1:]
+    printed = codex_lines(tmp_path, env)
+    lines = printed[1 : printed.index("")]
+    assert "They name this worktree" in printed[-1]
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
     wall = host_wall("codex", tmp_path, env=env, system="linux", which=absent)
     # Codex brings its own bubblewrap: a machine without one does not stop it.

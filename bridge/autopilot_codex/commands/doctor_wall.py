@@ -7,9 +7,7 @@ from pathlib import Path
 
 from .. import credentials
 from ..guarded import HostWall, host_wall
-from ..hosts import HOSTS
-
-LABELS = {"claude": "Claude Code", "codex": "Codex"}
+from ..hosts import HOSTS, label
 
 
 def wall_lines(worktree: Path) -> list[tuple[bool, str]]:
@@ -18,11 +16,11 @@ def wall_lines(worktree: Path) -> list[tuple[bool, str]]:
 
 
 def _host_lines(wall: HostWall) -> tuple[bool, str]:
-    label = LABELS.get(wall.host, wall.host)
+    name = label(wall.host)
     if wall.walled:
-        return True, f"wall ({label}): on, the implementer's commands run in its sandbox"
+        return True, f"wall ({name}): on, the implementer's commands run in its sandbox"
     lines = [
-        f"wall ({label}): {wall.level}, UNGUARDED: a loop here runs with the rails as a "
+        f"wall ({name}): {wall.level}, UNGUARDED: a loop here runs with the rails as a "
         "seatbelt only; missing:"
     ]
     lines += [f"       - {piece}" for piece in wall.missing]

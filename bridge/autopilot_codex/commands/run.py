@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -18,6 +20,7 @@ from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import user_checks
 from ..gitrepo import toplevel
+from ..guarded import HostWall, headline
 from ..manager import select
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
@@ -44,7 +47,9 @@ def parser() -> argparse.ArgumentParser:
         "--host-arg",
         action="append",
         default=None,
-        help="a flag for the host, replacing its default permission flags (repeat; --host-arg=--x)",
+        help="a flag for the host, replacing its default permission flags (repeat; "
+        "--host-arg=--x); the wall's flags are always added, and a flag that would replace or "
+        "loosen them is refused",
     )
     p.add_argument(
         "--check",
@@ -62,17 +67,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def judge_wall_text(opts: RunOptions, require: bool) -> str:
-    """The wall the rounds run behind, said before the first round ("" when walled);
-    refused with `require`.
+def judge_wall(opts: RunOptions, require: bool) -> HostWall:
+    """The wall the rounds run behind: the host's settings files with the boundary the driver
+    passes to every round (`rounds.walled`) as the flag layer; refused with `require`."""
+    from ..rounds.walled import round_wall
+    from .plan import judge_wall as judge
 
-    The rounds runner's own boundary layer (`--settings` / `-c`) is not passed here yet: the
-    status is what the host's settings files give a round."""
-    from ..guarded import headline
-    from .plan import judge_wall
+    implementer = _implementer(opts)
+    flag = round_wall(implementer, toplevel(opts.worktree), os.environ).layer()
+    return judge(implementer, opts.worktree, require, flag=flag)
 
-    wall = judge_wall(opts.implementer, opts.worktree, require)
-    return "" if wall.walled else headline(wall)
+
+def _implementer(opts: RunOptions) -> str:
+    """The run's host: a resumed run keeps the one it started with."""
+    if not opts.resume:
+        return opts.implementer
+    runs, _ = custody_for(toplevel(opts.worktree)).open(resume=True)
+    return runs[-1].header.implementer if runs else opts.implementer
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
@@ -112,9 +123,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     out = stdout or sys.stdout
     try:
         opts = _options(args)
-        wall = judge_wall_text(opts, args.require_wall)
-        if wall:
-            output.err(wall)
+        wall = judge_wall(opts, args.require_wall)
+        if not wall.walled:
+            output.err(headline(wall))
+        opts = dataclasses.replace(opts, wall=wall.level, wall_missing=wall.missing)
         manager = _manager(args.manager, opts)
         record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)
     except BridgeError as exc:

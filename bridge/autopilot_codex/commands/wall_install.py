@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BridgeError
-from ..guarded import claude_dir, codex_home, spec_for
+from ..guarded import spec_for
+from ..hosts.claude.boundary import boundary_settings, claude_dir
+from ..hosts.codex.boundary import boundary_overrides, codex_home
 
 
 def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,12 +39,10 @@ def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str,
 
 
 def write_claude(worktree: Path, env: Mapping[str, str] | None = None) -> list[str]:
-    from ..hosts import claude_boundary
-
     environ = os.environ if env is None else env
     home = Path(environ.get("HOME") or os.path.expanduser("~"))
     target = claude_dir(environ, home) / "settings.json"
-    boundary = claude_boundary.boundary_settings(spec_for(worktree, home))
+    boundary = boundary_settings(spec_for(worktree, home))
     current: dict[str, Any] = {}
     lines = []
     if target.exists():
@@ -77,16 +77,18 @@ def _write_json(target: Path, data: Mapping[str, Any]) -> None:
 
 
 def codex_lines(worktree: Path, env: Mapping[str, str] | None = None) -> list[str]:
-    from ..hosts import codex_boundary
-
     environ = os.environ if env is None else env
     home = Path(environ.get("HOME") or os.path.expanduser("~"))
     config = codex_home(environ, home) / "config.toml"
-    overrides = codex_boundary.boundary_overrides(spec_for(worktree, home))
+    overrides = boundary_overrides(spec_for(worktree, home))
     return [
         f"For Codex, put these lines at the top of {config} (before any [table]); they were "
         "not written:",
         *(key.replace("=", " = ", 1) for key in overrides),
+        "",
+        f"(They name this worktree, {worktree}: run this again in another repository for its "
+        "own. Where the file already has a [permissions...] or [shell_environment_policy] "
+        "table, put the matching key in that table instead: TOML refuses a table defined twice.)",
     ]
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..hookio import Answer, HookInput
     from ..rounds.stream import StreamState
+    from .wall import WallSpec, WallStatus
 
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.
@@ -38,8 +39,15 @@ class Headless(Protocol):
     # The executable's name; `AUTOPILOT_CODEX_<HOST>_CMD` replaces it (a wrapper, a fake).
     executable: str
 
-    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
-        """The whole command line; `extra` replaces the default permission flags."""
+    def command(
+        self,
+        prompt: str,
+        base: Sequence[str],
+        extra: Sequence[str] | None,
+        wall: Sequence[str] = (),
+    ) -> list[str]:
+        """The whole command line; `extra` replaces the default permission flags, `wall` (the
+        boundary's flags) is always there and replaces any default flag that picks a sandbox."""
         ...
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
@@ -61,9 +69,45 @@ class Installer(Protocol):
 
 
 class Boundary(Protocol):
-    """The sandbox a host keeps the implementer in (filled in by the wall's work)."""
+    """The sandbox a host keeps the implementer in: the settings that wall a round in, how the
+    host's own settings files are read and judged, and the flags that would undo it."""
 
-    host: str
+    # The name of the layer a caller's own flags (`--settings`, `-c`) form in `layers`.
+    flag_layer: str
+    # Does the sandbox need the system's tools (bubblewrap, socat)? False: the host brings its
+    # own and needs only a system it covers.
+    needs_tools: bool
+
+    def layers(
+        self, worktree: Path, home: Path, env: Mapping[str, str], system: str
+    ) -> dict[str, dict[str, Any]]:
+        """The host's settings layers, read from their files, by layer name."""
+        ...
+
+    def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
+        """How walled an implementer is under these layers, each missing piece in words."""
+        ...
+
+    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+        """The commands or steps that fix what `status` lists."""
+        ...
+
+    def round_layer(self, spec: WallSpec) -> dict[str, Any]:
+        """The boundary as the layer a round's flags form (what `judge` reads as `flag_layer`)."""
+        ...
+
+    def round_args(self, spec: WallSpec, scratch: Path) -> list[str]:
+        """The flags that pass `round_layer` to the host; a file it needs goes in `scratch`, a
+        folder the implementer cannot read or write."""
+        ...
+
+    def loosening(self, args: Sequence[str]) -> list[str]:
+        """The caller's own host flags that would replace or loosen the boundary."""
+        ...
+
+    def prepare(self, spec: WallSpec) -> None:
+        """Ready the worktree for a walled run (Codex: create the protected folders)."""
+        ...
 
 
 class Host(Protocol):
@@ -116,5 +160,5 @@ class Host(Protocol):
         ...
 
     def boundary(self) -> Boundary | None:
-        """The sandbox the host keeps the implementer in; None until the wall describes it."""
+        """The sandbox the host keeps the implementer in; None for a host without one."""
         ...

@@ -35,6 +35,7 @@ from .prompts import round_prompt
 from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
 from .view import View
+from .walled import RoundWall, refuse_loosening, round_wall
 
 EXIT_CODES = {"complete": 0, "round_limit": 2, "budget": 2, "error": 1, "interrupted": 130}
 MESSAGE_KEPT = 4000
@@ -57,6 +58,10 @@ class RunOptions:
     checks: tuple[CheckSpec, ...] = ()
     # The config's `checks_env`: names the checks get on top of the scrubbed few.
     checks_env: tuple[str, ...] = ()
+    # The wall `run` judged the rounds to run behind ("" when not judged), kept in the loop's
+    # state so `status` and the rails say it.
+    wall: str = ""
+    wall_missing: tuple[str, ...] = ()
 
 
 @dataclass
@@ -72,6 +77,8 @@ class _Run:
     message: str = ""
     # The failure text of the checks after the last verifier's exit, for the next round.
     checks_red: str = ""
+    # The boundary every round runs behind (none when the sandbox cannot start here).
+    wall: RoundWall | None = None
 
 
 
@@ -213,6 +220,8 @@ def _launch(
         checks_red=run.checks_red,
     )
     view.round_started(round_no, h.rounds, step.role, attempt)
+    # Written afresh for every round, in the state home the round cannot write.
+    wall = run.wall.args(run.custody.path.parent) if run.wall is not None else []
     before = snapshot(run.root)
     result = run_round(
         h.implementer,
@@ -221,6 +230,7 @@ def _launch(
         env=_round_env(run, round_no, env),
         timeout_s=opts.timeout_s,
         extra_args=opts.host_args,
+        wall_args=wall,
         on_update=view.update,
         stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
     )
@@ -331,13 +341,17 @@ def run(
     started = time.time()
     root = toplevel(opts.worktree)
     refuse_if_running(root)
+    if not opts.resume:
+        refuse_loosening(opts.implementer, opts.host_args)
     prepare(root)
     custody = custody_for(root)
     state, step = _begin(opts, root, custody, started)
     h = state.header
+    refuse_loosening(h.implementer, opts.host_args)
+    state.wall = round_wall(h.implementer, root, env)
     view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
     # Held for the whole run, released however it ends: every round gets the rails.
-    with hold(root, h.goal, h.run, h.rounds) as held:
+    with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
         try:
             # Before the first round too: a resumed run's handoff may have changed since.
             _guard(state, 0, view)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +83,11 @@ def _check_free(store: Store) -> State | None:
 
 
 @contextlib.contextmanager
-def hold(root: Path, goal: str, run_id: str, rounds: int) -> Iterator[Held]:
+def hold(
+    root: Path, goal: str, run_id: str, rounds: int, wall: tuple[str, Sequence[str]] = ("", ())
+) -> Iterator[Held]:
+    """Hold a driver-owned loop for the run; `wall` is the (level, missing pieces) `run` judged
+    its rounds to run behind."""
     store = store_for(root)
     with store.locked():
         previous = _check_free(store)
@@ -99,7 +103,7 @@ def hold(root: Path, goal: str, run_id: str, rounds: int) -> Iterator[Held]:
             session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
             generation=(previous.generation + 1) if previous else 1,
-        )
+        ).evolve(wall=wall[0], wall_missing=list(wall[1]))
         store.save_plan(state.plan)
         store.save(state)
         store.append_event("rounds.start", decision="running", run=run_id)

@@ -123,12 +123,14 @@ def run_round(
     timeout_s: float,
     stderr_path: Path,
     extra_args: Sequence[str] | None = None,
+    wall_args: Sequence[str] = (),
     on_update: Callable[[StreamState], None] = lambda _s: None,
 ) -> RoundResult:
-    """Run one round to its end; a failure to start is a `crashed` round, never an exception."""
+    """Run one round to its end; a failure to start is a `crashed` round, never an exception.
+    `wall_args` are the boundary's flags, passed whatever `extra_args` say."""
     runner = headless(host)
     state = StreamState(host, reader=runner.read)
-    cmd = runner.command(prompt, host_base(host, runner, env), extra_args)
+    cmd = runner.command(prompt, host_base(host, runner, env), extra_args, wall_args)
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     with stderr_path.open("wb") as log:
         try:

@@ -26,8 +26,14 @@ _SETTINGS = re.compile(r"(^|/)\.third/hooks\.json$")
 class ThirdHeadless:
     executable = "third"
 
-    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
-        return [*base, "--headless", *(extra or ("--yes",)), "--prompt", prompt]
+    def command(
+        self,
+        prompt: str,
+        base: Sequence[str],
+        extra: Sequence[str] | None,
+        wall: Sequence[str] = (),
+    ) -> list[str]:
+        return [*base, "--headless", *(extra or ("--yes",)), *wall, "--prompt", prompt]
 
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         return set(), ("THIRD_",)

@@ -61,9 +61,10 @@ def test_commands_are_slash_commands_where_one_exists() -> None:
     assert CLAUDE.command("doctor") == "autopilot-codex doctor"
 
 
-def test_it_installs_itself_and_has_no_boundary_yet() -> None:
+def test_it_installs_itself_and_owns_its_boundary() -> None:
     assert CLAUDE.installer() is None
-    assert CLAUDE.boundary() is None
+    boundary = CLAUDE.boundary()
+    assert boundary is not None and boundary.flag_layer == "flag" and boundary.needs_tools
 
 
 BLOCK = Answer(block="keep going", message="banner")

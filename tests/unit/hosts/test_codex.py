@@ -65,9 +65,11 @@ def test_commands_are_terminal_commands() -> None:
     assert CODEX.command("cancel") == "autopilot-codex cancel"
 
 
-def test_it_has_an_installer_and_no_boundary_yet() -> None:
+def test_it_has_an_installer_and_owns_its_boundary() -> None:
     assert CODEX.installer() is not None
-    assert CODEX.boundary() is None
+    boundary = CODEX.boundary()
+    # Codex brings its own bubblewrap.
+    assert boundary is not None and boundary.flag_layer == "overrides" and not boundary.needs_tools
 
 
 BLOCK = Answer(block="keep going", message="banner")

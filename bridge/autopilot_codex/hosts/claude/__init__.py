@@ -91,7 +91,9 @@ class Claude:
         return report(env)
 
     def boundary(self) -> Boundary | None:
-        return None
+        from .boundary import BOUNDARY
+
+        return BOUNDARY
 
 
 HOST = Claude()

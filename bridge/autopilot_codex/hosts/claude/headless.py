@@ -29,9 +29,15 @@ DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
 class ClaudeHeadless:
     executable = "claude"
 
-    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
+    def command(
+        self,
+        prompt: str,
+        base: Sequence[str],
+        extra: Sequence[str] | None,
+        wall: Sequence[str] = (),
+    ) -> list[str]:
         args = DEFAULT_ARGS if extra is None else extra
-        return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args]
+        return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args, *wall]
 
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         prefixes = list(PREFIXES)

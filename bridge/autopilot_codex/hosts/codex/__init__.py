@@ -122,7 +122,9 @@ class Codex:
         return report(env, repo)
 
     def boundary(self) -> Boundary | None:
-        return None
+        from .boundary import BOUNDARY
+
+        return BOUNDARY
 
 
 def _same_dir(a: str, b: str) -> bool:

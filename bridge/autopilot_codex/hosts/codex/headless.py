@@ -20,18 +20,27 @@ if TYPE_CHECKING:
 # variable holding its key (`env_key`) in that config.
 PREFIXES = ("CODEX_",)
 _ENV_KEY = re.compile(r'^\s*env_key\s*=\s*["\']([A-Za-z_][A-Za-z0-9_]*)["\']', re.MULTILINE)
-# workspace-write keeps the repository's git directory read-only, and so it stays: the driver
-# commits each round's changes (`commit`), so a round never needs to write `.git/config` or
-# `.git/hooks`, which the driver's own git would then run. The network stays off.
+# Without the wall's profile: workspace-write keeps the repository's git directory read-only,
+# and so it stays: the driver commits each round's changes (`commit`), so a round never needs
+# to write `.git/config` or `.git/hooks`, which the driver's own git would then run. The
+# network stays off. With the wall (`-c default_permissions=...`) this flag must go: a
+# `--sandbox` on the command line would pick the sandbox instead of the profile.
 DEFAULT_ARGS = ("--sandbox", "workspace-write")
 
 
 class CodexHeadless:
     executable = "codex"
 
-    def command(self, prompt: str, base: Sequence[str], extra: Sequence[str] | None) -> list[str]:
-        args = DEFAULT_ARGS if extra is None else extra
-        return [*base, "exec", "--json", *args, prompt]
+    def command(
+        self,
+        prompt: str,
+        base: Sequence[str],
+        extra: Sequence[str] | None,
+        wall: Sequence[str] = (),
+    ) -> list[str]:
+        default = () if wall else DEFAULT_ARGS
+        args = default if extra is None else extra
+        return [*base, "exec", "--json", *args, *wall, prompt]
 
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         return key_names(environ), PREFIXES

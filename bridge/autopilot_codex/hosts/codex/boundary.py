@@ -19,9 +19,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .wall import WallSpec, WallStatus
+from ..wall import WallSpec, WallStatus, flag_value, read_toml
 
 PROFILE = "autopilot_wall"
+SYSTEM_CONFIG = Path("/etc/codex/config.toml")
+# Config keys a caller's `-c` must not set on a walled round: they pick or shape the sandbox
+# and the shell's environment.
+_WALL_KEYS = (
+    "default_permissions", "permissions", "sandbox_mode", "sandbox_workspace_write",
+    "shell_environment_policy", "profile", "profiles",
+)  # fmt: skip
+# Flags that replace the boundary's sandbox, widen what it writes, or pick a config profile
+# (which may set its own sandbox).
+_LOOSENING_FLAGS = (
+    "--sandbox", "-s", "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto",
+    "--add-dir", "--profile", "-p",
+)  # fmt: skip
+_CONFIG_FLAGS = ("--config", "-c")
 # Config layers, strongest first: `-c` overrides, the project's `.codex/config.toml`, the
 # user's `$CODEX_HOME/config.toml`, the system's.
 LAYERS: tuple[str, ...] = ("overrides", "project", "user", "system")
@@ -44,7 +58,8 @@ def filesystem_table(
     every rule, and for a missing path that point can show up in the user's worktree. The
     implementer cannot create one either, outside the worktree. The protected folders inside
     the worktree are kept whether they exist or not; `prepare_worktree` creates them first."""
-    table = {":root": "read", str(spec.worktree): "write", str(spec.worktree / ".git"): "write"}
+    git = "write" if spec.git_writable else "read"
+    table = {":root": "read", str(spec.worktree): "write", str(spec.worktree / ".git"): git}
     table.update({str(p): "read" for p in spec.protected_paths()})
     table.update({str(p): "none" for p in spec.hidden_paths() if exists(p)})
     return table
@@ -56,6 +71,19 @@ def prepare_worktree(spec: WallSpec) -> None:
     for path in spec.protected_paths():
         if path.name != "config":
             path.mkdir(parents=True, exist_ok=True)
+
+
+def boundary_config(
+    spec: WallSpec, exists: Callable[[Path], bool] = Path.exists
+) -> dict[str, Any]:
+    """The same boundary as `boundary_overrides`, as the config layer it makes."""
+    return {
+        "default_permissions": PROFILE,
+        "permissions": {
+            PROFILE: {"filesystem": filesystem_table(spec, exists), "network": {"enabled": False}}
+        },
+        "shell_environment_policy": {"exclude": list(spec.hidden_env)},
+    }
 
 
 def boundary_overrides(spec: WallSpec, exists: Callable[[Path], bool] = Path.exists) -> list[str]:
@@ -85,7 +113,17 @@ Docs = list[tuple[str, Mapping[str, Any]]]
 
 
 def _ordered(layers: Mapping[str, Mapping[str, Any]]) -> Docs:
-    return [(name, layers[name]) for name in LAYERS if isinstance(layers.get(name), Mapping)]
+    """The layers strongest first, with the config profile they select (`profile = "x"`
+    picks `[profiles.x]`) just below the `-c` overrides: it beats the files' own values."""
+    docs = [(name, layers[name]) for name in LAYERS if isinstance(layers.get(name), Mapping)]
+    chosen = _value(docs, ("profile",))
+    if not isinstance(chosen, str):
+        return docs
+    table = _value(docs, ("profiles", chosen))
+    if not isinstance(table, Mapping):
+        return docs
+    at = 1 if docs and docs[0][0] == "overrides" else 0
+    return [*docs[:at], (f"profile {chosen}", table), *docs[at:]]
 
 
 def _value(docs: Docs, path: Sequence[str]) -> Any:
@@ -181,22 +219,94 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+# What `inherit = "core"` keeps: none of the names the wall hides.
+_CORE_ENV = frozenset({"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"})
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    # Codex's patterns are globs, matched without regard to case.
+    return any(fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns)
+
+
 def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
     policy = {
-        k: _value(docs, ("shell_environment_policy", k)) for k in ("inherit", "exclude", "set")
+        k: _value(docs, ("shell_environment_policy", k))
+        for k in ("inherit", "exclude", "set", "include_only")
     }
     patterns = [str(p) for p in policy["exclude"] or []]
+    only = [str(p) for p in policy["include_only"] or []]
     forced = policy["set"] if isinstance(policy["set"], Mapping) else {}
     missing = []
     for name in spec.hidden_env:
         if name in forced:
             missing.append(f"shell_environment_policy.set puts ${name} in the shell")
             continue
-        gone = policy["inherit"] == "none" or any(
-            fnmatch.fnmatchcase(name.upper(), p.upper()) for p in patterns
+        inherited = policy["inherit"] != "none" and (
+            policy["inherit"] != "core" or name in _CORE_ENV
         )
+        gone = not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
         if not gone:
             missing.append(
                 f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"
             )
     return missing
+
+
+def codex_home(env: Mapping[str, str], home: Path) -> Path:
+    configured = env.get("CODEX_HOME", "").strip()
+    return Path(configured).expanduser() if configured else home / ".codex"
+
+
+class CodexBoundary:
+    """Codex's boundary: the `autopilot_wall` permission profile and the shell's environment
+    policy, as `-c` overrides for a round and as `config.toml` lines for a session."""
+
+    flag_layer = "overrides"
+    needs_tools = False
+
+    def layers(
+        self, worktree: Path, home: Path, env: Mapping[str, str], system: str
+    ) -> dict[str, dict[str, Any]]:
+        paths = {
+            "project": worktree / ".codex" / "config.toml",
+            "user": codex_home(env, home) / "config.toml",
+            "system": SYSTEM_CONFIG,
+        }
+        layers = {}
+        for name, path in paths.items():
+            doc = read_toml(path)
+            if doc is not None:
+                layers[name] = doc
+        return layers
+
+    def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
+        return effective_status(spec, layers)
+
+    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+        if status.level == "on":
+            return []
+        config = codex_home(env, home) / "config.toml"
+        return [f"`autopilot-codex doctor --wall` prints the lines to put at the top of {config}"]
+
+    def round_layer(self, spec: WallSpec) -> dict[str, Any]:
+        return boundary_config(spec)
+
+    def round_args(self, spec: WallSpec, scratch: Path) -> list[str]:
+        return [arg for item in boundary_overrides(spec) for arg in ("-c", item)]
+
+    def loosening(self, args: Sequence[str]) -> list[str]:
+        found = []
+        for i, arg in enumerate(args):
+            if flag_value(args, i, _LOOSENING_FLAGS):
+                found.append(arg)
+            config = flag_value(args, i, _CONFIG_FLAGS)
+            key = config[1].split("=", 1)[0].strip() if config else ""
+            if key.split(".", 1)[0] in _WALL_KEYS:
+                found.append(f"-c {config[1] if config else key}")
+        return found
+
+    def prepare(self, spec: WallSpec) -> None:
+        prepare_worktree(spec)
+
+
+BOUNDARY = CodexBoundary()

@@ -1,7 +1,7 @@
 """Claude Code's wall: the settings that sandbox a walled implementer, and a check of the
 settings a session will actually run with.
 
-Verified on Claude Code 2.1.332 with bubblewrap and socat (see docs/hosts-sandbox.md):
+`BOUNDARY` is what `Host.boundary()` hands out. Verified on Claude Code 2.1.332 with bubblewrap and socat (see docs/hosts-sandbox.md):
 
 - The Bash tool (and a slash command's `!` block) runs in bubblewrap: writes outside the
   working directory and to `filesystem.denyWrite` fail ("Read-only file system"),
@@ -19,11 +19,27 @@ Verified on Claude Code 2.1.332 with bubblewrap and socat (see docs/hosts-sandbo
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .wall import WallSpec, WallStatus
+from ..wall import WallSpec, WallStatus, flag_value, read_json
+
+# Where each system keeps Claude Code's managed (policy) settings: the one layer besides
+# `--settings` that makes its sandbox strict.
+MANAGED = {
+    "linux": Path("/etc/claude-code/managed-settings.json"),
+    "darwin": Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
+}
+NOT_STRICT = "not strict"
+FIX_WALL = "autopilot-codex install --wall"
+# A round's flags that would replace the boundary (one `--settings` wins over another) or
+# widen what its tools may write.
+LOOSENING = ("--settings", "--add-dir")
+SETTINGS_FILE = "claude-settings.json"
 
 # Settings layers, strongest first (the CLI's own order for a single value).
 LAYERS: tuple[str, ...] = ("managed", "flag", "local", "project", "user")
@@ -241,3 +257,80 @@ def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
     if extra:
         missing.append(f"the network reaches hosts off the allowlist: {extra}")
     return missing
+
+
+def claude_dir(env: Mapping[str, str], home: Path) -> Path:
+    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(configured).expanduser() if configured else home / ".claude"
+
+
+class ClaudeBoundary:
+    """Claude Code's boundary: `--settings <file>` for a round (strict: no repository file can
+    loosen it), the user's settings for a session (not strict: `plan` says so)."""
+
+    flag_layer = "flag"
+    needs_tools = True
+
+    def layers(
+        self, worktree: Path, home: Path, env: Mapping[str, str], system: str
+    ) -> dict[str, dict[str, Any]]:
+        paths = {
+            "managed": MANAGED.get(system),
+            "local": worktree / ".claude" / "settings.local.json",
+            "project": worktree / ".claude" / "settings.json",
+            "user": claude_dir(env, home) / "settings.json",
+        }
+        layers = {}
+        for name, path in paths.items():
+            doc = read_json(path) if path is not None else None
+            if doc is not None:
+                layers[name] = doc
+        return layers
+
+    def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
+        return effective_status(spec, layers)
+
+    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+        fixes = []
+        if any(not m.startswith(NOT_STRICT) for m in status.missing):
+            fixes.append(
+                f"`{FIX_WALL}` writes the boundary into ~/.claude/settings.json (a backup is kept)"
+            )
+        if any(m.startswith(NOT_STRICT) for m in status.missing):
+            managed = MANAGED.get(system, "managed settings")
+            fixes.append(
+                f"for a wall no repository can loosen, put the same `sandbox` and `permissions` "
+                f"into {managed} (as an administrator), or run the loop in rounds "
+                "(`autopilot-codex run`, which passes the boundary to each round)"
+            )
+        return fixes
+
+    def round_layer(self, spec: WallSpec) -> dict[str, Any]:
+        return boundary_settings(spec)
+
+    def round_args(self, spec: WallSpec, scratch: Path) -> list[str]:
+        # A file, not inline JSON: the command line stays short and shows no paths to hide.
+        target = scratch / SETTINGS_FILE
+        _write_private(target, json.dumps(self.round_layer(spec), indent=2) + "\n")
+        return ["--settings", str(target)]
+
+    def loosening(self, args: Sequence[str]) -> list[str]:
+        return [args[i] for i in range(len(args)) if flag_value(args, i, LOOSENING)]
+
+    def prepare(self, spec: WallSpec) -> None:
+        return None
+
+
+def _write_private(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".wall-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+BOUNDARY = ClaudeBoundary()

@@ -372,4 +372,3 @@ def finish(
 
 def mode(fx: Effects, state: State) -> str:
     return review_mode(state, fx.environ)
-

@@ -211,3 +211,18 @@ def test_a_ralph_record_that_repeats_the_envelope_is_refused(repo: Path) -> None
     (folder / "state.json").write_text(json.dumps(data))
     with pytest.raises(BridgeError, match="ralph.iteration"):
         Store(repo).load()
+
+
+def test_every_state_field_has_one_place_in_the_file() -> None:
+    """A field added to State lands in the envelope unless it is named as an autopilot field;
+    a name in the autopilot list that State lacks would be refused on every load."""
+    import dataclasses
+
+    from autopilot_codex.state import State
+    from autopilot_codex.state_file import AUTOPILOT_FIELDS, RALPH_SHARED, STYLE_RECORDS
+
+    names = {f.name for f in dataclasses.fields(State)}
+    # The autopilot record is made of State's own fields; ralph's and rounds' are State fields.
+    assert set(AUTOPILOT_FIELDS) <= names and set(STYLE_RECORDS) - {"autopilot"} <= names
+    assert set(RALPH_SHARED) <= names - set(AUTOPILOT_FIELDS)
+    assert len(set(AUTOPILOT_FIELDS)) == len(AUTOPILOT_FIELDS)

@@ -270,7 +270,7 @@ def economy(tmp: Path) -> tuple[list[Row], list[str]]:
         total = sum(used.requests.values())
         expect(state["status"] == "done", f"{mode}: the loop ended {state['status']}")
         # The done verdict ends the goal: every planned task counts as completed.
-        completed = TASKS if state["status"] == "done" else len(state["completed_tasks"])
+        completed = TASKS if state["status"] == "done" else len(state["autopilot"]["completed_tasks"])
         rows.append(
             Row(
                 BENCH,

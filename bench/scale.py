@@ -76,16 +76,21 @@ def age(loop: ActiveLoop) -> None:
 
     state = loop.state()
     done = TASKS // 2
-    state.update(
+    state["autopilot"].update(
         completed_tasks=[f"T{n}" for n in range(1, done + 1)],
         current_task=f"T{done + 1}",
+        reviewed=[
+            *state["autopilot"]["reviewed"],
+            *(review_record(n) for n in range(REVIEW_CACHE_SIZE - 1)),
+        ],
+    )
+    state.update(
         iteration=400,
         max_iterations=1_000,
         budget_usd=500.0,
         budget_used_usd=120.0,
         tool_events=60_000,
         stop_events=800,
-        reviewed=[*state["reviewed"], *(review_record(n) for n in range(REVIEW_CACHE_SIZE - 1))],
     )
     loop.write_state(state)
     kinds = ("review.approve", "review.cached", "verdict.continue", "review.fix", "compact")

@@ -1,6 +1,12 @@
 """The loop's records and their schema: what `state.json` and `plan.json` hold, and how an
 older file is brought up to date. Where the files live and how they are written is `store`.
 
+state.json (schema 3) is a common envelope (status, owner, session, style, host, budget and
+spend, counters, checks, wall, timestamps) and one record for the loop's style, under the
+style's name: `autopilot` (its plan's progress, reviews, verdicts and manager settings),
+`ralph` (its prompt, promise and caps) or `rounds` (its run). In memory a `State` is one flat
+record, as the reducers read it; `to_json` and `parse_state` move fields between the two.
+
 The records are frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
 manager's pydantic answers are copied into them field by field.
 """
@@ -16,8 +22,11 @@ from typing import Any, Literal
 
 from . import defaults, typedjson
 from .check_records import CheckResult, CheckSpec
+from .state_file import envelope, flatten, migrate
 
-SCHEMA_VERSION = 2
+__all__ = ["migrate"]
+
+SCHEMA_VERSION = 3
 
 Status = Literal[
     "running",
@@ -160,9 +169,10 @@ class VerdictRecord(_Record):
 class RalphState(_Record):
     """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
 
-    It is the source of truth for a ralph loop; its session, iteration and cap are copied onto
-    the State on every save (`styles.ralph.handlers.put`), so the marker, the owner guard and
-    `status --json` show the same numbers as the reducer.
+    Its session, iteration and cap are the envelope's (`State.session_id`, `iteration`,
+    `max_iterations`), stored there only: `parse_state` fills them in here from the envelope,
+    and `styles.ralph.handlers.put` writes them back, so the reducer works on one value and
+    state.json holds each number once.
     """
 
     prompt: str
@@ -183,6 +193,14 @@ class RalphState(_Record):
 
     def evolve(self, **changes: Any) -> RalphState:
         return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class RoundsState(_Record):
+    """A rounds run's own record: which run of the driver holds the loop (its rollout and
+    markers are named by it). Its cap and the driver's id are the envelope's."""
+
+    run_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,6 +264,8 @@ class State(_Record):
     generation: int = 1
     # The ralph style's record; None for every other style (older files load unchanged).
     ralph: RalphState | None = None
+    # The rounds style's record; None for every other style.
+    rounds: RoundsState | None = None
     # The user's own checks (`--check`, config `checks`), fixed when the loop starts; never
     # taken from a plan. And their last run, which is reused while the tree is unchanged.
     checks: list[CheckSpec] = field(default_factory=list)
@@ -266,6 +286,7 @@ class State(_Record):
             for f in dataclasses.fields(self)
             if f.name != "plan"
         }
+        data = envelope(data, self.style)
         # allow_nan=False: a NaN or Infinity is not JSON, and a NaN budget is no budget at all.
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
@@ -304,7 +325,7 @@ def planless(*, goal: str, worktree: str, head: str, style: str, **fields: Any) 
 def parse_state(data: object) -> State:
     """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
     if isinstance(data, dict):
-        data = {**data, "plan": {"summary": "", "tasks": []}}
+        data = {**flatten(data), "plan": {"summary": "", "tasks": []}}
     state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
     check_ranges(state)
     return state
@@ -349,22 +370,3 @@ def check_ranges(state: State) -> None:
             raise typedjson.Invalid("ralph", "a counter out of range")
         if not math.isfinite(ralph.started_at) or ralph.tools_at_block < 0:
             raise typedjson.Invalid("ralph", "a counter out of range")
-
-
-def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """v2 names the loop's style and its owner policy; every v1 loop was an autopilot loop
-    owned by one session."""
-    return {**data, "schema_version": 2, "style": "autopilot", "owner": "session"}
-
-
-# version -> the step that upgrades a file of that version by one.
-MIGRATIONS = {1: _v1_to_v2}
-
-
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Upgrade an older state.json step by step, one small named function per version."""
-    version = data.get("schema_version")
-    while isinstance(version, int) and version in MIGRATIONS:
-        data = MIGRATIONS[version](data)
-        version = data.get("schema_version")
-    return data

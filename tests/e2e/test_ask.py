@@ -93,7 +93,7 @@ def test_the_implementer_asks_mid_turn_and_goes_on(
     assert "Should file1.txt end with a newline?" in consulted and "+one" in consulted
     state = ap.state()
     assert state["status"] == "done" and state["iteration"] == 1
-    assert state["consultations_total"] == 1
+    assert state["autopilot"]["consultations_total"] == 1
     (asked,) = [e for e in ap.events() if e["event"] == "ask"]
     assert asked["decision"] == "answered" and asked["cost_usd"] > 0
     # Claude Code hands its session id to the Bash tool, so the consultation is attributed.
@@ -168,7 +168,7 @@ def test_the_codex_manager_subagent_relays_the_answer(
     assert question in openai_fake.requests_for(schema="Consultation")[0].prompt_text
     state = ap.state()
     assert state["status"] == "done" and state["iteration"] == 1
-    assert state["consultations_total"] == 1
+    assert state["autopilot"]["consultations_total"] == 1
     assert_events(ap.event_names())
 
 

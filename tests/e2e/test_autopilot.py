@@ -177,10 +177,10 @@ def test_happy_path_two_tasks(
     assert state["status"] == "done"
     assert state["iteration"] == 2
     assert state["session_id"] == run.session_id
-    assert state["completed_tasks"] == ["T1", "T2"]
-    assert state["current_task"] is None
+    assert state["autopilot"]["completed_tasks"] == ["T1", "T2"]
+    assert state["autopilot"]["current_task"] is None
     assert state["base_sha"] == base
-    assert state["last_verdict"]["decision"] == "done"
+    assert state["autopilot"]["last_verdict"]["decision"] == "done"
     assert state["budget_used_usd"] > 0
     assert decisions(ap) == [
         "plan",
@@ -259,7 +259,7 @@ def test_review_reject_sends_the_revert_command(
 
     state = ap.state()
     assert state["status"] == "aborted"
-    assert state["last_review"]["decision"] == "reject"
+    assert state["autopilot"]["last_review"]["decision"] == "reject"
     assert decisions(ap) == ["plan", "review.reject", "review.reject.delivered", "verdict.abort"]
     assert schemas(openai_fake) == ["Plan", "Review", "Verdict"]
     assert "+# broken" in openai_fake.requests_for(schema="Review")[0].prompt_text
@@ -300,7 +300,7 @@ def test_a_late_fix_reaches_the_model_at_its_next_tool(
 
     state = ap.state()
     assert (state["status"], state["iteration"], state["inflight"]) == ("done", 1, None)
-    assert [r["decision"] for r in state["reviewed"]][-1] == "fix"
+    assert [r["decision"] for r in state["autopilot"]["reviewed"]][-1] == "fix"
     names = ap.event_names()
     assert names.index("review.fix") < names.index("review.fix.delivered")
     assert names[-1] == "verdict.done"

@@ -122,7 +122,7 @@ def test_happy_path_to_done(
     assert subjects == ["feat(files): task number 2", "feat(files): task number 1"]
     state = ap.state()
     assert state["status"] == "done"
-    assert state["completed_tasks"] == ["T1", "T2"]
+    assert state["autopilot"]["completed_tasks"] == ["T1", "T2"]
     assert state["session_id"] == run.thread_id
     assert decisions(ap) == [
         "plan",

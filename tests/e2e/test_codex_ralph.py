@@ -69,7 +69,7 @@ def test_two_iterations_then_the_promise(
     assert "Ralph iteration 2/5" in requests[2] and PROMPT in requests[2]
     assert run.last_message.endswith(f"<promise>{PROMISE}</promise>")
     state = ap.state()
-    assert (state["style"], state["status"], state["ralph"]["iteration"]) == ("ralph", "done", 2)
+    assert (state["style"], state["status"], state["iteration"]) == ("ralph", "done", 2)
     assert state["session_id"] == run.thread_id
     result: dict[str, Any] = json.loads((ap.project_dir / "last.json").read_text())
     assert (result["why"], result["iterations"]) == ("promise", 2)

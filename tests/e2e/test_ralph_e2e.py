@@ -65,7 +65,7 @@ def test_two_iterations_then_the_promise(
     assert "promise kept at iteration 2" in finals[-1].get("systemMessage", "")
 
     state = ap.state()
-    assert (state["style"], state["status"], state["ralph"]["iteration"]) == ("ralph", "done", 2)
+    assert (state["style"], state["status"], state["iteration"]) == ("ralph", "done", 2)
     assert state["session_id"] == run.session_id
     result: dict[str, Any] = json.loads((ap.project_dir / "last.json").read_text())
     assert (result["why"], result["iterations"]) == ("promise", 2)

@@ -77,7 +77,7 @@ def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, caps
     assert "<<<DATA DIFF" in prompt and "+half done" in prompt
     state = state_of(repo)
     assert state["budget_used_usd"] > before
-    assert (state["consultations"], state["consultations_task"], state["consultations_total"]) == (
+    assert (state["autopilot"]["consultations"], state["autopilot"]["consultations_task"], state["autopilot"]["consultations_total"]) == (
         1,
         "T1",
         1,
@@ -106,11 +106,8 @@ def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys, monkey
     stop = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
     assert stop.json["decision"] == "block"
     before = state_of(repo)
-    assert (before["iteration"], before["no_progress_streak"], before["idle_stop_blocks"]) == (
-        1,
-        1,
-        1,
-    )
+    counters = (before["iteration"], before["autopilot"]["no_progress_streak"])
+    assert (*counters, before["idle_stop_blocks"]) == (1, 1, 1)
     manager.enqueue(consultation(), schema="Consultation")
     code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "a question")
     assert code == 0, out
@@ -126,6 +123,8 @@ def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys, monkey
         "last_verdict",
         "generation",
     )
+    # The envelope and the autopilot record (schema 3), side by side.
+    after, before = {**after, **after["autopilot"]}, {**before, **before["autopilot"]}
     assert {k: after[k] for k in loop_fields} == {k: before[k] for k in loop_fields}
     assert after["budget_used_usd"] > before["budget_used_usd"]
 
@@ -179,7 +178,7 @@ def test_manager_trouble_is_no_answer_and_no_status_change(
     after = state_of(repo)
     assert after["status"] == "running" and after["stop_reason"] is None
     assert (after["budget_used_usd"] > before["budget_used_usd"]) is charged
-    assert after["consultations"] == 1
+    assert after["autopilot"]["consultations"] == 1
     ask = [e for e in events(repo) if e["event"] == "ask"]
     assert ask[-1]["decision"] == "failed" and ask[-1]["error"]
 
@@ -207,7 +206,7 @@ def test_another_sessions_loop_is_refused(
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-2")
     code, out = run(capsys, "-C", str(repo), "ask", "a question")
     assert code == 1 and "another session" in out
-    assert asks(manager) == [] and state_of(repo)["consultations_total"] == 0
+    assert asks(manager) == [] and state_of(repo)["autopilot"]["consultations_total"] == 0
     manager.enqueue(consultation(), schema="Consultation")
     assert run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "mine")[0] == 0
 

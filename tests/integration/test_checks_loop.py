@@ -90,7 +90,7 @@ def test_a_red_check_overrules_done_and_green_lets_it_through(
     assert "test_total_is_right" in answer["reason"]
     assert PYTEST in answer["reason"] and "FAILED" in answer["reason"]
     state = state_of(red_repo)
-    assert (state["status"], state["current_task"], state["completed_tasks"]) == (
+    assert (state["status"], state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == (
         "running",
         "T1",
         [],
@@ -123,7 +123,7 @@ def test_a_red_check_keeps_the_task_current(
     answer = stop(hook, red_repo)
     assert answer["decision"] == "block" and "test_total_is_right" in answer["reason"]
     state = state_of(red_repo)
-    assert (state["current_task"], state["completed_tasks"]) == ("T1", [])
+    assert (state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == ("T1", [])
     assert events_of(red_repo, "checks.overrule")[0]["note"].endswith("task advance")
 
 

@@ -90,8 +90,8 @@ def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI
     result = hook("PostToolUse", edit_payload(planned))
     assert (result.code, result.stdout) == (0, "")
     state = wait_reviews(planned)
-    assert state["last_review"]["decision"] == "approve"
-    assert state["pending_review"] is None
+    assert state["autopilot"]["last_review"]["decision"] == "approve"
+    assert state["autopilot"]["pending_review"] is None
     assert state["tool_events"] == 1
     assert "+one" in manager.requests_for(schema="Review")[0].prompt_text
 
@@ -123,7 +123,7 @@ def test_edit_reject_blocks_with_revert_instruction(
     assert hook("PostToolUse", edit_payload(planned)).stdout == ""
     wait_reviews(planned)
     out = hook("PostToolUse", edit_payload(planned)).json
-    base = state_of(planned)["task_base_sha"][:12]
+    base = state_of(planned)["autopilot"]["task_base_sha"][:12]
     assert out["decision"] == "block"
     assert f"git restore --source={base} --staged --worktree -- file1.txt" in out["reason"]
 
@@ -178,7 +178,7 @@ def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI,
     assert "MESSAGE" in manager.requests_for(schema="Verdict")[0].prompt_text
     assert "T1 finished" in manager.requests_for(schema="Verdict")[0].prompt_text
     state = state_of(planned)
-    assert (state["iteration"], state["current_task"], state["completed_tasks"]) == (
+    assert (state["iteration"], state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == (
         1,
         "T2",
         ["T1"],
@@ -394,7 +394,7 @@ def test_a_review_failing_in_the_background_is_redone_at_the_stop(
     assert hook("PostToolUse", edit_payload(planned)).stdout == ""
     state = wait_reviews(planned)
     # Trouble off the critical path costs nothing but the call: the loop goes on.
-    assert (state["status"], state["last_review"]) == ("running", None)
+    assert (state["status"], state["autopilot"]["last_review"]) == ("running", None)
     assert "review.unavailable.background" in [e["event"] for e in events_of(planned)]
     first = len(manager.requests_for(schema="Review"))
     out = hook("Stop", payload("Stop", planned)).json

@@ -51,10 +51,10 @@ def test_an_edit_hook_answers_before_a_slow_review_and_the_next_hook_carries_its
     # Hooks while the review is out speak only if they have something to say.
     assert answer_of(hook("PostToolUse", read_payload(planned))) == {}
     state = wait_reviews(planned)
-    assert state["pending_review"]["decision"] == "fix"
+    assert state["autopilot"]["pending_review"]["decision"] == "fix"
     out = answer_of(hook("PostToolUse", read_payload(planned)))
     assert out["decision"] == "block" and "wrong content" in out["reason"]
-    assert state_of(planned)["pending_review"] is None
+    assert state_of(planned)["autopilot"]["pending_review"] is None
     assert reviews(manager) == 1
 
 
@@ -85,7 +85,7 @@ def test_twenty_parallel_edit_hooks_of_one_diff_make_one_review_call(
     state = wait_reviews(planned)
     assert reviews(manager) == 1
     assert state["tool_events"] == 20
-    assert state["last_review"]["decision"] == "approve"
+    assert state["autopilot"]["last_review"]["decision"] == "approve"
 
 
 def test_twenty_parallel_stops_make_one_verdict_call(planned: Path, manager: FakeOpenAI) -> None:
@@ -111,7 +111,7 @@ def test_a_stop_waits_for_the_review_in_flight_and_never_skips_its_fix(
     assert out["decision"] == "block" and "wrong content" in out["reason"]
     state = state_of(planned)
     assert manager.requests_for(schema="Verdict") == [] and state["iteration"] == 0
-    assert (state["inflight"], state["pending_review"]) == (None, None)
+    assert (state["inflight"], state["autopilot"]["pending_review"]) == (None, None)
     assert reviews(manager) == 1
     # Ending the turn again without touching the diff replays the fix: never `done` over it.
     again = answer_of(hook("Stop", payload("Stop", planned, stop_hook_active=True)))
@@ -175,7 +175,7 @@ def test_stopping_the_loop_during_a_review_ends_the_worker_and_still_counts_the_
     capsys.readouterr()
     wait_gone(slot["pid"], timeout=5.0)  # long before its 30 s answer
     state = wait_reviews(planned)
-    assert state["status"] == "stopped" and state["pending_review"] is None
+    assert state["status"] == "stopped" and state["autopilot"]["pending_review"] is None
     assert state["budget_used_usd"] == pytest.approx(before + slot["reserved_usd"])
     assert events_of(planned)[-1]["event"] == "review.abandoned"
     for event in ("PostToolUse", "Stop"):

@@ -84,7 +84,7 @@ def test_session_start_follows_the_task_the_manager_moved_to(
     manager.enqueue(review_body("approve"), schema="Review")
     manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
     hook("Stop", payload("Stop", continuing))
-    assert state_of(continuing)["current_task"] == "T2"
+    assert state_of(continuing)["autopilot"]["current_task"] == "T2"
     out = answer_of(hook("SessionStart", payload("SessionStart", continuing, source="compact")))
     context = out["hookSpecificOutput"]["additionalContext"]
     assert "Task T2 (2/2): task number 2" in context

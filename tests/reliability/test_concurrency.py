@@ -162,7 +162,7 @@ def test_fifty_parallel_hooks_lose_no_update(
     assert state["iteration"] == len(judged)
     assert len(manager.requests_for(schema="Verdict")) == len(judged)
     assert state["inflight"] is None
-    attempt = cost_usd(Usage(1000, 0, 200), price_for(state["model"]))
+    attempt = cost_usd(Usage(1000, 0, 200), price_for(state["autopilot"]["model"]))
     assert state["budget_used_usd"] == pytest.approx(planned_cost + len(judged) * attempt)
 
     raw_lines = (state_path(repo).parent / "events.jsonl").read_text(encoding="utf-8").splitlines()

@@ -136,7 +136,7 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
     requests = manager.requests_for(schema=schema)
     assert fault.min_requests <= len(requests) <= fault.max_requests, len(requests)
     assert elapsed < TIMEOUT_S + SLACK_S, elapsed
-    attempt = cost_usd(Usage(1000, 0, 200), price_for(after["model"]))
+    attempt = cost_usd(Usage(1000, 0, 200), price_for(after["autopilot"]["model"]))
     assert after["budget_used_usd"] == pytest.approx(
         before["budget_used_usd"] + fault.billed * attempt
     )
@@ -148,12 +148,12 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
             assert after["iteration"] == before["iteration"] + 1
         else:
             assert answer == {}
-            assert after["last_review"]["decision"] == "approve"
+            assert after["autopilot"]["last_review"]["decision"] == "approve"
         return
     if hook_event == "PostToolUse":
         # Trouble in the background is not a verdict on anything: the loop runs on and the
         # Stop reviews the diff again (tests/integration/test_hooks.py).
-        assert (after["status"], after["last_review"]) == ("running", None)
+        assert (after["status"], after["autopilot"]["last_review"]) == ("running", None)
         failed = [e for e in events_of(planned) if e["event"] == "review.unavailable.background"]
         assert fault.error in failed[-1]["error"], failed
         return

@@ -175,7 +175,7 @@ def test_stop_during_a_manager_call_wins(
     # A review runs in a background worker, which leaves as soon as the loop stops.
     state = wait_reviews(planned)
     assert (state["status"], state["stop_reason"]) == ("stopped", "the user said stop")
-    assert state["iteration"] == 0 and state["last_verdict"] is None
+    assert state["iteration"] == 0 and state["autopilot"]["last_verdict"] is None
     assert state["budget_used_usd"] > budget  # the discarded call was still paid for
     last = ".discarded" if event == "Stop" else "review.abandoned"
     assert events_of(planned)[-1]["event"].endswith(last)

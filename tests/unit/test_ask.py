@@ -8,7 +8,7 @@ import pytest
 
 from autopilot_codex.commands.ask import refusal
 from autopilot_codex.manager.ask_prompt import ask_prompt
-from autopilot_codex.state import Plan, State, Task, parse_state
+from autopilot_codex.state import Plan, State, Task, migrate, parse_state
 
 
 def make_state(**update: Any) -> State:
@@ -84,7 +84,7 @@ def test_a_state_file_from_before_consultations_loads() -> None:
         "model": "m",
         "schema_version": 2,
     }
-    state = parse_state(data)
+    state = parse_state(migrate(data))
     assert (state.consultations, state.consultations_task, state.consultations_total) == (
         0,
         None,
@@ -103,9 +103,10 @@ def test_a_negative_consultation_count_is_refused() -> None:
         "worktree": "/w",
         "model": "m",
         "consultations": -5,
+        "schema_version": 2,
     }
-    with pytest.raises(typedjson.Invalid):
-        parse_state(data)
+    with pytest.raises(typedjson.Invalid, match="consultations"):
+        parse_state(migrate(data))
 
 
 def test_the_skill_quotes_the_default_settings_truly() -> None:

@@ -1,4 +1,5 @@
-"""Schema 1 → 2: a state.json written by the released code loads, and is saved as schema 2."""
+"""Schema 1 → 2 → 3: state.json files written by released code load, and are saved as schema 3
+(a common envelope and the style's own record)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from autopilot_codex.state import SCHEMA_VERSION, migrate
 from autopilot_codex.store import Store
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "v1"
+V2 = FIXTURE.parent / "v2"
 
 
 def plant_v1(worktree: Path) -> Path:
@@ -29,14 +31,14 @@ def test_a_v1_file_loads_as_an_autopilot_loop_owned_by_its_session(repo: Path) -
     plant_v1(repo)
     state = Store(repo).load()
     assert state is not None
-    assert (state.schema_version, state.style, state.owner) == (2, "autopilot", "session")
+    assert (state.schema_version, state.style, state.owner) == (3, "autopilot", "session")
     # Everything the v1 loop knew is still there.
     assert (state.goal, state.session_id, state.iteration) == ("write two files", "sess-v1", 1)
     assert state.last_review is not None and state.last_review.decision == "fix"
     assert [t.id for t in state.plan.tasks] == ["T1", "T2"]
 
 
-def test_saving_a_migrated_loop_writes_schema_2_and_a_marker_with_style_and_owner(
+def test_saving_a_migrated_loop_writes_schema_3_and_a_marker_with_style_and_owner(
     repo: Path,
 ) -> None:
     folder = plant_v1(repo)
@@ -46,7 +48,8 @@ def test_saving_a_migrated_loop_writes_schema_2_and_a_marker_with_style_and_owne
         assert state is not None
         store.save(state)
     saved = json.loads((folder / "state.json").read_text())
-    assert (saved["schema_version"], saved["style"], saved["owner"]) == (2, "autopilot", "session")
+    assert (saved["schema_version"], saved["style"], saved["owner"]) == (3, "autopilot", "session")
+    assert saved["autopilot"]["current_task"] == "T1" and "current_task" not in saved
     marker = json.loads(active_marker(repo).read_text())
     assert marker == {
         "worktree": str(repo),
@@ -88,9 +91,8 @@ def test_hand_edited_values_no_bridge_writes_are_refused(
     repo: Path, field: str, value: object
 ) -> None:
     folder = plant_v1(repo)
-    data = json.loads((folder / "state.json").read_text())
-    data.update({field: value, "schema_version": 2, "style": "autopilot", "owner": "session"})
-    data[field] = value
+    data = migrate(json.loads((folder / "state.json").read_text()))
+    (data["autopilot"] if field in data["autopilot"] else data)[field] = value
     (folder / "state.json").write_text(json.dumps(data))
     with pytest.raises(BridgeError, match=field):
         Store(repo).load()
@@ -199,3 +201,133 @@ def test_a_look_at_a_worktree_with_no_loop_makes_no_key(repo: Path) -> None:
 
     assert Store(repo).load() is None
     assert not key_path(state_home()).exists()
+
+
+def plant_v2(worktree: Path, style: str) -> Path:
+    folder = project_dir(worktree)
+    folder.mkdir(parents=True)
+    text = (V2 / f"{style}.state.json").read_text().replace("@WORKTREE@", str(worktree))
+    (folder / "state.json").write_text(text)
+    if style == "autopilot":
+        shutil.copy(V2 / "autopilot.plan.json", folder / "plan.json")
+    else:
+        # What ralph and rounds write for their plan: none.
+        (folder / "plan.json").write_text('{"summary": "", "tasks": []}\n')
+    return folder
+
+
+def saved_again(worktree: Path) -> dict[str, object]:
+    store = Store(worktree)
+    with store.locked():
+        state = store.load()
+        assert state is not None
+        store.save(state)
+    data: dict[str, object] = json.loads(store.state_path.read_text())
+    return data
+
+
+def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record(
+    repo: Path,
+) -> None:
+    before = json.loads((V2 / "autopilot.state.json").read_text())
+    plant_v2(repo, "autopilot")
+    state = Store(repo).load()
+    assert state is not None and state.schema_version == 3
+    assert (state.current_task, state.completed_tasks, state.review_mode) == ("T2", ["T1"], "stop")
+    assert [r.decision for r in state.reviewed] == ["approve", "fix"]
+    assert state.last_checks[0].status == "pass" and state.checks[0].command == "true"
+    assert (state.budget_used_usd, state.session_id, state.wall) == (0.016, "sess-v2", "off")
+    saved = saved_again(repo)
+    record = saved["autopilot"]
+    assert isinstance(record, dict)
+    # Every v2 field is kept, in the envelope or the record, with the value it had.
+    for name, value in before.items():
+        if name in ("schema_version", "worktree", "updated_at", "wall_missing", "ralph"):
+            continue
+        assert (record if name in record else saved)[name] == value, name
+    assert "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == 3
+
+
+def test_a_v2_ralph_file_keeps_its_session_iteration_and_cap_once(repo: Path) -> None:
+    plant_v2(repo, "ralph")
+    state = Store(repo).load()
+    assert state is not None and state.ralph is not None
+    assert (state.ralph.session_id, state.ralph.iteration, state.ralph.max_iterations) == (
+        "sess-r2",
+        2,
+        5,
+    )
+    assert (state.session_id, state.iteration, state.max_iterations) == ("sess-r2", 2, 5)
+    saved = saved_again(repo)
+    ralph = saved["ralph"]
+    assert isinstance(ralph, dict)
+    assert not {"session_id", "iteration", "max_iterations"} & set(ralph)
+    assert (ralph["prompt"], ralph["completion_promise"]) == ("keep going", "ALL DONE")
+    assert (saved["session_id"], saved["iteration"], saved["max_iterations"]) == ("sess-r2", 2, 5)
+    # A ralph loop has no plan, reviews or manager settings to store.
+    assert "autopilot" not in saved and "current_task" not in saved and "model" not in saved
+
+
+def test_a_v2_ralph_file_takes_its_own_copy_where_the_two_disagree(repo: Path) -> None:
+    folder = plant_v2(repo, "ralph")
+    data = json.loads((folder / "state.json").read_text())
+    data["iteration"] = 1  # a v2 save copied the ralph record's number here; it was the truth
+    (folder / "state.json").write_text(json.dumps(data))
+    state = Store(repo).load()
+    assert state is not None and state.ralph is not None
+    assert (state.iteration, state.ralph.iteration) == (2, 2)
+
+
+def test_a_v2_rounds_file_loads_as_a_driver_owned_loop(repo: Path) -> None:
+    plant_v2(repo, "rounds")
+    state = Store(repo).load()
+    assert state is not None
+    assert (state.style, state.owner, state.max_iterations) == ("rounds", "driver", 3)
+    assert state.rounds is not None and state.session_id == "driver-pid:26535"
+    saved = saved_again(repo)
+    assert saved["rounds"] == {"run_id": ""} and "autopilot" not in saved
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(current_task="T9"), "current_task: belongs in the autopilot record"),
+        (lambda d: d["autopilot"].update(extra=1), "autopilot.extra"),
+        (lambda d: d.pop("autopilot"), "autopilot"),
+        (lambda d: d.update(ralph={"prompt": "x", "started_at": 0.0}), "ralph record"),
+    ],
+)
+def test_a_v3_file_with_a_field_in_the_wrong_place_is_quarantined(
+    repo: Path, change: object, message: str
+) -> None:
+    folder = plant_v2(repo, "autopilot")
+    data = migrate(json.loads((folder / "state.json").read_text()))
+    change(data)  # type: ignore[operator]
+    (folder / "state.json").write_text(json.dumps(data))
+    with pytest.raises(BridgeError, match=message):
+        Store(repo).load()
+    assert not (folder / "state.json").exists()
+
+
+def test_a_ralph_record_that_repeats_the_envelope_is_refused(repo: Path) -> None:
+    folder = plant_v2(repo, "ralph")
+    data = migrate(json.loads((folder / "state.json").read_text()))
+    data["ralph"]["iteration"] = 1
+    (folder / "state.json").write_text(json.dumps(data))
+    with pytest.raises(BridgeError, match="ralph.iteration"):
+        Store(repo).load()
+
+
+def test_every_state_field_has_one_place_in_the_file() -> None:
+    """A field added to State lands in the envelope unless it is named as an autopilot field;
+    a name in the autopilot list that State lacks would be refused on every load."""
+    import dataclasses
+
+    from autopilot_codex.state import State
+    from autopilot_codex.state_file import AUTOPILOT_FIELDS, RALPH_SHARED, STYLE_RECORDS
+
+    names = {f.name for f in dataclasses.fields(State)}
+    # The autopilot record is made of State's own fields; ralph's and rounds' are State fields.
+    assert set(AUTOPILOT_FIELDS) <= names and set(STYLE_RECORDS) - {"autopilot"} <= names
+    assert set(RALPH_SHARED) <= names - set(AUTOPILOT_FIELDS)
+    assert len(set(AUTOPILOT_FIELDS)) == len(AUTOPILOT_FIELDS)

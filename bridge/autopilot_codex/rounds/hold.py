@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import gitrepo
 from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
-from ..state import State, Status, planless
+from ..state import RoundsState, State, Status, planless
 from ..store import Store
 
 # How each of the driver's endings leaves the held loop.
@@ -103,6 +103,7 @@ def hold(
             session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
             generation=(previous.generation + 1) if previous else 1,
+            rounds=RoundsState(run_id=run_id),
         ).evolve(wall=wall[0], wall_missing=list(wall[1]))
         store.save_plan(state.plan)
         store.save(state)

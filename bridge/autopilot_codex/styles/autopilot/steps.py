@@ -1,77 +1,23 @@
-"""The steps the autopilot hooks share: prepare a manager call under the lock, make it
-without the lock, apply the answer if the loop is still the same one, and record it.
+"""What the autopilot hooks share (the Stop in `stop`, the edit hooks in `handlers`, the
+background review in `background`): whose loop it is, the review mode, the diff's cache key,
+the review prompt and its price, and the event line each decision leaves.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ... import contract, gitrepo, guards
-from ...check_records import CheckResult
-from ...config import for_loop
 from ...guards import Decision
-from ...state import State, now_iso
+from ...state import State
 from ..context import HookContext
-from . import inflight, reducer
 
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
-
-
-# Review outcomes after which a Stop goes on to ask for a verdict.
-REVIEW_PASSED = frozenset({"review.approve", "review.cached", "review.empty"})
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A manager call prepared under the lock, to be made after the lock is released."""
-
-    state: State
-    # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
-    schema: str
-    prompt: Prompt
-    reduce: Callable[[State, Outcome[Any]], guards.Step]
-    event: str
-
-
-def prepare_review(
-    ctx: HookContext, state: State, repo: Path, *, at_stop: bool, token: str = ""
-) -> Decision | Pending:
-    """Review the task's diff unless it is empty or was reviewed before."""
-    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
-    if diff.empty:
-        ctx.store.save(state)
-        return guards.allow("review.empty")
-    key = diff_key(diff)
-    cached = state.cached_review(key)
-    if cached is not None:
-        state, decision = reducer.replay_cached(state, cached, at_stop=at_stop)
-        state = ctx.store.save(state)
-        record(ctx, state, decision, None)
-        return decision
-    state = ctx.store.with_plan(state)
-    prompt = review_prompt(ctx, state, diff.text)
-    log_git_findings(ctx, diff)
-    limits = ctx.limits
-
-    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        return reducer.apply_review(
-            s,
-            outcome,
-            key,
-            now=now_iso(),
-            limits=limits,
-            at_stop=at_stop,
-            changed_files=diff.files,
-        )
-
-    return pending(ctx, state, "review", "Review", prompt, reduce, token)
 
 
 def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
@@ -123,59 +69,6 @@ def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
     )
 
 
-def prepare_verdict(ctx: HookContext, state: State, repo: Path, token: str) -> Decision | Pending:
-    state = ctx.store.with_plan(state)
-    state, checks_text, checks_red = evidence(ctx, state)
-    head = gitrepo.head_sha(repo)
-    diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
-    from ...manager import prompts
-
-    prompt = prompts.verdict_prompt(
-        state.goal,
-        state.plan,
-        state.task(),
-        state.task_position(),
-        completed=state.completed_tasks,
-        commits=gitrepo.commits_since(repo, state.base_sha),
-        diff=diff.text,
-        last_message=ctx.payload.last_assistant_message,
-        last_review=state.last_review.summary if state.last_review else "",
-        cap=ctx.config.prompt_chars,
-        checks=checks_text,
-    )
-    limits = ctx.limits
-
-    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        s = s.evolve(last_checks=state.last_checks)
-        return reducer.apply_verdict(
-            s, outcome, head, limits, now=now_iso(), checks_red=checks_red
-        )
-
-    return pending(ctx, state, "verdict", "Verdict", prompt, reduce, token)
-
-
-def evidence(ctx: HookContext, state: State) -> tuple[State, str, str]:
-    """The user's checks on this tree, before the verdict (at every verdict Stop: whether the
-    manager would end the loop or advance is only known after it; an unchanged tree reruns
-    nothing). The state with their results, the prompt's evidence, and the failure text."""
-    if not state.checks:
-        return state, "", ""
-    from ...checks import evidence_text, failure_reason
-
-    results = checks_for(ctx, state)
-    return state.evolve(last_checks=results), evidence_text(results), failure_reason(results)
-
-
-def checks_for(ctx: HookContext, state: State) -> list[CheckResult]:
-    """Run (or reuse, on an unchanged tree) the loop's checks, writing each fresh run to the
-    ledger; the caller keeps the results in the state."""
-    from ...evidence import gather
-
-    calls = 2 if review_mode(state) == "stop" else 1
-    timeout = for_loop(state, os.environ, ctx.config).timeout_s
-    return gather(ctx.store, state, manager_calls=calls, call_timeout_s=timeout)[1]
-
-
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
     """The worst case of one call: what the budget guard checks and the slot reserves, priced
     by the backend that will answer, with what it adds beyond our prompt and caps."""
@@ -183,60 +76,6 @@ def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
 
     text = prompt.instructions + prompt.text
     return worst_case_usd(ctx.config, state.model, text, ctx.config.max_output_tokens)
-
-
-def pending(
-    ctx: HookContext,
-    state: State,
-    kind: str,
-    schema: str,
-    prompt: Prompt,
-    reduce: Callable[[State, Outcome[Any]], guards.Step],
-    token: str,
-) -> Decision | Pending:
-    """Refuse a call the budget cannot cover; otherwise reserve it, save, hand it back."""
-    worst = estimate(ctx, state, prompt)
-    blocked = guards.budget_guard(state, worst, f"{kind}.budget")
-    if blocked is not None:
-        return finish(ctx, *blocked)
-    state = ctx.store.save(inflight.reserve(state, token, worst))
-    return Pending(state, schema, prompt, reduce, kind)
-
-
-def resolve(ctx: HookContext, step: Decision | Pending, token: str) -> Decision:
-    """Make the prepared call without the lock, then apply it if the loop is still the same."""
-    if isinstance(step, Decision):
-        return step
-    from ...manager import schemas
-
-    # What the loop was planned with (api, server, timeout), unless this hook's environment
-    # says otherwise: a session started without the planning shell's variables still works.
-    manager = ctx.manager(step.state.model, for_loop(step.state, os.environ, ctx.config))
-    schema = schemas.Review if step.schema == "Review" else schemas.Verdict
-    outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
-    with ctx.store.locked():
-        state = ctx.store.load()
-        if state is None:
-            return guards.allow(f"{step.event}.orphaned")
-        # The real cost is charged below; a slot reclaimed meanwhile was charged its worst
-        # case too, which errs on the side of the budget.
-        state = inflight.settle(state, token)
-        if state.generation != step.state.generation or state.status != "running":
-            # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
-            state = ctx.store.save(guards.charge(state, outcome.cost_usd))
-            decision = guards.allow(f"{step.event}.discarded")
-            record(ctx, state, decision, outcome)
-            return decision
-        state, decision = step.reduce(state, outcome)
-        state = ctx.store.save(state)
-        record(ctx, state, decision, outcome)
-        return decision
-
-
-def finish(ctx: HookContext, state: State, decision: Decision) -> Decision:
-    saved = ctx.store.save(state)
-    record(ctx, saved, decision, None)
-    return decision
 
 
 def owned(ctx: HookContext) -> State | None:
@@ -247,8 +86,8 @@ def owned(ctx: HookContext) -> State | None:
     return state
 
 
-def review_mode(state: State) -> str:
-    return os.environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or state.review_mode
+def review_mode(state: State, environ: Mapping[str, str] = os.environ) -> str:
+    return environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or state.review_mode
 
 
 def record(

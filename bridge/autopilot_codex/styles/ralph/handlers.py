@@ -44,7 +44,8 @@ def handle(ctx: HookContext) -> Answer:
 
 
 def put(state: State, ralph: RalphState) -> State:
-    """The ralph record into the State, mirroring what the generic readers look at."""
+    """The reducer's ralph record into the State. Its session, iteration and cap go to the
+    envelope, where they are stored (once); the rest is the ralph record."""
     return state.evolve(
         ralph=ralph,
         session_id=ralph.session_id,

@@ -1,0 +1,127 @@
+"""How state.json is laid out and brought up to date: the common envelope and the style's own
+record (schema 3), and one small named step per older schema. Plain dicts in, plain dicts out:
+`state` turns them into records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import typedjson
+
+# What only an autopilot loop has: its plan's progress, its reviews and verdicts, its manager
+# settings and consultations. state.json keeps them in the loop's `autopilot` record.
+AUTOPILOT_FIELDS = (
+    "model",
+    "review_mode",
+    "api",
+    "base_url",
+    "timeout_s",
+    "max_output_tokens",
+    "current_task",
+    "task_base_sha",
+    "completed_tasks",
+    "no_progress_streak",
+    "last_review",
+    "last_verdict",
+    "reviewed",
+    "last_verdict_head",
+    "last_review_head",
+    "consultations",
+    "consultations_task",
+    "consultations_total",
+    "pending_review",
+)
+# The envelope's fields a ralph loop reads as its own: stored once, in the envelope.
+RALPH_SHARED = ("session_id", "iteration", "max_iterations")
+# The style records, each under its style's name; a loop has its own style's and no other.
+STYLE_RECORDS = ("autopilot", "ralph", "rounds")
+
+
+def envelope(flat: dict[str, Any], style: str) -> dict[str, Any]:
+    """A flat State dump as state.json lays it out: the envelope, then the style's record."""
+    out = {k: v for k, v in flat.items() if k not in AUTOPILOT_FIELDS and k not in STYLE_RECORDS}
+    if style == "autopilot":
+        out["autopilot"] = {k: flat[k] for k in AUTOPILOT_FIELDS}
+    ralph = flat.get("ralph")
+    if isinstance(ralph, dict):
+        out["ralph"] = {k: v for k, v in ralph.items() if k not in RALPH_SHARED}
+    if flat.get("rounds") is not None:
+        out["rounds"] = flat["rounds"]
+    return out
+
+
+def flatten(data: dict[str, Any]) -> dict[str, Any]:
+    """state.json's envelope and style record as one flat State object; raises
+    typedjson.Invalid for a field in the wrong place or a record of another style."""
+    style = data.get("style", "autopilot")
+    for name in STYLE_RECORDS:
+        if name in data and data[name] is not None and name != style:
+            raise typedjson.Invalid(name, f"a {name} record in a {style} loop")
+    for name in AUTOPILOT_FIELDS:
+        if name in data:
+            raise typedjson.Invalid(name, "belongs in the autopilot record")
+    flat = {k: v for k, v in data.items() if k != "autopilot"}
+    own = data.get("autopilot")
+    if style == "autopilot":
+        if not isinstance(own, dict):
+            raise typedjson.Invalid("autopilot", "missing" if own is None else "expected an object")
+        for name in own:
+            if name not in AUTOPILOT_FIELDS:
+                raise typedjson.Invalid(f"autopilot.{name}", "unknown field")
+        flat.update(own)
+    else:
+        # Another style has no plan, reviews or manager: the fields a State needs, at rest.
+        flat.update(current_task=None, task_base_sha=data.get("base_sha"), model="")
+        flat["review_mode"] = "off"
+    ralph = data.get("ralph")
+    if isinstance(ralph, dict):
+        for name in RALPH_SHARED:
+            if name in ralph:
+                raise typedjson.Invalid(f"ralph.{name}", "belongs in the envelope")
+        shared = {k: data[k] for k in RALPH_SHARED if k in data}
+        flat["ralph"] = {**ralph, **shared}
+    return flat
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 names the loop's style and its owner policy; every v1 loop was an autopilot loop
+    owned by one session."""
+    return {**data, "schema_version": 2, "style": "autopilot", "owner": "session"}
+
+
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """v3 splits the one flat record into a common envelope and the style's own record. A v2
+    ralph loop kept its session, iteration and cap twice, its own copy being the truth: the
+    envelope takes that copy. The autopilot fields of a loop of another style were never read."""
+    data = dict(data)
+    style = data.get("style", "autopilot")  # the State's default, as for a v2 file without it
+    own = {k: data.pop(k) for k in AUTOPILOT_FIELDS if k in data}
+    if style == "autopilot":
+        data["autopilot"] = own
+    ralph = data.pop("ralph", None)
+    if isinstance(ralph, dict):
+        ralph = dict(ralph)
+        for name in RALPH_SHARED:
+            if name in ralph:
+                data[name] = ralph.pop(name)
+        data["ralph"] = ralph
+    elif ralph is not None:
+        data["ralph"] = ralph  # not an object: parse_state refuses it, as before
+    if style == "rounds":
+        data["rounds"] = {"run_id": ""}
+    data["schema_version"] = 3
+    return data
+
+
+# version -> the step that upgrades a file of that version by one.
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Upgrade an older state.json step by step, one small named function per version."""
+    version = data.get("schema_version")
+    while isinstance(version, int) and version in MIGRATIONS:
+        data = MIGRATIONS[version](data)
+        version = data.get("schema_version")
+    return data

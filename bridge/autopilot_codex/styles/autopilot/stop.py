@@ -1,0 +1,374 @@
+"""The autopilot Stop, top to bottom: guards → slot → review → checks → verdict → apply.
+
+`on_stop` is the whole sequence; the functions below it follow in the order it calls them.
+What the Stop touches beyond its state (the store and its lock, git, the manager, the clock,
+the environment, this process's id) comes in one `Effects` value, so the reducers it calls
+stay pure and a test can hand it a fake clock. The lock is never held during a manager call
+or the user's checks: parallel hooks and a typed `stop` are never kept waiting, and an answer
+is applied only if the loop is still the same one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ... import gitrepo, guards
+from ...check_records import CheckResult
+from ...config import for_loop
+from ...guards import Decision
+from ...state import State, now_iso
+from ..context import HookContext
+from . import inflight, reducer
+from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode, review_prompt
+
+if TYPE_CHECKING:
+    from ...manager import Outcome
+    from ...manager.prompts import Prompt
+    from ...manager.select import ManagerFactory
+    from ...store import Store
+
+# How often a Stop looks again while a background review of its diff is out.
+STOP_POLL_S = 0.05
+# Review outcomes after which a Stop goes on to ask for a verdict.
+REVIEW_PASSED = frozenset({"review.approve", "review.cached", "review.empty"})
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Everything the Stop does to the world beyond its state; `of` gives the real ones."""
+
+    store: Store
+    manager: ManagerFactory
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    environ: Mapping[str, str]
+    pid: int
+    head: Callable[[], str]
+    # The worktree's diff since a commit, without the loop's own files.
+    diff: Callable[[str], gitrepo.Diff]
+    commits: Callable[[str], list[str]]
+
+    @classmethod
+    def of(cls, ctx: HookContext) -> Effects:
+        store = ctx.store
+        return cls(
+            store=store,
+            manager=ctx.manager,
+            clock=inflight.clock,
+            sleep=time.sleep,
+            environ=os.environ,
+            pid=os.getpid(),
+            head=lambda: gitrepo.head_sha(store.worktree),
+            diff=lambda base: gitrepo.diff_since(store.worktree, base, exclude=store.excluded()),
+            commits=lambda base: gitrepo.commits_since(store.worktree, base),
+        )
+
+
+def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
+    fx = fx or Effects.of(ctx)
+    token = inflight.new_token()
+    # 1-2. Guards (owner, stall, caps), then the loop's one in-flight slot for this Stop.
+    early = take_slot(ctx, fx, token)
+    if early is not None:
+        return early
+    try:
+        # 3. A fix waiting from a background review, else the review of the final diff.
+        reviewed = review(ctx, fx, token)
+        if reviewed.blocks or reviewed.event not in REVIEW_PASSED | {"ignored"}:
+            return reviewed
+        # 4. The user's checks, without the lock (a `stop` typed meanwhile must not wait).
+        results = checks(ctx, fx, token)
+        # 5-6. The verdict, applied if the loop is still the one it was asked about.
+        return verdict(ctx, fx, token, results, otherwise=reviewed)
+    finally:
+        with fx.store.locked():
+            state = fx.store.load(with_plan=False)
+            if state is not None and inflight.holds(state, token):
+                fx.store.save(inflight.release(state, token))
+
+
+# -- 1-2. guards and the slot ---------------------------------------------------------------
+
+
+def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
+    """Guard the Stop, then take the in-flight slot for its calls; None when it is taken.
+
+    A background review of the diff being judged is waited for; one of an older diff is
+    superseded (the Stop reviews the final diff itself); another Stop that holds the slot is
+    already judging this turn, so this one answers without a call."""
+    give_up = fx.clock() + ctx.config.timeout_s + inflight.SLACK_S
+    digest: str | None = None
+    while True:
+        with fx.store.locked():
+            state = owned(ctx)
+            if state is None:
+                return guards.allow("ignored")
+            now = fx.clock()
+            state = guards.claim(state, ctx.payload.session_id or "", ctx.host.name)
+            state = reclaimed(ctx, fx, state, now)
+            slot = state.inflight
+            if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
+                digest = digest if digest is not None else diff_key(fx.diff(state.task_base_sha))
+                state = superseded(ctx, fx, state, digest)
+                slot = state.inflight
+            if slot is not None and (slot.kind == "stop" or now > give_up):
+                state = fx.store.save(state.evolve(stop_events=state.stop_events + 1))
+                return busy(ctx, state)
+            if slot is None:
+                return claim(ctx, fx, state, token, now)
+            fx.store.save(state)
+        fx.sleep(STOP_POLL_S)
+
+
+def reclaimed(ctx: HookContext, fx: Effects, state: State, now: float) -> State:
+    state, stale = inflight.reclaim(state, now)
+    if stale is not None:
+        fx.store.append_event(
+            "inflight.reclaimed",
+            kind=stale.kind,
+            pid=stale.pid,
+            charged_usd=round(stale.reserved_usd, 6),
+            session=ctx.payload.session_id,
+        )
+    return state
+
+
+def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> State:
+    slot = state.inflight
+    if slot is None or not slot.digest or slot.digest == digest:
+        return state
+    state, old = inflight.supersede(state)
+    if old is not None:
+        fx.store.append_event(
+            "review.superseded",
+            pid=old.pid,
+            charged_usd=round(old.reserved_usd, 6),
+            session=ctx.payload.session_id,
+        )
+    return state
+
+
+def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -> Decision | None:
+    state, guarded = guards.stop_guard(
+        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits
+    )
+    if guarded is not None:
+        return finish(ctx, fx, state, guarded)
+    taken = inflight.claim(
+        state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
+    )
+    fx.store.save(taken or state)
+    return None if taken is not None else busy(ctx, state)
+
+
+def busy(ctx: HookContext, state: State) -> Decision:
+    """Another Stop of this loop is being judged, and its answer is the turn's: this one lets
+    the host go on without a call (seed: one verdict call per iteration, never more)."""
+    decision = guards.allow("stop.busy")
+    record(ctx, state, decision, None)
+    return decision
+
+
+# -- 3. review ------------------------------------------------------------------------------
+
+
+def review(ctx: HookContext, fx: Effects, token: str) -> Decision:
+    """With the slot held: a waiting fix first, then the review of the final diff (unless
+    reviews are off or per commit). `ignored` when there was nothing to review."""
+    with fx.store.locked():
+        state = owned(ctx)
+        if state is None or not inflight.holds(state, token):
+            return guards.allow("ignored")
+        delivered = reducer.take_pending(state, at_stop=True)
+        if delivered is not None:
+            return finish(ctx, fx, *delivered)
+        if mode(fx, state) not in ("stop", "edit"):
+            return guards.allow("ignored")
+        step = prepare_review(ctx, fx, state, token)
+    return call(ctx, fx, step, token)
+
+
+def prepare_review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Pending:
+    """Review the task's diff unless it is empty or was reviewed before."""
+    diff = fx.diff(state.task_base_sha)
+    if diff.empty:
+        fx.store.save(state)
+        return guards.allow("review.empty")
+    key = diff_key(diff)
+    cached = state.cached_review(key)
+    if cached is not None:
+        state, decision = reducer.replay_cached(state, cached, at_stop=True)
+        return finish(ctx, fx, state, decision)
+    state = fx.store.with_plan(state)
+    prompt = review_prompt(ctx, state, diff.text)
+    log_git_findings(ctx, diff)
+    limits = ctx.limits
+
+    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
+        return reducer.apply_review(
+            s, outcome, key, now=now_iso(), limits=limits, at_stop=True, changed_files=diff.files
+        )
+
+    return reserve(ctx, fx, state, "review", "Review", prompt, reduce, token)
+
+
+# -- 4. checks ------------------------------------------------------------------------------
+
+
+def checks(ctx: HookContext, fx: Effects, token: str) -> list[CheckResult] | None:
+    """Run (or reuse, on an unchanged tree) the loop's checks WITHOUT the lock; under it,
+    at the verdict, they are then a cache hit (same tree). None: no checks, or not ours."""
+    with fx.store.locked():
+        state = owned(ctx)
+        if state is None or not inflight.holds(state, token) or not state.checks:
+            return None
+    return run_checks(ctx, fx, state)
+
+
+def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
+    """Each fresh run is written to the ledger; the caller keeps the results in the state."""
+    from ...evidence import gather
+
+    calls = 2 if mode(fx, state) == "stop" else 1
+    timeout = for_loop(state, fx.environ, ctx.config).timeout_s
+    return gather(fx.store, state, manager_calls=calls, call_timeout_s=timeout)[1]
+
+
+# -- 5. verdict -----------------------------------------------------------------------------
+
+
+def verdict(
+    ctx: HookContext,
+    fx: Effects,
+    token: str,
+    results: list[CheckResult] | None,
+    *,
+    otherwise: Decision,
+) -> Decision:
+    with fx.store.locked():
+        state = owned(ctx)
+        if state is None or not inflight.holds(state, token):
+            return otherwise
+        if results is not None:
+            state = state.evolve(last_checks=results)
+        step = prepare_verdict(ctx, fx, state, token)
+    return call(ctx, fx, step, token)
+
+
+def prepare_verdict(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Pending:
+    from ...manager import prompts
+
+    state = fx.store.with_plan(state)
+    checks_text = checks_red = ""
+    if state.checks:
+        # At every verdict Stop: whether the manager would end the loop or advance is known
+        # only after it; an unchanged tree reruns nothing.
+        from ...checks import evidence_text, failure_reason
+
+        results = run_checks(ctx, fx, state)
+        state = state.evolve(last_checks=results)
+        checks_text, checks_red = evidence_text(results), failure_reason(results)
+    head = fx.head()
+    diff = fx.diff(state.task_base_sha)
+    prompt = prompts.verdict_prompt(
+        state.goal,
+        state.plan,
+        state.task(),
+        state.task_position(),
+        completed=state.completed_tasks,
+        commits=fx.commits(state.base_sha),
+        diff=diff.text,
+        last_message=ctx.payload.last_assistant_message,
+        last_review=state.last_review.summary if state.last_review else "",
+        cap=ctx.config.prompt_chars,
+        checks=checks_text,
+    )
+    limits, last_checks = ctx.limits, state.last_checks
+
+    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
+        s = s.evolve(last_checks=last_checks)
+        return reducer.apply_verdict(s, outcome, head, limits, now=now_iso(), checks_red=checks_red)
+
+    return reserve(ctx, fx, state, "verdict", "Verdict", prompt, reduce, token)
+
+
+# -- 6. the call and its answer applied ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A manager call prepared under the lock, to be made after the lock is released."""
+
+    state: State
+    # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
+    schema: str
+    prompt: Prompt
+    reduce: Callable[[State, Outcome[Any]], guards.Step]
+    event: str
+
+
+def reserve(
+    ctx: HookContext,
+    fx: Effects,
+    state: State,
+    kind: str,
+    schema: str,
+    prompt: Prompt,
+    reduce: Callable[[State, Outcome[Any]], guards.Step],
+    token: str,
+) -> Decision | Pending:
+    """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
+    worst = estimate(ctx, state, prompt)
+    blocked = guards.budget_guard(state, worst, f"{kind}.budget")
+    if blocked is not None:
+        return finish(ctx, fx, *blocked)
+    state = fx.store.save(inflight.reserve(state, token, worst))
+    return Pending(state, schema, prompt, reduce, kind)
+
+
+def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) -> Decision:
+    """Make the prepared call without the lock, then apply it if the loop is still the same."""
+    if isinstance(step, Decision):
+        return step
+    from ...manager import schemas
+
+    # What the loop was planned with (api, server, timeout), unless this hook's environment
+    # says otherwise: a session started without the planning shell's variables still works.
+    manager = fx.manager(step.state.model, for_loop(step.state, fx.environ, ctx.config))
+    schema = schemas.Review if step.schema == "Review" else schemas.Verdict
+    outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
+    with fx.store.locked():
+        state = fx.store.load()
+        if state is None:
+            return guards.allow(f"{step.event}.orphaned")
+        # The real cost is charged below; a slot reclaimed meanwhile was charged its worst
+        # case too, which errs on the side of the budget.
+        state = inflight.settle(state, token)
+        if state.generation != step.state.generation or state.status != "running":
+            # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
+            state = fx.store.save(guards.charge(state, outcome.cost_usd))
+            decision = guards.allow(f"{step.event}.discarded")
+            record(ctx, state, decision, outcome)
+            return decision
+        state, decision = step.reduce(state, outcome)
+        return finish(ctx, fx, state, decision, outcome)
+
+
+def finish(
+    ctx: HookContext,
+    fx: Effects,
+    state: State,
+    decision: Decision,
+    outcome: Outcome[Any] | None = None,
+) -> Decision:
+    saved = fx.store.save(state)
+    record(ctx, saved, decision, outcome)
+    return decision
+
+
+def mode(fx: Effects, state: State) -> str:
+    return review_mode(state, fx.environ)

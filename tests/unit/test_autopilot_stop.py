@@ -1,0 +1,73 @@
+"""The autopilot Stop's effects come in one value: a test hands it a fake clock and sleep, and
+the Stop's waiting is judged by that clock alone (no wall-clock margin, no real sleep)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from autopilot_codex import hosts, styles
+from autopilot_codex.config import Config
+from autopilot_codex.hookio import HookInput
+from autopilot_codex.state import Inflight, Plan, State, Task
+from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot import stop
+from tests.conftest import make_repo
+
+
+def no_manager(model: str, config: Config) -> object:
+    raise AssertionError("a Stop that finds the slot held makes no call")
+
+
+def planted(tmp_path: Path, slot: Inflight | None) -> tuple[styles.HookContext, Store]:
+    repo = make_repo(tmp_path / "repo")
+    store = Store(repo)
+    task = Task("T1", "one", [], [], [], [])
+    state = State(
+        goal="g",
+        plan=Plan("p", [task]),
+        current_task="T1",
+        base_sha="b",
+        task_base_sha="b",
+        worktree=str(repo),
+        model="m",
+        session_id="s1",
+        review_mode="commit",
+        inflight=slot,
+    )
+    with store.locked():
+        store.save_plan(state.plan)
+        store.save(state)
+    payload = HookInput(event="Stop", session_id="s1")
+    context = styles.HookContext(payload, store, Config(), hosts.get("claude"), no_manager)  # type: ignore[arg-type]
+    return context, store
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        # Each poll moves the fake clock a long way: the Stop gives up on its own clock.
+        self.slept.append(seconds)
+        self.now += 10_000.0
+
+
+def test_a_stop_waits_for_a_live_review_by_its_own_clock_then_answers_busy(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    # A live review (this process, far from its deadline by the real clock) holds the slot.
+    slot = Inflight("review", "tok", os.getpid(), 1, started_at=1000.0, deadline=1e12)
+    context, store = planted(tmp_path, slot)
+    effects = stop.Effects.of(context)
+    effects = stop.Effects(**{**vars(effects), "clock": clock, "sleep": clock.sleep})
+    decision = stop.on_stop(context, effects)
+    assert decision.event == "stop.busy" and not decision.blocks
+    assert clock.slept == [stop.STOP_POLL_S]
+    state = store.load(with_plan=False)
+    assert state is not None and state.inflight == slot and state.stop_events == 1

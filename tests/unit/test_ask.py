@@ -138,7 +138,7 @@ def test_a_state_file_from_before_reservations_loads_with_none() -> None:
         "model": "m",
         "schema_version": 2,
     }
-    assert parse_state(data).reservations == []
+    assert parse_state(migrate(data)).reservations == []
 
 
 @pytest.mark.parametrize("usd", [-0.5, float("nan"), float("inf")])
@@ -156,4 +156,4 @@ def test_a_reservation_no_bridge_writes_is_refused(usd: float) -> None:
         "reservations": [{"token": "t", "pid": 1, "usd": usd, "deadline": 1.0}],
     }
     with pytest.raises(typedjson.Invalid):
-        parse_state(data)
+        parse_state(migrate({**data, "schema_version": 2}))

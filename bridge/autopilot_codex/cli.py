@@ -418,7 +418,6 @@ VERBS: dict[str, Verb] = {
 }
 
 
-
 def _completion(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.views import completion
 

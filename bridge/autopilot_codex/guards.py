@@ -112,7 +112,7 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}{closing(new.budget_used_usd)}"
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", new.budget_used_usd)
     return new, Decision("allow", event, message=message, context=_off_context(message))
 
 

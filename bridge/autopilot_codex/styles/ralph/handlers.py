@@ -107,11 +107,14 @@ def on_stop(ctx: HookContext) -> Answer:
             )
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
-            return Answer(message=decision.message + closing(state.budget_used_usd))
+            return Answer(message=closing(decision.message, state.budget_used_usd))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
-            message=f"{decision.message} The safety rails stay on until the user runs "
-            f"{terminal_command('cancel')}.{closing(state.budget_used_usd)}"
+            message=closing(
+                f"{decision.message} The safety rails stay on until the user runs "
+                f"{terminal_command('cancel')}.",
+                state.budget_used_usd,
+            )
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,20 +24,44 @@ ROLLOUT = ("rounds", "rollout.jsonl")
 ENDED = ("done", "aborted", "stopped", "stopped_budget", "stopped_iteration_limit")
 
 
+# Beyond this a file is not read: a ledger of a long loop is a few MB.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
+    """A regular file's bytes, None otherwise. The loop's own files are never links, so a link
+    is not followed (it may point at anything of the user's); a FIFO or device would block or
+    never end, so it is not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object, or None when the file is missing, unreadable or not an object."""
+    raw = read_bytes(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
     """Every line of a JSONL file that is a JSON object, in order; the rest is skipped."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    raw = read_bytes(path)
+    if raw is None:
         return []
     records = []
     for line in raw.splitlines():

@@ -212,3 +212,37 @@ def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys, tmp_path: Pa
     (folder / "events.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n{torn")
     html, _ = build(repo, capsys, tmp_path)
     assert_inert(parse(html))
+
+
+def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys, tmp_path: Path) -> None:
+    """state.json is the implementer's to write in an unguarded loop: its base_sha must not
+    become `git log --output=FILE`."""
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    planted = tmp_path / "planted"
+    state = {
+        "goal": "g",
+        "status": "done",
+        "worktree": str(repo),
+        "base_sha": f"--output={planted}",
+    }
+    (folder / "state.json").write_text(json.dumps(state))
+    html, _ = build(repo, capsys, tmp_path)
+    assert list(tmp_path.glob("planted*")) == []
+    assert "No commits" in html
+
+
+def test_a_fifo_or_a_link_in_the_loop_folder_is_not_read(
+    repo: Path, capsys, tmp_path: Path
+) -> None:
+    import os
+
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "events.jsonl")
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"goal": "SECRET-GOAL", "status": "done"}))
+    (folder / "state.json").symlink_to(secret)
+    (folder / "plan.json").write_text(json.dumps({"summary": "s", "tasks": []}))
+    html, _ = build(repo, capsys, tmp_path)
+    assert "SECRET-GOAL" not in html

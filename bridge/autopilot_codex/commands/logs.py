@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..loopfiles import number, text
+from ..loopfiles import number, read_bytes, text
 
 # How often `-f` looks at the file: a new line shows within this, at a stat per poll.
 POLL_S = 0.25
@@ -39,9 +40,8 @@ def show(record: dict[str, Any], as_json: bool) -> str:
 
 def snapshot(path: Path) -> tuple[list[dict[str, Any]], int]:
     """The ledger's complete lines now, and the offset just past them (where `-f` goes on)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = read_bytes(path)
+    if data is None:
         return [], 0
     offset = data.rfind(b"\n") + 1
     records: list[dict[str, Any]] = []
@@ -96,10 +96,12 @@ def follow(
 
 
 def _stat(path: Path) -> os.stat_result | None:
+    """The file's own status when it is a regular file: a link or a FIFO is not followed."""
     try:
-        return path.stat()
+        info = os.lstat(path)
     except OSError:
         return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def _emit_raw(raw: bytes, emit: Callable[[dict[str, Any]], None]) -> None:

@@ -20,13 +20,14 @@ def default_path(folder: Path) -> Path:
 
 
 def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
-    folder = project_dir(worktree_of(cwd))
+    worktree = worktree_of(cwd)
+    folder = project_dir(worktree)
     files = loopfiles.load(folder)
-    if not files.state and not files.rollout and not files.events:
+    if not (files.state or files.plan or files.rollout or files.events or files.result):
         raise BridgeError(no_loop().removeprefix("autopilot-codex: "))
     from ..report.render import render
 
-    page = render(files)
+    page = render(files, worktree)
     target = Path(out).expanduser() if out else default_path(folder)
     if not target.is_absolute():
         target = Path(cwd) / target

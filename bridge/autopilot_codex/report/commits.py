@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from .timeline import Entry, accepted_tasks, iso
 # A loop of a hundred commits is already more than a page can show usefully.
 LIMIT = 200
 SEP = "\x1e"
+SHA = re.compile(r"[0-9a-f]{7,64}")
 
 
 @dataclass(frozen=True)
@@ -43,22 +45,26 @@ class Group:
         return sum(c.removed for c in self.commits)
 
 
-def commits(files: LoopFiles, entries: list[Entry]) -> list[Commit]:
+def commits(files: LoopFiles, entries: list[Entry], worktree: Path) -> list[Commit]:
     """The commits since the loop's base, oldest first; [] when git cannot say (a removed
-    worktree, a rewritten history): the report is still worth having without them."""
+    worktree, a rewritten history): the report is still worth having without them.
+
+    The worktree is the one the user asked about, never the path in the state; the base must
+    be a commit id: in an unguarded loop the implementer can write the state, and a base of
+    `--output=FILE` would have git write that file."""
     base = text(files.state, "base_sha") or text(files.run_header(), "base_sha")
-    worktree = files.worktree or text(files.run_header(), "worktree")
-    if not base or not worktree:
+    if not SHA.fullmatch(base):
         return []
     spec = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"
     try:
         out = run_git(
-            Path(worktree),
+            worktree,
             "log",
             "--reverse",
             f"--max-count={LIMIT}",
             f"--format={SEP}%H%x00%ct%x00%s",
             "--numstat",
+            "--end-of-options",
             spec,
             "--",
         )

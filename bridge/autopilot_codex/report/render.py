@@ -38,9 +38,9 @@ def outcome(files: LoopFiles) -> str:
     )
 
 
-def context(files: LoopFiles) -> dict[str, Any]:
+def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
     entries = timeline.build(files)
-    found = commits.commits(files, entries)
+    found = commits.commits(files, entries, worktree)
     done = [d for d in files.state.get("completed_tasks") or [] if isinstance(d, str)]
     current = text(files.state, "current_task")
     tasks = [
@@ -54,7 +54,7 @@ def context(files: LoopFiles) -> dict[str, Any]:
         "style": files.style,
         "status": files.status,
         "outcome": outcome(files),
-        "worktree": files.worktree or text(files.run_header(), "worktree"),
+        "worktree": str(worktree),
         "spend": files.spend,
         "budget": budget,
         "iteration": int(number(files.state, "iteration")),
@@ -71,7 +71,7 @@ def context(files: LoopFiles) -> dict[str, Any]:
     }
 
 
-def render(files: LoopFiles) -> str:
+def render(files: LoopFiles, worktree: Path) -> str:
     import jinja2  # lazily: a hook never renders
     from markupsafe import Markup
 
@@ -82,7 +82,7 @@ def render(files: LoopFiles) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    data = context(files)
+    data = context(files, worktree)
     # The chart alone is markup: pygal's, from numbers, with every script removed.
     data["chart"] = Markup(data["chart"])  # noqa: S704
     return env.get_template(TEMPLATE).render(**data)

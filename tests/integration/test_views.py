@@ -301,3 +301,21 @@ def test_the_views_never_load_into_a_hook() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_fish_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> None:
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    _, out = cli(capsys, "completion", "fish")
+    script = tmp_path / "c.fish"
+    script.write_text(out)
+
+    def complete(line: str) -> list[str]:
+        program = f"source {script}; complete -C '{line}'"
+        done = subprocess.run([fish, "-c", program], capture_output=True, text=True, check=True)
+        return [row.split("\t")[0] for row in done.stdout.splitlines()]
+
+    assert complete("autopilot-codex rep") == ["report"]
+    assert sorted(complete("autopilot-codex plan --review ")) == ["commit", "edit", "off", "stop"]
+    assert "--older-than" in complete("autopilot-codex loops --")

@@ -163,7 +163,13 @@ _autopilot_codex() {{
 {chr(10).join(cases)}
     esac
 }}
-compdef _autopilot_codex {PROG}
+# Autoloaded from $fpath (as _autopilot-codex) this file is the completion itself; sourced,
+# it registers the function.
+if [[ "${{zsh_eval_context[-1]}}" == loadautofunc ]]; then
+    _autopilot_codex "$@"
+else
+    compdef _autopilot_codex {PROG}
+fi
 """
 
 

@@ -13,4 +13,6 @@ def closing(message: str, spent_usd: float) -> str:
     message = message.rstrip()
     if message and not message.endswith((".", "!", "?")):
         message += "."
-    return f"{message} Spent ${spent_usd:.2f} in all; see what it did: {terminal_command('report')}."
+    return (
+        f"{message} Spent ${spent_usd:.2f} in all; see what it did: {terminal_command('report')}."
+    )

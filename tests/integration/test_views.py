@@ -319,3 +319,8 @@ def test_fish_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> 
     assert complete("autopilot-codex rep") == ["report"]
     assert sorted(complete("autopilot-codex plan --review ")) == ["commit", "edit", "off", "stop"]
     assert "--older-than" in complete("autopilot-codex loops --")
+
+
+def test_dry_run_without_prune_is_refused(capsys) -> None:
+    code, out = cli(capsys, "loops", "--dry-run")
+    assert code == 1 and "--dry-run goes with --prune" in out

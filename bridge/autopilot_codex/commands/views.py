@@ -81,6 +81,8 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
 
     if args.prune:
         return 0, prune(args.older_than, dry_run=args.dry_run)
+    if args.dry_run:
+        raise BridgeError("--dry-run goes with --prune: loops --prune --older-than 7d --dry-run")
     found = every()
     return 0, as_json(found) if args.json else table(found)
 

@@ -66,6 +66,9 @@ def parser() -> argparse.ArgumentParser:
     )
     _other_parsers(sub)
     _login_parsers(sub)
+    from .commands.views import add_parsers
+
+    add_parsers(sub)
     hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
@@ -257,6 +260,7 @@ PLAN_OPTIONS = (
     "--session-id",
     "--goal-file",
     "--args-stdin",
+    "--json",
 )
 
 
@@ -412,6 +416,24 @@ VERBS: dict[str, Verb] = {
     "login": _login,
     "logout": _logout,
 }
+
+
+def _completion(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from .commands.views import completion
+
+    return 0, completion(args.shell, parser())
+
+
+def _register_views() -> None:
+    """report, logs, loops and completion, and `--json` on plan, ask and doctor."""
+    from .commands.views import VIEWS, as_json_of
+
+    VERBS.update(VIEWS, completion=_completion)
+    for name in ("plan", "ask", "doctor"):
+        VERBS[name] = as_json_of(name, VERBS[name])
+
+
+_register_views()
 
 
 def _host_session() -> tuple[str, str | None]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import defaults
+from .closing import closing
 from .contract import PREFIX
 from .hosts import terminal_command
 from .state import State, Status
@@ -111,7 +112,7 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}"
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", new.budget_used_usd)
     return new, Decision("allow", event, message=message, context=_off_context(message))
 
 

@@ -114,7 +114,10 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys, hook) 
     assert stop(hook, repo).json["decision"] == "block"
     result = stop(hook, repo, f"All tests pass.\n{PROMISE}")
     assert "decision" not in result.json
-    assert result.json["systemMessage"] == "[autopilot-codex] ralph done: promise kept at iteration 2"
+    assert result.json["systemMessage"].startswith(
+        "[autopilot-codex] ralph done: promise kept at iteration 2. Spent $0.00 in all; "
+        "see what it did: autopilot-codex report."
+    )
     assert not active_marker(repo).exists()
     assert state_of(repo)["status"] == "done"
     record = result_of(repo)

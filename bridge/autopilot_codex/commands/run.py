@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import output
+from ..closing import closing
 from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import user_checks
@@ -138,9 +139,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         out.write(json.dumps(record, sort_keys=True) + "\n")
     else:
         when = datetime.now(timezone.utc).strftime("%H:%M:%S")
-        out.write(
+        line = (
             f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds "
-            f"(${record['cost_usd']:.2f}); handoff {record['handoff']}\n"
+            f"(${record['cost_usd']:.2f}); handoff {record['handoff']}"
         )
+        out.write(closing(line, float(record["cost_usd"])) + "\n")
     out.flush()
     return int(record["exit_code"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from ... import guards
+from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
 from ...hosts import terminal_command
@@ -107,11 +108,14 @@ def on_stop(ctx: HookContext) -> Answer:
             )
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
-            return Answer(message=decision.message)
+            return Answer(message=closing(decision.message, state.budget_used_usd))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
-            message=f"{decision.message} The safety rails stay on until the user runs "
-            f"{terminal_command('cancel')}."
+            message=closing(
+                f"{decision.message} The safety rails stay on until the user runs "
+                f"{terminal_command('cancel')}.",
+                state.budget_used_usd,
+            )
         )
 
 

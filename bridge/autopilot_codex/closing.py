@@ -1,0 +1,18 @@
+"""The end of every loop's final message: what it spent and how to see what it did.
+
+Imported by the hooks' ending paths, so it needs nothing but the host names.
+"""
+
+from __future__ import annotations
+
+from .hosts import terminal_command
+
+
+def closing(message: str, spent_usd: float) -> str:
+    """`message` as a sentence, then the total spend and the report command."""
+    message = message.rstrip()
+    if message and not message.endswith((".", "!", "?")):
+        message += "."
+    return (
+        f"{message} Spent ${spent_usd:.2f} in all; see what it did: {terminal_command('report')}."
+    )

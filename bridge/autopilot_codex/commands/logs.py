@@ -1,0 +1,113 @@
+"""`autopilot-codex logs`: the loop's ledger as readable lines, and followed while it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..loopfiles import number, read_bytes, text
+
+# How often `-f` looks at the file: a new line shows within this, at a stat per poll.
+POLL_S = 0.25
+# The fields a line shows on its own; the rest are kept for --json.
+SHOWN = ("ts", "event", "decision", "reason", "cost_usd", "charged_usd")
+
+
+def line(record: dict[str, Any]) -> str:
+    """time, event, decision, reason, cost: one line, whatever else the record holds."""
+    when = text(record, "ts")[:19].replace("T", " ")
+    parts = [when, text(record, "event", "?")]
+    decision = text(record, "decision")
+    if decision:
+        parts.append(f"[{decision}]")
+    reason = text(record, "reason") or text(record, "line") or text(record, "error")
+    if reason:
+        parts.append(" ".join(reason.split())[:200])
+    cost = number(record, "cost_usd") + number(record, "charged_usd")
+    if cost:
+        parts.append(f"${cost:.4f}")
+    return " ".join(parts)
+
+
+def show(record: dict[str, Any], as_json: bool) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) if as_json else line(record)
+
+
+def snapshot(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The ledger's complete lines now, and the offset just past them (where `-f` goes on)."""
+    data = read_bytes(path)
+    if data is None:
+        return [], 0
+    offset = data.rfind(b"\n") + 1
+    records: list[dict[str, Any]] = []
+    for raw in data[:offset].splitlines():
+        _emit_raw(raw, records.append)
+    return records, offset
+
+
+def logs(path: Path, *, as_json: bool = False, last: int | None = None) -> tuple[str, int]:
+    records, offset = snapshot(path)
+    if last is not None:
+        records = records[-last:] if last > 0 else []
+    return "\n".join(show(r, as_json) for r in records), offset
+
+
+def follow(
+    path: Path,
+    emit: Callable[[dict[str, Any]], None],
+    *,
+    offset: int = 0,
+    polls: int | None = None,
+    sleep: Callable[[float], None] | None = None,
+    interval: float = POLL_S,
+) -> None:
+    """Emit each complete line appended to `path` past `offset`, for `polls` looks (None:
+    until Ctrl-C). A file cut shorter than what was read (truncated) is read again from its
+    start; one replaced by another (rotated: a new inode) too; a missing file is waited for.
+    A line without its newline yet is held until it has one."""
+    held = b""
+    # Looked up at the call, not bound at import: a test drives the polls through it.
+    pause = sleep or time.sleep
+    first = _stat(path)
+    inode = first.st_ino if first is not None else None
+    count = 0
+    while polls is None or count < polls:
+        count += 1
+        info = _stat(path)
+        if info is not None:
+            if inode is not None and (info.st_ino != inode or info.st_size < offset):
+                offset, held = 0, b""
+            inode = info.st_ino
+            if info.st_size > offset:
+                with path.open("rb") as handle:
+                    handle.seek(offset)
+                    chunk = handle.read()
+                offset += len(chunk)
+                *complete, held = (held + chunk).split(b"\n")
+                for raw in complete:
+                    _emit_raw(raw, emit)
+        if polls is None or count < polls:
+            pause(interval)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    """The file's own status when it is a regular file: a link or a FIFO is not followed."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def _emit_raw(raw: bytes, emit: Callable[[dict[str, Any]], None]) -> None:
+    try:
+        record = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return
+    if isinstance(record, dict):
+        emit(record)

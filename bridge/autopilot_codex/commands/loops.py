@@ -1,0 +1,150 @@
+"""`autopilot-codex loops`: every loop on this machine, and the pruning of ended ones.
+
+A loop is a folder under `<state home>/projects/`. Pruning removes only such a folder, only a
+real directory (a symlink there is never followed, nor one inside: `shutil.rmtree` unlinks
+links without descending), only when no index marks it guarded (`active/` or `rails/`), its
+state is not running or paused, and nothing in it changed for the given age.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .. import loopfiles
+from ..errors import BridgeError
+from ..paths import INDEXES, state_home
+
+# Not ended: a running loop is working, a paused one waits for the user's resume.
+LIVE = ("running", "paused")
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+@dataclass(frozen=True)
+class Loop:
+    key: str
+    worktree: str
+    style: str
+    status: str
+    spend_usd: float
+    last_activity: str
+    guarded: bool
+    # Seconds since the last activity, for pruning; not shown.
+    age_s: float
+
+    @property
+    def ended(self) -> bool:
+        return not self.guarded and self.status not in LIVE
+
+
+def parse_age(value: str) -> float:
+    """`7d`, `12h`, `30m`, `90s`, `2w` (a bare number is days) → seconds."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", value or "")
+    if found is None:
+        raise BridgeError(f"--older-than {value!r}: give an age such as 7d, 12h or 30m")
+    return float(found.group(1)) * UNITS[found.group(2) or "d"]
+
+
+def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
+    """The loops under `projects/`, newest activity first; symlinks are skipped, not followed."""
+    home = home or state_home()
+    projects = home / "projects"
+    now = time.time() if now is None else now
+    try:
+        names = sorted(entry.name for entry in projects.iterdir())
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        folder = projects / name
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                continue
+        except OSError:
+            continue
+        files = loopfiles.load(folder)
+        active = loopfiles.last_activity(folder)
+        found.append(
+            Loop(
+                key=name,
+                worktree=files.worktree or loopfiles.text(files.run_header(), "worktree"),
+                style=files.style,
+                status=files.status,
+                spend_usd=round(files.spend, 6),
+                last_activity=time.strftime("%Y-%m-%d %H:%M", time.gmtime(active)),
+                guarded=any(os.path.lexists(home / index / name) for index in INDEXES),
+                age_s=max(0.0, now - active),
+            )
+        )
+    return sorted(found, key=lambda loop: loop.age_s)
+
+
+def table(loops: list[Loop]) -> str:
+    if not loops:
+        return "No loops on this machine."
+    rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND", "WORKTREE")]
+    for loop in loops:
+        status = loop.status + (" (guarded)" if loop.guarded and loop.status != "running" else "")
+        rows.append(
+            (
+                loop.last_activity,
+                status,
+                loop.style,
+                f"${loop.spend_usd:.2f}",
+                loop.worktree or loop.key,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+        for row in rows
+    )
+
+
+def as_json(loops: list[Loop]) -> str:
+    return json.dumps([_public(loop) for loop in loops], indent=1, sort_keys=True)
+
+
+def _public(loop: Loop) -> dict[str, object]:
+    data = asdict(loop)
+    data.pop("age_s")
+    data["ended"] = loop.ended
+    return data
+
+
+def prune(
+    older_than: str, *, dry_run: bool, home: Path | None = None, now: float | None = None
+) -> str:
+    age = parse_age(older_than)
+    home = home or state_home()
+    projects = (home / "projects").resolve()
+    chosen = [loop for loop in every(home, now) if loop.ended and loop.age_s >= age]
+    if not chosen:
+        return f"Nothing to prune: no ended loop is older than {older_than}."
+    lines = []
+    for loop in chosen:
+        folder = projects / loop.key
+        # Checked again just before: the folder must still be a real directory in projects/.
+        if folder.is_symlink() or folder.resolve().parent != projects:
+            continue
+        if not _still_ended(home, folder):
+            continue
+        if not dry_run:
+            shutil.rmtree(folder)
+        lines.append(
+            f"{'would remove' if dry_run else 'removed'} {loop.key} ({loop.status}, {loop.worktree or '?'})"
+        )
+    return "\n".join(lines) or "Nothing to prune."
+
+
+def _still_ended(home: Path, folder: Path) -> bool:
+    """Read again just before removing: a loop may have started there since the listing."""
+    if any(os.path.lexists(home / index / folder.name) for index in INDEXES):
+        return False
+    return loopfiles.load(folder).status not in LIVE

@@ -1,0 +1,63 @@
+"""`autopilot-codex report`: write the loop's report page, and open it when asked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .. import loopfiles
+from ..errors import BridgeError
+from ..paths import project_dir
+from . import no_loop, worktree_of
+
+REPORT = "report.html"
+
+
+def default_path(folder: Path) -> Path:
+    """Beside the loop's state, never in the worktree: a report is not the project's file."""
+    return folder / REPORT
+
+
+def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
+    worktree = worktree_of(cwd)
+    folder = project_dir(worktree)
+    files = loopfiles.load(folder)
+    if not (files.state or files.plan or files.rollout or files.events or files.result):
+        raise BridgeError(no_loop().removeprefix("autopilot-codex: "))
+    from ..report.render import render
+
+    page = render(files, worktree)
+    target = Path(out).expanduser() if out else default_path(folder)
+    if not target.is_absolute():
+        target = Path(cwd) / target
+    write(target, page)
+    lines = [f"Report: {target} (${files.spend:.2f} spent, {files.status})"]
+    if open_it:
+        lines.append(open_page(target))
+    return "\n".join(lines)
+
+
+def write(target: Path, page: str) -> None:
+    """Through a temporary file and a rename: a reader never sees half a page."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(page)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def open_page(target: Path) -> str:
+    import webbrowser
+
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        return "No browser is available here; open the file yourself."
+    if not browser.open(target.resolve().as_uri()):
+        return "The browser did not open; open the file yourself."
+    return "Opened in your browser."

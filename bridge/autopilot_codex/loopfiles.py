@@ -1,0 +1,171 @@
+"""Tolerant readers of a loop's files, for the commands that only look (report, logs, loops).
+
+The engine's own readers (`Store.load`, `rollout.read`) refuse what they cannot trust and
+quarantine it; a viewer must never do that, nor fail on a field it does not know or one that
+an older or newer bridge left out. So these read plain JSON, keep what is there, and skip a
+line that does not parse. They never write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STATE = "state.json"
+PLAN = "plan.json"
+EVENTS = "events.jsonl"
+RESULT = "last.json"
+ROLLOUT = ("rounds", "rollout.jsonl")
+ENDED = ("done", "aborted", "stopped", "stopped_budget", "stopped_iteration_limit")
+
+
+# Beyond this a file is not read: a ledger of a long loop is a few MB.
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
+    """A regular file's bytes, None otherwise. The loop's own files are never links, so a link
+    is not followed (it may point at anything of the user's); a FIFO or device would block or
+    never end, so it is not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object, or None when the file is missing, unreadable or not an object."""
+    raw = read_bytes(path)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """Every line of a JSONL file that is a JSON object, in order; the rest is skipped."""
+    raw = read_bytes(path)
+    if raw is None:
+        return []
+    records = []
+    for line in raw.splitlines():
+        with contextlib.suppress(ValueError, UnicodeDecodeError):
+            item = json.loads(line)
+            if isinstance(item, dict):
+                records.append(item)
+    return records
+
+
+def text(data: dict[str, Any], key: str, default: str = "") -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else default
+
+
+def number(data: dict[str, Any], key: str, default: float = 0.0) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return float(value)
+
+
+def items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = data.get(key)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class LoopFiles:
+    """The files of one loop's project folder, read once."""
+
+    folder: Path
+    state: dict[str, Any]
+    plan: dict[str, Any]
+    events: list[dict[str, Any]]
+    rollout: list[dict[str, Any]]
+    result: dict[str, Any]
+
+    @property
+    def style(self) -> str:
+        return (
+            text(self.state, "style")
+            or text(self.result, "style")
+            or ("rounds" if self.rollout else "unknown")
+        )
+
+    @property
+    def goal(self) -> str:
+        ralph = self.state.get("ralph")
+        prompt = text(ralph, "prompt") if isinstance(ralph, dict) else ""
+        return text(self.state, "goal") or prompt or self.run_header().get("goal", "") or ""
+
+    @property
+    def worktree(self) -> str:
+        return text(self.state, "worktree")
+
+    @property
+    def status(self) -> str:
+        status = text(self.state, "status")
+        if status:
+            return status
+        end = self.run_end()
+        return text(end, "status") if end else ("running" if self.rollout else "unknown")
+
+    def run_header(self) -> dict[str, Any]:
+        headers = [r for r in self.rollout if r.get("kind") == "run"]
+        return headers[-1] if headers else {}
+
+    def run_end(self) -> dict[str, Any]:
+        run = text(self.run_header(), "run")
+        ends = [r for r in self.rollout if r.get("kind") == "end" and r.get("run") == run]
+        return ends[-1] if ends else {}
+
+    def rounds(self) -> list[dict[str, Any]]:
+        """The rounds of the last run in the rollout."""
+        run = text(self.run_header(), "run")
+        return [r for r in self.rollout if r.get("kind") == "round" and r.get("run") == run]
+
+    @property
+    def spend(self) -> float:
+        """USD spent: the manager's (state) plus the rounds' own (rollout), which are apart."""
+        return number(self.state, "budget_used_usd") + sum(
+            number(r, "cost_usd") for r in self.rounds()
+        )
+
+
+def load(folder: Path) -> LoopFiles:
+    return LoopFiles(
+        folder=folder,
+        state=read_json(folder / STATE) or {},
+        plan=read_json(folder / PLAN) or {},
+        events=read_lines(folder / EVENTS),
+        rollout=read_lines(folder.joinpath(*ROLLOUT)),
+        result=read_json(folder / RESULT) or {},
+    )
+
+
+def last_activity(folder: Path) -> float:
+    """The newest modification time among the loop's own files (the folder's when none)."""
+    times = []
+    for path in (folder / STATE, folder / EVENTS, folder / RESULT, folder.joinpath(*ROLLOUT)):
+        with contextlib.suppress(OSError):
+            times.append(os.lstat(path).st_mtime)
+    if not times:
+        with contextlib.suppress(OSError):
+            times.append(os.lstat(folder).st_mtime)
+    return max(times, default=0.0)

@@ -1,0 +1,88 @@
+"""The report page: gathered from the loop's files, rendered by Jinja2 with autoescaping on.
+
+Everything the loop wrote (the goal, findings, check output, commit subjects, messages) is
+untrusted text: it reaches the page only through the template's autoescaping. The one piece
+marked safe is the chart, which pygal drew from numbers and the report's own series names,
+with its scripts removed (`chart.svg`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..loopfiles import LoopFiles, items, number, text
+from . import chart, commits, timeline
+
+TEMPLATE = "report.html.j2"
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    done: bool
+    current: bool
+
+
+def outcome(files: LoopFiles) -> str:
+    """Why the loop is where it is, in its own words."""
+    return (
+        text(files.state, "stop_reason")
+        or text(files.result, "why")
+        or text(files.run_end(), "status")
+        or ""
+    )
+
+
+def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
+    entries = timeline.build(files)
+    found = commits.commits(files, entries, worktree)
+    done = [d for d in files.state.get("completed_tasks") or [] if isinstance(d, str)]
+    current = text(files.state, "current_task")
+    tasks = [
+        Task(text(t, "id"), text(t, "title"), text(t, "id") in done, text(t, "id") == current)
+        for t in items(files.plan, "tasks")
+    ]
+    kinds = sorted({e.kind for e in entries})
+    budget = number(files.state, "budget_usd") or number(files.run_header(), "budget_usd")
+    return {
+        "goal": files.goal,
+        "style": files.style,
+        "status": files.status,
+        "outcome": outcome(files),
+        "worktree": str(worktree),
+        "spend": files.spend,
+        "budget": budget,
+        "iteration": int(number(files.state, "iteration")),
+        "wall": text(files.state, "wall"),
+        "summary": text(files.plan, "summary"),
+        "tasks": tasks,
+        "entries": entries,
+        "kinds": kinds,
+        "groups": commits.grouped(found),
+        "chart": chart.svg(chart.series(entries)),
+        "checks": [text(c, "command") for c in items(files.state, "checks")],
+        "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "version": __version__,
+    }
+
+
+def render(files: LoopFiles, worktree: Path) -> str:
+    import jinja2  # lazily: a hook never renders
+    from markupsafe import Markup
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    data = context(files, worktree)
+    # The chart alone is markup: pygal's, from numbers, with every script removed.
+    data["chart"] = Markup(data["chart"])  # noqa: S704
+    return env.get_template(TEMPLATE).render(**data)

@@ -1,0 +1,181 @@
+"""The loop's story as entries in time order: the ledger's events and the rollout's rounds."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..loopfiles import LoopFiles, items, number, text
+
+# The kind of an entry is its colour and its filter on the page.
+KINDS = {
+    "plan": "plan",
+    "review": "review",
+    "verdict": "verdict",
+    "checks": "check",
+    "ask": "ask",
+    "rounds": "round",
+    "ralph": "verdict",
+    "resume": "resume",
+    "caps": "resume",
+    "claim": "resume",
+    "stop": "pause",
+    "cancel": "pause",
+}
+FAILED = ("fail", "error", "timeout", "reject", "abort", "refused", "failed")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    where: str
+    title: str
+    recommendation: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    at: str
+    kind: str
+    title: str
+    detail: str = ""
+    # True green, False red, None neither.
+    ok: bool | None = None
+    cost_usd: float = 0.0
+    findings: list[Finding] = field(default_factory=list)
+    tail: str = ""
+    # Orders entries of the same second: a start before the work, an end after it.
+    rank: int = 1
+
+
+def build(files: LoopFiles) -> list[Entry]:
+    reviews = _ReviewIndex(items(files.state, "reviewed"))
+    tails = {text(c, "command"): c for c in items(files.state, "last_checks")}
+    entries = [_entry(event, reviews, tails) for event in files.events]
+    entries += [_round(record) for record in files.rounds()]
+    return sorted(entries, key=lambda e: (e.at, e.rank))
+
+
+def _kind(event: str, record: dict[str, Any]) -> str:
+    if text(record, "status") == "paused" or event.endswith((".stalled", ".unavailable")):
+        return "pause"
+    return KINDS.get(event.split(".", 1)[0], "other")
+
+
+def _ok(event: str, record: dict[str, Any]) -> bool | None:
+    words = {event.rsplit(".", 1)[-1], text(record, "decision"), text(record, "status")}
+    if words & set(FAILED) or event in ("checks.overrule", "checks.tamper"):
+        return False
+    if words & {"pass", "approve", "done", "answered"}:
+        return True
+    return None
+
+
+def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any]) -> Entry:
+    event = text(record, "event", "event")
+    at = text(record, "ts")
+    kind = _kind(event, record)
+    title = event
+    detail = text(record, "reason") or text(record, "line") or text(record, "error")
+    findings: list[Finding] = []
+    tail = ""
+    if event.startswith("review."):
+        found = reviews.take(event.split(".", 1)[1], at)
+        if found is not None:
+            detail = text(found, "summary") or detail
+            findings = [_finding(f) for f in items(found, "findings")]
+    elif event == "checks.run":
+        title = f"check {text(record, 'status')}: {text(record, 'command')}"
+        last = tails.get(text(record, "command"))
+        if last is not None and text(last, "started_at") <= at:
+            tail = text(last, "tail")
+    elif event == "ask":
+        title = f"question {text(record, 'decision') or 'asked'} (task {text(record, 'task')})"
+    elif event == "plan":
+        title = f"planned {int(number(record, 'tasks'))} tasks"
+    decision = text(record, "decision")
+    if decision and kind != "check" and decision not in title:
+        title = f"{title}: {decision}"
+    return Entry(
+        at=at,
+        kind=kind,
+        title=title,
+        detail=detail,
+        ok=_ok(event, record),
+        cost_usd=number(record, "cost_usd") + number(record, "charged_usd"),
+        findings=findings,
+        tail=tail,
+        rank=0 if event.endswith(".start") else (2 if event.endswith(".end") else 1),
+    )
+
+
+def _round(record: dict[str, Any]) -> Entry:
+    role = text(record, "role", "round")
+    number_ = int(number(record, "round"))
+    outcome = text(record, "outcome")
+    changed = [f for f in record.get("files_changed") or [] if isinstance(f, str)]
+    lines = [text(record, "message")]
+    if changed:
+        lines.append("changed: " + ", ".join(changed[:20]))
+    markers = [m for m in record.get("markers") or [] if isinstance(m, str)]
+    if markers:
+        lines.append("markers: " + " ".join(markers))
+    checks = [c for c in record.get("checks") or [] if isinstance(c, str)]
+    passed = record.get("checks_passed")
+    commit = text(record, "commit")
+    if commit:
+        lines.append(f"commit {commit[:12]}")
+    return Entry(
+        at=iso(number(record, "end") or number(record, "start")),
+        kind="round",
+        title=f"round {number_} ({role}): {outcome} → {text(record, 'next')}",
+        detail="\n".join(line for line in lines if line),
+        ok=(passed if isinstance(passed, bool) else (None if outcome == "ok" else False)),
+        cost_usd=number(record, "cost_usd"),
+        tail="\n".join(checks),
+    )
+
+
+def _finding(data: dict[str, Any]) -> Finding:
+    where = text(data, "file")
+    start = data.get("line_start")
+    if where and isinstance(start, int):
+        where = f"{where}:{start}"
+    return Finding(
+        severity=text(data, "severity"),
+        where=where,
+        title=text(data, "title"),
+        recommendation=text(data, "recommendation"),
+    )
+
+
+class _ReviewIndex:
+    """The reviews in the state, matched to their ledger lines by decision and time: the
+    ledger holds only the clipped block text, the state the findings."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        self.left = sorted(records, key=lambda r: text(r, "at"))
+
+    def take(self, decision: str, at: str) -> dict[str, Any] | None:
+        match = None
+        for record in self.left:
+            if text(record, "decision") == decision and text(record, "at") <= at:
+                match = record
+        if match is not None:
+            self.left.remove(match)
+        return match
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(epoch))
+
+
+def accepted_tasks(entries: list[Entry]) -> list[tuple[str, str]]:
+    """(time, task id) for each "Task T1 accepted" the ledger tells of, in order."""
+    found = []
+    for entry in entries:
+        for task in re.findall(r"Task (\S+) accepted", entry.detail):
+            found.append((entry.at, task))
+    return found

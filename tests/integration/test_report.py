@@ -1,0 +1,248 @@
+"""`autopilot-codex report` for each loop style, made by the existing fakes, parsed back with
+html.parser: the page's sections, and the loop's untrusted text as text, never as markup."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.paths import project_dir
+from tests.conftest import (
+    edit_payload,
+    git,
+    payload,
+    plan_body,
+    review_body,
+    run_hook_inproc,
+    verdict_body,
+)
+from tests.fakes.openai_server import FakeOpenAI
+from tests.integration.test_ralph import PROMISE, hook, start, stop  # noqa: F401 - fixture
+from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, script  # noqa: F401
+
+SCRIPT = "<script>alert(1)</script>"
+ONLOAD = '"onload="alert(2)'
+TEXTAREA = "</textarea><img src=x onerror=alert(3)>"
+PAYLOAD = f"{SCRIPT} {ONLOAD} {TEXTAREA}"
+# What a page must never hold as markup, whatever the loop wrote.
+LIVE_TAGS = {"script", "img", "textarea", "iframe", "object", "embed", "link"}
+
+
+class Page(HTMLParser):
+    """Every tag with its attributes, the ids, and the text, as a browser would parse them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    @property
+    def ids(self) -> set[str]:
+        return {a["id"] or "" for _, a in self.tags if a.get("id")}
+
+    def by_class(self, name: str) -> list[dict[str, str | None]]:
+        return [a for _, a in self.tags if name in (a.get("class") or "").split()]
+
+
+def parse(html: str) -> Page:
+    page = Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def assert_inert(page: Page) -> None:
+    names = {tag for tag, _ in page.tags}
+    assert not names & LIVE_TAGS, names & LIVE_TAGS
+    for tag, attrs in page.tags:
+        assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+        for name in ("href", "src", "xlink:href"):
+            assert not (attrs.get(name) or "").lower().startswith(("http", "//", "javascript")), (
+                attrs
+            )
+
+
+def build(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[str, str]:
+    out = tmp_path / "out" / "report.html"
+    capsys.readouterr()
+    assert main(["-C", str(repo), "report", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert str(out) in said
+    return out.read_text(encoding="utf-8"), said
+
+
+def test_an_autopilot_loop(
+    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, tmp_path: Path
+) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    goal = ["write", "two", "files", SCRIPT, ONLOAD, TEXTAREA]
+    assert main(["-C", str(repo), "plan", "--check", f"echo '{SCRIPT}'", "--", *goal]) == 0
+    run_hook_inproc(
+        "UserPromptSubmit", payload("UserPromptSubmit", repo, prompt="go"), capsys, monkeypatch
+    )
+    (repo / "file1.txt").write_text("one\n")
+    finding = {
+        "severity": "high",
+        "file": f"{TEXTAREA}.py",
+        "line_start": 3,
+        "line_end": 4,
+        "title": f"bad {SCRIPT}",
+        "recommendation": ONLOAD,
+    }
+    manager.enqueue(
+        review_body("fix", summary=f"needs a fix {TEXTAREA}", findings=[finding]), schema="Review"
+    )
+    run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)
+    r = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    assert "Review: fix" in r.json["reason"], r
+    (repo / "file1.txt").write_text("one, fixed\n")
+    manager.enqueue(review_body("approve"), schema="Review")
+    run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)
+    git(repo, "add", "file1.txt")
+    # Commit times on either side of the acceptance, which is what ties a commit to its task.
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2000-01-01T00:00:00+00:00")
+    git(repo, "commit", "-q", "-m", f"feat: file1 {SCRIPT}")
+    manager.enqueue(verdict_body("continue", done=True), schema="Verdict")
+    r = run_hook_inproc("Stop", payload("Stop", repo, stop_hook_active=True), capsys, monkeypatch)
+    assert "Task T2" in r.json["reason"], r
+    (repo / "file2.txt").write_text("two\n")
+    manager.enqueue(review_body("approve"), schema="Review")
+    run_hook_inproc("PostToolUse", edit_payload(repo, "file2.txt"), capsys, monkeypatch)
+    git(repo, "add", "file2.txt")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2090-01-01T00:00:00+00:00")
+    git(repo, "commit", "-q", "-m", "feat: file2")
+    manager.enqueue(verdict_body("done", reason=PAYLOAD), schema="Verdict")
+    r = run_hook_inproc("Stop", payload("Stop", repo, stop_hook_active=True), capsys, monkeypatch)
+    # The final message names the report and the total spend.
+    assert "autopilot-codex report" in r.stderr + r.stdout
+    assert "in all" in r.stderr + r.stdout
+
+    html, said = build(repo, capsys, tmp_path)
+    page = parse(html)
+    assert_inert(page)
+    text = "".join(page.text)
+    for payload_text in (SCRIPT, ONLOAD, TEXTAREA):
+        assert payload_text in text
+    assert {"goal", "outcome", "tasks", "spend", "timeline", "commits"} <= page.ids
+    kinds = {
+        c.split("kind-")[1].split()[0]
+        for c in (a.get("class") or "" for a in page.by_class("entry"))
+    }
+    assert {"plan", "review", "verdict", "check"} <= kinds
+    assert f"bad {SCRIPT}" in text and "needs a fix" in text
+    assert "task T1" in text and "task T2" in text
+    assert [t for t, _ in page.tags].count("svg") == 1
+    assert "done" in said
+
+
+def test_a_ralph_loop(repo: Path, capsys, hook, tmp_path: Path) -> None:  # noqa: F811
+    start(repo, capsys)
+    stop(hook, repo, message="Still working.")
+    r = stop(hook, repo, message=f"All done.\n{PROMISE}")
+    assert "autopilot-codex report" in r.stdout + r.stderr
+    html, _ = build(repo, capsys, tmp_path)
+    page = parse(html)
+    assert_inert(page)
+    text = "".join(page.text)
+    assert "Make the tests pass." in text
+    assert "ralph.continue" in text and "ralph.done" in text
+
+
+def test_a_rounds_run(repo: Path, script: Script, capsys, tmp_path: Path) -> None:  # noqa: F811
+    script([{**READY, "commit": f"add hello {SCRIPT}"}, EXIT])
+    code, record = drive(repo, goal=f"greet {TEXTAREA}")
+    assert code == 0, record
+    html, _ = build(repo, capsys, tmp_path)
+    page = parse(html)
+    assert_inert(page)
+    text = "".join(page.text)
+    assert TEXTAREA in text and "round 1 (implement)" in text and "round 2 (verify)" in text
+    assert "round 1" in {h.strip() for h in page.text}  # the commit is grouped by its round
+
+
+def test_no_loop_is_a_plain_error(repo: Path, capsys) -> None:
+    assert main(["-C", str(repo), "report"]) == 1
+    assert "no loop" in capsys.readouterr().out
+
+
+def test_open_without_a_browser_says_so(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text(
+        json.dumps({"ts": "2026-01-01T00:00:00+00:00", "event": "plan"}) + "\n"
+    )
+    monkeypatch.setenv("BROWSER", "")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    import webbrowser
+
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    assert main(["-C", str(repo), "report", "--open"]) == 0
+    out = capsys.readouterr().out
+    assert "No browser is available" in out
+    assert (folder / "report.html").exists()
+
+
+def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys, tmp_path: Path) -> None:
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_text(
+        json.dumps(
+            {"goal": 5, "status": None, "new_field": {"x": 1}, "reviewed": [1, {"decision": "fix"}]}
+        )
+    )
+    lines: list[Any] = [
+        {"event": "review.fix", "ts": 3},
+        "not an object",
+        {"ts": "2026-01-01T00:00:00+00:00", "event": "x", "cost_usd": "lots"},
+    ]
+    (folder / "events.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n{torn")
+    html, _ = build(repo, capsys, tmp_path)
+    assert_inert(parse(html))
+
+
+def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys, tmp_path: Path) -> None:
+    """state.json is the implementer's to write in an unguarded loop: its base_sha must not
+    become `git log --output=FILE`."""
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    planted = tmp_path / "planted"
+    state = {
+        "goal": "g",
+        "status": "done",
+        "worktree": str(repo),
+        "base_sha": f"--output={planted}",
+    }
+    (folder / "state.json").write_text(json.dumps(state))
+    html, _ = build(repo, capsys, tmp_path)
+    assert list(tmp_path.glob("planted*")) == []
+    assert "No commits" in html
+
+
+def test_a_fifo_or_a_link_in_the_loop_folder_is_not_read(
+    repo: Path, capsys, tmp_path: Path
+) -> None:
+    import os
+
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "events.jsonl")
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"goal": "SECRET-GOAL", "status": "done"}))
+    (folder / "state.json").symlink_to(secret)
+    (folder / "plan.json").write_text(json.dumps({"summary": "s", "tasks": []}))
+    html, _ = build(repo, capsys, tmp_path)
+    assert "SECRET-GOAL" not in html

@@ -148,10 +148,18 @@ class LoopFiles:
         )
 
 
+def flat_state(data: dict[str, Any]) -> dict[str, Any]:
+    """The state as one mapping: since schema 3 a style's own fields sit in a record under the
+    style's name (`autopilot`, `ralph`, `rounds`); the envelope's fields win on a clash."""
+    style = data.get("style") if isinstance(data.get("style"), str) else "autopilot"
+    record = data.get(style)
+    return {**record, **data} if isinstance(record, dict) else data
+
+
 def load(folder: Path) -> LoopFiles:
     return LoopFiles(
         folder=folder,
-        state=read_json(folder / STATE) or {},
+        state=flat_state(read_json(folder / STATE) or {}),
         plan=read_json(folder / PLAN) or {},
         events=read_lines(folder / EVENTS),
         rollout=read_lines(folder.joinpath(*ROLLOUT)),

@@ -324,3 +324,12 @@ def test_fish_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> 
 def test_dry_run_without_prune_is_refused(capsys) -> None:
     code, out = cli(capsys, "loops", "--dry-run")
     assert code == 1 and "--dry-run goes with --prune" in out
+
+
+def test_the_readers_see_a_style_record_beside_the_envelope() -> None:
+    """Since schema 3 the autopilot fields sit under `autopilot`: the report still finds them."""
+    from autopilot_codex.loopfiles import flat_state
+
+    data = {"style": "autopilot", "status": "running", "autopilot": {"current_task": "T2"}}
+    assert flat_state(data)["current_task"] == "T2"
+    assert flat_state({"style": "ralph", "status": "done"}) == {"style": "ralph", "status": "done"}

@@ -56,6 +56,11 @@ class Config:
     checks: tuple[str | dict[str, Any], ...] = field(default_factory=tuple)
     # Names of environment variables the checks get on top of the scrubbed few (`cleanenv`).
     checks_env: tuple[str, ...] = field(default_factory=tuple)
+    # The wall: the only hosts the implementer's network may reach (a push needs its remote's
+    # host here), and more paths its tools may not read, on top of the state home and the
+    # credential files the boundary always hides.
+    wall_allow_hosts: tuple[str, ...] = field(default_factory=tuple)
+    wall_deny_read: tuple[str, ...] = field(default_factory=tuple)
 
 
 ENV = {

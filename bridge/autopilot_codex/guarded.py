@@ -40,8 +40,23 @@ class HostWall:
 
 
 def spec_for(worktree: Path, home: Path | None = None) -> WallSpec:
+    """The wall for this worktree, with the user's own additions from the config
+    (`wall_allow_hosts`, `wall_deny_read`; `~` is the user's home)."""
+    from .config import load_config
+
+    user = home or Path(os.path.expanduser("~"))
+    config = load_config(warnings=[])
+    hidden = tuple(
+        user / p[2:] if p.startswith("~/") else Path(p)
+        for p in config.wall_deny_read
+        if p.startswith(("/", "~/"))
+    )
     return WallSpec(
-        worktree=worktree, state_home=state_home(), home=home or Path(os.path.expanduser("~"))
+        worktree=worktree,
+        state_home=state_home(),
+        home=user,
+        deny_read=hidden,
+        allow_hosts=config.wall_allow_hosts,
     )
 
 

@@ -151,8 +151,8 @@ class LoopFiles:
 def flat_state(data: dict[str, Any]) -> dict[str, Any]:
     """The state as one mapping: since schema 3 a style's own fields sit in a record under the
     style's name (`autopilot`, `ralph`, `rounds`); the envelope's fields win on a clash."""
-    style = data.get("style") if isinstance(data.get("style"), str) else "autopilot"
-    record = data.get(style)
+    style = data.get("style")
+    record = data.get(style if isinstance(style, str) else "autopilot")
     return {**record, **data} if isinstance(record, dict) else data
 
 

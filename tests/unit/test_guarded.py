@@ -161,3 +161,27 @@ def test_headline_lists_the_pieces_and_the_fixes() -> None:
     assert "  - piece 2" in text and "piece 3" not in text
     assert "... and 7 more" in text and text.endswith("Fix: do this")
     assert headline(HostWall("codex", "on")).startswith("Wall: walled (Codex")
+
+
+def test_the_users_allowlist_and_hidden_paths_reach_the_wall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`wall_allow_hosts` and `wall_deny_read` in the config are the user's additions."""
+    import json as _json
+
+    from autopilot_codex.guarded import spec_for
+    from autopilot_codex.hosts.claude.boundary import boundary_settings
+    from autopilot_codex.paths import state_home
+
+    state_home().mkdir(parents=True, exist_ok=True)
+    (state_home() / "config.json").write_text(
+        _json.dumps(
+            {"wall_allow_hosts": ["github.com"], "wall_deny_read": ["~/.vault", "/srv/keys", "rel"]}
+        )
+    )
+    user = tmp_path / "me"
+    spec = spec_for(tmp_path / "work", user)
+    assert spec.allow_hosts == ("github.com",)
+    assert spec.deny_read == (user / ".vault", Path("/srv/keys"))
+    network = boundary_settings(spec)["sandbox"]["network"]
+    assert network["allowedDomains"] == ["github.com"]

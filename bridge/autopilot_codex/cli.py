@@ -13,7 +13,7 @@ from typing import Any
 from . import __version__, hosts, output
 from .config import Config, check
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
-from .errors import BridgeError, permission_denied
+from .errors import BridgeError, os_problem, permission_denied
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -210,19 +210,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PermissionError as exc:
         output.out(f"autopilot-codex: {permission_denied(exc.filename or exc)}")
         return 1
+    except OSError as exc:
+        problem = os_problem(exc)
+        if problem is None:
+            return _internal_error(exc)
+        output.out(f"autopilot-codex: {problem}")
+        return 1
     except KeyboardInterrupt:
         output.err("autopilot-codex: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
-        from .crashlog import log_crash
-
-        log = log_crash("command")
-        output.err(
-            f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}"
-        )
-        return 3
+        return _internal_error(exc)
     output.out(text)
     return code
+
+
+def _internal_error(exc: Exception) -> int:
+    from .crashlog import log_crash
+
+    log = log_crash("command")
+    output.err(f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}")
+    return 3
 
 
 def _parse(words: list[str]) -> argparse.Namespace:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.paths import project_dir
-from tests.conftest import LAUNCHER, ROOT, HookRun, make_repo, run_launcher
+from tests.conftest import LAUNCHER, ROOT, HookRun, make_repo, plan_body, run_launcher
 from tests.fakes.openai_server import FakeOpenAI
 
 BOOTSTRAPPING = {"AUTOPILOT_CODEX_PYTHON": ""}  # the launcher finds or builds its own venv
@@ -363,3 +363,32 @@ def test_6_doctor_flags_a_second_copy_and_install_repairs_it(
     assert line.startswith("FIX ") and "a second copy" in line
     assert run_launcher(["install", "codex"], cwd=tmp_path, env=env).code == 0
     assert our_groups(home / "hooks.json") == one
+
+
+# -- 15: a hook whose stdin never closes ----------------------------------------------------
+
+
+def test_15_a_hook_whose_input_never_ends_gives_up_and_allows(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
+    hook = subprocess.Popen(
+        [str(LAUNCHER), "hook", "Stop"],
+        stdin=subprocess.PIPE,  # held open and never written: a wrapper that forgot to close
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo,
+        env={**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable},
+    )
+    try:
+        hook.wait(timeout=120)  # not communicate(): that would close stdin
+    finally:
+        hook.kill()
+    assert hook.stdin is not None and hook.stdout is not None and hook.stderr is not None
+    out, err = hook.stdout.read(), hook.stderr.read()
+    hook.stdin.close()
+    assert hook.returncode == 0
+    assert out == b""  # no decision: the Stop is allowed
+    assert b"hook skipped (InputTimeout: its input did not end within" in err
+    assert not manager.requests_for("responses", "Verdict")

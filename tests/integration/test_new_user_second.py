@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.paths import project_dir
-from tests.conftest import LAUNCHER, ROOT, HookRun, make_repo, plan_body, run_launcher
+from tests.conftest import (
+    LAUNCHER,
+    ROOT,
+    HookRun,
+    edit_state,
+    make_repo,
+    plan_body,
+    run_launcher,
+)
 from tests.fakes.openai_server import FakeOpenAI
 
 BOOTSTRAPPING = {"AUTOPILOT_CODEX_PYTHON": ""}  # the launcher finds or builds its own venv
@@ -392,3 +400,45 @@ def test_15_a_hook_whose_input_never_ends_gives_up_and_allows(
     assert out == b""  # no decision: the Stop is allowed
     assert b"hook skipped (InputTimeout: its input did not end within" in err
     assert not manager.requests_for("responses", "Verdict")
+
+
+# -- 9: guidance that agrees with itself ----------------------------------------------------
+
+
+def test_9_stop_on_a_ralph_loop_names_the_command_that_restarts_it(repo: Path) -> None:
+    started = run_launcher(
+        ["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo
+    )
+    assert started.code == 0, started.stdout + started.stderr
+    stopped = run_launcher(["stop"], cwd=repo).stdout
+    assert "Resume with" not in stopped
+    assert "Start it again with autopilot-codex ralph" in stopped
+    resumed = run_launcher(["resume"], cwd=repo).stdout
+    assert "the last loop here was a ralph loop; start it again with autopilot-codex ralph" in (
+        resumed
+    )
+
+
+def test_9_an_autopilot_loop_and_one_iteration(repo: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
+    assert (
+        "the loop here is an autopilot loop, not ralph" in run_launcher(["cancel"], cwd=repo).stdout
+    )
+    run_launcher(["stop"], cwd=repo)
+    started = run_launcher(
+        ["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo
+    )
+    assert started.code == 0, started.stdout + started.stderr
+    assert run_launcher(["cancel"], cwd=repo).code == 0
+    status = run_launcher(["status"], cwd=repo).stdout
+    assert " after 1 iteration " in status and "1 iterations" not in status
+
+
+def test_9_ask_shows_a_sub_cent_spend_as_status_does(repo: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
+    edit_state(repo, budget_used_usd=0.004)
+    assert "budget <$0.01 / $5.00" in run_launcher(["status"], cwd=repo).stdout
+    costs = run_launcher(["ask", "--costs"], cwd=repo).stdout
+    assert "Budget: <$0.01 of $5.00 used" in costs, costs

@@ -14,6 +14,21 @@ from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
 
 
+def a_loop(style: str) -> str:
+    """ "an autopilot loop", "a ralph loop": the article the style's name takes."""
+    return f"{'an' if style[:1] in 'aeiou' else 'a'} {style} loop"
+
+
+def how_to_resume(style: str) -> str:
+    """What takes a stopped loop of this style on again: `resume` is the autopilot's only; a
+    ralph loop restarts with its own command; a run resumes with its driver."""
+    if style == "autopilot":
+        return f"resume with {entry('resume')}"
+    if style == "ralph":
+        return f"start it again with {entry('ralph')}"
+    return "start it again with `autopilot-codex run --resume`"
+
+
 def resume(
     *,
     cwd: str | Path,
@@ -38,9 +53,9 @@ def resume(
         if state is None:
             return no_loop()
         if state.style != "autopilot":
-            # A ralph loop restarts with its own command; a run resumes with its driver.
-            again = entry("ralph") if state.style == "ralph" else "`autopilot-codex run --resume`"
-            raise BridgeError(f"the last loop here was a {state.style} loop; start it again with {again}")
+            raise BridgeError(
+                f"the last loop here was {a_loop(state.style)}; {how_to_resume(state.style)}"
+            )
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
         _check_caps(state, budget, iterations)

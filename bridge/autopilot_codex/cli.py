@@ -285,7 +285,10 @@ def _refuse_near_misses(words: list[str]) -> None:
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     """One small function per verb: typed values in, one command called, its exit code and
     text out."""
-    session = getattr(args, "session_id", None) or _host_session()[1]
+    given = getattr(args, "session_id", None)
+    # `jq -r` prints a missing id as "null": that is no session, never one named "null".
+    given = None if given is None or given.strip() in ("", "null", "undefined") else given
+    session = given or _host_session()[1]
     return VERBS[args.command](args, cwd, session)
 
 

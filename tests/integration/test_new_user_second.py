@@ -442,3 +442,35 @@ def test_9_ask_shows_a_sub_cent_spend_as_status_does(repo: Path, manager: FakeOp
     assert "budget <$0.01 / $5.00" in run_launcher(["status"], cwd=repo).stdout
     costs = run_launcher(["ask", "--costs"], cwd=repo).stdout
     assert "Budget: <$0.01 of $5.00 used" in costs, costs
+
+
+# -- 12, 13: sessions -----------------------------------------------------------------------
+
+
+def state_json(repo: Path) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads((project_dir(repo) / "state.json").read_text())
+    return loaded
+
+
+def test_12_a_session_id_of_null_claims_nothing(repo: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    planned = run_launcher(["plan", "--session-id", "null", "build", "it"], cwd=repo)
+    assert planned.code == 0, planned.stdout
+    assert state_json(repo)["session_id"] is None
+    assert "unclaimed" in run_launcher(["status"], cwd=repo).stdout
+
+
+def test_13_resume_with_a_new_session_takes_over_a_running_loop(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "--session-id", "crashed-1", "build", "it"], cwd=repo).code == 0
+    taken = run_launcher(["resume", "--session-id", "fresh-22"], cwd=repo)
+    assert taken.code == 0
+    assert "it now belongs to session fresh-22" in taken.stdout
+    assert state_json(repo)["session_id"] == "fresh-22"
+    (marker,) = (Path(os.environ["AUTOPILOT_CODEX_HOME"]) / "active").iterdir()
+    marker_data = json.loads(marker.read_text())
+    assert marker_data["session_id"] == "fresh-22"  # the hooks of the new session are heard
+    again = run_launcher(["resume", "--session-id", "fresh-22"], cwd=repo)
+    assert again.stdout.strip() == "autopilot-codex: the loop is already running."

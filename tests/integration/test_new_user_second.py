@@ -20,6 +20,7 @@ from tests.conftest import (
     HookRun,
     edit_state,
     make_repo,
+    payload,
     plan_body,
     run_launcher,
 )
@@ -474,3 +475,19 @@ def test_13_resume_with_a_new_session_takes_over_a_running_loop(
     assert marker_data["session_id"] == "fresh-22"  # the hooks of the new session are heard
     again = run_launcher(["resume", "--session-id", "fresh-22"], cwd=repo)
     assert again.stdout.strip() == "autopilot-codex: the loop is already running."
+
+
+# -- 11: two promise tags -------------------------------------------------------------------
+
+
+def test_11_of_two_promise_tags_the_first_counts(repo: Path) -> None:
+    started = run_launcher(
+        ["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo
+    )
+    assert started.code == 0, started.stdout + started.stderr
+    message = "<promise>NOT YET</promise>\nstill failing\n<promise>DONE</promise>"
+    stop = payload("Stop", repo, "s1", last_assistant_message=message)
+    hook = run_launcher(["hook", "Stop"], stdin=json.dumps(stop).encode(), cwd=repo)
+    assert hook.code == 0
+    assert json.loads(hook.stdout)["decision"] == "block"  # the loop goes on
+    assert state_json(repo)["status"] == "running"

@@ -66,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
     )
     _other_parsers(sub)
     _login_parsers(sub)
-    hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
+    # No help=: the hosts' verb, kept out of the user's list of commands.
+    hook = sub.add_parser("hook", description="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
         "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
@@ -235,6 +236,7 @@ def _internal_error(exc: Exception) -> int:
 
 def _parse(words: list[str]) -> argparse.Namespace:
     cli = parser()
+    _refuse_unknown_verb(cli, _verb(words))
     args, unknown = cli.parse_known_args(words)
     args.stdin_text = None
     if getattr(args, "args_stdin", False):
@@ -266,6 +268,23 @@ PLAN_OPTIONS = (
     "--goal-file",
     "--args-stdin",
 )
+
+
+def _refuse_unknown_verb(cli: argparse.ArgumentParser, verb: str) -> None:
+    """`stauts`: one line with the command meant, not argparse's list of every choice."""
+    import difflib
+
+    verbs = [
+        name
+        for action in cli._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    if not verb or verb.startswith("-") or verb in verbs:
+        return
+    close = difflib.get_close_matches(verb, verbs, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise BridgeError(f"unknown command {verb!r}: {hint}(`autopilot-codex --help` lists them)")
 
 
 def _refuse_near_misses(words: list[str]) -> None:

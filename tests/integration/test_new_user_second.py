@@ -491,3 +491,18 @@ def test_11_of_two_promise_tags_the_first_counts(repo: Path) -> None:
     assert hook.code == 0
     assert json.loads(hook.stdout)["decision"] == "block"  # the loop goes on
     assert state_json(repo)["status"] == "running"
+
+
+# -- 8: the user's commands -----------------------------------------------------------------
+
+
+def test_8_a_misspelt_command_gets_a_suggestion_and_hook_is_not_listed(tmp_path: Path) -> None:
+    typo = run_launcher(["stauts"], cwd=tmp_path)
+    assert typo.code == 1
+    assert one_line(typo.stdout + typo.stderr) == (
+        "autopilot-codex: unknown command 'stauts': did you mean status? "
+        "(`autopilot-codex --help` lists them)"
+    )
+    top = run_launcher(["--help"], cwd=tmp_path).stdout
+    assert "\n    hook " not in top and "\n    status " in top
+    assert run_launcher(["hook", "--help"], cwd=tmp_path).stdout.startswith("usage:")

@@ -240,7 +240,8 @@ def _parse(words: list[str]) -> argparse.Namespace:
     args, unknown = cli.parse_known_args(words)
     args.stdin_text = None
     if getattr(args, "args_stdin", False):
-        args, unknown = cli.parse_known_args([*words, *_split(sys.stdin.read())])
+        words = [*words, *_split(sys.stdin.read())]
+        args, unknown = cli.parse_known_args(words)
         args.stdin_text = None
     elif getattr(args, "goal", None) == ["-"]:
         args.stdin_text = sys.stdin.read()
@@ -250,7 +251,9 @@ def _parse(words: list[str]) -> argparse.Namespace:
         if hasattr(args, name):
             if name == "goal":
                 _refuse_near_misses(unknown)
-            setattr(args, name, [*getattr(args, name), *unknown])
+                args.goal = _goal_as_typed(words, args.command, args.goal, unknown)
+            else:
+                setattr(args, name, [*getattr(args, name), *unknown])
             unknown = []
     if unknown:
         cli.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -285,6 +288,35 @@ def _refuse_unknown_verb(cli: argparse.ArgumentParser, verb: str) -> None:
     close = difflib.get_close_matches(verb, verbs, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}? " if close else ""
     raise BridgeError(f"unknown command {verb!r}: {hint}(`autopilot-codex --help` lists them)")
+
+
+def _goal_as_typed(words: list[str], verb: str, goal: list[str], extra: list[str]) -> list[str]:
+    """The goal's words in the order typed, with the option-like words argparse did not know
+    kept where they stood ("--verbose flag should work"); refused when an option stands
+    inside the goal, where it would take the goal's next word as its value."""
+    start = words.index(verb) + 1 if verb in words else 0
+    end = words.index("--", start) if "--" in words[start:] else len(words)
+    merged: list[str] = []
+    where: list[int] = []
+    g = e = 0
+    for i in range(start, len(words)):
+        if g < len(goal) and words[i] == goal[g]:
+            g += 1
+        elif e < len(extra) and words[i] == extra[e]:
+            e += 1
+        else:
+            continue
+        merged.append(words[i])
+        where.append(i)
+    if where:
+        taken = set(where)
+        for i in range(where[0] + 1, min(where[-1], end)):
+            if i not in taken and words[i].startswith("-") and words[i] != "-":
+                raise BridgeError(
+                    f"{words[i]} stands inside the goal and would take a word of it; put "
+                    f"options before or after the goal, or -- before a goal that contains it"
+                )
+    return [*merged, *goal[g:], *extra[e:]]
 
 
 def _refuse_near_misses(words: list[str]) -> None:

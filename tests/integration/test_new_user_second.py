@@ -506,3 +506,24 @@ def test_8_a_misspelt_command_gets_a_suggestion_and_hook_is_not_listed(tmp_path:
     top = run_launcher(["--help"], cwd=tmp_path).stdout
     assert "\n    hook " not in top and "\n    status " in top
     assert run_launcher(["hook", "--help"], cwd=tmp_path).stdout.startswith("usage:")
+
+
+# -- 7: a goal is never reordered or cut ----------------------------------------------------
+
+
+def test_7_an_unknown_option_word_stays_where_it_stands(repo: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    planned = run_launcher(["plan", "--verbose", "flag", "should", "work"], cwd=repo)
+    assert planned.code == 0, planned.stdout
+    assert state_json(repo)["goal"] == "--verbose flag should work"
+
+
+def test_7_a_known_option_inside_the_goal_is_refused(repo: Path, manager: FakeOpenAI) -> None:
+    words = ["add", "--check", "support", "to", "the", "cli"]
+    refused = run_launcher(["plan", *words], cwd=repo)
+    assert refused.code == 1
+    assert "--check stands inside the goal" in one_line(refused.stdout + refused.stderr)
+    assert not manager.requests  # nothing planned, nothing spent
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "--", *words], cwd=repo).code == 0
+    assert state_json(repo)["goal"] == "add --check support to the cli"

@@ -184,6 +184,21 @@ def _plan_parser(sub: Any) -> None:
     plan.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
     plan.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
+    dirty = plan.add_mutually_exclusive_group()
+    dirty.add_argument(
+        "--stash",
+        dest="dirty",
+        action="store_const",
+        const="stash",
+        help="keep uncommitted work aside (git stash -u) and start from HEAD",
+    )
+    dirty.add_argument(
+        "--include-dirty",
+        dest="dirty",
+        action="store_const",
+        const="include",
+        help="make uncommitted work part of the loop's review (default, with a note)",
+    )
     plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
@@ -270,6 +285,8 @@ PLAN_OPTIONS = (
     "--session-id",
     "--goal-file",
     "--args-stdin",
+    "--stash",
+    "--include-dirty",
 )
 
 
@@ -364,6 +381,7 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         session_id=session,
         host=_host_session()[0] or args.reader or "claude",
         require_wall=args.require_wall,
+        dirty=args.dirty,
     )
 
 

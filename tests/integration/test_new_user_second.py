@@ -527,3 +527,42 @@ def test_7_a_known_option_inside_the_goal_is_refused(repo: Path, manager: FakeOp
     manager.enqueue(plan_body(), schema="Plan")
     assert run_launcher(["plan", "--", *words], cwd=repo).code == 0
     assert state_json(repo)["goal"] == "add --check support to the cli"
+
+
+# -- 10: a dirty tree at plan ---------------------------------------------------------------
+
+
+def test_10_plan_says_uncommitted_work_is_part_of_the_review(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    (repo / "README.md").write_text("# edited, not committed\n")
+    (repo / "notes.txt").write_text("mine\n")
+    manager.enqueue(plan_body(), schema="Plan")
+    planned = run_launcher(["plan", "build", "it"], cwd=repo)
+    assert planned.code == 0, planned.stdout
+    assert planned.stdout.startswith(
+        "Note: uncommitted work here (README.md, notes.txt) is part of what the manager reviews"
+    )
+    assert "--stash" in planned.stdout.splitlines()[0]
+
+
+def test_10_plan_with_stash_starts_from_head_and_keeps_the_work(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    (repo / "README.md").write_text("# edited, not committed\n")
+    (repo / "notes.txt").write_text("mine\n")
+    manager.enqueue(plan_body(), schema="Plan")
+    planned = run_launcher(["plan", "--stash", "build", "it"], cwd=repo)
+    assert planned.code == 0, planned.stdout
+    assert "kept aside with git stash" in planned.stdout
+    assert (repo / "README.md").read_text() == "# demo\n" and not (repo / "notes.txt").exists()
+    stashed = subprocess.run(
+        ["git", "stash", "list"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    assert "autopilot-codex: work kept aside before plan" in stashed
+    manager.enqueue(plan_body(), schema="Plan")
+    quiet = run_launcher(["stop"], cwd=repo)
+    assert quiet.code == 0
+    (repo / "other.txt").write_text("x\n")
+    included = run_launcher(["plan", "--include-dirty", "build", "it"], cwd=repo)
+    assert included.stdout.startswith("Uncommitted work included in the loop's review: other.txt.")

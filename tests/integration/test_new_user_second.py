@@ -566,3 +566,12 @@ def test_10_plan_with_stash_starts_from_head_and_keeps_the_work(
     (repo / "other.txt").write_text("x\n")
     included = run_launcher(["plan", "--include-dirty", "build", "it"], cwd=repo)
     assert included.stdout.startswith("Uncommitted work included in the loop's review: other.txt.")
+
+
+def test_9_a_run_that_is_not_running_says_run_resume(repo: Path, manager: FakeOpenAI) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
+    edit_state(repo, style="rounds", status="paused", stop_reason="interrupted")
+    status = run_launcher(["status"], cwd=repo).stdout
+    assert "Held by the run's driver" not in status
+    assert "Next: `autopilot-codex run --resume`." in status

@@ -23,11 +23,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
 
         return status_text(state, store)
     if state.style == "rounds":
-        return (
-            f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
-            f"Held by the run's driver; see {store.dir / 'rounds' / 'rollout.jsonl'}. "
-            f"State: {store.state_path}"
-        )
+        return _rounds_text(state, store)
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
@@ -62,6 +58,20 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _rounds_text(state: State, store: Store) -> str:
+    rollout = store.dir / "rounds" / "rollout.jsonl"
+    if state.status == "running":
+        held = f"Held by the run's driver; see {rollout}."
+    elif state.status in TERMINAL:
+        held = f"Ended; see {rollout}. Next: a new goal with `autopilot-codex run <goal>`."
+    else:  # interrupted (Ctrl-C) or stopped: the driver is gone, the run can go on
+        held = f"Not running; see {rollout}. Next: `autopilot-codex run --resume`."
+    return (
+        f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
+        f"{held} State: {store.state_path}"
+    )
 
 
 def _raw(store: Store) -> str:

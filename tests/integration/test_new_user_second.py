@@ -575,3 +575,19 @@ def test_9_a_run_that_is_not_running_says_run_resume(repo: Path, manager: FakeOp
     status = run_launcher(["status"], cwd=repo).stdout
     assert "Held by the run's driver" not in status
     assert "Next: `autopilot-codex run --resume`." in status
+
+
+def test_8_run_refuses_a_negative_budget_and_suggests_a_misspelt_option(repo: Path) -> None:
+    negative = run_launcher(["run", "--budget=-2", "--implementer", "claude", "x"], cwd=repo)
+    assert negative.code == 1
+    assert one_line(negative.stderr) == (
+        "autopilot-codex run: --budget -2 is not accepted: "
+        "budget_usd must be a number above 0 up to 10000"
+    )
+    assert not (project_dir(repo) / "state.json").exists()  # no loop, no handoff
+    typo = run_launcher(["run", "--rounsd", "3", "x"], cwd=repo)
+    assert typo.code == 1
+    assert "unknown option --rounsd: did you mean --rounds?" in typo.stderr
+    usage = " ".join(run_launcher(["run", "--help"], cwd=repo).stdout.split())
+    assert "required, except with --resume" in usage
+    assert "(default: 10)" in usage and "(default: 3600)" in usage

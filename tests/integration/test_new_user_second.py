@@ -23,6 +23,7 @@ from tests.conftest import (
     payload,
     plan_body,
     run_launcher,
+    verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -591,3 +592,17 @@ def test_8_run_refuses_a_negative_budget_and_suggests_a_misspelt_option(repo: Pa
     usage = " ".join(run_launcher(["run", "--help"], cwd=repo).stdout.split())
     assert "required, except with --resume" in usage
     assert "(default: 10)" in usage and "(default: 3600)" in usage
+
+
+def test_9_a_done_a_red_check_overruled_does_not_read_as_the_result(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    planned = ["plan", "--session-id", "sess-1", "--check", "false", "build", "it"]
+    assert run_launcher(planned, cwd=repo).code == 0
+    manager.enqueue(verdict_body("done", done=True), schema="Verdict")
+    stop = json.dumps(payload("Stop", repo, last_assistant_message="All done.")).encode()
+    hook = run_launcher(["hook", "Stop"], stdin=stop, cwd=repo)
+    assert json.loads(hook.stdout)["decision"] == "block"
+    status = run_launcher(["status"], cwd=repo).stdout
+    assert "Last verdict: done, overruled by the red check `false` (iteration 1)" in status

@@ -44,7 +44,8 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state.last_verdict:
         v = state.last_verdict
         lines.append(
-            f"Last verdict: {v.decision} (iteration {v.iteration}) — {contract.clip(v.reason, 200)}"
+            f"Last verdict: {_claimed(state)} (iteration {v.iteration}) — "
+            f"{contract.clip(v.reason, 200)}"
         )
     from ..checks import status_lines
     from ..guarded import status_line
@@ -58,6 +59,17 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _claimed(state: State) -> str:
+    """The last verdict's decision, and when the loop did not end with it, why: a `done` a red
+    check overruled must not read as the loop's result."""
+    assert state.last_verdict is not None
+    decision = state.last_verdict.decision
+    if decision != "done" or state.status == "done":
+        return decision
+    red = [r.command for r in state.last_checks if r.status != "pass"]
+    return f"done, overruled by the red check `{red[0]}`" if red else "done, not accepted"
 
 
 def _rounds_text(state: State, store: Store) -> str:

@@ -61,7 +61,8 @@ def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
             (
                 NOTE,
                 f"`{PLUGIN}` is not on PATH, so Codex's shell (the codex-plan skill) cannot run "
-                "it: add the repository's bin/ to PATH where Codex starts",
+                "it: put ~/.local/bin on PATH and run `install codex` again (it links the "
+                "launcher there), or add the repository's bin/ to PATH where Codex starts",
             )
         )
     return HostReport("Codex", BROKEN if BROKEN in states else READY, tuple(lines))

@@ -196,6 +196,7 @@ def test_3_install_refuses_an_unknown_option_before_doing_anything(tmp_path: Pat
 def test_3_install_help_names_install_codex(tmp_path: Path) -> None:
     usage = run_launcher(["install", "--help"], cwd=tmp_path).stdout
     assert "install codex" in usage and "uninstall codex" in usage
+    assert run_launcher(["install", "claude", "--help"], cwd=tmp_path).stdout == usage
 
 
 def test_3_a_linked_launcher_finds_its_plugin(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from . import __version__, hosts, output
 from .config import Config, check
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
-from .errors import BridgeError, permission_denied
+from .errors import BridgeError, os_problem, permission_denied
 
 LAUNCHER_ONLY = """\
 setup (through the launcher bin/autopilot-codex):
@@ -69,7 +69,8 @@ def parser() -> argparse.ArgumentParser:
     from .commands.views import add_parsers
 
     add_parsers(sub)
-    hook = sub.add_parser("hook", help="answer a host hook (reads the payload on stdin)")
+    # No help=: the hosts' verb, kept out of the user's list of commands.
+    hook = sub.add_parser("hook", description="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
         "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
@@ -186,6 +187,21 @@ def _plan_parser(sub: Any) -> None:
     plan.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
     plan.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
+    dirty = plan.add_mutually_exclusive_group()
+    dirty.add_argument(
+        "--stash",
+        dest="dirty",
+        action="store_const",
+        const="stash",
+        help="keep uncommitted work aside (git stash -u) and start from HEAD",
+    )
+    dirty.add_argument(
+        "--include-dirty",
+        dest="dirty",
+        action="store_const",
+        const="include",
+        help="make uncommitted work part of the loop's review (default, with a note)",
+    )
     plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
@@ -213,27 +229,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PermissionError as exc:
         output.out(f"autopilot-codex: {permission_denied(exc.filename or exc)}")
         return 1
+    except OSError as exc:
+        problem = os_problem(exc)
+        if problem is None:
+            return _internal_error(exc)
+        output.out(f"autopilot-codex: {problem}")
+        return 1
     except KeyboardInterrupt:
         output.err("autopilot-codex: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
-        from .crashlog import log_crash
-
-        log = log_crash("command")
-        output.err(
-            f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}"
-        )
-        return 3
+        return _internal_error(exc)
     output.out(text)
     return code
 
 
+def _internal_error(exc: Exception) -> int:
+    from .crashlog import log_crash
+
+    log = log_crash("command")
+    output.err(f"autopilot-codex: internal error ({type(exc).__name__}: {exc}); details in {log}")
+    return 3
+
+
 def _parse(words: list[str]) -> argparse.Namespace:
     cli = parser()
+    _refuse_unknown_verb(cli, _verb(words))
     args, unknown = cli.parse_known_args(words)
     args.stdin_text = None
     if getattr(args, "args_stdin", False):
-        args, unknown = cli.parse_known_args([*words, *_split(sys.stdin.read())])
+        words = [*words, *_split(sys.stdin.read())]
+        args, unknown = cli.parse_known_args(words)
         args.stdin_text = None
     elif getattr(args, "goal", None) == ["-"]:
         args.stdin_text = sys.stdin.read()
@@ -243,7 +269,9 @@ def _parse(words: list[str]) -> argparse.Namespace:
         if hasattr(args, name):
             if name == "goal":
                 _refuse_near_misses(unknown)
-            setattr(args, name, [*getattr(args, name), *unknown])
+                args.goal = _goal_as_typed(words, args.command, args.goal, unknown)
+            else:
+                setattr(args, name, [*getattr(args, name), *unknown])
             unknown = []
     if unknown:
         cli.error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -261,7 +289,55 @@ PLAN_OPTIONS = (
     "--goal-file",
     "--args-stdin",
     "--json",
+    "--stash",
+    "--include-dirty",
 )
+
+
+def _refuse_unknown_verb(cli: argparse.ArgumentParser, verb: str) -> None:
+    """`stauts`: one line with the command meant, not argparse's list of every choice."""
+    import difflib
+
+    verbs = [
+        name
+        for action in cli._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    if not verb or verb.startswith("-") or verb in verbs:
+        return
+    close = difflib.get_close_matches(verb, verbs, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise BridgeError(f"unknown command {verb!r}: {hint}(`autopilot-codex --help` lists them)")
+
+
+def _goal_as_typed(words: list[str], verb: str, goal: list[str], extra: list[str]) -> list[str]:
+    """The goal's words in the order typed, with the option-like words argparse did not know
+    kept where they stood ("--verbose flag should work"); refused when an option stands
+    inside the goal, where it would take the goal's next word as its value."""
+    start = words.index(verb) + 1 if verb in words else 0
+    end = words.index("--", start) if "--" in words[start:] else len(words)
+    merged: list[str] = []
+    where: list[int] = []
+    g = e = 0
+    for i in range(start, len(words)):
+        if g < len(goal) and words[i] == goal[g]:
+            g += 1
+        elif e < len(extra) and words[i] == extra[e]:
+            e += 1
+        else:
+            continue
+        merged.append(words[i])
+        where.append(i)
+    if where:
+        taken = set(where)
+        for i in range(where[0] + 1, min(where[-1], end)):
+            if i not in taken and words[i].startswith("-") and words[i] != "-":
+                raise BridgeError(
+                    f"{words[i]} stands inside the goal and would take a word of it; put "
+                    f"options before or after the goal, or -- before a goal that contains it"
+                )
+    return [*merged, *goal[g:], *extra[e:]]
 
 
 def _refuse_near_misses(words: list[str]) -> None:
@@ -281,7 +357,10 @@ def _refuse_near_misses(words: list[str]) -> None:
 def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     """One small function per verb: typed values in, one command called, its exit code and
     text out."""
-    session = getattr(args, "session_id", None) or _host_session()[1]
+    given = getattr(args, "session_id", None)
+    # `jq -r` prints a missing id as "null": that is no session, never one named "null".
+    given = None if given is None or given.strip() in ("", "null", "undefined") else given
+    session = given or _host_session()[1]
     return VERBS[args.command](args, cwd, session)
 
 
@@ -306,6 +385,7 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         session_id=session,
         host=_host_session()[0] or args.reader or "claude",
         require_wall=args.require_wall,
+        dirty=args.dirty,
     )
 
 

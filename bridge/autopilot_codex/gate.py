@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
+# Hosts write the payload at once and close: a hook gives up on its input after this (issue 27).
+STDIN_TIMEOUT_S = 5.0
 
 
 def hook_main(argv: list[str]) -> int:
@@ -83,11 +85,41 @@ def loads(raw: bytes) -> object:
     return value
 
 
-def read_stdin() -> bytes:
+def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> bytes:
+    """The payload, read until the host closes its end; raises `InputTimeout` (the hook then
+    allows, see hook_main) when that takes longer than `timeout`: a host or wrapper that never
+    closes stdin must not hold the session for the hook's whole timeout."""
     try:
-        return sys.stdin.buffer.read(MAX_STDIN_BYTES)
-    except (OSError, ValueError):
-        return b""
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (tests feed a buffer)
+        try:
+            return sys.stdin.buffer.read(MAX_STDIN_BYTES)
+        except (OSError, ValueError):
+            return b""
+    import select
+    import time
+
+    chunks: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + timeout
+    while size < MAX_STDIN_BYTES:
+        left = deadline - time.monotonic()
+        try:
+            ready = left > 0 and select.select([fd], [], [], left)[0]
+            chunk = os.read(fd, min(1 << 20, MAX_STDIN_BYTES - size)) if ready else None
+        except (OSError, ValueError):
+            break
+        if chunk is None:
+            raise InputTimeout(f"its input did not end within {timeout:g} s")
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+class InputTimeout(Exception):
+    """The host never closed the hook's stdin."""
 
 
 def admit(raw: bytes, event: str = "") -> Admitted | None:

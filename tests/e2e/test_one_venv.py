@@ -103,6 +103,8 @@ def test_the_installed_plugins_hooks_use_the_venv_install_built(
             assert response.get("exit_code") == 0, json.dumps(response)
             assert "being set up" not in (response.get("stderr") or ""), json.dumps(response)
         # The hooks ran the bridge: the edit was reviewed and the Stop asked for a verdict.
-        assert [r.schema_name for r in manager.requests] == ["Plan", "Review", "Verdict"]
+        # (install's doctor first asked the model list, a free GET.)
+        posts = [r.schema_name for r in manager.requests if r.method == "POST"]
+        assert posts == ["Plan", "Review", "Verdict"]
     data = home / ".claude" / "plugins" / "data"
     assert not list(data.glob("*/venv")), sorted(p.name for p in data.glob("*/*"))

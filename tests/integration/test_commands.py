@@ -219,7 +219,8 @@ def claude_on_path(tmp_path: Path) -> dict[str, str]:
     return {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
 
 
-def test_doctor_is_happy_when_all_is_set(repo: Path, tmp_path: Path) -> None:
+def test_doctor_is_happy_when_all_is_set(repo: Path, tmp_path: Path, manager: FakeOpenAI) -> None:
+    # `manager`: all set includes a manager that answers (doctor asks its model list).
     plugins = Path(os.environ["HOME"]) / ".claude" / "plugins"
     plugins.mkdir(parents=True)
     record = {"version": 2, "plugins": {"autopilot-codex@autopilot-codex": [{"scope": "user"}]}}

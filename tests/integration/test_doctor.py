@@ -14,6 +14,7 @@ from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.hosts.codex import install as codex_install
 from autopilot_codex.hosts.codex.trust import set_trust, trust_entries
 from tests.conftest import make_repo
+from tests.fakes.openai_server import FakeOpenAI
 
 BASE_PATH = "/usr/bin:/bin"
 
@@ -25,8 +26,9 @@ def stand_in(shim: Path, name: str, script: str = "exit 0") -> None:
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH with only the system and a shim folder; CODEX_HOME in tmp_path. Returns the shim."""
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manager: FakeOpenAI) -> Path:
+    """PATH with only the system and a shim folder; CODEX_HOME in tmp_path; a manager that
+    answers doctor's free model-list check. Returns the shim."""
     shim = tmp_path / "shim"
     shim.mkdir()
     assert not any(Path(d, n).exists() for d in BASE_PATH.split(":") for n in ("claude", "codex"))
@@ -190,10 +192,13 @@ def test_doctor_probe_sends_one_request_and_says_whether_the_schema_held(
         server.enqueue({"greeting": "hello", "word_count": 1})
         main(["-C", str(repo), "doctor", "--probe"])
         out = capsys.readouterr().out
-        assert "probe ok" in out and len(server.requests) == 1
+        # The free reachability check (GET /v1/models), then the one paid request.
+        assert "probe ok" in out and len(server.requests_for("chat")) == 1
+        assert [r.method for r in server.requests] == ["GET", "POST"]
         server.enqueue(Reply(text="Hello there!"), Reply(text="Hi!"))
         assert main(["-C", str(repo), "doctor", "--probe"]) == 1
         assert "probe FAIL" in capsys.readouterr().out
         # Without --probe, doctor makes no paid call.
         main(["-C", str(repo), "doctor"])
-        assert len(server.requests) == 3
+        assert len(server.requests_for("chat")) == 3
+        assert server.requests[-1].method == "GET"

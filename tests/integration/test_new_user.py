@@ -82,7 +82,6 @@ def test_top_level_help_lists_every_command_and_defaults(tmp_path: Path) -> None
         "stop",
         "resume",
         "doctor",
-        "hook",
         "install",
         "bootstrap",
     ):

@@ -25,6 +25,7 @@ from ..state import State
 from ..store import Store
 from ..styles.autopilot import inflight
 from . import worktree_of
+from .status import money
 
 if TYPE_CHECKING:
     from ..manager import Outcome
@@ -244,9 +245,7 @@ def render(value: Consultation, asked: Asked, state: State, cost: float, limit: 
     lines += [
         "",
         f"{PREFIX} consultation {asked.number} of {limit} for task {asked.task_id}, "
-        f"cost ${cost:.4f} (budget ${state.budget_used_usd:.2f} of ${state.budget_usd:.2f} "
+        f"cost ${cost:.4f} (budget {money(state.budget_used_usd)} of {money(state.budget_usd)} "
         "used). This was not an iteration: go on with your turn.",
     ]
     return "\n".join(lines)
-
-

@@ -14,6 +14,7 @@ from ..paths import find_worktree
 from ..state import State
 from ..store import Store
 from .ask import consultations_of_task, max_consultations
+from .status import money
 
 
 def costs(*, cwd: str | Path) -> str:
@@ -61,7 +62,8 @@ def costs(*, cwd: str | Path) -> str:
     if state is not None:
         rest = max(0.0, state.budget_usd - state.budget_used_usd)
         lines.append(
-            f"Budget: ${state.budget_used_usd:.2f} of ${state.budget_usd:.2f} used, ${rest:.2f} "
+            f"Budget: {money(state.budget_used_usd)} of {money(state.budget_usd)} used, "
+            f"{money(rest)} "
             f"left; iteration {state.iteration}/{state.max_iterations}; "
             f"no-progress streak {state.no_progress_streak}."
         )

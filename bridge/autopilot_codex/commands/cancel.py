@@ -10,6 +10,7 @@ from ..errors import StateCorrupt
 from ..store import Store
 from ..styles.ralph.handlers import end
 from . import entry, worktree_of
+from .resume import a_loop
 
 
 def cancel(*, cwd: str | Path) -> str:
@@ -24,11 +25,13 @@ def cancel(*, cwd: str | Path) -> str:
                 # A loop that kept its rails (capped, stalled, damaged): the user ends them.
                 store.release()
                 store.append_event("cancel", decision="rails off", reason="the user's cancel")
-                return "autopilot-codex: no ralph loop is running here; its safety rails are off now."
+                return (
+                    "autopilot-codex: no ralph loop is running here; its safety rails are off now."
+                )
             return "autopilot-codex: no ralph loop is running here; nothing to cancel."
         if state.style != "ralph" or state.ralph is None:
             return (
-                f"autopilot-codex: the loop here is a {state.style} loop, not ralph; "
+                f"autopilot-codex: the loop here is {a_loop(state.style)}, not ralph; "
                 f"stop it with {entry('stop')}."
             )
         ralph = state.ralph

@@ -71,6 +71,8 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
         checks.append(Check(False, f"settings: {exc}"))
     if config is not None:
         checks.append(manager_check(config))
+        if checks[-1].ok:
+            checks.append(reach_check(config))
         if probe and checks[-1].ok:
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
@@ -109,6 +111,15 @@ def manager_check(config: Config) -> Check:
     if name == "openai" and problem.startswith("OPENAI_API_KEY is not set"):
         problem = f"OPENAI_API_KEY is not set. {OPENAI_KEY_HINT}"
     return Check(False, f"{problem} (manager: the {name} backend, {why})")
+
+
+def reach_check(config: Config) -> Check:
+    """The manager answers, learned without a paid call (see doctor_reach)."""
+    from ..manager.select import backend_name
+    from .doctor_reach import reach_line
+
+    ok, text, note = reach_line(backend_name(config), config)
+    return Check(ok, text, note)
 
 
 def wall_checks(worktree: Path) -> list[Check]:

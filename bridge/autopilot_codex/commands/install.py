@@ -1,6 +1,7 @@
 """`install <host>` / `uninstall <host>`: a host's hooks, skills and trust, for the hosts whose
-hooks the bridge writes itself (`Host.installer`; Claude Code installs through its own plugin
-command, see the launcher's `install`)."""
+hooks the bridge writes itself (`Host.installer`). Claude Code installs through its own plugin
+command (the launcher's `install`), which then hands over here as `install claude`: the
+launcher on PATH, then doctor."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ from pathlib import Path
 
 from .. import hosts, output
 from ..errors import BridgeError
+from .onpath import put_on_path
+
+# Done by the launcher (the plugin through `claude plugin install`); the bridge's part is the
+# launcher on PATH and doctor.
+CLAUDE = "claude"
 
 
 def installable() -> tuple[str, ...]:
@@ -25,11 +31,13 @@ def parser() -> argparse.ArgumentParser:
         description=f"Install the loop's hooks and skills for {' or '.join(choices)}.",
     )
     p.add_argument("action", choices=("install", "uninstall"))
-    p.add_argument("host", choices=choices)
+    p.add_argument("host", choices=(*choices, CLAUDE))
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user")
     scope.add_argument("--project", dest="scope", action="store_const", const="project")
     p.add_argument("-C", dest="cwd", default=None, help="the repository for --project")
+    p.add_argument("--probe", action="store_true", help="install claude: doctor --probe")
+    p.add_argument("--wall", action="store_true", help="install claude: doctor --wall")
     p.set_defaults(scope="user")
     return p
 
@@ -38,12 +46,15 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     """``install <host> [--user|--project] [-C DIR]`` or ``uninstall <host> [...]``."""
     args = parser().parse_args(list(argv))
     environ = os.environ if env is None else env
+    if args.host == CLAUDE:
+        return _claude(args, environ)
     installer = hosts.get(args.host).installer()
     assert installer is not None  # the parser's choices hold only hosts with one
     cwd = Path(args.cwd or os.getcwd())
     try:
         if args.action == "install":
             lines = installer.install(args.scope, environ, cwd)
+            lines.append(put_on_path(environ))
         else:
             lines = installer.uninstall(args.scope, environ, cwd)
     except BridgeError as exc:
@@ -54,3 +65,27 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         return 1
     output.out("\n".join(lines))
     return 0
+
+
+def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """After the launcher added the plugin to Claude Code: the launcher on PATH, then doctor
+    (whose exit code this is)."""
+    if args.action != "install":
+        output.out(
+            "autopilot-codex: remove the plugin with `claude plugin uninstall "
+            "autopilot-codex@autopilot-codex`"
+        )
+        return 1
+    from .doctor import render, run_checks
+
+    cwd = args.cwd or os.getcwd()
+    written = ""
+    if args.wall:
+        from . import worktree_of
+        from .wall_install import wall_install
+
+        written = wall_install(worktree_of(cwd)) + "\n\n"
+    lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n"]
+    checks = run_checks(cwd, probe=args.probe)
+    output.out("\n".join(lines) + written + render(checks))
+    return 0 if all(c.ok for c in checks) else 1

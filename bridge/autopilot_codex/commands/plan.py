@@ -17,6 +17,7 @@ from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
 from . import entry, worktree_of
+from .plan_dirty import settle
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -59,6 +60,7 @@ def plan(
     host: str = "claude",
     manager: ManagerFactory = selected,
     require_wall: bool = False,
+    dirty: str | None = None,
 ) -> str:
     # The goal is stored and shown; a credential pasted into it must not be.
     goal = prompts.redact(goal.strip())
@@ -67,8 +69,10 @@ def plan(
     _refuse_unusable(goal, config, manager)
     wall = judge_wall(host, worktree, require_wall)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    base = gitrepo.head_sha(worktree)
     previous = _previous(store)
+    # Before the paid call: a stash changes what the plan starts from.
+    dirty_lines = settle(worktree, dirty)
+    base = gitrepo.head_sha(worktree)
     outcome = _ask_for_plan(worktree, goal, config, manager, store)
     assert outcome.value is not None
     planned: Plan = Plan.of(outcome.value)
@@ -100,7 +104,9 @@ def plan(
             checks=[c.command for c in state.checks],
             wall=wall.level,
         )
-    return "\n".join([render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)])
+    return "\n".join(
+        [*dirty_lines, render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)]
+    )
 
 
 def judge_wall(host: str, worktree: Path, require: bool, flag: Any = None) -> HostWall:

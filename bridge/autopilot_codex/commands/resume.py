@@ -14,6 +14,21 @@ from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
 
 
+def a_loop(style: str) -> str:
+    """ "an autopilot loop", "a ralph loop": the article the style's name takes."""
+    return f"{'an' if style[:1] in 'aeiou' else 'a'} {style} loop"
+
+
+def how_to_resume(style: str) -> str:
+    """What takes a stopped loop of this style on again: `resume` is the autopilot's only; a
+    ralph loop restarts with its own command; a run resumes with its driver."""
+    if style == "autopilot":
+        return f"resume with {entry('resume')}"
+    if style == "ralph":
+        return f"start it again with {entry('ralph')}"
+    return "start it again with `autopilot-codex run --resume`"
+
+
 def resume(
     *,
     cwd: str | Path,
@@ -40,18 +55,31 @@ def resume(
         # The whole ledger, once, before the user's resume trusts the loop again.
         store.audit()
         if state.style != "autopilot":
-            # A ralph loop restarts with its own command; a run resumes with its driver.
-            again = entry("ralph") if state.style == "ralph" else "`autopilot-codex run --resume`"
-            raise BridgeError(f"the last loop here was a {state.style} loop; start it again with {again}")
+            raise BridgeError(
+                f"the last loop here was {a_loop(state.style)}; {how_to_resume(state.style)}"
+            )
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
         _check_caps(state, budget, iterations)
         if state.status == "running":
-            if budget is None and iterations is None:
+            # After a crash the user resumes from a new session: the running loop goes to it
+            # (only the user types `resume`; a driver's loop stays with its driver).
+            handed = bool(session_id) and session_id != state.session_id
+            handed = handed and state.owner != "driver"
+            if budget is None and iterations is None and not handed:
                 return "autopilot-codex: the loop is already running."
-            store.save(_new_caps(state, budget, iterations))
-            store.append_event("caps", budget_usd=budget, max_iterations=iterations)
-            return f"autopilot-codex: the loop is running; new caps apply now {_caps(budget, iterations)}."
+            changed = _new_caps(state, budget, iterations)
+            if handed:
+                changed = changed.evolve(session_id=session_id)
+                store.append_event("handover", previous=state.session_id, session=session_id)
+            store.save(changed)
+            said = "autopilot-codex: the loop is running"
+            if handed:
+                said += f"; it now belongs to session {str(session_id)[:8]}"
+            if budget is not None or iterations is not None:
+                store.append_event("caps", budget_usd=budget, max_iterations=iterations)
+                said += f"; new caps apply now {_caps(budget, iterations)}"
+            return said + "."
         resumed = guards.resume(state, budget_usd=budget, max_iterations=iterations)
         # The session that resumes may not be the one that planned: ownership is claimed afresh.
         resumed = resumed.evolve(session_id=session_id or None)

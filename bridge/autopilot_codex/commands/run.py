@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from typing import TextIO
 
 from .. import output
 from ..closing import closing
-from ..config import load_config
+from ..config import check, load_config
 from ..errors import BridgeError
 from ..evidence import user_checks
 from ..gitrepo import toplevel
@@ -37,13 +38,27 @@ def parser() -> argparse.ArgumentParser:
         description="Pursue a goal in rounds, each a fresh headless host process.",
     )
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
-    p.add_argument("--implementer", choices=implementers(), default=None)
-    p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default 10)")
-    p.add_argument("--manager", choices=(*select.BACKENDS.names, NO_MANAGER), default=NO_MANAGER)
+    p.add_argument(
+        "--implementer",
+        choices=implementers(),
+        default=None,
+        help="the host that implements (required, except with --resume)",
+    )
+    p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default: 10)")
+    p.add_argument(
+        "--manager",
+        choices=(*select.BACKENDS.names, NO_MANAGER),
+        default=NO_MANAGER,
+        help=f"who judges each round (default: {NO_MANAGER}: a verifier's exit and the checks)",
+    )
     p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
     p.add_argument("--json", action="store_true", help="print the final record as JSON")
-    p.add_argument("--budget", type=float, default=None, help="stop once this many USD are spent")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per round")
+    p.add_argument(
+        "--budget", default=None, help="stop once this many USD are spent (default: no limit)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=3600.0, help="seconds per round (default: 3600)"
+    )
     p.add_argument(
         "--host-arg",
         action="append",
@@ -68,6 +83,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _refuse_unknown(cli: argparse.ArgumentParser, unknown: list[str]) -> None:
+    """An unknown option with the one meant (as `plan` does), never argparse's bare usage."""
+    if not unknown:
+        return
+    import difflib
+
+    known = [o for action in cli._actions for o in action.option_strings]
+    word = unknown[0].split("=", 1)[0]
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.75)
+    hint = f": did you mean {close[0]}?" if close else " (see run --help)"
+    raise BridgeError(f"unknown option {word}{hint}")
+
+
 def judge_wall(opts: RunOptions, require: bool) -> HostWall:
     """The wall the rounds run behind: the host's settings files with the boundary the driver
     passes to every round (`rounds.walled`) as the flag layer; refused with `require`."""
@@ -90,6 +118,13 @@ def _implementer(opts: RunOptions) -> str:
 def _options(args: argparse.Namespace) -> RunOptions:
     if args.rounds < 1:
         raise BridgeError("--rounds must be 1 or more")
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
+    budget = (
+        None
+        if args.budget is None
+        else float(check("budget_usd", args.budget, f"--budget {args.budget}"))
+    )
     if not args.resume and args.implementer is None:
         names = " or ".join(f"--implementer {n}" for n in implementers())
         raise BridgeError(f"choose the implementer: {names}")
@@ -99,7 +134,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         implementer=args.implementer or "claude",
         rounds=args.rounds,
         resume=args.resume,
-        budget_usd=args.budget,
+        budget_usd=budget,
         timeout_s=args.timeout,
         host_args=tuple(args.host_arg) if args.host_arg is not None else None,
         checks=tuple(user_checks(args.check)),
@@ -120,9 +155,11 @@ def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args, unknown = cli.parse_known_args(argv)
     out = stdout or sys.stdout
     try:
+        _refuse_unknown(cli, unknown)
         opts = _options(args)
         wall = judge_wall(opts, args.require_wall)
         if not wall.walled:

@@ -23,11 +23,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
 
         return status_text(state, store)
     if state.style == "rounds":
-        return (
-            f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
-            f"Held by the run's driver; see {store.dir / 'rounds' / 'rollout.jsonl'}. "
-            f"State: {store.state_path}"
-        )
+        return _rounds_text(state, store)
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
@@ -48,7 +44,8 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state.last_verdict:
         v = state.last_verdict
         lines.append(
-            f"Last verdict: {v.decision} (iteration {v.iteration}) — {contract.clip(v.reason, 200)}"
+            f"Last verdict: {_claimed(state)} (iteration {v.iteration}) — "
+            f"{contract.clip(v.reason, 200)}"
         )
     from ..checks import status_lines
     from ..guarded import status_line
@@ -62,6 +59,31 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _claimed(state: State) -> str:
+    """The last verdict's decision, and when the loop did not end with it, why: a `done` a red
+    check overruled must not read as the loop's result."""
+    assert state.last_verdict is not None
+    decision = state.last_verdict.decision
+    if decision != "done" or state.status == "done":
+        return decision
+    red = [r.command for r in state.last_checks if r.status != "pass"]
+    return f"done, overruled by the red check `{red[0]}`" if red else "done, not accepted"
+
+
+def _rounds_text(state: State, store: Store) -> str:
+    rollout = store.dir / "rounds" / "rollout.jsonl"
+    if state.status == "running":
+        held = f"Held by the run's driver; see {rollout}."
+    elif state.status in TERMINAL:
+        held = f"Ended; see {rollout}. Next: a new goal with `autopilot-codex run <goal>`."
+    else:  # interrupted (Ctrl-C) or stopped: the driver is gone, the run can go on
+        held = f"Not running; see {rollout}. Next: `autopilot-codex run --resume`."
+    return (
+        f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
+        f"{held} State: {store.state_path}"
+    )
 
 
 def _raw(store: Store) -> str:

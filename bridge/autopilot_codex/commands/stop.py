@@ -7,7 +7,8 @@ from pathlib import Path
 from .. import guards
 from ..errors import StateCorrupt
 from ..store import Store
-from . import entry, worktree_of
+from . import worktree_of
+from .resume import how_to_resume
 
 
 def stop(*, cwd: str | Path, reason: str) -> str:
@@ -29,8 +30,9 @@ def stop(*, cwd: str | Path, reason: str) -> str:
         state = store.save(guards.stop(state, reason))
         store.release()
         why = state.stop_reason
+        how = how_to_resume(state.style)
         store.append_event("stop", decision="stopped", reason=why)
     return (
         f"autopilot-codex: loop stopped ({why}). The hooks and rails are off from now on; "
-        f"state kept at {store.state_path}. Resume with {entry('resume')}."
+        f"state kept at {store.state_path}. {how[:1].upper() + how[1:]}."
     )

@@ -23,7 +23,6 @@ PLUGIN = "autopilot-codex"
 INSTALL_CODEX = "autopilot-codex install codex --user"
 
 
-
 def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
     binary = shutil.which("codex", path=env.get("PATH"))
     if binary is None:
@@ -62,7 +61,8 @@ def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
             (
                 NOTE,
                 f"`{PLUGIN}` is not on PATH, so Codex's shell (the codex-plan skill) cannot run "
-                "it: add the repository's bin/ to PATH where Codex starts",
+                "it: put ~/.local/bin on PATH and run `install codex` again (it links the "
+                "launcher there), or add the repository's bin/ to PATH where Codex starts",
             )
         )
     return HostReport("Codex", BROKEN if BROKEN in states else READY, tuple(lines))
@@ -85,6 +85,9 @@ def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:
     expected = _trust_expected(str(hooks_file), document, groups)
     if expected is None:
         return BROKEN, f"Codex hooks: ours were removed from {hooks_file}"
+    wrong = _launcher_problem(hooks_file, document, len(groups))
+    if wrong:
+        return BROKEN, wrong
     if sys.version_info < (3, 11):
         return READY, f"Codex hooks: {hooks_file} (trust unchecked: that needs Python 3.11)"
     trusted = _trusted(config)
@@ -104,6 +107,32 @@ def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:
             f"skips without a word (trust lives in {config})"
         )
     return READY, f"Codex hooks: {hooks_file}, all {len(expected)} trusted"
+
+
+def _launcher_problem(hooks_file: Path, document: Mapping[str, Any], recorded: int) -> str:
+    """A launcher our hooks run that is not there (each hook would exit 127, which Codex
+    ignores: the loop would go on unsupervised), or more groups of ours than one install
+    writes (every hook would answer twice); "" when neither."""
+    hooks = document.get("hooks", {})
+    launchers = [
+        launcher
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for launcher in map(codex_install.launcher_of, groups)
+        if launcher is not None
+    ]
+    for launcher in dict.fromkeys(launchers):
+        if not Path(launcher).is_file():
+            return (
+                f"Codex hooks: {hooks_file} runs {launcher}, which is missing (moved or "
+                "deleted): every hook would fail and Codex would run the loop unsupervised"
+            )
+    if len(launchers) > recorded:
+        return (
+            f"Codex hooks: {hooks_file} holds {len(launchers)} groups of ours where one "
+            f"install writes {recorded}: a second copy, so every hook would answer twice"
+        )
+    return ""
 
 
 def _trust_expected(

@@ -9,7 +9,9 @@ all of it in a small manifest next to the hooks file, so uninstall removes exact
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,6 +107,46 @@ def read_hooks_file(path: Path) -> dict[str, Any]:
     return document
 
 
+# Our handler's command, from any copy of the plugin: `bash "<root>/bin/autopilot-codex" hook
+# <Event> --host codex`. The launcher path is group 1.
+OUR_COMMAND = re.compile(r'^bash "(.*/bin/autopilot-codex)" hook \S+ --host codex$')
+
+
+def launcher_of(group: Any) -> str | None:
+    """The launcher every handler of ``group`` runs, when the group is ours; else None."""
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    if not isinstance(handlers, list) or not handlers:
+        return None
+    launchers = set()
+    for handler in handlers:
+        command = handler.get("command") if isinstance(handler, dict) else None
+        found = OUR_COMMAND.match(command) if isinstance(command, str) else None
+        if found is None:
+            return None
+        # Undo _double_quoted: the path as the shell will see it.
+        launchers.add(re.sub(r"\\(.)", r"\1", found.group(1)))
+    return launchers.pop() if len(launchers) == 1 else None
+
+
+def without_ours(document: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """``document`` without any group of ours (from this or another copy of the plugin, left
+    by a lost manifest or a moved checkout), and how many were removed."""
+    cleaned: dict[str, Any] = json.loads(json.dumps(document))
+    removed = 0
+    hooks = cleaned.get("hooks", {})
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = [g for g in groups if launcher_of(g) is None]
+        removed += len(groups) - len(kept)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    return cleaned, removed
+
+
 def merge_hooks(
     document: Mapping[str, Any], ours: Mapping[str, list[dict[str, Any]]]
 ) -> tuple[dict[str, Any], list[tuple[str, int]]]:
@@ -151,9 +193,14 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
     if tgt.manifest.exists():
         uninstall(tgt)
     created = not tgt.hooks_file.exists()
+    original = None if created else tgt.hooks_file.read_text(encoding="utf-8")
+    # Repair, never duplicate: a group of ours still there (its record lost, or from a copy
+    # of the plugin that moved) is replaced, not joined by a second one.
+    document, stale = without_ours(read_hooks_file(tgt.hooks_file))
     ours = our_hooks(plugin_root)
-    merged, placed = merge_hooks(read_hooks_file(tgt.hooks_file), ours)
+    merged, placed = merge_hooks(document, ours)
     skills = _skill_copies(plugin_root / "skills", tgt.skills_dir)
+    new_dirs = _missing_dirs(tgt.skills_dir)
     entries = {}
     for event, g in placed:
         group = merged["hooks"][event][g]
@@ -165,6 +212,10 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
         "scope": tgt.scope,
         "hooks_file": str(tgt.hooks_file),
         "created_hooks_file": created,
+        # The user's file as it was, given back byte for byte at uninstall when nothing else
+        # changed it (None: there was none, or it held stale groups of ours).
+        "original_hooks": original if not stale else None,
+        "created_dirs": [str(d) for d in new_dirs],
         "groups": [{"event": e, "group": merged["hooks"][e][g]} for e, g in placed],
         "skills": [str(dest) for _, dest in skills],
         "config_file": str(tgt.config_file),
@@ -177,6 +228,7 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
     _write_json(tgt.hooks_file, merged)
     lines = [
         f"autopilot-codex: installed for Codex ({tgt.scope}).",
+        *([f"  repaired: {stale} earlier group(s) of ours replaced"] if stale else []),
         f"  hooks: {tgt.hooks_file} ({', '.join(ours)})",
         f"  skills: {len(skills)} in {tgt.skills_dir}",
     ]
@@ -207,12 +259,18 @@ def uninstall(tgt: Target) -> list[str]:
     hooks_file = Path(manifest["hooks_file"])
     if hooks_file.exists():
         remaining = unmerge_hooks(read_hooks_file(hooks_file), manifest.get("groups", []))
+        original = manifest.get("original_hooks")
         if manifest.get("created_hooks_file") and remaining == {"hooks": {}}:
             hooks_file.unlink()
+        elif isinstance(original, str) and _same_document(original, remaining):
+            codex_trust.write_atomic(hooks_file, original)
         else:
             _write_json(hooks_file, remaining)
     for skill in manifest.get("skills", []):
         shutil.rmtree(skill, ignore_errors=True)
+    for folder in manifest.get("created_dirs", []):
+        with contextlib.suppress(OSError):  # only an empty one: the user's own skills stay
+            Path(folder).rmdir()
     config = Path(manifest.get("config_file", tgt.config_file))
     keys = manifest.get("trust_keys", [])
     if keys and config.exists():
@@ -224,14 +282,36 @@ def uninstall(tgt: Target) -> list[str]:
     return [f"autopilot-codex: uninstalled from Codex ({tgt.scope}); your own hooks are kept."]
 
 
+def _same_document(text: str, document: Mapping[str, Any]) -> bool:
+    """Whether the user's original text parses to ``document`` (then it is given back as is)."""
+    try:
+        parsed = json.loads(text or "{}")
+    except ValueError:
+        return False
+    if isinstance(parsed, dict):
+        parsed.setdefault("hooks", {})
+    return bool(parsed == document)
+
+
+def _missing_dirs(folder: Path) -> list[Path]:
+    """The folders an install will create down to ``folder``, deepest first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
 def _skill_copies(source: Path, dest_root: Path) -> list[tuple[Path, Path]]:
     """(skill folder, where its copy goes) for every skill; refuses to overwrite."""
     pairs = [
         (skill.parent, dest_root / f"{SKILL_PREFIX}{skill.parent.name}")
         for skill in sorted(source.glob("*/SKILL.md"))
     ]
-    for _, dest in pairs:
-        if dest.exists():
+    for skill, dest in pairs:
+        if _same_skill(skill, dest):
+            shutil.rmtree(dest)  # our own copy, its record lost: replaced, not refused
+        elif dest.exists():
             raise BridgeError(
                 f"{dest} exists and was not installed by autopilot-codex; move it away"
             )
@@ -271,3 +351,11 @@ class CodexInstaller:
 
 
 INSTALLER = CodexInstaller()
+
+
+def _same_skill(source: Path, copy: Path) -> bool:
+    """Whether ``copy`` is a copy of our skill ``source`` (its SKILL.md unchanged)."""
+    try:
+        return (copy / "SKILL.md").read_bytes() == (source / "SKILL.md").read_bytes()
+    except OSError:
+        return False

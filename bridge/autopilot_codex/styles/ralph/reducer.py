@@ -11,7 +11,7 @@ whitespace-normalised and compared case-sensitively with the configured promise.
 promise word (claude-code#81827), a sentence that mentions the tag ("I will not output
 <promise>DONE</promise> yet"), a tag in backticks and a tag in a fenced block that quotes the
 instructions never end the loop; a tag split over lines, padded with spaces or followed by
-blank lines does (claude-plugins-official#3632).
+blank lines does (claude-plugins-official#3632). Of several such tags the first one counts.
 """
 
 from __future__ import annotations
@@ -151,8 +151,9 @@ def promise_met(last_message: str, promise: str) -> bool:
         after = text[match.end() : len(text) if line_end < 0 else line_end]
         if before.strip() or after.strip():
             continue
-        if normalise(match.group(1)) == wanted:
-            return True
+        # The first tag on its own line is the answer: "<promise>NOT YET</promise>" followed
+        # by the real one is not yet (the peer reads the first tag too).
+        return normalise(match.group(1)) == wanted
     return False
 
 

@@ -36,7 +36,7 @@ def status_text(state: State, store: Store) -> str:
     result = store.load_result() if state.status != "running" else None
     if result is not None:
         lines.append(
-            f"Result: {result.get('why')} after {result.get('iterations')} iterations "
+            f"Result: {result.get('why')} after {_iterations(result.get('iterations'))} "
             f"in {result.get('duration_s')}s ({store.result_path})"
         )
     lines.append(f"State: {store.state_path}")
@@ -49,3 +49,7 @@ def abbreviated(prompt: str, limit: int = PROMPT_SHOWN) -> str:
     if len(line) <= limit:
         return line
     return f"{line[:limit]} [... {len(line) - limit} more characters]"
+
+
+def _iterations(count: object) -> str:
+    return f"{count} iteration{'' if count == 1 else 's'}"

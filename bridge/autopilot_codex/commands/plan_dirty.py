@@ -1,0 +1,55 @@
+"""`plan` in a work tree with uncommitted work: said before anything is spent, and the user's
+choice applied (issue 27, item 10).
+
+The loop's base is HEAD; the manager reviews everything that differs from it, so edits and
+untracked files already there become part of the review and may be told to be reverted. By
+default they are included and the plan says so; `--include-dirty` includes them knowingly
+(no warning); `--stash` starts from HEAD with the work kept aside in a git stash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import gitrepo
+
+# Paths shown by name in the warning; the rest are counted.
+SHOWN = 5
+STASH_MESSAGE = "autopilot-codex: work kept aside before plan"
+
+
+def uncommitted(worktree: Path) -> list[str]:
+    """Changed, staged and untracked paths (ignored files are not work)."""
+    out = gitrepo.run_git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    paths: list[str] = []
+    entries = iter(out.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if entry[0] in "RC":
+            next(entries, None)  # a rename's source follows it
+    return paths
+
+
+def settle(worktree: Path, choice: str | None) -> list[str]:
+    """Apply the choice for uncommitted work before the plan; the lines that say what was done."""
+    paths = uncommitted(worktree)
+    if not paths:
+        return []
+    named = ", ".join(paths[:SHOWN]) + (
+        f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else ""
+    )
+    if choice == "stash":
+        gitrepo.run_git(worktree, "stash", "push", "--include-untracked", "-m", STASH_MESSAGE)
+        return [
+            f'Uncommitted work ({named}) was kept aside with git stash ("{STASH_MESSAGE}"); '
+            "the loop starts from HEAD. `git stash pop` brings it back once the loop is done."
+        ]
+    if choice == "include":
+        return [f"Uncommitted work included in the loop's review: {named}."]
+    return [
+        f"Note: uncommitted work here ({named}) is part of what the manager reviews, and it may "
+        "tell the implementer to revert it. To start from HEAD with it kept aside, stop this "
+        "loop and plan again with --stash; --include-dirty includes it without this note."
+    ]

@@ -276,6 +276,9 @@ def _base_env(tmpdir: Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "HOME": str(tmpdir),
         "TMPDIR": str(tmpdir),
+        # Without SHELL the CLI picks the first shell it finds (zsh before bash where both are
+        # installed); the contracts these tests pin are bash's, as for most users.
+        "SHELL": "/bin/bash",
     }
 
 

@@ -164,10 +164,12 @@ def test_a_clean_verifier_round_exits(
     assert names(done, "role") == ["implement", "verify"]
     assert names(done, "markers") == [["ready"], ["exit"]]
     assert names(done, "files_changed") == [["hello.txt"], []]
-    # Read from the real CLI's stream: the last action (a command the wall refused is not an
-    # item of `--json`, so it is the patch) and the usage the fake reported.
-    assert done[0]["last_action"].startswith("edit: "), done[0]
-    assert done[0]["last_action"].endswith("hello.txt"), done[0]
+    # Read from the real CLI's stream: the last action and the usage the fake reported. The
+    # round's own `git commit` fails in its sandbox (the driver commits); the pinned CLI reports
+    # that refused command in its `--json` stream on some runs and not on others, so the last
+    # action is that command or the patch before it.
+    assert any(s in done[0]["last_action"] for s in ("git commit", "edit: ")), done[0]
+    assert done[0]["last_action"].endswith(("hello.txt", '"add hello"\'')), done[0]
     assert names(done, "tokens") == [3 * 110, 110]
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4

@@ -26,7 +26,7 @@ from ...config import for_loop
 from ...guards import allow, charge
 from ...hookio import HookInput
 from ...state import State, now_iso
-from . import inflight, reducer
+from . import findings_store, inflight, reducer
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -201,9 +201,21 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
             state = ctx.store.save(inflight.release(charge(state, outcome.cost_usd), token))
             steps.record(ctx, state, allow("review.discarded"), outcome)
             return False
+        now = now_iso()
         state, decision = reducer.apply_background_review(
-            state, outcome, step.digest, now=now_iso(), changed_files=step.files
+            state, outcome, step.digest, now=now, changed_files=step.files
         )
+        if outcome.value is not None:
+            state, decision = findings_store.judged(
+                ctx.store,
+                (state, decision),
+                outcome.value,
+                diff_key=step.digest,
+                now=now,
+                changed_files=step.files,
+                at_stop=False,
+                head=None,
+            )
         state = ctx.store.save(state)
         steps.record(ctx, state, decision, outcome)
         return True

@@ -261,7 +261,8 @@ def _judge(ctx: HookContext, token: str) -> Decision:
         state = owned(ctx)
         if state is None or not inflight.holds(state, token):
             return guards.allow("ignored")
-        delivered = reducer.take_pending(state, at_stop=True)
+        head = gitrepo.head_sha(ctx.store.worktree)
+        delivered = reducer.take_pending(state, at_stop=True, head=head)
         if delivered is not None:
             return finish(ctx, *delivered)
         review_first = review_mode(state) in ("stop", "edit")

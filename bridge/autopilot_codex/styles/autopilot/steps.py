@@ -17,7 +17,7 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
-from . import inflight, reducer
+from . import findings_store, inflight, reducer
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 
 # Review outcomes after which a Stop goes on to ask for a verdict.
-REVIEW_PASSED = frozenset({"review.approve", "review.cached", "review.empty"})
+REVIEW_PASSED = frozenset(
+    {"review.approve", "review.cached", "review.empty", "review.disputed.passed"}
+)
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,10 @@ def prepare_review(
         ctx.store.save(state)
         return guards.allow("review.empty")
     key = diff_key(diff)
+    head = gitrepo.head_sha(repo)
     cached = state.cached_review(key)
     if cached is not None:
-        state, decision = reducer.replay_cached(state, cached, at_stop=at_stop)
+        state, decision = reducer.replay_cached(state, cached, at_stop=at_stop, head=head)
         state = ctx.store.save(state)
         record(ctx, state, decision, None)
         return decision
@@ -61,14 +64,20 @@ def prepare_review(
     limits = ctx.limits
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        return reducer.apply_review(
-            s,
-            outcome,
-            key,
-            now=now_iso(),
-            limits=limits,
-            at_stop=at_stop,
+        now = now_iso()
+        step = reducer.apply_review(
+            s, outcome, key, now=now, limits=limits, changed_files=diff.files
+        )
+        # The finding ledger and the convergence rules (issue 23), then the turn's count.
+        return findings_store.judged(
+            ctx.store,
+            step,
+            outcome.value,
+            diff_key=key,
+            now=now,
             changed_files=diff.files,
+            at_stop=at_stop,
+            head=head,
         )
 
     return pending(ctx, state, "review", "Review", prompt, reduce, token)
@@ -120,7 +129,28 @@ def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
         state.task_position(),
         diff_text,
         ctx.config.prompt_chars,
+        ledger=findings_prompt(ctx, state),
     )
+
+
+def findings_prompt(ctx: HookContext, state: State) -> str:
+    """The task's standing findings and what changed outside it, for the review prompt."""
+    from .findings import listing
+
+    ledger = findings_store.load(ctx.store, state)
+    lines = listing(ledger, state.current_task or "wrap-up")
+    elsewhere = gitrepo.diff_since(
+        ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded()
+    ).files
+    mine = set(
+        gitrepo.diff_since(
+            ctx.store.worktree, state.task_base_sha, exclude=ctx.store.excluded()
+        ).files
+    )
+    others = [f for f in elsewhere if f not in mine]
+    from ...manager.prompts import ledger_text
+
+    return ledger_text(lines, others)
 
 
 def prepare_verdict(ctx: HookContext, state: State, repo: Path, token: str) -> Decision | Pending:

@@ -1,0 +1,194 @@
+"""The convergence rules of reviews: a finding is delivered verbatim at most twice (then it is
+disputed and the implementer is told to answer it or ask), a task has at most so many
+findings, and reviews that only restate what is standing pause the loop as not converging.
+
+Pure: a review's decision, the state and the ledger in, the next ones out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...contract import PREFIX, fix_reason
+from ...guards import Decision, Step, allow, end
+from ...state import Finding, State
+from . import findings
+from .findings import Entry, Ledger, Raised
+
+if TYPE_CHECKING:
+    from ...manager.schemas import Review
+
+
+@dataclass(frozen=True)
+class Rules:
+    # Times the same finding is delivered in the same words before it is disputed.
+    max_verbatim: int = 2
+    # Findings one task may collect before the loop pauses for the user.
+    max_findings_per_task: int = 12
+    # Reviews in a row that raise nothing new and close nothing before the loop pauses.
+    not_converging: int = 3
+
+    @classmethod
+    def of(cls, env: Mapping[str, str]) -> Rules:
+        """The defaults, or the user's `AUTOPILOT_CODEX_REVIEW_*` settings (positive ints)."""
+
+        def read(name: str, default: int) -> int:
+            raw = env.get(f"AUTOPILOT_CODEX_REVIEW_{name}", "").strip()
+            return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+        base = cls()
+        return cls(
+            read("MAX_VERBATIM", base.max_verbatim),
+            read("MAX_FINDINGS", base.max_findings_per_task),
+            read("NOT_CONVERGING", base.not_converging),
+        )
+
+
+def rules() -> Rules:
+    return Rules.of(os.environ)
+
+
+# A review whose every finding is disputed already has nothing to deliver: the Stop goes on to
+# the verdict, which counts the turn like any other.
+PASSED_DISPUTED = "review.disputed.passed"
+
+
+def judge(
+    state: State,
+    decision: Decision,
+    review: Review | None,
+    ledger: Ledger,
+    *,
+    diff_key: str,
+    now: str,
+    rules: Rules,
+    changed_files: Sequence[str] | None = None,
+) -> tuple[State, Decision, Ledger]:
+    """The reducer's answer to a review, with the ledger's memory applied. A finding on a file
+    the task's diff did not touch is advisory (waived): code that predates the task is not
+    the task's to fix."""
+    task = state.current_task or "wrap-up"
+    if review is None or decision.event.endswith((".discarded", ".orphaned")):
+        return state, decision, ledger
+    if not decision.blocks and review.decision == "approve":
+        return state, decision, findings.approved(ledger, task)
+    merged = findings.merge(
+        ledger,
+        task=task,
+        raised=[Raised.of(f) for f in review.findings],
+        closed_ids=review.closed or [],
+        diff_key=diff_key,
+        now=now,
+        max_verbatim=rules.max_verbatim,
+    )
+    ledger = merged.ledger
+    if changed_files is not None:
+        ledger = findings.waive_outside(ledger, [e.id for e in merged.new], changed_files)
+        merged = dataclasses.replace(
+            merged, said=[ledger.get(e.id) or e for e in merged.said]
+        )
+    if not decision.blocks:
+        return state, decision, ledger
+    if ledger.idle_reviews >= rules.not_converging:
+        return (*_paused(state, ledger, task, "not_converging", rules), ledger)
+    raised_here = [e for e in ledger.entries if e.task == task]
+    if len(raised_here) > rules.max_findings_per_task:
+        return (*_paused(state, ledger, task, "too_many_findings", rules), ledger)
+    deliver = [e for e in merged.said if e.status == "open"]
+    if not deliver and not merged.disputed:
+        return _with_reason(state, None), allow(PASSED_DISPUTED), ledger
+    reason = _reason(state, review, decision, deliver, merged.disputed)
+    ledger = findings.delivered(ledger, [e.id for e in deliver])
+    event = decision.event if deliver else "review.disputed"
+    answer = dataclasses.replace(decision, event=event, reason=reason)
+    return _with_reason(state, reason), answer, ledger
+
+
+def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:
+    """A Stop answered by a review's block is a turn of the loop, exactly like a verdict's:
+    the stall count, the iteration cap and (when the commit is known) no progress."""
+    if not (at_stop and decision.blocks):
+        return state
+    state = state.evolve(
+        idle_stop_blocks=state.idle_stop_blocks + 1, iteration=state.iteration + 1
+    )
+    if head is None:
+        return state
+    previous = state.last_verdict_head or state.base_sha
+    streak = state.no_progress_streak + 1 if head == previous else 0
+    return state.evolve(no_progress_streak=streak, last_verdict_head=head)
+
+
+def _reason(
+    state: State,
+    review: Review,
+    decision: Decision,
+    deliver: Sequence[Entry],
+    disputed: Sequence[Entry],
+) -> str:
+    if deliver and review.decision == "reject":
+        text = decision.reason  # the restore instructions stand as written
+    elif deliver:
+        text = fix_reason(review.summary, [_finding(e) for e in deliver])
+    else:
+        text = f"{PREFIX} Review: nothing new to fix."
+    if disputed:
+        text += "\n\n" + dispute_notice(disputed)
+    return text
+
+
+def dispute_notice(disputed: Sequence[Entry]) -> str:
+    names = ", ".join(f"{e.id} ({e.title})" for e in disputed)
+    return (
+        f"The manager repeated {names} in the same words after you were told twice; it is now "
+        "marked disputed and will not be delivered again. If it is right, fix it; if not, say "
+        "in your final message why it does not apply, or ask the user. Then move on."
+    )
+
+
+def _finding(entry: Entry) -> Finding:
+    return Finding(
+        severity=entry.severity,  # type: ignore[arg-type]  # checked by the schema
+        file=entry.file,
+        line_start=entry.line_start,
+        line_end=entry.line_end,
+        title=entry.title,
+        recommendation=f"{entry.recommendation} (finding {entry.id})",
+    )
+
+
+def _with_reason(state: State, reason: str | None) -> State:
+    """Keep the cached review and a waiting background review in step with what is
+    delivered: a replay of the same diff says what the ledger let through, or nothing."""
+    record = state.last_review
+    if record is None:
+        return state
+    if reason is None:
+        record = dataclasses.replace(record, decision="approve", reason="")
+    else:
+        record = dataclasses.replace(record, reason=reason)
+    cache = [record if r.diff_hash == record.diff_hash else r for r in state.reviewed]
+    pending = state.pending_review
+    if pending is not None and pending.diff_hash == record.diff_hash:
+        pending = record if reason is not None else None
+    return state.evolve(last_review=record, reviewed=cache, pending_review=pending)
+
+
+def _paused(state: State, ledger: Ledger, task: str, why: str, rules: Rules) -> Step:
+    standing = "; ".join(findings.listing(ledger, task, limit=8)) or "none"
+    if why == "not_converging":
+        what = (
+            f"reviews not converging: {ledger.idle_reviews} reviews in a row raised nothing new "
+            f"and closed nothing, only restated: {standing}"
+        )
+    else:
+        what = (
+            f"too many review findings: task {task} collected more than "
+            f"{rules.max_findings_per_task}; standing: {standing}"
+        )
+    state = _with_reason(state, None).evolve(pending_review=None)
+    return end(state, "paused", what, f"review.{why}")

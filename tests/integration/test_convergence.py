@@ -1,0 +1,174 @@
+"""Reviews that converge, through the real hooks and the fake manager: a manager that repeats
+one finding the implementer cannot satisfy must not keep a loop running (issue 23)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.paths import project_dir
+from tests.conftest import (
+    HookRun,
+    edit_payload,
+    payload,
+    plan_body,
+    review_body,
+    run_hook_inproc,
+    verdict_body,
+)
+from tests.fakes.openai_server import FakeOpenAI
+
+
+@pytest.fixture
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    def run(event: str, data: dict[str, Any]) -> HookRun:
+        return run_hook_inproc(event, data, capsys, monkeypatch)
+
+    return run
+
+
+def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--review", mode, "--session-id", "sess-1", "goal"]) == 0
+    capsys.readouterr()
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "state.json").read_text())
+
+
+def busy_turns(repo: Path, hook, turns: int) -> list[dict[str, Any]]:
+    """An implementer that works at every turn (a new diff, a tool run) and never satisfies
+    the manager: the stall guard is reset each turn and no verdict is ever asked for."""
+    answers = []
+    for turn in range(turns):
+        (repo / "file1.txt").write_text(f"attempt {turn}\n")
+        hook("PostToolUse", edit_payload(repo))
+        answers.append(hook("Stop", payload("Stop", repo, stop_hook_active=turn > 0)).json)
+        if state_of(repo)["status"] != "running":
+            break
+    return answers
+
+
+def test_a_manager_repeating_one_unsatisfiable_finding_ends_the_loop(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix") for _ in range(40)], schema="Review")
+    answers = busy_turns(repo, hook, 20)
+    state = state_of(repo)
+    assert state["status"] != "running", f"still running after {len(answers)} reviews"
+    reviews = len(manager.requests_for(schema="Review"))
+    # The first repeat is the second review; within 6 manager calls after it the loop stops.
+    assert reviews <= 1 + 6
+    delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
+    assert len(delivered) <= 2
+    # Without a commit, every blocked turn counts toward no progress, like a verdict's block.
+    assert state["status"] == "aborted", state["stop_reason"]
+    assert "without a new commit" in state["stop_reason"]
+    assert state["iteration"] >= 3
+
+
+def committing_turns(repo: Path, hook, turns: int) -> list[dict[str, Any]]:
+    """Like `busy_turns`, but the implementer commits every attempt: progress by the commit
+    count, so only the convergence rules can see that the reviews go nowhere."""
+    from tests.conftest import git
+
+    answers = []
+    for turn in range(turns):
+        (repo / "file1.txt").write_text(f"attempt {turn}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"attempt {turn}")
+        hook("PostToolUse", edit_payload(repo))
+        answers.append(hook("Stop", payload("Stop", repo, stop_hook_active=turn > 0)).json)
+        if state_of(repo)["status"] != "running":
+            break
+    return answers
+
+
+def ledger_of(repo: Path) -> dict[str, Any]:
+    return json.loads((project_dir(repo) / "findings.json").read_text())
+
+
+def status_text(repo: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    capsys.readouterr()
+    assert main(["-C", str(repo), "status"]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_repeated_finding_is_disputed_and_the_loop_pauses_as_not_converging(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix") for _ in range(40)], schema="Review")
+    answers = committing_turns(repo, hook, 20)
+    state = state_of(repo)
+    assert state["status"] == "paused"
+    assert state["stop_reason"].startswith("reviews not converging")
+    assert "F1" in state["stop_reason"]
+    assert len(manager.requests_for(schema="Review")) <= 1 + 6
+    delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
+    assert len(delivered) == 2
+    # The third time the implementer hears that the finding is disputed, not the finding.
+    assert any("marked disputed" in a.get("reason", "") for a in answers)
+    entry = ledger_of(repo)["entries"][0]
+    assert (entry["id"], entry["status"], entry["verbatim"]) == ("F1", "disputed", 4)
+    shown = status_text(repo, capsys)
+    assert "Open review findings" in shown and "F1 [disputed" in shown
+    assert "said 4x verbatim" in shown
+    # Every blocked Stop was a turn for the iteration cap.
+    assert state["iteration"] == len(delivered) + 1
+
+
+def finding(title: str, fid: str | None = None, file: str = "file1.txt") -> dict[str, Any]:
+    return {
+        "severity": "high",
+        "file": file,
+        "line_start": 1,
+        "line_end": 1,
+        "title": title,
+        "recommendation": f"fix {title}",
+        "id": fid,
+    }
+
+
+def test_a_closed_finding_is_gone_from_the_next_prompt_and_a_restated_one_keeps_its_id(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(
+        review_body("fix", findings=[finding("first problem")], closed=None),
+        review_body("fix", findings=[finding("first problem, said anew", "F1")], closed=[]),
+        review_body("fix", findings=[finding("second problem")], closed=["F1"]),
+        review_body("fix", findings=[finding("second problem", "F2")], closed=[]),
+        schema="Review",
+    )
+    committing_turns(repo, hook, 4)
+    prompts = [r.prompt_text for r in manager.requests_for(schema="Review")]
+    assert "Open findings from earlier reviews of this task: none." in prompts[0]
+    assert "F1 [open" in prompts[1] and "first problem" in prompts[1]
+    assert "F1 [open" in prompts[2] and "said anew" in prompts[2]
+    assert "F1" not in prompts[3] and "F2 [open" in prompts[3]
+    entries = {e["id"]: e for e in ledger_of(repo)["entries"]}
+    assert set(entries) == {"F1", "F2"}
+    assert entries["F1"]["status"] == "fixed" and entries["F2"]["status"] == "open"
+
+
+def test_a_finding_on_a_file_the_task_did_not_touch_is_advisory(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(
+        review_body("fix", findings=[finding("old code smells", file="README.md")]),
+        schema="Review",
+    )
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    answers = committing_turns(repo, hook, 1)
+    # Nothing blocking is left: the Stop goes on to the verdict.
+    assert "old code smells" not in answers[0].get("reason", "")
+    assert len(manager.requests_for(schema="Verdict")) == 1
+    assert ledger_of(repo)["entries"][0]["status"] == "waived"

@@ -73,13 +73,13 @@ def test_a_manager_repeating_one_unsatisfiable_finding_ends_the_loop(
     assert state["iteration"] >= 3
 
 
-def committing_turns(repo: Path, hook, turns: int) -> list[dict[str, Any]]:
+def committing_turns(repo: Path, hook, turns: int, first: int = 0) -> list[dict[str, Any]]:
     """Like `busy_turns`, but the implementer commits every attempt: progress by the commit
     count, so only the convergence rules can see that the reviews go nowhere."""
     from tests.conftest import git
 
     answers = []
-    for turn in range(turns):
+    for turn in range(first, first + turns):
         (repo / "file1.txt").write_text(f"attempt {turn}\n")
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", f"attempt {turn}")
@@ -172,3 +172,22 @@ def test_a_finding_on_a_file_the_task_did_not_touch_is_advisory(
     assert "old code smells" not in answers[0].get("reason", "")
     assert len(manager.requests_for(schema="Verdict")) == 1
     assert ledger_of(repo)["entries"][0]["status"] == "waived"
+
+
+def test_a_forged_ledger_cannot_silence_a_finding(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    """The implementer rewrites findings.json to call the manager's finding disputed: the
+    bridge sets the file aside and the finding is delivered again."""
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix") for _ in range(2)], schema="Review")
+    committing_turns(repo, hook, 1)
+    path = project_dir(repo) / "findings.json"
+    forged = json.loads(path.read_text())
+    forged["entries"][0].update(status="disputed", verbatim=9)
+    path.write_text(json.dumps(forged))
+    answers = committing_turns(repo, hook, 1, first=1)
+    assert "Fix: write the right content" in answers[0]["reason"]
+    assert list(project_dir(repo).glob("findings.json.changed-*"))
+    events = (project_dir(repo) / "events.jsonl").read_text()
+    assert "findings.tampered" in events

@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .findings import Ledger
@@ -20,29 +21,78 @@ if TYPE_CHECKING:
 NAME = "findings.json"
 
 
+SUM = "findings.json.sum"
+
+
 def loop_key(state: State) -> str:
-    """Which loop a ledger belongs to: its goal and where it began."""
-    return hashlib.sha256(f"{state.base_sha}\0{state.goal}".encode()).hexdigest()[:16]
+    """Which loop a ledger belongs to: its goal, where it began and its plan."""
+    plan = getattr(state.plan, "summary", "")
+    text = f"{state.base_sha}\0{state.goal}\0{plan}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def load(store: Store, state: State) -> Ledger:
     """The loop's ledger; an empty one when there is none, it is another loop's, or it does
-    not parse (the ledger is a memory for the prompts, never a reason to let work through)."""
+    not parse. A ledger that is not what the bridge last wrote is set aside too (an event
+    says so): only the ledger can stop a finding's delivery (as disputed), so a forged one
+    must never be read, and a fresh one only makes the manager's findings heard again."""
+    read = _checked(store)
+    if read is None:
+        store.append_event("findings.tampered", decision="set_aside", file=NAME)
+        _set_aside(store.dir / NAME)
+        return Ledger()
+    return _parsed(read, state)
+
+
+def _checked(store: Store) -> str | None:
+    """The ledger's text ("" when there is none), None when the bridge did not write it."""
     try:
         text = (store.dir / NAME).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return text if _digest(text) == _read(store.dir / SUM) else None
+
+
+def _parsed(text: str, state: State) -> Ledger:
+    if not text:
+        return Ledger()
+    try:
         if json.loads(text).get("loop") != loop_key(state):
             return Ledger()
         return Ledger.from_json(text)
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, KeyError):
         return Ledger()
 
 
 def save(store: Store, state: State, ledger: Ledger) -> None:
+    """The ledger's digest first, then the ledger (the plan's way with its witness)."""
     from ...store import _atomic_write
 
     data = dataclasses.asdict(ledger)
     data["loop"] = loop_key(state)
-    _atomic_write(store.dir / NAME, json.dumps(data, indent=1, sort_keys=True))
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    _atomic_write(store.dir / SUM, _digest(text) + "\n")
+    _atomic_write(store.dir / NAME, text)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def _set_aside(path: Path) -> None:
+    """Keep the changed file for the user, out of the way of the next save."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        os.replace(path, path.with_name(f"{path.name}.changed-{os.getpid()}"))
 
 
 def judged(
@@ -81,7 +131,11 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
     """`status` and `next`: the standing findings with their ages, or nothing."""
     from .findings import listing
 
-    ledger = load(store, state)
+    # Without the lock (a read-only command): a ledger mid-write is only not shown.
+    text = _checked(store)
+    if text is None:
+        return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
+    ledger = _parsed(text, state)
     lines = listing(ledger, task)
     if not lines:
         return []

@@ -199,3 +199,25 @@ def test_a_review_block_at_a_stop_is_a_turn_for_every_guard() -> None:
 def test_the_rules_read_the_users_settings() -> None:
     env = {"AUTOPILOT_CODEX_REVIEW_MAX_VERBATIM": "1", "AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING": "x"}
     assert Rules.of(env) == Rules(max_verbatim=1)
+
+
+def test_a_reject_stands_even_when_its_findings_are_advisory() -> None:
+    reject = Review(
+        decision="reject", summary="wrong approach", findings=[found("x", file="legacy.py")],
+        revert_files=["a.py"], closed=None,
+    )  # fmt: skip
+    state, decision = reducer.apply_review(
+        make_state(), Outcome(reject, cost_usd=0.1), "d", now=NOW, limits=Limits(),
+        changed_files=["a.py"],
+    )  # fmt: skip
+    _, after, _ = judge(
+        state, decision, reject, Ledger(), diff_key="d", now=NOW, rules=RULES, changed_files=["a.py"]
+    )
+    assert after == decision and after.blocks and "git restore" in after.reason
+
+
+def test_a_fix_without_findings_stands_as_said() -> None:
+    words = fix()
+    state, decision = reduced(make_state(), words)
+    _, after, _ = judge(state, decision, words, Ledger(), diff_key="d", now=NOW, rules=RULES)
+    assert after == decision and after.blocks

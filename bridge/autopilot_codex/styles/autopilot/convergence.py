@@ -99,11 +99,16 @@ def judge(
     if len(raised_here) > rules.max_findings_per_task:
         return (*_paused(state, ledger, task, "too_many_findings", rules), ledger)
     deliver = [e for e in merged.said if e.status == "open"]
-    if not deliver and not merged.disputed:
+    if not review.findings:
+        return state, decision, ledger  # a fix in words only: it stands as said
+    rejected = decision.event == "review.reject"
+    if not rejected and not deliver and not merged.disputed:
+        # Every finding disputed already or advisory: nothing to fix. A reject stands
+        # whatever its findings: it is about the approach, and its restore must be heard.
         return _with_reason(state, None), allow(PASSED_DISPUTED), ledger
-    reason = _reason(state, review, decision, deliver, merged.disputed)
+    reason = _reason(review, decision, deliver, merged.disputed, rejected=rejected)
     ledger = findings.delivered(ledger, [e.id for e in deliver])
-    event = decision.event if deliver else "review.disputed"
+    event = decision.event if deliver or rejected else "review.disputed"
     answer = dataclasses.replace(decision, event=event, reason=reason)
     return _with_reason(state, reason), answer, ledger
 
@@ -124,13 +129,14 @@ def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None
 
 
 def _reason(
-    state: State,
     review: Review,
     decision: Decision,
     deliver: Sequence[Entry],
     disputed: Sequence[Entry],
+    *,
+    rejected: bool,
 ) -> str:
-    if deliver and review.decision == "reject":
+    if rejected:
         text = decision.reason  # the restore instructions stand as written
     elif deliver:
         text = fix_reason(review.summary, [_finding(e) for e in deliver])

@@ -196,9 +196,14 @@ def test_a_review_block_at_a_stop_is_a_turn_for_every_guard() -> None:
     assert count_turn(make_state(), block, False, "base").iteration == 0
 
 
-def test_the_rules_read_the_users_settings() -> None:
+def test_the_rules_read_the_users_settings(tmp_path: Any) -> None:
+    from autopilot_codex.config import load_config
+
     env = {"AUTOPILOT_CODEX_REVIEW_MAX_VERBATIM": "1", "AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING": "x"}
-    assert Rules.of(env) == Rules(max_verbatim=1)
+    warnings: list[str] = []
+    config = load_config(environ=env, home=tmp_path, warnings=warnings)
+    assert Rules.of(config) == Rules(max_verbatim=1, max_findings_per_task=12, not_converging=3)
+    assert any("AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING" in w for w in warnings)
 
 
 def test_a_reject_stands_even_when_its_findings_are_advisory() -> None:

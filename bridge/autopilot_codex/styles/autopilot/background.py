@@ -27,6 +27,7 @@ from ...guards import allow, charge
 from ...hookio import HookInput
 from ...state import State, now_iso
 from . import findings_store, inflight, reducer
+from .convergence import Rules
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -215,6 +216,7 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
                 changed_files=step.files,
                 at_stop=False,
                 head=None,
+                rules=Rules.of(ctx.config),
             )
         state = ctx.store.save(state)
         steps.record(ctx, state, decision, outcome)

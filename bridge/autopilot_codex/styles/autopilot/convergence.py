@@ -8,8 +8,7 @@ Pure: a review's decision, the state and the ledger in, the next ones out.
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from . import findings
 from .findings import Entry, Ledger, Raised
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager.schemas import Review
 
 
@@ -33,23 +33,11 @@ class Rules:
     not_converging: int = 3
 
     @classmethod
-    def of(cls, env: Mapping[str, str]) -> Rules:
-        """The defaults, or the user's `AUTOPILOT_CODEX_REVIEW_*` settings (positive ints)."""
-
-        def read(name: str, default: int) -> int:
-            raw = env.get(f"AUTOPILOT_CODEX_REVIEW_{name}", "").strip()
-            return int(raw) if raw.isdigit() and int(raw) > 0 else default
-
-        base = cls()
+    def of(cls, config: Config) -> Rules:
+        """The user's settings (config file or `AUTOPILOT_CODEX_REVIEW_*`)."""
         return cls(
-            read("MAX_VERBATIM", base.max_verbatim),
-            read("MAX_FINDINGS", base.max_findings_per_task),
-            read("NOT_CONVERGING", base.not_converging),
+            config.review_max_verbatim, config.review_max_findings, config.review_not_converging
         )
-
-
-def rules() -> Rules:
-    return Rules.of(os.environ)
 
 
 # A review whose every finding is disputed already has nothing to deliver: the Stop goes on to

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ...manager.schemas import Review
     from ...state import State
     from ...store import Store
+    from .convergence import Rules
 
 NAME = "findings.json"
 
@@ -105,6 +106,7 @@ def judged(
     changed_files: Sequence[str],
     at_stop: bool,
     head: str | None,
+    rules: Rules,
 ) -> Step:
     """A reduced review with the loop's ledger applied (read and written here, under the
     caller's lock), then counted as a turn if it answers a Stop with a block."""
@@ -119,7 +121,7 @@ def judged(
         ledger,
         diff_key=diff_key,
         now=now,
-        rules=convergence.rules(),
+        rules=rules,
         changed_files=changed_files,
     )
     if after != ledger:

@@ -18,6 +18,7 @@ from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
 from . import findings_store, inflight, reducer
+from .convergence import Rules
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -78,6 +79,7 @@ def prepare_review(
             changed_files=diff.files,
             at_stop=at_stop,
             head=head,
+            rules=Rules.of(ctx.config),
         )
 
     return pending(ctx, state, "review", "Review", prompt, reduce, token)

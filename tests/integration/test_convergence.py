@@ -191,3 +191,23 @@ def test_a_forged_ledger_cannot_silence_a_finding(
     assert list(project_dir(repo).glob("findings.json.changed-*"))
     events = (project_dir(repo) / "events.jsonl").read_text()
     assert "findings.tampered" in events
+
+
+def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    from tests.conftest import git
+
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(review_body("approve"), review_body("approve"), schema="Review")
+    manager.enqueue(verdict_body("continue", done=True), verdict_body("continue"), schema="Verdict")
+    committing_turns(repo, hook, 1)
+    assert state_of(repo)["current_task"] == "T2"
+    (repo / "file2.txt").write_text("two\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "T2")
+    hook("Stop", payload("Stop", repo, stop_hook_active=True))
+    first, second = (r.prompt_text for r in manager.requests_for(schema="Review"))
+    assert "<<<DATA ELSEWHERE" not in first
+    context = second[second.index("<<<DATA ELSEWHERE") : second.index("Diff since the task started")]
+    assert "file1.txt" in context and "file2.txt" not in context

@@ -123,7 +123,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         state = ctx.store.with_plan(state)
-        prompt = steps.review_prompt(ctx, state, diff.text)
+        prompt = steps.review_prompt(ctx, state, diff.text, diff.files)
         estimate = steps.estimate(ctx, state, prompt)
         if state.budget_used_usd + estimate > state.budget_usd:
             # Not a reason to stop the loop from the background: the Stop's guard says it.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +60,7 @@ def prepare_review(
         record(ctx, state, decision, None)
         return decision
     state = ctx.store.with_plan(state)
-    prompt = review_prompt(ctx, state, diff.text)
+    prompt = review_prompt(ctx, state, diff.text, diff.files)
     log_git_findings(ctx, diff)
     limits = ctx.limits
 
@@ -121,7 +121,9 @@ def _same_line(line: str) -> str:
     return line
 
 
-def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
+def review_prompt(
+    ctx: HookContext, state: State, diff_text: str, files: Sequence[str] = ()
+) -> Prompt:
     from ...manager import prompts
 
     return prompts.review_prompt(
@@ -131,28 +133,21 @@ def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
         state.task_position(),
         diff_text,
         ctx.config.prompt_chars,
-        ledger=findings_prompt(ctx, state),
+        ledger=findings_prompt(ctx, state, files),
     )
 
 
-def findings_prompt(ctx: HookContext, state: State) -> str:
-    """The task's standing findings and what changed outside it, for the review prompt."""
+def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str:
+    """The task's standing findings, and what earlier tasks changed (context, not subject)."""
+    from ...manager.prompts import ledger_text
     from .findings import listing
 
     ledger = findings_store.load(ctx.store, state)
-    lines = listing(ledger, state.current_task or "wrap-up")
-    elsewhere = gitrepo.diff_since(
-        ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded()
-    ).files
-    mine = set(
-        gitrepo.diff_since(
-            ctx.store.worktree, state.task_base_sha, exclude=ctx.store.excluded()
-        ).files
-    )
-    others = [f for f in elsewhere if f not in mine]
-    from ...manager.prompts import ledger_text
-
-    return ledger_text(lines, others)
+    others: list[str] = []
+    if state.base_sha != state.task_base_sha:
+        loop = gitrepo.diff_since(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
+        others = [f for f in loop.files if f not in set(files)]
+    return ledger_text(listing(ledger, state.current_task or "wrap-up"), others)
 
 
 def prepare_verdict(ctx: HookContext, state: State, repo: Path, token: str) -> Decision | Pending:

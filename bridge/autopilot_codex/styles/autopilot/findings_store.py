@@ -67,13 +67,11 @@ def _parsed(text: str, state: State) -> Ledger:
 
 def save(store: Store, state: State, ledger: Ledger) -> None:
     """The ledger's digest first, then the ledger (the plan's way with its witness)."""
-    from ...store import _atomic_write
-
     data = dataclasses.asdict(ledger)
     data["loop"] = loop_key(state)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    _atomic_write(store.dir / SUM, _digest(text) + "\n")
-    _atomic_write(store.dir / NAME, text)
+    store.write_beside(SUM, _digest(text) + "\n")
+    store.write_beside(NAME, text)
 
 
 def _digest(text: str) -> str:

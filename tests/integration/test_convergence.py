@@ -211,3 +211,20 @@ def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
     assert "<<<DATA ELSEWHERE" not in first
     context = second[second.index("<<<DATA ELSEWHERE") : second.index("Diff since the task started")]
     assert "file1.txt" in context and "file2.txt" not in context
+
+
+def test_the_verdict_after_a_disputed_finding_sees_it(
+    repo: Path, manager: FakeOpenAI, hook, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Disputed and said again with nothing new: no block, the verdict weighs it."""
+    monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING", "10")
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix") for _ in range(4)], schema="Review")
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    answers = committing_turns(repo, hook, 4)
+    assert "marked disputed" in answers[2]["reason"]
+    verdicts = manager.requests_for(schema="Verdict")
+    assert len(verdicts) == 1
+    assert "Standing review findings:" in verdicts[0].prompt_text
+    assert "F1 [disputed" in verdicts[0].prompt_text
+    assert answers[3]["reason"].startswith("[autopilot-codex] Manager verdict: continue")

@@ -141,3 +141,14 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
         return []
     scope = f"task {task}" if task else "this loop"
     return [f"Open review findings ({scope}):", *(f"  {line}" for line in lines)]
+
+
+def with_standing(store: Store, state: State, last_review: str) -> str:
+    """The verdict's view of the last review, with the task's findings still standing (a
+    disputed one is the implementer's to answer in its message, and the verdict's to weigh)."""
+    from .findings import listing
+
+    lines = listing(load(store, state), state.current_task or "wrap-up", limit=10)
+    if not lines:
+        return last_review
+    return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()

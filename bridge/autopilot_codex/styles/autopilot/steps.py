@@ -166,7 +166,9 @@ def prepare_verdict(ctx: HookContext, state: State, repo: Path, token: str) -> D
         commits=gitrepo.commits_since(repo, state.base_sha),
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
-        last_review=state.last_review.summary if state.last_review else "",
+        last_review=findings_store.with_standing(
+            ctx.store, state, state.last_review.summary if state.last_review else ""
+        ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
     )

@@ -228,3 +228,26 @@ def test_the_verdict_after_a_disputed_finding_sees_it(
     assert "Standing review findings:" in verdicts[0].prompt_text
     assert "F1 [disputed" in verdicts[0].prompt_text
     assert answers[3]["reason"].startswith("[autopilot-codex] Manager verdict: continue")
+
+
+def test_a_cached_review_replayed_counts_toward_the_verbatim_limit(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    """The implementer runs tools but leaves the diff as it is: the review is replayed from
+    the cache (no manager call), and the finding still reaches the model at most twice."""
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(review_body("fix"), schema="Review")
+    (repo / "file1.txt").write_text("wrong\n")
+    answers = []
+    for turn in range(6):
+        hook("PostToolUse", edit_payload(repo))
+        answers.append(hook("Stop", payload("Stop", repo, stop_hook_active=turn > 0)).json)
+        if state_of(repo)["status"] != "running":
+            break
+    assert len(manager.requests_for(schema="Review")) == 1
+    delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
+    assert len(delivered) == 2
+    assert "marked disputed" in answers[2]["reason"]
+    state = state_of(repo)
+    assert state["status"] == "aborted" and "without a new commit" in state["stop_reason"]
+    assert ledger_of(repo)["entries"][0]["status"] == "disputed"

@@ -8,6 +8,7 @@ Pure: a review's decision, the state and the ledger in, the next ones out.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -99,6 +100,34 @@ def judge(
     event = decision.event if deliver or rejected else "review.disputed"
     answer = dataclasses.replace(decision, event=event, reason=reason)
     return _with_reason(state, reason), answer, ledger
+
+
+_TAG = re.compile(r"\(finding (F\d+)\)")
+
+
+def replay(
+    state: State, decision: Decision, ledger: Ledger, rules: Rules
+) -> tuple[State, Decision, Ledger]:
+    """A cached review replayed on an unchanged diff delivers its findings again, in the same
+    words: it counts toward the verbatim limit like the manager saying them again."""
+    ids = set(_TAG.findall(decision.reason)) if decision.blocks else set()
+    if not ids:
+        return state, decision, ledger
+    entries, disputed = [], []
+    for e in ledger.entries:
+        if e.id in ids and e.status == "open":
+            e = dataclasses.replace(e, verbatim=e.verbatim + 1, deliveries=e.deliveries + 1)
+            if e.verbatim > rules.max_verbatim:
+                e = dataclasses.replace(e, status="disputed")
+                disputed.append(e)
+        entries.append(e)
+    ledger = dataclasses.replace(ledger, entries=tuple(entries))
+    if not disputed:
+        return state, decision, ledger
+    # Said often enough: once more as a dispute, then the same diff no longer blocks on it.
+    reason = f"{PREFIX} Review: nothing new to fix.\n\n" + dispute_notice(disputed)
+    answer = dataclasses.replace(decision, event="review.disputed", reason=reason)
+    return _with_reason(state, None), answer, ledger
 
 
 def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:

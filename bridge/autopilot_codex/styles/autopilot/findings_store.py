@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .findings import Ledger
 
 if TYPE_CHECKING:
-    from ...guards import Step
+    from ...guards import Decision, Step
     from ...manager.schemas import Review
     from ...state import State
     from ...store import Store
@@ -25,9 +25,13 @@ NAME = "findings.json"
 SUM = "findings.json.sum"
 
 
-def loop_key(state: State) -> str:
-    """Which loop a ledger belongs to: its goal, where it began and its plan."""
-    plan = getattr(state.plan, "summary", "")
+def loop_key(store: Store, state: State) -> str:
+    """Which loop a ledger belongs to: its goal, where it began and its plan file (written
+    once per plan, so a new plan starts a new ledger and a resume keeps it)."""
+    try:
+        plan = hashlib.sha256(store.plan_path.read_bytes()).hexdigest()
+    except OSError:
+        plan = ""
     text = f"{state.base_sha}\0{state.goal}\0{plan}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
@@ -42,7 +46,7 @@ def load(store: Store, state: State) -> Ledger:
         store.append_event("findings.tampered", decision="set_aside", file=NAME)
         _set_aside(store.dir / NAME)
         return Ledger()
-    return _parsed(read, state)
+    return _parsed(read, store, state)
 
 
 def _checked(store: Store) -> str | None:
@@ -54,11 +58,11 @@ def _checked(store: Store) -> str | None:
     return text if _digest(text) == _read(store.dir / SUM) else None
 
 
-def _parsed(text: str, state: State) -> Ledger:
+def _parsed(text: str, store: Store, state: State) -> Ledger:
     if not text:
         return Ledger()
     try:
-        if json.loads(text).get("loop") != loop_key(state):
+        if json.loads(text).get("loop") != loop_key(store, state):
             return Ledger()
         return Ledger.from_json(text)
     except (ValueError, TypeError, AttributeError, KeyError):
@@ -68,7 +72,7 @@ def _parsed(text: str, state: State) -> Ledger:
 def save(store: Store, state: State, ledger: Ledger) -> None:
     """The ledger's digest first, then the ledger (the plan's way with its witness)."""
     data = dataclasses.asdict(ledger)
-    data["loop"] = loop_key(state)
+    data["loop"] = loop_key(store, state)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     store.write_beside(SUM, _digest(text) + "\n")
     store.write_beside(NAME, text)
@@ -135,7 +139,7 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
     text = _checked(store)
     if text is None:
         return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
-    ledger = _parsed(text, state)
+    ledger = _parsed(text, store, state)
     lines = listing(ledger, task)
     if not lines:
         return []
@@ -152,3 +156,14 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     if not lines:
         return last_review
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
+
+
+def replayed(store: Store, state: State, decision: Decision, rules: Rules) -> Step:
+    """A cached review's replay, counted in the ledger (see `convergence.replay`)."""
+    from . import convergence
+
+    ledger = load(store, state)
+    state, decision, after = convergence.replay(state, decision, ledger, rules)
+    if after != ledger:
+        save(store, state, after)
+    return state, decision

@@ -18,7 +18,7 @@ from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
 from . import findings_store, inflight, reducer
-from .convergence import Rules
+from .convergence import Rules, count_turn
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -55,8 +55,9 @@ def prepare_review(
     head = gitrepo.head_sha(repo)
     cached = state.cached_review(key)
     if cached is not None:
-        state, decision = reducer.replay_cached(state, cached, at_stop=at_stop, head=head)
-        state = ctx.store.save(state)
+        state, decision = reducer.replay_cached(state, cached, at_stop=False)
+        state, decision = findings_store.replayed(ctx.store, state, decision, Rules.of(ctx.config))
+        state = ctx.store.save(count_turn(state, decision, at_stop, head))
         record(ctx, state, decision, None)
         return decision
     state = ctx.store.with_plan(state)

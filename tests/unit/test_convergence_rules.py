@@ -226,3 +226,18 @@ def test_a_fix_without_findings_stands_as_said() -> None:
     state, decision = reduced(make_state(), words)
     _, after, _ = judge(state, decision, words, Ledger(), diff_key="d", now=NOW, rules=RULES)
     assert after == decision and after.blocks
+
+
+def test_a_replay_counts_as_a_verbatim_delivery_then_disputes() -> None:
+    from autopilot_codex.styles.autopilot.convergence import replay
+
+    state, decision, ledger = judged(make_state(), fix(found("same")), Ledger())
+    state, again, ledger = replay(state, decision, ledger, RULES)
+    assert again == decision and ledger.entries[0].verbatim == 2
+    state, third, ledger = replay(state, decision, ledger, RULES)
+    assert third.event == "review.disputed" and "marked disputed" in third.reason
+    assert ledger.entries[0].status == "disputed"
+    assert state.last_review is not None and state.last_review.decision == "approve"
+    # A passing replay, or one without ledger ids, is left alone.
+    plain = reduced(make_state(), fix())[1]
+    assert replay(state, plain, ledger, RULES)[1] == plain

@@ -782,8 +782,13 @@ def test_a_heredoc_line_and_a_nested_agent_are_denied_in_the_real_cli(
 # -- reviews that converge (issue 23) ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mode", ["stop", "edit"])
 def test_review_that_repeats_an_unsatisfiable_finding_stops_the_loop(
-    loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
+    loop_run: Any,
+    ap: Autopilot,
+    fake_anthropic: FakeAnthropic,
+    openai_fake: FakeOpenAI,
+    mode: str,
 ) -> None:
     """Every review answers `fix` with the same finding the implementer cannot satisfy, and the
     implementer works (and commits) at every turn, so the stall and no-progress guards stay
@@ -799,7 +804,7 @@ def test_review_that_repeats_an_unsatisfiable_finding_stops_the_loop(
         ]
     fake_anthropic.script = turns
 
-    run = loop_run(f"{PLAN} {GOAL}", openai_fake.base_url, {"AUTOPILOT_CODEX_REVIEW": "stop"})
+    run = loop_run(f"{PLAN} {GOAL}", openai_fake.base_url, {"AUTOPILOT_CODEX_REVIEW": mode})
 
     assert_ran(run)
     assert not run.timed_out

@@ -251,3 +251,20 @@ def test_a_cached_review_replayed_counts_toward_the_verbatim_limit(
     state = state_of(repo)
     assert state["status"] == "aborted" and "without a new commit" in state["stop_reason"]
     assert ledger_of(repo)["entries"][0]["status"] == "disputed"
+
+
+def test_a_resume_after_not_converging_counts_afresh(
+    repo: Path, manager: FakeOpenAI, hook, capsys
+) -> None:
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix") for _ in range(5)], schema="Review")
+    committing_turns(repo, hook, 10)
+    assert state_of(repo)["status"] == "paused"
+    assert main(["-C", str(repo), "resume", "--session-id", "sess-1"]) == 0
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    answers = committing_turns(repo, hook, 1, first=10)
+    # F1 stays disputed (not delivered again); the idle count starts over, so the verdict
+    # judges the turn instead of an immediate second pause.
+    assert state_of(repo)["status"] == "running"
+    assert "Manager verdict: continue" in answers[0].get("reason", ""), (answers, state_of(repo)["stop_reason"])
+    assert ledger_of(repo)["entries"][0]["status"] == "disputed"

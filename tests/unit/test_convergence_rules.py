@@ -241,3 +241,30 @@ def test_a_replay_counts_as_a_verbatim_delivery_then_disputes() -> None:
     # A passing replay, or one without ledger ids, is left alone.
     plain = reduced(make_state(), fix())[1]
     assert replay(state, plain, ledger, RULES)[1] == plain
+
+
+def test_a_new_generation_restarts_the_counts_and_keeps_the_findings() -> None:
+    from autopilot_codex.styles.autopilot.findings import in_generation, raised_since_epoch
+
+    ledger = step(step(Ledger(generation=1), raised("one")).ledger, raised("one")).ledger
+    assert ledger.idle_reviews == 1 and raised_since_epoch(ledger, "T1") == 1
+    resumed = in_generation(ledger, 2)
+    assert (resumed.idle_reviews, resumed.epoch, resumed.entries) == (0, 2, ledger.entries)
+    assert raised_since_epoch(resumed, "T1") == 0
+    assert in_generation(resumed, 2) is resumed
+
+
+def test_a_background_review_leaves_the_pause_to_the_stop() -> None:
+    from autopilot_codex.styles.autopilot.convergence import stop_check
+
+    state, ledger = make_state(), Ledger()
+    for n in range(3):
+        state, decision, ledger = judged(state, fix(found("same")), ledger, key=f"d{n}")
+    s, d = reduced(state, fix(found("same")), "d3")
+    quiet, answer, ledger = judge(
+        s, d, fix(found("same")), ledger, diff_key="d3", now=NOW, rules=RULES, can_end=False
+    )
+    assert quiet.status == "running" and not answer.blocks and quiet.pending_review is None
+    paused = stop_check(quiet, ledger, RULES)
+    assert paused is not None and paused[0].status == "paused"
+    assert paused[1].event == "review.not_converging"

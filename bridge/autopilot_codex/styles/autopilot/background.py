@@ -217,6 +217,7 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
                 at_stop=False,
                 head=None,
                 rules=Rules.of(ctx.config),
+                background=True,
             )
         state = ctx.store.save(state)
         steps.record(ctx, state, decision, outcome)

@@ -56,6 +56,7 @@ def judge(
     now: str,
     rules: Rules,
     changed_files: Sequence[str] | None = None,
+    can_end: bool = True,
 ) -> tuple[State, Decision, Ledger]:
     """The reducer's answer to a review, with the ledger's memory applied. A finding on a file
     the task's diff did not touch is advisory (waived): code that predates the task is not
@@ -82,11 +83,13 @@ def judge(
         )
     if not decision.blocks:
         return state, decision, ledger
-    if ledger.idle_reviews >= rules.not_converging:
-        return (*_paused(state, ledger, task, "not_converging", rules), ledger)
-    raised_here = [e for e in ledger.entries if e.task == task]
-    if len(raised_here) > rules.max_findings_per_task:
-        return (*_paused(state, ledger, task, "too_many_findings", rules), ledger)
+    ended = stop_check(state, ledger, rules)
+    if ended is not None:
+        if not can_end:
+            # A background review cannot tell the user: the next Stop pauses (`stop_check`).
+            quiet = _with_reason(state, None).evolve(pending_review=None)
+            return quiet, allow(f"{ended[1].event}.at_stop"), ledger
+        return (*ended, ledger)
     deliver = [e for e in merged.said if e.status == "open"]
     if not review.findings:
         return state, decision, ledger  # a fix in words only: it stands as said
@@ -128,6 +131,17 @@ def replay(
     reason = f"{PREFIX} Review: nothing new to fix.\n\n" + dispute_notice(disputed)
     answer = dataclasses.replace(decision, event="review.disputed", reason=reason)
     return _with_reason(state, None), answer, ledger
+
+
+def stop_check(state: State, ledger: Ledger, rules: Rules) -> Step | None:
+    """The pause the ledger calls for, if any: reviews not converging, or a task with more
+    findings than allowed (both counted since the loop's last resume)."""
+    task = state.current_task or "wrap-up"
+    if ledger.idle_reviews >= rules.not_converging:
+        return _paused(state, ledger, task, "not_converging", rules)
+    if findings.raised_since_epoch(ledger, task) > rules.max_findings_per_task:
+        return _paused(state, ledger, task, "too_many_findings", rules)
+    return None
 
 
 def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:

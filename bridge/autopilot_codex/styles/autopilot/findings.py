@@ -52,6 +52,10 @@ class Ledger:
     # Reviews merged so far, and how many of the last ones in a row changed nothing.
     reviews: int = 0
     idle_reviews: int = 0
+    # The loop's generation the counts are of, and the review count when it began: a resume
+    # starts the idle count and the per-task cap afresh, the findings stay.
+    generation: int = 0
+    epoch: int = 0
 
     def standing(self, task: str | None = None) -> list[Entry]:
         return [e for e in self.entries if e.status in STANDING and task in (None, e.task)]
@@ -69,7 +73,8 @@ class Ledger:
         entries = tuple(
             Entry(**{k: v for k, v in raw.items() if k in names}) for raw in data.get("entries", [])
         )
-        return cls(entries, int(data.get("reviews", 0)), int(data.get("idle_reviews", 0)))
+        counts = [int(data.get(k, 0)) for k in ("reviews", "idle_reviews", "generation", "epoch")]
+        return cls(entries, *counts)
 
 
 @dataclass(frozen=True)
@@ -190,7 +195,8 @@ def merge(
     entries = tuple(by_id[e.id] for e in ledger.entries) + tuple(new)
     changed = bool(new or closed)
     idle = 0 if changed or not said else ledger.idle_reviews + 1
-    return Merge(Ledger(entries, number, idle), said, new, closed, disputed)
+    counts = dataclasses.replace(ledger, entries=entries, reviews=number, idle_reviews=idle)
+    return Merge(counts, said, new, closed, disputed)
 
 
 def delivered(ledger: Ledger, ids: Sequence[str]) -> Ledger:
@@ -212,7 +218,7 @@ def approved(ledger: Ledger, task: str, *, number_up: bool = True) -> Ledger:
         else e
         for e in ledger.entries
     )
-    return Ledger(entries, number, 0)
+    return dataclasses.replace(ledger, entries=entries, reviews=number, idle_reviews=0)
 
 
 def waive_outside(ledger: Ledger, ids: Sequence[str], changed: Sequence[str]) -> Ledger:
@@ -226,6 +232,17 @@ def waive_outside(ledger: Ledger, ids: Sequence[str], changed: Sequence[str]) ->
         for e in ledger.entries
     )
     return dataclasses.replace(ledger, entries=entries)
+
+
+def in_generation(ledger: Ledger, generation: int) -> Ledger:
+    """The ledger as the loop's `generation` counts it (see `Ledger.generation`)."""
+    if ledger.generation == generation:
+        return ledger
+    return dataclasses.replace(ledger, idle_reviews=0, generation=generation, epoch=ledger.reviews)
+
+
+def raised_since_epoch(ledger: Ledger, task: str) -> int:
+    return sum(1 for e in ledger.entries if e.task == task and e.raised_review > ledger.epoch)
 
 
 def age(entry: Entry, ledger: Ledger) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .findings import Ledger
+from .findings import Ledger, in_generation
 
 if TYPE_CHECKING:
     from ...guards import Decision, Step
@@ -64,7 +64,7 @@ def _parsed(text: str, store: Store, state: State) -> Ledger:
     try:
         if json.loads(text).get("loop") != loop_key(store, state):
             return Ledger()
-        return Ledger.from_json(text)
+        return in_generation(Ledger.from_json(text), state.generation)
     except (ValueError, TypeError, AttributeError, KeyError):
         return Ledger()
 
@@ -109,6 +109,7 @@ def judged(
     at_stop: bool,
     head: str | None,
     rules: Rules,
+    background: bool = False,
 ) -> Step:
     """A reduced review with the loop's ledger applied (read and written here, under the
     caller's lock), then counted as a turn if it answers a Stop with a block."""
@@ -125,6 +126,7 @@ def judged(
         now=now,
         rules=rules,
         changed_files=changed_files,
+        can_end=not background,
     )
     if after != ledger:
         save(store, state, after)
@@ -167,3 +169,11 @@ def replayed(store: Store, state: State, decision: Decision, rules: Rules) -> St
     if after != ledger:
         save(store, state, after)
     return state, decision
+
+
+def stop_check(store: Store, state: State, rules: Rules) -> Step | None:
+    """At a Stop: the pause a background review's rules call for (the worker cannot speak to
+    the user; the Stop can)."""
+    from . import convergence
+
+    return convergence.stop_check(state, load(store, state), rules)

@@ -15,7 +15,8 @@ from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
 from ..context import HookContext
-from . import inflight, reducer
+from . import findings_store, inflight, reducer
+from .convergence import Rules
 from .steps import (
     REVIEW_PASSED,
     checks_for,
@@ -237,6 +238,11 @@ def _claim_stop(ctx: HookContext, state: State, token: str, now: float) -> Decis
     state, guarded = guards.stop_guard(
         state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits
     )
+    if guarded is None:
+        # Reviews that go nowhere (issue 23): a pause a background review called for.
+        paused = findings_store.stop_check(ctx.store, state, Rules.of(ctx.config))
+        if paused is not None:
+            state, guarded = paused
     if guarded is not None:
         return finish(ctx, state, guarded)
     claimed = inflight.claim(

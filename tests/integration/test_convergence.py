@@ -120,6 +120,11 @@ def test_a_repeated_finding_is_disputed_and_the_loop_pauses_as_not_converging(
     shown = status_text(repo, capsys)
     assert "Open review findings" in shown and "F1 [disputed" in shown
     assert "said 4x verbatim" in shown
+    capsys.readouterr()
+    assert main(["-C", str(repo), "next"]) == 0
+    shown_next = capsys.readouterr().out
+    assert "Open review findings (task T1):" in shown_next and "F1 [disputed" in shown_next
+    assert "age 3 review(s)" in shown_next
     # Every blocked Stop was a turn for the iteration cap.
     assert state["iteration"] == len(delivered) + 1
 

@@ -48,6 +48,11 @@ class Config:
     max_consultations_per_task: int = 3
     stall_limit: int = defaults.STALL_LIMIT
     no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
+    # The review convergence rules (`styles/autopilot/convergence`): verbatim deliveries of a
+    # finding before it is disputed, findings per task, reviews in a row that change nothing.
+    review_max_verbatim: int = 2
+    review_max_findings: int = 12
+    review_not_converging: int = 3
     lock_timeout_s: float = 10.0
     rails_allow: tuple[str, ...] = field(default_factory=tuple)
     rails_deny: tuple[str, ...] = field(default_factory=tuple)
@@ -75,6 +80,9 @@ ENV = {
     "prompt_chars": "AUTOPILOT_CODEX_PROMPT_CHARS",
     "stall_limit": "AUTOPILOT_CODEX_STALL_LIMIT",
     "no_progress_limit": "AUTOPILOT_CODEX_NO_PROGRESS_LIMIT",
+    "review_max_verbatim": "AUTOPILOT_CODEX_REVIEW_MAX_VERBATIM",
+    "review_max_findings": "AUTOPILOT_CODEX_REVIEW_MAX_FINDINGS",
+    "review_not_converging": "AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING",
     "max_output_tokens": "AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS",
     "plan_output_tokens": "AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS",
     "max_consultations_per_task": "AUTOPILOT_CODEX_MAX_CONSULTATIONS",
@@ -104,6 +112,9 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     # Claude Code overrides a Stop hook after 8 consecutive blocks; we must yield first.
     "stall_limit": (1, 7, False),
     "no_progress_limit": (1, 1_000, False),
+    "review_max_verbatim": (1, 100, False),
+    "review_max_findings": (1, 10_000, False),
+    "review_not_converging": (1, 1_000, False),
     "lock_timeout_s": (0, 600, True),
 }
 CHOICES = {"review": REVIEW_MODES, "api": APIS}

@@ -141,12 +141,14 @@ def stop_guard(
     if state.iteration >= state.max_iterations:
         reason = f"iteration limit {state.max_iterations} reached"
         return end(state, "stopped_iteration_limit", reason, "stop.guard.iterations")
-    if state.no_progress_streak >= limits.no_progress_limit:
-        reason = f"{state.no_progress_streak} continue verdicts without a new commit"
-        return end(state, "aborted", reason, "stop.guard.no_progress")
+    # Stalled before no progress: an idle implementer (waiting for the user, say) is paused,
+    # which can be resumed, as the verdict does; a review's block counts for both (issue 23).
     if state.idle_stop_blocks >= limits.stall_limit:
         reason = f"stalled: {state.idle_stop_blocks} turns ended without running a tool"
         return end(state, "paused", reason, "stop.guard.stalled")
+    if state.no_progress_streak >= limits.no_progress_limit:
+        reason = f"{state.no_progress_streak} blocked turns without a new commit"
+        return end(state, "aborted", reason, "stop.guard.no_progress")
     return state, None
 
 

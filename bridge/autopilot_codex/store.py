@@ -410,6 +410,10 @@ class Store:
             "you run stop. Check the change, then resume or plan again"
         )
 
+    def write_beside(self, name: str, text: str) -> None:
+        """A file of the loop's own beside its state (the finding ledger), atomically."""
+        _atomic_write(self.dir / name, text)
+
     def save_result(self, record: dict[str, Any]) -> None:
         _atomic_write(
             self.result_path, json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"

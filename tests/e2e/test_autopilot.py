@@ -777,3 +777,50 @@ def test_a_heredoc_line_and_a_nested_agent_are_denied_in_the_real_cli(
     bodies = "".join(fake_anthropic.body_text(i) for i in range(len(fake_anthropic.requests)))
     for rule in ("[force-push]", "[host-cli]"):
         assert rule in bodies, rule
+
+
+# -- reviews that converge (issue 23) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["stop", "edit"])
+def test_review_that_repeats_an_unsatisfiable_finding_stops_the_loop(
+    loop_run: Any,
+    ap: Autopilot,
+    fake_anthropic: FakeAnthropic,
+    openai_fake: FakeOpenAI,
+    mode: str,
+) -> None:
+    """Every review answers `fix` with the same finding the implementer cannot satisfy, and the
+    implementer works (and commits) at every turn, so the stall and no-progress guards stay
+    quiet: the convergence rules must end the loop on their own."""
+    openai_fake.enqueue(plan_body(2), schema="Plan")
+    openai_fake.enqueue(*[review_body("fix") for _ in range(20)], schema="Review")
+    turns: list[list[Any]] = []
+    for n in range(10):
+        turns += [
+            [write("file1.txt", f"attempt {n}\n")],
+            [commit("file1.txt", f"attempt {n}")],
+            [Text(f"Attempt {n} done.")],
+        ]
+    fake_anthropic.script = turns
+
+    run = loop_run(f"{PLAN} {GOAL}", openai_fake.base_url, {"AUTOPILOT_CODEX_REVIEW": mode})
+
+    assert_ran(run)
+    assert not run.timed_out
+    reviews = openai_fake.requests_for(schema="Review")
+    # Within 6 manager calls after the first repeat (the second review).
+    assert len(reviews) <= 1 + 6
+    mains = mains_raw(fake_anthropic)
+    # Each request carries the whole conversation: a delivery is a request whose count of the
+    # finding's text grew (Claude Code quotes a Stop's reason more than once).
+    counts = [m.count("Fix: write the right content") for m in mains]
+    assert sum(b > a for a, b in zip([0, *counts], counts, strict=False)) == 2
+    assert "marked disputed" in mains[-1]
+    state = ap.state()
+    assert state["status"] == "paused", state["stop_reason"]
+    assert state["stop_reason"].startswith("reviews not converging")
+    final = hook_answers(run, "Stop")[-1]
+    assert "decision" not in final and "not converging" in final["systemMessage"]
+    shown = ap.cli("status", openai_url=openai_fake.base_url).stdout
+    assert "F1 [disputed" in shown and "said 4x verbatim" in shown

@@ -8,6 +8,7 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   cost: 0.01            Claude: total_cost_usd of the result event
   exit: 0               exit code
   crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
+  error: "text"         with crash: the error it writes to stderr (default: an overload)
   no_result: true       exit 0 without a final event (a torn stream)
   tool_only_final: true the final assistant message is a tool call only
   orphan: true          leave a background process behind that holds stdout open
@@ -184,7 +185,8 @@ def main() -> int:
     act(host, step, script)
     run_hooks(step.get("hooks", []), call, script)
     if step.get("crash"):
-        sys.stderr.write(f"fake {host.name}: API Error: overloaded\n")
+        error = str(step.get("error", "API Error: overloaded"))
+        sys.stderr.write(f"fake {host.name}: {error}\n")
         return int(step.get("exit", 1))
     say = str(step.get("say", ""))
     host.say(say)

@@ -103,8 +103,9 @@ def test_stop_mode_fix_blocks_without_a_verdict(
     assert out["decision"] == "block" and "fix before going on" in out["reason"]
     assert manager.requests_for(schema="Verdict") == []
     state = json.loads((project_dir(repo) / "state.json").read_text())
-    assert state["iteration"] == 0
-    # A Stop block counts toward the stall guard, like any other.
+    # A review's Stop block is a turn like a verdict's: the iteration cap and the stall
+    # guard count it (issue 23).
+    assert state["iteration"] == 1
     assert state["idle_stop_blocks"] == 1
 
 

@@ -26,6 +26,16 @@ FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
 Script = Callable[[list[dict[str, Any]]], Path]
 
 
+@pytest.fixture(autouse=True)
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The backoff's clock: what the driver would wait, recorded, never waited for."""
+    from autopilot_codex.rounds import driver
+
+    waited: list[float] = []
+    monkeypatch.setattr(driver, "sleep", waited.append)
+    return waited
+
+
 @pytest.fixture
 def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
     path = tmp_path / "script.json"
@@ -351,3 +361,38 @@ def test_an_unconfigured_manager_is_refused_before_any_round(
     assert main(["g", "--implementer", "claude", "--manager", "openai", "--cwd", str(repo)]) == 1
     assert "OPENAI_API_KEY" in capsys.readouterr().err
     assert not Path(f"{path}.calls.jsonl").exists()
+
+
+def test_rounds_that_change_nothing_end_the_run_as_no_progress(repo: Path, script: Script) -> None:
+    script([{"say": "thinking"}] * 6)
+    code, record = drive(repo, "--rounds", "10")
+    assert (code, record["status"], record["rounds_used"]) == (2, "no_progress", 3)
+    assert "3 rounds in a row changed nothing" in record["why"]
+
+
+def test_a_rate_limited_round_waits_its_retry_after(
+    repo: Path, script: Script, waits: list[float]
+) -> None:
+    limited = {"crash": True, "error": "API Error: 429 Too Many Requests (Retry-After: 2)"}
+    script([limited, READY, EXIT])
+    code, record = drive(repo)
+    assert (code, record["status"]) == (0, "complete")
+    assert waits == [2.0]
+
+
+def test_overloads_back_off_exponentially_and_never_trip_the_breaker(
+    repo: Path, script: Script, waits: list[float]
+) -> None:
+    script([{"crash": True}] * 4 + [READY, EXIT])
+    code, record = drive(repo)
+    assert (code, record["status"]) == (0, "complete")
+    assert len(waits) == 4
+    # Exponential with jitter: each wait at least half its doubling step, never above it.
+    for n, wait in enumerate(waits):
+        assert 2.0 * 2**n * 0.5 <= wait <= 2.0 * 2**n
+
+
+def test_the_breaker_can_be_turned_off(repo: Path, script: Script) -> None:
+    script([{"say": "thinking"}] * 4)
+    code, record = drive(repo, "--rounds", "4", "--no-progress-rounds", "0")
+    assert (code, record["status"], record["rounds_used"]) == (2, "round_limit", 4)

@@ -110,7 +110,8 @@ def test_a_stop_waits_for_the_review_in_flight_and_never_skips_its_fix(
     out = answer_of(hook("Stop", payload("Stop", planned)))
     assert out["decision"] == "block" and "wrong content" in out["reason"]
     state = state_of(planned)
-    assert manager.requests_for(schema="Verdict") == [] and state["iteration"] == 0
+    # The review's block answered the Stop: a turn for the iteration cap (issue 23).
+    assert manager.requests_for(schema="Verdict") == [] and state["iteration"] == 1
     assert (state["inflight"], state["autopilot"]["pending_review"]) == (None, None)
     assert reviews(manager) == 1
     # Ending the turn again without touching the diff replays the fix: never `done` over it.

@@ -98,7 +98,8 @@ def test_claim_never_sets_an_owner_only_a_prompt_does() -> None:
             "stopped_iteration_limit",
             "stop.guard.iterations",
         ),
-        ({"no_progress_streak": 3, "idle_stop_blocks": 3}, "aborted", "stop.guard.no_progress"),
+        # Idle (no tool since the blocks) is a stall first, paused like the verdict's stall.
+        ({"no_progress_streak": 3, "idle_stop_blocks": 3}, "paused", "stop.guard.stalled"),
     ],
 )
 def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: str) -> None:

@@ -10,12 +10,16 @@ from . import no_loop, worktree_of
 
 
 def next_task(*, cwd: str | Path) -> str:
-    state = Store(worktree_of(cwd)).load()
+    store = Store(worktree_of(cwd))
+    state = store.load()
     if state is None:
         return no_loop()
     task = state.task()
     if task is None:
         return f"autopilot-codex: {state.status}; no current task."
-    return f"autopilot-codex ({state.status}):\n" + contract.task_contract(
-        task, state.task_position()
+    from ..styles.autopilot.findings_store import view_lines
+
+    found = view_lines(store, state, task.id)
+    return f"autopilot-codex ({state.status}):\n" + "\n".join(
+        [contract.task_contract(task, state.task_position()), *found]
     )

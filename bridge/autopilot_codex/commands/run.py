@@ -60,6 +60,14 @@ def parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=3600.0, help="seconds per round (default: 3600)"
     )
     p.add_argument(
+        "--no-progress-rounds",
+        type=int,
+        default=3,
+        metavar="K",
+        help="end the run after K rounds in a row that change nothing, or K equal failures "
+        "(default 3; 0 turns this off)",
+    )
+    p.add_argument(
         "--host-arg",
         action="append",
         default=None,
@@ -139,6 +147,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         host_args=tuple(args.host_arg) if args.host_arg is not None else None,
         checks=tuple(user_checks(args.check)),
         checks_env=load_config(warnings=[]).checks_env,
+        no_progress_rounds=max(0, args.no_progress_rounds),
     )
 
 

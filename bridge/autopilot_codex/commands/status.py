@@ -52,6 +52,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
 
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
+    from ..styles.autopilot.findings_store import view_lines
+
+    lines += view_lines(store, state)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     lines.append(f"State: {store.state_path}")

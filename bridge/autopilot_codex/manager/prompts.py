@@ -27,7 +27,12 @@ REVIEW_INSTRUCTIONS = (
     ROLE + " Review the diff of the current task. decision=approve when it is a correct step "
     "towards the task's acceptance; fix when it needs changes (list each finding with severity, "
     "file, lines and a recommendation); reject only when the approach is wrong and the files "
-    "must be reverted (name them in revert_files). Unfinished work is not a defect."
+    "must be reverted (name them in revert_files). Unfinished work is not a defect. "
+    "Review only the task's own changes: code the diff does not touch is context, and a "
+    "finding on it is advisory. Give each finding id=null when new; for each open finding "
+    "listed from earlier reviews, either close it (put its id in closed: the diff fixed it or "
+    "it no longer applies) or keep it (repeat it with the same id, restated if the words "
+    "should change). Do not raise the same point under a new id."
 )
 
 VERDICT_INSTRUCTIONS = (
@@ -117,14 +122,47 @@ def plan_prompt(
 
 
 def review_prompt(
-    goal: str, plan: Plan, task: Task | None, position: tuple[int, int], diff: str, cap: int
+    goal: str,
+    plan: Plan,
+    task: Task | None,
+    position: tuple[int, int],
+    diff: str,
+    cap: int,
+    *,
+    ledger: str = "",
 ) -> Prompt:
     head = _context(goal, plan, task, position)
+    if ledger:
+        head += "\n\n" + clip(ledger, LEDGER_CHARS)
     room = cap - len(REVIEW_INSTRUCTIONS) - len(head) - 400
     text = (
         head + "\n\nDiff since the task started:\n" + framed("DIFF", bound_diff(redact(diff), room))
     )
     return _fit(Prompt(REVIEW_INSTRUCTIONS, redact(text)), cap)
+
+
+# The open findings and the files changed outside the task, in a review prompt.
+LEDGER_CHARS = 6_000
+
+
+def ledger_text(open_findings: Sequence[str], elsewhere: Sequence[str]) -> str:
+    """What earlier reviews of the task left open, and what changed outside the task."""
+    parts = []
+    if open_findings:
+        parts.append(
+            "Open findings from earlier reviews of this task (close, keep or restate each):\n"
+            + "\n".join(f"  {line}" for line in open_findings)
+        )
+    else:
+        parts.append("Open findings from earlier reviews of this task: none.")
+    if elsewhere:
+        names = "\n".join(elsewhere[:40]) + ("\n..." if len(elsewhere) > 40 else "")
+        # File names are the implementer's to choose: data, framed like the diff.
+        parts.append(
+            "Changed since the loop began outside this task (context only, not this review's "
+            "subject):\n" + framed("ELSEWHERE", names)
+        )
+    return "\n\n".join(parts)
 
 
 def verdict_prompt(

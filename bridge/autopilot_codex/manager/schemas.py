@@ -41,6 +41,9 @@ class Finding(Strict):
     line_end: int | None
     title: str
     recommendation: str
+    # The finding's ledger id when a review keeps or restates one ("F3"); null when new.
+    # A None default keeps answers without it valid; the strict schema still requires it.
+    id: str | None = None
 
 
 class Review(Strict):
@@ -49,6 +52,8 @@ class Review(Strict):
     findings: list[Finding]
     # Files the implementer must restore to the task's base on `reject`.
     revert_files: list[str]
+    # Ledger ids of earlier findings this diff fixed (see the prompt's open findings).
+    closed: list[str] | None = None
 
 
 class Verdict(Strict):

@@ -21,7 +21,15 @@ from .markers import Markers
 from .rollout import Outcome, Role
 
 Action = Literal[
-    "continue", "verify", "retry", "complete", "round_limit", "budget", "error", "interrupted"
+    "continue",
+    "verify",
+    "retry",
+    "complete",
+    "round_limit",
+    "budget",
+    "error",
+    "interrupted",
+    "no_progress",
 ]
 MAX_RETRIES = 5
 

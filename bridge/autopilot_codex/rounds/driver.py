@@ -11,6 +11,7 @@ Exit codes: complete 0, round limit or budget 2, error 1, interrupted 130.
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
 from ..store import Store
-from . import rollout
+from . import breaker, rollout
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
 from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
@@ -37,8 +38,17 @@ from .tree import changed_between, snapshot
 from .view import View
 from .walled import RoundWall, refuse_loosening, round_wall
 
-EXIT_CODES = {"complete": 0, "round_limit": 2, "budget": 2, "error": 1, "interrupted": 130}
+EXIT_CODES = {
+    "complete": 0,
+    "round_limit": 2,
+    "budget": 2,
+    "no_progress": 2,
+    "error": 1,
+    "interrupted": 130,
+}
 MESSAGE_KEPT = 4000
+# The backoff's clock, replaced by tests.
+sleep: Callable[[float], None] = time.sleep
 # (worktree, base sha) -> is the whole diff since the start done? The lead wires the manager.
 ManagerCheck = Callable[[Path, str], bool]
 
@@ -62,6 +72,11 @@ class RunOptions:
     # state so `status` and the rails say it.
     wall: str = ""
     wall_missing: tuple[str, ...] = ()
+    # The circuit breaker's K (0: off) and the backoff's sleep and jitter; None: the
+    # module's `sleep` and `random.random` (a test replaces the clock, never waits on it).
+    no_progress_rounds: int = breaker.NO_PROGRESS_ROUNDS
+    sleep: Callable[[float], None] | None = None
+    jitter: Callable[[], float] | None = None
 
 
 @dataclass
@@ -79,6 +94,7 @@ class _Run:
     checks_red: str = ""
     # The boundary every round runs behind (none when the sandbox cannot start here).
     wall: RoundWall | None = None
+    fuse: breaker.Breaker = breaker.Breaker()
 
 
 
@@ -298,6 +314,7 @@ def _one_round(
         done = _manager_done(manager, run, view)
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
     nxt = decide(facts, _progress(run, opts.max_retries))
+    nxt = _broken(run, step.role, nxt, result, changed, opts)
     record = rollout.RoundRecord(
         kind="round",
         run=h.run,
@@ -326,7 +343,36 @@ def _one_round(
     if ok:
         run.message = strip(result.last_message)
     view.round_ended(record, run.cost_usd, strip(result.last_message) or result.detail)
+    _back_off(run, nxt, result, opts, view)
     return nxt
+
+
+def _broken(
+    run: _Run, role: str, nxt: Next, result: RoundResult, changed: Sequence[str], opts: RunOptions
+) -> Next:
+    """The circuit breaker (`breaker`): a run that keeps changing nothing, or keeps failing
+    the same way, ends as `no_progress` instead of using up its rounds."""
+    if result.outcome != "interrupted":
+        run.fuse = breaker.observe(
+            run.fuse,
+            ok=result.outcome == "ok",
+            changed=bool(changed),
+            detail=result.detail,
+            verify=role == "verify",
+        )
+    ends = breaker.tripped(run.fuse, opts.no_progress_rounds) if nxt.runs_a_round else None
+    return Next(*ends) if ends else nxt
+
+
+def _back_off(run: _Run, nxt: Next, result: RoundResult, opts: RunOptions, view: View) -> None:
+    """Before retrying a round the provider rate-limited or was overloaded: wait."""
+    if nxt.action != "retry":
+        return
+    wait = breaker.delay(result.detail, run.failures, jitter=opts.jitter or random.random)
+    if wait > 0:
+        view.note(f"rate limited or overloaded: waiting {wait:.1f}s before the retry")
+        run.store.append_event("rounds.backoff", run=run.header.run, wait_s=round(wait, 3))
+        (opts.sleep or sleep)(wait)
 
 
 def run(

@@ -26,6 +26,7 @@ END_STATUS: dict[str, Status] = {
     "budget": "stopped_budget",
     "error": "aborted",
     "interrupted": "stopped",
+    "no_progress": "paused",
 }
 
 

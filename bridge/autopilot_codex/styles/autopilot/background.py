@@ -26,7 +26,8 @@ from ...config import for_loop
 from ...guards import allow, charge, fits
 from ...hookio import HookInput
 from ...state import State, now_iso
-from . import inflight, reducer
+from . import findings_store, inflight, reducer
+from .convergence import Rules
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -122,7 +123,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         state = ctx.store.with_plan(state)
-        prompt = steps.review_prompt(ctx, state, diff.text)
+        prompt = steps.review_prompt(ctx, state, diff.text, diff.files)
         estimate = steps.estimate(ctx, state, prompt)
         if not fits(state, estimate):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
@@ -201,9 +202,23 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
             state = ctx.store.save(inflight.release(charge(state, outcome.cost_usd), token))
             steps.record(ctx, state, allow("review.discarded"), outcome)
             return False
+        now = now_iso()
         state, decision = reducer.apply_background_review(
-            state, outcome, step.digest, now=now_iso(), changed_files=step.files
+            state, outcome, step.digest, now=now, changed_files=step.files
         )
+        if outcome.value is not None:
+            state, decision = findings_store.judged(
+                ctx.store,
+                (state, decision),
+                outcome.value,
+                diff_key=step.digest,
+                now=now,
+                changed_files=step.files,
+                at_stop=False,
+                head=None,
+                rules=Rules.of(ctx.config),
+                background=True,
+            )
         state = ctx.store.save(state)
         steps.record(ctx, state, decision, outcome)
         return True

@@ -125,28 +125,32 @@ def apply_background_review(
     return state, decision
 
 
-def take_pending(state: State, *, at_stop: bool) -> Step | None:
+def take_pending(state: State, *, at_stop: bool, head: str | None = None) -> Step | None:
     """Hand over a background review's fix or reject, once."""
     record = state.pending_review
     if record is None:
         return None
     decision = replay_review(record)
     decision = Decision(decision.action, f"{decision.event}.delivered", decision.reason)
-    return _counted(state.evolve(pending_review=None), decision, at_stop)
+    return _counted(state.evolve(pending_review=None), decision, at_stop, head)
 
 
-def replay_cached(state: State, record: ReviewRecord, *, at_stop: bool) -> Step:
+def replay_cached(
+    state: State, record: ReviewRecord, *, at_stop: bool, head: str | None = None
+) -> Step:
     """An identical diff reuses its review without a model call."""
     decision = replay_review(record)
     decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
-    return _counted(state, decision, at_stop)
+    return _counted(state, decision, at_stop, head)
 
 
-def _counted(state: State, decision: Decision, at_stop: bool) -> Step:
-    """A review that blocks a Stop is a Stop block like any other: the stall guard counts it."""
-    if at_stop and decision.blocks:
-        state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
-    return state, decision
+def _counted(
+    state: State, decision: Decision, at_stop: bool, head: str | None = None
+) -> Step:
+    """A review that blocks a Stop is a turn like a verdict's block: every guard counts it."""
+    from .convergence import count_turn
+
+    return count_turn(state, decision, at_stop, head), decision
 
 
 def replay_review(record: ReviewRecord) -> Decision:

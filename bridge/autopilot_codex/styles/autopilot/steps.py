@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import contract, gitrepo, guards
 from ...guards import Decision
 from ...state import State
 from ..context import HookContext
+from . import findings_store
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -56,7 +57,9 @@ def _same_line(line: str) -> str:
     return line
 
 
-def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
+def review_prompt(
+    ctx: HookContext, state: State, diff_text: str, files: Sequence[str] = ()
+) -> Prompt:
     from ...manager import prompts
 
     return prompts.review_prompt(
@@ -66,7 +69,21 @@ def review_prompt(ctx: HookContext, state: State, diff_text: str) -> Prompt:
         state.task_position(),
         diff_text,
         ctx.config.prompt_chars,
+        ledger=findings_prompt(ctx, state, files),
     )
+
+
+def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str:
+    """The task's standing findings, and what earlier tasks changed (context, not subject)."""
+    from ...manager.prompts import ledger_text
+    from .findings import listing
+
+    ledger = findings_store.load(ctx.store, state)
+    others: list[str] = []
+    if state.base_sha != state.task_base_sha:
+        loop = gitrepo.diff_since(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
+        others = [f for f in loop.files if f not in set(files)]
+    return ledger_text(listing(ledger, state.current_task or "wrap-up"), others)
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:

@@ -22,7 +22,8 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
-from . import inflight, reducer
+from . import findings_store, inflight, reducer
+from .convergence import Rules, count_turn
 from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode, review_prompt
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
 # Review outcomes after which a Stop goes on to ask for a verdict.
-REVIEW_PASSED = frozenset({"review.approve", "review.cached", "review.empty"})
+REVIEW_PASSED = frozenset(
+    {"review.approve", "review.cached", "review.empty", "review.disputed.passed"}
+)
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,11 @@ def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -
     state, guarded = guards.stop_guard(
         state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits
     )
+    if guarded is None:
+        # Reviews that go nowhere (issue 23): a pause a background review called for.
+        paused = findings_store.stop_check(fx.store, state, Rules.of(ctx.config))
+        if paused is not None:
+            state, guarded = paused
     if guarded is not None:
         return finish(ctx, fx, state, guarded)
     taken = inflight.claim(
@@ -183,7 +191,7 @@ def review(ctx: HookContext, fx: Effects, token: str) -> Decision:
         state = owned(ctx)
         if state is None or not inflight.holds(state, token):
             return guards.allow("ignored")
-        delivered = reducer.take_pending(state, at_stop=True)
+        delivered = reducer.take_pending(state, at_stop=True, head=fx.head())
         if delivered is not None:
             return finish(ctx, fx, *delivered)
         if mode(fx, state) not in ("stop", "edit"):
@@ -199,18 +207,32 @@ def prepare_review(ctx: HookContext, fx: Effects, state: State, token: str) -> D
         fx.store.save(state)
         return guards.allow("review.empty")
     key = diff_key(diff)
+    head = fx.head()
+    rules = Rules.of(ctx.config)
     cached = state.cached_review(key)
     if cached is not None:
-        state, decision = reducer.replay_cached(state, cached, at_stop=True)
-        return finish(ctx, fx, state, decision)
+        state, decision = reducer.replay_cached(state, cached, at_stop=False)
+        state, decision = findings_store.replayed(fx.store, state, decision, rules)
+        return finish(ctx, fx, count_turn(state, decision, True, head), decision)
     state = fx.store.with_plan(state)
-    prompt = review_prompt(ctx, state, diff.text)
+    prompt = review_prompt(ctx, state, diff.text, diff.files)
     log_git_findings(ctx, diff)
     limits = ctx.limits
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        return reducer.apply_review(
-            s, outcome, key, now=now_iso(), limits=limits, at_stop=True, changed_files=diff.files
+        now = now_iso()
+        step = reducer.apply_review(s, outcome, key, now=now, limits=limits, changed_files=diff.files)
+        # The finding ledger and the convergence rules (issue 23), then the turn's count.
+        return findings_store.judged(
+            fx.store,
+            step,
+            outcome.value,
+            diff_key=key,
+            now=now,
+            changed_files=diff.files,
+            at_stop=True,
+            head=head,
+            rules=rules,
         )
 
     return reserve(ctx, fx, state, "review", "Review", prompt, reduce, token)
@@ -283,7 +305,9 @@ def prepare_verdict(ctx: HookContext, fx: Effects, state: State, token: str) -> 
         commits=fx.commits(state.base_sha),
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
-        last_review=state.last_review.summary if state.last_review else "",
+        last_review=findings_store.with_standing(
+            fx.store, state, state.last_review.summary if state.last_review else ""
+        ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
     )

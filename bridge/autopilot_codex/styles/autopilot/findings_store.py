@@ -1,0 +1,179 @@
+"""The finding ledger's file, `findings.json` beside the loop's state: read and written only
+under the store's lock, atomically, and scoped to one loop (a new plan starts it afresh)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .findings import Ledger, in_generation
+
+if TYPE_CHECKING:
+    from ...guards import Decision, Step
+    from ...manager.schemas import Review
+    from ...state import State
+    from ...store import Store
+    from .convergence import Rules
+
+NAME = "findings.json"
+
+
+SUM = "findings.json.sum"
+
+
+def loop_key(store: Store, state: State) -> str:
+    """Which loop a ledger belongs to: its goal, where it began and its plan file (written
+    once per plan, so a new plan starts a new ledger and a resume keeps it)."""
+    try:
+        plan = hashlib.sha256(store.plan_path.read_bytes()).hexdigest()
+    except OSError:
+        plan = ""
+    text = f"{state.base_sha}\0{state.goal}\0{plan}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def load(store: Store, state: State) -> Ledger:
+    """The loop's ledger; an empty one when there is none, it is another loop's, or it does
+    not parse. A ledger that is not what the bridge last wrote is set aside too (an event
+    says so): only the ledger can stop a finding's delivery (as disputed), so a forged one
+    must never be read, and a fresh one only makes the manager's findings heard again."""
+    read = _checked(store)
+    if read is None:
+        store.append_event("findings.tampered", decision="set_aside", file=NAME)
+        _set_aside(store.dir / NAME)
+        return Ledger()
+    return _parsed(read, store, state)
+
+
+def _checked(store: Store) -> str | None:
+    """The ledger's text ("" when there is none), None when the bridge did not write it."""
+    try:
+        text = (store.dir / NAME).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return text if _digest(text) == _read(store.dir / SUM) else None
+
+
+def _parsed(text: str, store: Store, state: State) -> Ledger:
+    if not text:
+        return Ledger()
+    try:
+        if json.loads(text).get("loop") != loop_key(store, state):
+            return Ledger()
+        return in_generation(Ledger.from_json(text), state.generation)
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return Ledger()
+
+
+def save(store: Store, state: State, ledger: Ledger) -> None:
+    """The ledger's digest first, then the ledger (the plan's way with its witness)."""
+    data = dataclasses.asdict(ledger)
+    data["loop"] = loop_key(store, state)
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    store.write_beside(SUM, _digest(text) + "\n")
+    store.write_beside(NAME, text)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def _set_aside(path: Path) -> None:
+    """Keep the changed file for the user, out of the way of the next save."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        os.replace(path, path.with_name(f"{path.name}.changed-{os.getpid()}"))
+
+
+def judged(
+    store: Store,
+    step: Step,
+    review: Review | None,
+    *,
+    diff_key: str,
+    now: str,
+    changed_files: Sequence[str],
+    at_stop: bool,
+    head: str | None,
+    rules: Rules,
+    background: bool = False,
+) -> Step:
+    """A reduced review with the loop's ledger applied (read and written here, under the
+    caller's lock), then counted as a turn if it answers a Stop with a block."""
+    from . import convergence
+
+    state, decision = step
+    ledger = load(store, state)
+    state, decision, after = convergence.judge(
+        state,
+        decision,
+        review,
+        ledger,
+        diff_key=diff_key,
+        now=now,
+        rules=rules,
+        changed_files=changed_files,
+        can_end=not background,
+    )
+    if after != ledger:
+        save(store, state, after)
+    return convergence.count_turn(state, decision, at_stop, head), decision
+
+
+def view_lines(store: Store, state: State, task: str | None = None) -> list[str]:
+    """`status` and `next`: the standing findings with their ages, or nothing."""
+    from .findings import listing
+
+    # Without the lock (a read-only command): a ledger mid-write is only not shown.
+    text = _checked(store)
+    if text is None:
+        return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
+    ledger = _parsed(text, store, state)
+    lines = listing(ledger, task)
+    if not lines:
+        return []
+    scope = f"task {task}" if task else "this loop"
+    return [f"Open review findings ({scope}):", *(f"  {line}" for line in lines)]
+
+
+def with_standing(store: Store, state: State, last_review: str) -> str:
+    """The verdict's view of the last review, with the task's findings still standing (a
+    disputed one is the implementer's to answer in its message, and the verdict's to weigh)."""
+    from .findings import listing
+
+    lines = listing(load(store, state), state.current_task or "wrap-up", limit=10)
+    if not lines:
+        return last_review
+    return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
+
+
+def replayed(store: Store, state: State, decision: Decision, rules: Rules) -> Step:
+    """A cached review's replay, counted in the ledger (see `convergence.replay`)."""
+    from . import convergence
+
+    ledger = load(store, state)
+    state, decision, after = convergence.replay(state, decision, ledger, rules)
+    if after != ledger:
+        save(store, state, after)
+    return state, decision
+
+
+def stop_check(store: Store, state: State, rules: Rules) -> Step | None:
+    """At a Stop: the pause a background review's rules call for (the worker cannot speak to
+    the user; the Stop can)."""
+    from . import convergence
+
+    return convergence.stop_check(state, load(store, state), rules)

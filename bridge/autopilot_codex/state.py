@@ -104,6 +104,8 @@ class Finding(_Record):
     line_end: int | None
     title: str
     recommendation: str
+    # The finding's ledger id when the review kept or restated one (see the manager schema).
+    id: str | None = None
 
 
 @dataclass(frozen=True)

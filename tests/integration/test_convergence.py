@@ -207,7 +207,7 @@ def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
     manager.enqueue(review_body("approve"), review_body("approve"), schema="Review")
     manager.enqueue(verdict_body("continue", done=True), verdict_body("continue"), schema="Verdict")
     committing_turns(repo, hook, 1)
-    assert state_of(repo)["current_task"] == "T2"
+    assert state_of(repo)["autopilot"]["current_task"] == "T2"
     (repo / "file2.txt").write_text("two\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "T2")

@@ -171,7 +171,12 @@ def recording_claude(tmp_path: Path) -> tuple[dict[str, str], Path]:
     log = tmp_path / "claude-calls.log"
     (shim / "claude").write_text(f'#!/bin/sh\necho "$@" >>"{log}"\nexit 0\n')
     (shim / "claude").chmod(0o755)
-    return {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}, log
+    # A new user's PATH: without any `autopilot-codex` already on it (CI runs the suite in an
+    # activated venv, whose bin holds the package's own entry point).
+    rest = [
+        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "autopilot-codex").exists()
+    ]
+    return {"PATH": os.pathsep.join([str(shim), *rest])}, log
 
 
 def test_3_install_claude_is_install(tmp_path: Path, manager: FakeOpenAI) -> None:

@@ -94,10 +94,11 @@ def test_an_autopilot_loop(
     (repo / "file1.txt").write_text("one\n")
     finding = {
         "severity": "high",
-        "file": f"{TEXTAREA}.py",
+        # On a file the task changed: a finding elsewhere is advisory and does not block.
+        "file": "file1.txt",
         "line_start": 3,
         "line_end": 4,
-        "title": f"bad {SCRIPT}",
+        "title": f"bad {SCRIPT} {TEXTAREA}",
         "recommendation": ONLOAD,
     }
     manager.enqueue(

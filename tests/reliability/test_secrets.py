@@ -58,7 +58,10 @@ def test_a_planted_key_reaches_no_file_and_no_request(
     settings.write_text(settings.read_text() + f'BACKUP_KEY = "{PLANTED_KEY}"\n')
     (leaky_repo / "src" / "client.py").write_text(f'client = Client(key="{PLANTED_KEY}")\n')
     (leaky_repo / ".env").write_text(f"OPENAI_API_KEY={PLANTED_KEY}\nMORE=1\n")
-    manager.enqueue(review_body("fix"), review_body("approve"), schema="Review")
+    # A finding on a file the task changed blocks (one elsewhere would be advisory).
+    fix = review_body("fix")
+    fix["findings"][0]["file"] = "src/settings.py"
+    manager.enqueue(fix, review_body("approve"), schema="Review")
     assert answer_of(hook("PostToolUse", edit_payload(leaky_repo, "src/settings.py"))) == {}
     wait_reviews(leaky_repo)
     git(leaky_repo, "add", "src")

@@ -203,6 +203,15 @@ def test_a_look_at_a_worktree_with_no_loop_makes_no_key(repo: Path) -> None:
     assert not key_path(state_home()).exists()
 
 
+def _no_new_ids(value: object) -> object:
+    """A saved value without the finding ids schema 3 added (null on a v2 finding)."""
+    if isinstance(value, list):
+        return [_no_new_ids(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _no_new_ids(v) for k, v in value.items() if not (k == "id" and v is None)}
+    return value
+
+
 def plant_v2(worktree: Path, style: str) -> Path:
     folder = project_dir(worktree)
     folder.mkdir(parents=True)
@@ -244,7 +253,7 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
     for name, value in before.items():
         if name in ("schema_version", "worktree", "updated_at", "wall_missing", "ralph"):
             continue
-        assert (record if name in record else saved)[name] == value, name
+        assert _no_new_ids((record if name in record else saved)[name]) == value, name
     assert "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == 3
 
 

@@ -24,7 +24,7 @@ from .claude_cli import ClaudeRun
 from .codex_fixtures import CodexRunner
 from .conftest import ClaudeRunner
 from .fake_anthropic import FakeAnthropic, Text, ToolUse
-from .fake_codex_model import FakeCodexModel, Patch, Say, Shell
+from .fake_codex_model import FakeCodexModel, Patch, Shell
 
 pytestmark = pytest.mark.e2e
 
@@ -192,8 +192,11 @@ def test_claude_hooks_off_in_settings_is_denied_and_the_next_push_too(
     openai_fake.enqueue(verdict_body("done"), schema="Verdict")
     settings = '{"disableAllHooks": true}'
     fake_anthropic.script = [
-        [ToolUse("Write", {"file_path": "{workdir}/.claude/settings.local.json",
-                           "content": settings})],
+        [
+            ToolUse(
+                "Write", {"file_path": "{workdir}/.claude/settings.local.json", "content": settings}
+            )
+        ],
         bash(f"mkdir -p .claude && echo '{settings}' > .claude/settings.local.json"),
         bash("git push --force origin main; touch pushed"),
         [Text("Stopped three times.")],
@@ -243,8 +246,12 @@ def test_codex_a_cd_into_a_nested_git_dir_keeps_the_rails(
     plan(codex_ap, openai_fake)
     openai_fake.enqueue(*[verdict_body("done")] * 2, schema="Verdict")
     fake_codex.script = [
-        [Shell("mkdir -p sub/.git && cd sub && git -C .. push --force origin main; touch ../pushed",
-               call_id="call_push_1")],
+        [
+            Shell(
+                "mkdir -p sub/.git && cd sub && git -C .. push --force origin main; touch ../pushed",
+                call_id="call_push_1",
+            )
+        ],
         "Stopped.",
     ]
 
@@ -282,8 +289,10 @@ def test_codex_a_symlink_to_env_never_sends_its_value(
     openai_fake.enqueue(*[verdict_body("done")] * 2, schema="Verdict")
     body = "+MARKER-codex-patch\n"
     fake_codex.script = [
-        [Patch(f"*** Begin Patch\n*** Add File: notes.txt\n{body}*** End Patch\n"),
-         Shell("ln -s .env file1.txt")],
+        [
+            Patch(f"*** Begin Patch\n*** Add File: notes.txt\n{body}*** End Patch\n"),
+            Shell("ln -s .env file1.txt"),
+        ],
         "Linked.",
     ]
 

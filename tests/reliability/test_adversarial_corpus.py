@@ -53,18 +53,37 @@ REVIEWS = routes.GIT_ROUTES + routes.PYTHON_ROUTES + routes.UNSEEN_ROUTES
 DENIED = routes.CD_ROUTES + routes.NESTED_ROUTES + routes.RAILS_FILES_ROUTES
 ATTACKS: list[Any] = [*REVIEWS, *DENIED, *routes.SILENCE_ROUTES, *routes.FORGE_ROUTES]
 HARMLESS_REVIEWS = [
-    Review("look-alike", "a .gitattributes that marks images binary",
-           routes._attributes(".gitattributes", "*.png binary\n", "MARKER-attr-ok"),
-           "MARKER-attr-ok"),
-    Review("look-alike", "a nested clone in vendor/", lambda r, mp: _vendor_clone(r),
-           "MARKER-vendor-ok"),
+    Review(
+        "look-alike",
+        "a .gitattributes that marks images binary",
+        routes._attributes(".gitattributes", "*.png binary\n", "MARKER-attr-ok"),
+        "MARKER-attr-ok",
+    ),
+    Review(
+        "look-alike",
+        "a nested clone in vendor/",
+        lambda r, mp: _vendor_clone(r),
+        "MARKER-vendor-ok",
+    ),
     Review("look-alike", "a committed submodule", lambda r, mp: _submodule(r), "MARKER-sub-ok"),
-    Review("look-alike", "an edit reviewed by the worker",
-           lambda r, mp: (r / "file1.txt").write_text("MARKER-worker-ok\n"), "MARKER-worker-ok",
-           worker=True),
-    Review("look-alike", "a symlink inside the tree",
-           lambda r, mp: (r / "MARKER-link-ok").symlink_to("README.md"), "MARKER-link-ok"),
+    Review(
+        "look-alike",
+        "an edit reviewed by the worker",
+        lambda r, mp: _write(r / "file1.txt", "MARKER-worker-ok\n"),
+        "MARKER-worker-ok",
+        worker=True,
+    ),
+    Review(
+        "look-alike",
+        "a symlink inside the tree",
+        lambda r, mp: (r / "MARKER-link-ok").symlink_to("README.md"),
+        "MARKER-link-ok",
+    ),
 ]
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)
 
 
 def _vendor_clone(repo: Path) -> None:
@@ -182,7 +201,7 @@ def test_a_push_the_config_allows_is_allowed(
 def fresh(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], request: Any
 ) -> Path:
-    row = getattr(request, "param", None) or request.node.callspec.params["row"]
+    row = request.node.callspec.params["row"]
     extra = ("--review", "edit") if getattr(row, "worker", False) else ()
     return start_loop(repo, manager, capsys, *extra)
 
@@ -294,7 +313,9 @@ def test_a_round_s_planted_hook_never_runs_and_its_objective_is_put_back(
         f" && python3 -c {shlex.quote(rewrite)} && cat /proc/self/environ > {dump}"
     )
     _canary(routes.canary_path(repo), canary)
-    script.write_text(json.dumps([{"write": READY["write"], "say": READY["say"], "shell": shell}, EXIT]))
+    script.write_text(
+        json.dumps([{"write": READY["write"], "say": READY["say"], "shell": shell}, EXIT])
+    )
     code, _ = drive(repo)
     assert code == 0
     assert not canary.exists()  # neither the round's pre-commit nor its fsmonitor ran
@@ -306,7 +327,7 @@ def test_a_round_s_planted_hook_never_runs_and_its_objective_is_put_back(
     ("name", "check"),
     [
         ("a check hunting for the key", "grep -c PLANTEDKEY /proc/self/environ && exit 1; exit 7"),
-        ("a check that allows every command", "printf '{\"rails_allow\": [\".*\"]}' > {config}"),
+        ("a check that allows every command", 'printf \'{"rails_allow": [".*"]}\' > {config}'),
     ],
 )
 def test_a_check_gets_no_key_and_keeps_no_forged_config(

@@ -448,7 +448,7 @@ HARMLESS_COMMANDS = [
     Command("look-alike", "printenv HOME", "printenv HOME"),
     Command("look-alike", "git status from a nested clone", "git status", cwd="vendor/lib"),
     Command("look-alike", "git log from a nested .git", "git log --oneline -3", cwd="sub"),
-    Command("look-alike", "plain push from a subfolder", "git diff --stat", cwd="src"),
+    Command("look-alike", "git diff from a subfolder", "git diff --stat", cwd="src"),
     Command("look-alike", ".gitattributes edit", "echo '*.png binary' >> .gitattributes"),
     Command(
         "look-alike",

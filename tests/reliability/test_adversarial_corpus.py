@@ -249,11 +249,14 @@ def test_a_harmless_change_is_reviewed_as_usual(
 
 
 @pytest.mark.parametrize("row", routes.SILENCE_ROUTES, ids=lambda r: f"{r.cls}: {r.name}")
-def test_the_loop_never_goes_silent(fresh: Path, row: Silence) -> None:
+def test_the_loop_never_goes_silent(fresh: Path, manager: FakeOpenAI, row: Silence) -> None:
+    manager.enqueue(verdict_body(), schema="Verdict")  # for a Stop that still drives the loop
     held = row.act(fresh)
     try:
         if not isinstance(held, routes.Held):  # a Stop waits for the lock, by design
-            hook("Stop", payload("Stop", fresh / row.cwd), fresh / row.cwd)
+            answer = hook("Stop", payload("Stop", fresh / row.cwd), fresh / row.cwd)
+            if row.cwd != ".":  # from inside a nested `.git`, the owner's Stop still drives
+                assert answer.get("decision") == "block", answer
         assert force_push_denied(fresh, row.cwd)
         assert force_push_denied(fresh, row.cwd, session="nested-session")
     finally:

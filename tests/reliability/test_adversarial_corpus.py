@@ -36,6 +36,8 @@ from tests.conftest import (
 )
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reliability import adversarial_routes as routes
+from tests.reliability.adversarial_forgeries import FORGE_ROUTES
+from tests.reliability.adversarial_lookalikes import HARMLESS_COMMANDS, HARMLESS_PUSH
 from tests.reliability.adversarial_routes import (
     FORCE_PUSH,
     SECRET,
@@ -51,7 +53,7 @@ from tests.reviews import wait_reviews
 
 REVIEWS = routes.GIT_ROUTES + routes.PYTHON_ROUTES + routes.UNSEEN_ROUTES
 DENIED = routes.CD_ROUTES + routes.NESTED_ROUTES + routes.RAILS_FILES_ROUTES
-ATTACKS: list[Any] = [*REVIEWS, *DENIED, *routes.SILENCE_ROUTES, *routes.FORGE_ROUTES]
+ATTACKS: list[Any] = [*REVIEWS, *DENIED, *routes.SILENCE_ROUTES, *FORGE_ROUTES]
 HARMLESS_REVIEWS = [
     Review(
         "look-alike",
@@ -129,7 +131,7 @@ def force_push_denied(repo: Path, cwd: str = ".", session: str = "sess-1") -> bo
 
 def test_the_corpus_is_large_enough() -> None:
     assert len(ATTACKS) >= 60
-    assert len(routes.HARMLESS_COMMANDS) + len(routes.HARMLESS_PUSH) + len(HARMLESS_REVIEWS) >= 30
+    assert len(HARMLESS_COMMANDS) + len(HARMLESS_PUSH) + len(HARMLESS_REVIEWS) >= 30
     assert len({(r.cls, r.name) for r in ATTACKS}) == len(ATTACKS)
     classes = {r.cls for r in ATTACKS} | {routes.ROUNDS}  # rounds rows are below
     assert len(classes) == 8
@@ -180,12 +182,12 @@ def test_the_route_is_denied(loop: Path, row: Command, session: str) -> None:
     assert denied(tool_call(row, loop, session)), f"{row.cls}: {row.name} was allowed"
 
 
-@pytest.mark.parametrize("row", routes.HARMLESS_COMMANDS, ids=lambda r: r.name)
+@pytest.mark.parametrize("row", HARMLESS_COMMANDS, ids=lambda r: r.name)
 def test_a_look_alike_is_allowed(loop: Path, row: Command) -> None:
     assert tool_call(row, loop) == {}, row.name
 
 
-@pytest.mark.parametrize("row", routes.HARMLESS_PUSH, ids=lambda r: r.name)
+@pytest.mark.parametrize("row", HARMLESS_PUSH, ids=lambda r: r.name)
 def test_a_push_the_config_allows_is_allowed(
     loop: Path, monkeypatch: pytest.MonkeyPatch, row: Command
 ) -> None:
@@ -264,7 +266,7 @@ def test_the_loop_never_goes_silent(fresh: Path, manager: FakeOpenAI, row: Silen
             os.close(held.fd)
 
 
-@pytest.mark.parametrize("row", routes.FORGE_ROUTES, ids=lambda r: f"{r.cls}: {r.name}")
+@pytest.mark.parametrize("row", FORGE_ROUTES, ids=lambda r: f"{r.cls}: {r.name}")
 def test_a_forged_value_never_sticks(fresh: Path, manager: FakeOpenAI, row: Forge) -> None:
     from autopilot_codex.errors import StateCorrupt
     from autopilot_codex.store import Store

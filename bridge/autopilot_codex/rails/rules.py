@@ -232,8 +232,16 @@ def environment(command: Command, where: Where) -> str | None:
         return f"${secret} holds a credential"
     argv = command.argv
     name = command.name
+    if name in _DUMPS:
+        # `printenv HOME` prints one harmless name; only no name (every one) or a credential's.
+        named = [a for a in argv[1:] if not a.startswith("-")]
+        secret = next((a for a in named if SECRET_VAR.fullmatch(a)), None)
+        if secret:
+            return f"`{' '.join(argv)}` prints ${secret}, which holds a credential"
+    else:
+        named = []
     dumps = (
-        name in _DUMPS
+        (name in _DUMPS and not named)
         or name == "env"  # what is left of `env` once unwrapped has no command to run
         or (name == "set" and len(argv) == 1)
         or (name in _DECLARES and all(re.fullmatch(r"-[px]+", a) for a in argv[1:]))

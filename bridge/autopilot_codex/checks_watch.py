@@ -14,11 +14,11 @@ for. The strength of that excuse is the witness's.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .fileio import atomic_write_bytes
 
 # Every watched file's bytes (None: no such file).
 Snapshot = dict[Path, "bytes | None"]
@@ -48,18 +48,7 @@ def _put_back(path: Path, data: bytes | None) -> None:
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             path.unlink()
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write_bytes(path, data)
 
 
 @dataclass

@@ -22,6 +22,12 @@ def read_text(path: Path) -> str | None:
 def atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
     """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
     or the new file."""
+    atomic_write_bytes(path, text.encode("utf-8"), tmp_dir)
+
+
+def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """`atomic_write` for bytes: the whole file through a rename, so a link there is replaced
+    and a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = tmp_dir or path.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -29,8 +35,8 @@ def atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
     tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

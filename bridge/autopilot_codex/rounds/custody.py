@@ -20,15 +20,14 @@ is out of the implementer's reach there).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
 from ..errors import BridgeError
+from ..fileio import atomic_write_bytes
 from . import rollout
 from .handoff import Handoff
 
@@ -41,22 +40,6 @@ ROLLOUT_NAME = "rollout"
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """The whole file through a rename: never half written, and a link there is replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _read(path: Path) -> bytes | None:
@@ -130,8 +113,8 @@ class Custody:
         self._write(self.data + rollout.line(record))
 
     def _write(self, data: bytes) -> None:
-        write_atomic(self.digest_path, (json.dumps({"sha256": sha256(data)}) + "\n").encode())
-        write_atomic(self.path, data)
+        atomic_write_bytes(self.digest_path, (json.dumps({"sha256": sha256(data)}) + "\n").encode())
+        atomic_write_bytes(self.path, data)
         self.data = data
 
     def restore(self) -> bool:
@@ -166,7 +149,7 @@ def restore_objective(path: Path, goal: str) -> bool:
             if text.startswith(head):
                 return False
             notes = _notes(text)
-    write_atomic(path, (head + notes).encode("utf-8", "surrogateescape"))
+    atomic_write_bytes(path, (head + notes).encode("utf-8", "surrogateescape"))
     return True
 
 

@@ -9,7 +9,7 @@ from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
 from ..context import HookContext
-from . import inflight, reducer
+from . import inflight, reducer, steps
 from .steps import owned, record, review_mode
 from .stop import on_stop
 
@@ -118,7 +118,7 @@ def _start_review(ctx: HookContext, state: State) -> State:
 
     token = inflight.new_token()
     now = inflight.clock()
-    state = _reclaimed(ctx, state, now)
+    state = steps.reclaimed(ctx.store, ctx.payload.session_id, state, now)
     claimed = inflight.claim(
         state, "review", pid=0, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
@@ -135,22 +135,3 @@ def _start_review(ctx: HookContext, state: State) -> State:
         return state
     # Saved by the caller before the lock is released: the worker waits for the lock first.
     return claimed.evolve(inflight=claimed.inflight.evolve(pid=pid))
-
-
-def _reclaimed(ctx: HookContext, state: State, now: float) -> State:
-    state, gone = inflight.reclaim_reservations(state, now)
-    for held in gone:
-        ctx.store.append_event(
-            "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6),
-            session=ctx.payload.session_id,
-        )
-    state, stale = inflight.reclaim(state, now)
-    if stale is not None:
-        ctx.store.append_event(
-            "inflight.reclaimed",
-            kind=stale.kind,
-            pid=stale.pid,
-            charged_usd=round(stale.reserved_usd, 6),
-            session=ctx.payload.session_id,
-        )
-    return state

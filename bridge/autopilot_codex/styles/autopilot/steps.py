@@ -19,6 +19,7 @@ from . import findings_store
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
+    from ...store import Store
 
 
 def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
@@ -128,3 +129,25 @@ def record(
             error=outcome.error,
         )
     ctx.store.append_event(decision.event, **fields)
+
+
+def reclaimed(store: Store, session: str | None, state: State, now: float) -> State:
+    """The loop with the manager calls of dead or overdue processes taken back and charged at
+    their worst case: `ask` reservations and the review/verdict slot, each logged."""
+    from . import inflight
+
+    state, gone = inflight.reclaim_reservations(state, now)
+    for held in gone:
+        store.append_event(
+            "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session
+        )
+    state, stale = inflight.reclaim(state, now)
+    if stale is not None:
+        store.append_event(
+            "inflight.reclaimed",
+            kind=stale.kind,
+            pid=stale.pid,
+            charged_usd=round(stale.reserved_usd, 6),
+            session=session,
+        )
+    return state

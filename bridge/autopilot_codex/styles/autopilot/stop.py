@@ -22,7 +22,7 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
-from . import findings_store, inflight, reducer
+from . import findings_store, inflight, reducer, steps
 from .convergence import Rules, count_turn
 from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode, review_prompt
 
@@ -128,16 +128,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
 
 
 def reclaimed(ctx: HookContext, fx: Effects, state: State, now: float) -> State:
-    state, stale = inflight.reclaim(state, now)
-    if stale is not None:
-        fx.store.append_event(
-            "inflight.reclaimed",
-            kind=stale.kind,
-            pid=stale.pid,
-            charged_usd=round(stale.reserved_usd, 6),
-            session=ctx.payload.session_id,
-        )
-    return state
+    return steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
 
 
 def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> State:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autopilot_codex.paths import project_dir
 
 
 def _state(worktree: Path) -> dict[str, Any]:
-    return json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+    return cast("dict[str, Any]", json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8")))
 
 
 def wait_reviews(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def wait_inflight(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
     while True:
         slot = _state(worktree).get("inflight")
         if slot is not None and slot.get("reserved_usd", 0) > 0:
-            return slot
+            return cast("dict[str, Any]", slot)
         if time.monotonic() > deadline:
             raise AssertionError(f"no review started within {timeout}s")
         time.sleep(0.02)

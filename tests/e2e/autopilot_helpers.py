@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .claude_cli import ClaudeRun
 
@@ -85,7 +85,7 @@ class Autopilot:
         return dirs[0]
 
     def state(self) -> dict[str, Any]:
-        return json.loads((self.project_dir / "state.json").read_text(encoding="utf-8"))
+        return cast("dict[str, Any]", json.loads((self.project_dir / "state.json").read_text(encoding="utf-8")))
 
     def events(self) -> list[dict[str, Any]]:
         path = self.project_dir / "events.jsonl"

@@ -199,6 +199,7 @@ class ClaudeRun:
     @property
     def result(self) -> dict[str, Any] | None:
         """The final ``{"type": "result", ...}`` event, if any."""
+        event: dict[str, Any]
         for event in reversed(self.events):
             if event.get("type") == "result":
                 return event

@@ -9,7 +9,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -36,7 +36,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events(repo: Path) -> list[dict[str, Any]]:
@@ -44,7 +44,7 @@ def events(repo: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def start(repo: Path, manager: FakeOpenAI, capsys, *flags: str) -> None:
+def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], *flags: str) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     code, out = run(capsys, "-C", str(repo), "plan", "build", "the", "thing", *flags)
     assert code == 0, out
@@ -54,7 +54,7 @@ def asks(manager: FakeOpenAI) -> list[LoggedRequest]:
     return manager.requests_for(schema="Consultation")
 
 
-def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys)
     (repo / "file1.txt").write_text("half done\n")
     before = state_of(repo)["budget_used_usd"]
@@ -89,7 +89,7 @@ def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, caps
 
 
 def test_ask_reads_the_question_from_stdin(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setattr(sys, "stdin", io.StringIO("is the --strict flag\nin scope?\n"))
@@ -100,7 +100,7 @@ def test_ask_reads_the_question_from_stdin(
     assert "Suggested plan change" not in out
 
 
-def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> None:
+def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     stop = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
@@ -130,7 +130,7 @@ def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys, monkey
 
 
 def test_ask_refused_by_the_budget_keeps_the_loop_running(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys, "--budget", "0.2")
     before = state_of(repo)
@@ -144,7 +144,7 @@ def test_ask_refused_by_the_budget_keeps_the_loop_running(
     assert events(repo)[-1]["event"] == "ask.refused"
 
 
-def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys)
     for n in range(1, 4):
         manager.enqueue(consultation(), schema="Consultation")
@@ -166,7 +166,7 @@ def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys) 
     ids=["http-500", "invalid-twice"],
 )
 def test_manager_trouble_is_no_answer_and_no_status_change(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, replies: list[Reply], charged: bool
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, replies: list[Reply], charged: bool
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "10")
@@ -184,7 +184,7 @@ def test_manager_trouble_is_no_answer_and_no_status_change(
 
 
 def test_no_loop_and_a_loop_not_running_are_refused(
-    repo: Path, manager: FakeOpenAI, capsys
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = run(capsys, "-C", str(repo), "ask", "a question")
     assert code == 1 and out == (
@@ -198,7 +198,7 @@ def test_no_loop_and_a_loop_not_running_are_refused(
 
 
 def test_another_sessions_loop_is_refused(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "sess-2", "a question")
@@ -211,7 +211,7 @@ def test_another_sessions_loop_is_refused(
     assert run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "mine")[0] == 0
 
 
-def test_a_driver_owned_loop_accepts_any_session(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_a_driver_owned_loop_accepts_any_session(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     store = Store(repo)
     with store.locked():
@@ -224,7 +224,7 @@ def test_a_driver_owned_loop_accepts_any_session(repo: Path, manager: FakeOpenAI
 
 
 def test_an_answer_for_a_loop_stopped_meanwhile_is_not_given(
-    repo: Path, manager: FakeOpenAI, capsys
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys)
     store = Store(repo)
@@ -247,7 +247,7 @@ def test_an_answer_for_a_loop_stopped_meanwhile_is_not_given(
 
 
 def test_costs_come_from_the_loops_settings(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "30000")
     code, out = run(capsys, "-C", str(repo), "ask", "--costs")
@@ -265,7 +265,7 @@ def test_costs_come_from_the_loops_settings(
 
 
 def test_an_ask_interrupted_mid_call_gives_its_reservation_back_charged(
-    repo: Path, manager: FakeOpenAI, capsys
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Ctrl-C (or any failure) while the manager thinks: the reservation goes, and its worst
     case is charged, since whether the call was billed is unknown."""
@@ -289,7 +289,7 @@ def test_an_ask_interrupted_mid_call_gives_its_reservation_back_charged(
     assert after["budget_used_usd"] == pytest.approx(before + interrupted[0]["charged_usd"], abs=1e-6)
 
 
-def test_an_answered_ask_leaves_no_reservation(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_an_answered_ask_leaves_no_reservation(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys)
     manager.enqueue(consultation(), schema="Consultation")
     assert run(capsys, "-C", str(repo), "ask", "a question")[0] == 0

@@ -11,8 +11,9 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -35,8 +36,12 @@ RED = "def test_total_is_right():\n    assert 1 + 1 == 3\n"
 GREEN = "def test_total_is_right():\n    assert 1 + 1 == 2\n"
 
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any]], HookRun]
+
+
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any]) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
@@ -50,7 +55,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, captured.out + captured.err
 
 
-def plan(repo: Path, manager: FakeOpenAI, capsys, *extra: str, body: Any = None) -> str:
+def plan(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], *extra: str, body: Any = None) -> str:
     manager.enqueue(body or plan_body(2), schema="Plan")
     # These tests are about the checks at a verdict: the diff reviews are left out of them.
     args = ["-C", str(repo), "plan", "--session-id", "sess-1", "--review", "off", *extra]
@@ -59,12 +64,12 @@ def plan(repo: Path, manager: FakeOpenAI, capsys, *extra: str, body: Any = None)
     return out
 
 
-def stop(hook, repo: Path, message: str = "All tests pass.") -> dict[str, Any]:
+def stop(hook: Hook, repo: Path, message: str = "All tests pass.") -> dict[str, Any]:
     return hook("Stop", payload("Stop", repo, last_assistant_message=message)).json
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events_of(repo: Path, name: str) -> list[dict[str, Any]]:
@@ -78,7 +83,7 @@ def red_repo(tmp_path: Path) -> Path:
 
 
 def test_a_red_check_overrules_done_and_green_lets_it_through(
-    red_repo: Path, manager: FakeOpenAI, capsys, hook
+    red_repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     out = plan(red_repo, manager, capsys, "--check", PYTEST)
     assert "Checks run by the bridge before it believes done" in out
@@ -113,7 +118,7 @@ def test_a_red_check_overrules_done_and_green_lets_it_through(
 
 
 def test_a_red_check_keeps_the_task_current(
-    red_repo: Path, manager: FakeOpenAI, capsys, hook
+    red_repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     plan(red_repo, manager, capsys, "--check", PYTEST)
     (red_repo / "file1.txt").write_text("one\n")
@@ -128,7 +133,7 @@ def test_a_red_check_keeps_the_task_current(
 
 
 def test_an_unchanged_tree_is_not_checked_again(
-    repo: Path, manager: FakeOpenAI, capsys, hook, tmp_path: Path, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Three blocks without a commit would end the loop (the no-progress guard) before the last.
     monkeypatch.setenv("AUTOPILOT_CODEX_NO_PROGRESS_LIMIT", "10")
@@ -149,7 +154,7 @@ def test_an_unchanged_tree_is_not_checked_again(
 
 
 def test_a_hanging_check_is_stopped_at_its_limit_and_reported(
-    repo: Path, manager: FakeOpenAI, capsys, hook, isolated: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook, isolated: Path
 ) -> None:
     isolated.mkdir(parents=True, exist_ok=True)
     (isolated / "config.json").write_text(
@@ -166,7 +171,7 @@ def test_a_hanging_check_is_stopped_at_its_limit_and_reported(
 
 
 def test_a_check_that_cannot_run_is_a_block_that_counts_towards_the_guards(
-    repo: Path, manager: FakeOpenAI, capsys, hook
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     plan(repo, manager, capsys, "--check", "no-such-tool-here --run")
     reasons = []
@@ -180,7 +185,7 @@ def test_a_check_that_cannot_run_is_a_block_that_counts_towards_the_guards(
 
 
 def test_a_plans_tests_are_never_run(
-    repo: Path, manager: FakeOpenAI, capsys, hook, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path
 ) -> None:
     marker = tmp_path / "user-home" / "MARKER"
     body = {
@@ -201,7 +206,7 @@ def test_a_plans_tests_are_never_run(
 
 
 def test_plan_proposes_a_detected_check_and_does_not_run_it(
-    tmp_path: Path, manager: FakeOpenAI, capsys, hook
+    tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     marker = tmp_path / "MARKER"
     repo = make_repo(tmp_path / "repo", {"Makefile": f"test:\n\ttouch {marker}\n"})
@@ -215,7 +220,7 @@ def test_plan_proposes_a_detected_check_and_does_not_run_it(
 
 
 def test_status_shows_the_last_check_run(
-    red_repo: Path, manager: FakeOpenAI, capsys, hook
+    red_repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     plan(red_repo, manager, capsys, "--check", PYTEST)
     code, out = cli(capsys, "-C", str(red_repo), "status")
@@ -227,7 +232,7 @@ def test_status_shows_the_last_check_run(
     assert PYTEST in line and "FAILED, exit 1 in" in line and " s at 20" in line
 
 
-def test_a_bad_checks_setting_is_refused(repo: Path, capsys, isolated: Path) -> None:
+def test_a_bad_checks_setting_is_refused(repo: Path, capsys: pytest.CaptureFixture[str], isolated: Path) -> None:
     isolated.mkdir(parents=True, exist_ok=True)
     (isolated / "config.json").write_text(json.dumps({"checks": [{"command": ""}]}))
     code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "s", "do it")
@@ -237,7 +242,7 @@ def test_a_bad_checks_setting_is_refused(repo: Path, capsys, isolated: Path) -> 
 # -- ralph ------------------------------------------------------------------------------------
 
 
-def test_ralph_accepts_a_promise_only_on_green_checks(red_repo: Path, capsys, hook) -> None:
+def test_ralph_accepts_a_promise_only_on_green_checks(red_repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     code, out = cli(
         capsys,
         "-C",
@@ -270,7 +275,7 @@ def test_ralph_accepts_a_promise_only_on_green_checks(red_repo: Path, capsys, ho
 
 
 def test_a_stop_typed_during_a_long_check_is_not_kept_waiting(
-    repo: Path, manager: FakeOpenAI, capsys
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import subprocess
 

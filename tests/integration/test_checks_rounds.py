@@ -15,6 +15,7 @@ from autopilot_codex.commands.run import main
 from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import ROOT
+from tests.integration.test_rounds_driver import Script
 
 FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
 
@@ -30,7 +31,7 @@ CHECK = "test -f ok.txt || { echo 'ok.txt is missing'; exit 1; }"
 
 
 @pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
     path = tmp_path / "script.json"
 
     def setup(steps: list[dict[str, Any]]) -> Path:
@@ -50,7 +51,7 @@ def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out.getvalue())
 
 
-def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script) -> None:
+def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script: Script) -> None:
     path = script([READY, EXIT, FIX, EXIT])
     code, record = drive(repo, "--check", CHECK)
     assert (code, record["status"], record["rounds_used"]) == (0, "complete", 4)
@@ -65,7 +66,7 @@ def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script) -
     assert "ok.txt is missing" in prompts[2] and "ok.txt is missing" not in prompts[1]
 
 
-def test_checks_run_only_at_a_verifier_exit(repo: Path, script, tmp_path: Path) -> None:
+def test_checks_run_only_at_a_verifier_exit(repo: Path, script: Script, tmp_path: Path) -> None:
     counter = tmp_path / "runs"
     script([READY, EXIT])
     code, record = drive(repo, "--check", f"echo run >> {shlex.quote(str(counter))}")

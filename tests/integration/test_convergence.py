@@ -4,8 +4,9 @@ one finding the implementer cannot satisfy must not keep a loop running (issue 2
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -22,9 +23,12 @@ from tests.conftest import (
 )
 from tests.fakes.openai_server import FakeOpenAI
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any]], HookRun]
+
 
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any]) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
@@ -38,10 +42,10 @@ def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], m
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
-def busy_turns(repo: Path, hook, turns: int) -> list[dict[str, Any]]:
+def busy_turns(repo: Path, hook: Hook, turns: int) -> list[dict[str, Any]]:
     """An implementer that works at every turn (a new diff, a tool run) and never satisfies
     the manager: the stall guard is reset each turn and no verdict is ever asked for."""
     answers = []
@@ -55,7 +59,7 @@ def busy_turns(repo: Path, hook, turns: int) -> list[dict[str, Any]]:
 
 
 def test_a_manager_repeating_one_unsatisfiable_finding_ends_the_loop(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(*[review_body("fix") for _ in range(40)], schema="Review")
@@ -73,7 +77,7 @@ def test_a_manager_repeating_one_unsatisfiable_finding_ends_the_loop(
     assert state["iteration"] >= 3
 
 
-def committing_turns(repo: Path, hook, turns: int, first: int = 0) -> list[dict[str, Any]]:
+def committing_turns(repo: Path, hook: Hook, turns: int, first: int = 0) -> list[dict[str, Any]]:
     """Like `busy_turns`, but the implementer commits every attempt: progress by the commit
     count, so only the convergence rules can see that the reviews go nowhere."""
     from tests.conftest import git
@@ -91,7 +95,7 @@ def committing_turns(repo: Path, hook, turns: int, first: int = 0) -> list[dict[
 
 
 def ledger_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "findings.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "findings.json").read_text()))
 
 
 def status_text(repo: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -101,7 +105,7 @@ def status_text(repo: Path, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_a_repeated_finding_is_disputed_and_the_loop_pauses_as_not_converging(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(*[review_body("fix") for _ in range(40)], schema="Review")
@@ -142,7 +146,7 @@ def finding(title: str, fid: str | None = None, file: str = "file1.txt") -> dict
 
 
 def test_a_closed_finding_is_gone_from_the_next_prompt_and_a_restated_one_keeps_its_id(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(
@@ -164,7 +168,7 @@ def test_a_closed_finding_is_gone_from_the_next_prompt_and_a_restated_one_keeps_
 
 
 def test_a_finding_on_a_file_the_task_did_not_touch_is_advisory(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(
@@ -180,7 +184,7 @@ def test_a_finding_on_a_file_the_task_did_not_touch_is_advisory(
 
 
 def test_a_forged_ledger_cannot_silence_a_finding(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The implementer rewrites findings.json to call the manager's finding disputed: the
     bridge sets the file aside and the finding is delivered again."""
@@ -199,7 +203,7 @@ def test_a_forged_ledger_cannot_silence_a_finding(
 
 
 def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tests.conftest import git
 
@@ -219,7 +223,7 @@ def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
 
 
 def test_the_verdict_after_a_disputed_finding_sees_it(
-    repo: Path, manager: FakeOpenAI, hook, capsys, monkeypatch: pytest.MonkeyPatch
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Disputed and said again with nothing new: no block, the verdict weighs it."""
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING", "10")
@@ -236,7 +240,7 @@ def test_the_verdict_after_a_disputed_finding_sees_it(
 
 
 def test_a_cached_review_replayed_counts_toward_the_verbatim_limit(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The implementer runs tools but leaves the diff as it is: the review is replayed from
     the cache (no manager call), and the finding still reaches the model at most twice."""
@@ -259,7 +263,7 @@ def test_a_cached_review_replayed_counts_toward_the_verbatim_limit(
 
 
 def test_a_resume_after_not_converging_counts_afresh(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(*[review_body("fix") for _ in range(5)], schema="Review")

@@ -41,7 +41,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def test_a_long_goal_reaches_every_manager_call_whole(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     goal = long_goal()
     assert len(goal) == 6_440
@@ -63,7 +63,7 @@ def test_a_long_goal_reaches_every_manager_call_whole(
 
 
 def test_a_goal_too_long_for_the_prompt_is_refused_before_any_call(
-    repo: Path, manager: FakeOpenAI, capsys, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     spec = tmp_path / "spec.md"
     spec.write_text(long_goal(20_000))
@@ -82,14 +82,14 @@ def test_a_goal_from_stdin(repo: Path, manager: FakeOpenAI) -> None:
     assert LAST in manager.requests[0].prompt_text
 
 
-def test_a_missing_goal_file_is_one_line(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_a_missing_goal_file_is_one_line(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "-C", str(repo), "plan", "--goal-file", "nope.md")
     assert code == 1 and "cannot read the goal file" in out and out.count("\n") == 1
     assert manager.requests == []
 
 
 def test_status_abbreviates_a_long_goal_with_a_marker(
-    repo: Path, manager: FakeOpenAI, capsys, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     spec = tmp_path / "spec.md"
     spec.write_text(long_goal())
@@ -105,7 +105,7 @@ def test_status_abbreviates_a_long_goal_with_a_marker(
     [("--budegt", "--budget"), ("--max-iteratons", "--max-iterations"), ("--reveiw", "--review")],
 )
 def test_a_misspelt_option_is_refused_not_swallowed(
-    repo: Path, manager: FakeOpenAI, capsys, typo: str, meant: str
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], typo: str, meant: str
 ) -> None:
     code, out = run(capsys, "-C", str(repo), "plan", "fix", "it", typo, "3")
     assert code == 1
@@ -113,14 +113,14 @@ def test_a_misspelt_option_is_refused_not_swallowed(
     assert manager.requests == []
 
 
-def test_dashes_in_a_goal_are_kept(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_dashes_in_a_goal_are_kept(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     code, out = run(capsys, "-C", str(repo), "plan", "fix", "the", "--verbose", "flag")
     assert code == 0, out
     assert "fix the --verbose flag" in manager.requests[0].prompt_text
 
 
-def test_double_dash_ends_the_options(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_double_dash_ends_the_options(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     code, out = run(
         capsys, "-C", str(repo), "plan", "--budget", "2", "--", "--budegt", "is", "a", "typo"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -31,8 +32,12 @@ def read_payload(cwd: Path) -> dict[str, Any]:
     return payload("PostToolUse", cwd, tool_name="Read", tool_input={"file_path": "x"})
 
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any] | bytes | str], HookRun]
+
+
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
@@ -48,7 +53,7 @@ def planned(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str])
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events_of(repo: Path) -> list[dict[str, Any]]:
@@ -62,7 +67,7 @@ def events_of(repo: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     "event", ["PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact"]
 )
-def test_no_loop_every_event_is_silent(repo: Path, hook, event: str) -> None:
+def test_no_loop_every_event_is_silent(repo: Path, hook: Hook, event: str) -> None:
     result = hook(
         event,
         payload(event, repo, tool_name="Bash", tool_input={"command": "ls"}, source="compact"),
@@ -84,7 +89,7 @@ def test_launcher_with_no_loop_answers_without_python(repo: Path, event: str) ->
 # -- running loop -----------------------------------------------------------------------------
 
 
-def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     (planned / "file1.txt").write_text("one\n")
     manager.enqueue(review_body("approve"), schema="Review")
     result = hook("PostToolUse", edit_payload(planned))
@@ -97,7 +102,7 @@ def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI
 
 
 def test_edit_fix_blocks_the_next_tool_with_findings(
-    planned: Path, manager: FakeOpenAI, hook
+    planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     (planned / "file1.txt").write_text("wrong\n")
     manager.enqueue(review_body("fix"), schema="Review")
@@ -116,7 +121,7 @@ def test_edit_fix_blocks_the_next_tool_with_findings(
 
 
 def test_edit_reject_blocks_with_revert_instruction(
-    planned: Path, manager: FakeOpenAI, hook
+    planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     (planned / "file1.txt").write_text("bad approach\n")
     manager.enqueue(review_body("reject"), schema="Review")
@@ -128,7 +133,7 @@ def test_edit_reject_blocks_with_revert_instruction(
     assert f"git restore --source={base} --staged --worktree -- file1.txt" in out["reason"]
 
 
-def test_identical_diff_is_never_reviewed_twice(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_identical_diff_is_never_reviewed_twice(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     (planned / "file1.txt").write_text("wrong\n")
     manager.enqueue(review_body("fix"), schema="Review")
     hook("PostToolUse", edit_payload(planned))
@@ -147,7 +152,7 @@ def test_identical_diff_is_never_reviewed_twice(planned: Path, manager: FakeOpen
     assert [e["event"] for e in events_of(planned)][-1] == "review.cached"
 
 
-def test_non_edit_tools_only_count_activity(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_non_edit_tools_only_count_activity(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     result = hook(
         "PostToolUse",
         payload("PostToolUse", planned, tool_name="Read", tool_input={"file_path": "x"}),
@@ -157,13 +162,13 @@ def test_non_edit_tools_only_count_activity(planned: Path, manager: FakeOpenAI, 
     assert state_of(planned)["tool_events"] == 1
 
 
-def test_empty_diff_is_not_reviewed(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_empty_diff_is_not_reviewed(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     assert hook("PostToolUse", edit_payload(planned)).stdout == ""
     wait_reviews(planned)
     assert manager.requests_for(schema="Review") == []
 
 
-def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     # The task is committed: a task advances only on the manager's word and a new commit.
     commit_file(planned, "file1.txt")
     # The Stop reviews the final diff first (edit mode), then asks for the verdict.
@@ -187,7 +192,7 @@ def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI,
 
 @pytest.mark.parametrize(("decision", "status"), [("done", "done"), ("abort", "aborted")])
 def test_stop_terminal_verdicts_allow_with_a_banner(
-    planned: Path, manager: FakeOpenAI, hook, decision: str, status: str
+    planned: Path, manager: FakeOpenAI, hook: Hook, decision: str, status: str
 ) -> None:
     manager.enqueue(verdict_body(decision), schema="Verdict")
     out = hook("Stop", payload("Stop", planned)).json
@@ -211,7 +216,7 @@ def test_stop_terminal_verdicts_allow_with_a_banner(
     ids=["500", "quota", "auth", "invalid"],
 )
 def test_manager_trouble_pauses_and_never_blocks(
-    planned: Path, manager: FakeOpenAI, hook, reply: Reply, monkeypatch
+    planned: Path, manager: FakeOpenAI, hook: Hook, reply: Reply, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "3")
     manager.enqueue(*[reply] * 4, schema="Verdict")
@@ -223,7 +228,7 @@ def test_manager_trouble_pauses_and_never_blocks(
     assert state["stop_reason"].startswith("manager unavailable")
 
 
-def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenAI, hook) -> None:
+def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
     before = state_of(planned)
     (planned / "file1.txt").write_text("x\n")
     for event, data in [
@@ -237,7 +242,7 @@ def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenA
 
 
 def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     main(["-C", str(repo), "plan", "goal"])
@@ -256,7 +261,7 @@ def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     assert state_of(repo)["iteration"] == 0
 
 
-def test_stopped_loop_hooks_are_noops(planned: Path, manager: FakeOpenAI, hook, capsys) -> None:
+def test_stopped_loop_hooks_are_noops(planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(planned), "stop", "enough"]) == 0
     capsys.readouterr()
     assert hook("Stop", payload("Stop", planned)).stdout == ""
@@ -264,14 +269,14 @@ def test_stopped_loop_hooks_are_noops(planned: Path, manager: FakeOpenAI, hook, 
     assert state_of(planned)["stop_reason"] == "enough"
 
 
-def test_session_start_after_compaction_reinjects_the_task(planned: Path, hook) -> None:
+def test_session_start_after_compaction_reinjects_the_task(planned: Path, hook: Hook) -> None:
     out = hook("SessionStart", payload("SessionStart", planned, source="compact")).json
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "Task T1 (1/2)" in out["hookSpecificOutput"]["additionalContext"]
     assert hook("SessionStart", payload("SessionStart", planned, source="startup")).stdout == ""
 
 
-def test_pretooluse_denies_a_force_push(planned: Path, hook) -> None:
+def test_pretooluse_denies_a_force_push(planned: Path, hook: Hook) -> None:
     data = payload(
         "PreToolUse",
         planned,
@@ -283,7 +288,7 @@ def test_pretooluse_denies_a_force_push(planned: Path, hook) -> None:
     assert "force-push" in out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
-def test_pretooluse_allows_ordinary_commands(planned: Path, hook) -> None:
+def test_pretooluse_allows_ordinary_commands(planned: Path, hook: Hook) -> None:
     data = payload(
         "PreToolUse",
         planned,
@@ -303,7 +308,7 @@ def test_pretooluse_allows_ordinary_commands(planned: Path, hook) -> None:
 )
 @pytest.mark.parametrize("event", ["PostToolUse", "Stop", "PreToolUse"])
 def test_garbage_stdin_never_blocks(
-    planned: Path, hook, monkeypatch, raw: bytes, event: str
+    planned: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch, raw: bytes, event: str
 ) -> None:
     monkeypatch.chdir(planned)
     result = hook(event, raw)
@@ -315,13 +320,13 @@ def test_garbage_stdin_never_blocks(
     assert state_of(planned)["status"] == "running"
 
 
-def test_missing_fields_are_harmless(planned: Path, hook, manager: FakeOpenAI) -> None:
+def test_missing_fields_are_harmless(planned: Path, hook: Hook, manager: FakeOpenAI) -> None:
     result = hook("Stop", {"cwd": str(planned)})
     assert (result.code, result.stdout) == (0, "")
     assert len(manager.requests) == 1
 
 
-def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook) -> None:
+def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook: Hook) -> None:
     state_path = project_dir(planned) / "state.json"
     state_path.write_text('{"status": "running", "goal": ')
     out = hook("Stop", payload("Stop", planned)).json
@@ -336,7 +341,7 @@ def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook) 
     assert "rails stay on until you run autopilot-codex stop" in out["systemMessage"]
 
 
-def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook) -> None:
+def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook: Hook) -> None:
     state_path = project_dir(planned) / "state.json"
     data = json.loads(state_path.read_text())
     data["iteration"] = "many"
@@ -345,7 +350,7 @@ def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook) -> No
     assert "iteration" in out["systemMessage"]
 
 
-def test_lock_timeout_answers_without_blocking(planned: Path, hook, monkeypatch) -> None:
+def test_lock_timeout_answers_without_blocking(planned: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_LOCK_TIMEOUT_S", "0.2")
     store = Store(planned)
     with store.locked():
@@ -364,7 +369,7 @@ def test_launcher_runs_the_bridge_for_a_running_loop(planned: Path, manager: Fak
 
 
 def test_a_broken_config_keeps_the_rails_on_and_says_so(
-    planned: Path, hook, isolated: Path
+    planned: Path, hook: Hook, isolated: Path
 ) -> None:
     (isolated / "config.json").write_text("{broken")
     data = payload(
@@ -376,7 +381,7 @@ def test_a_broken_config_keeps_the_rails_on_and_says_so(
 
 
 def test_precompact_then_stop_is_allowed_without_a_manager_call(
-    planned: Path, manager: FakeOpenAI, hook
+    planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     assert hook("PreCompact", payload("PreCompact", planned, trigger="auto")).stdout == ""
     assert hook("Stop", payload("Stop", planned)).stdout == ""
@@ -386,7 +391,7 @@ def test_precompact_then_stop_is_allowed_without_a_manager_call(
 
 
 def test_a_review_failing_in_the_background_is_redone_at_the_stop(
-    planned: Path, manager: FakeOpenAI, hook, monkeypatch
+    planned: Path, manager: FakeOpenAI, hook: Hook, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "2")
     (planned / "file1.txt").write_text("x\n")
@@ -405,7 +410,7 @@ def test_a_review_failing_in_the_background_is_redone_at_the_stop(
 
 
 def test_the_plan_is_read_only_by_hooks_that_need_it(
-    planned: Path, manager: FakeOpenAI, hook
+    planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     plan_file = project_dir(planned) / "plan.json"
     assert json.loads(plan_file.read_text())["tasks"][0]["id"] == "T1"
@@ -421,7 +426,7 @@ def test_the_plan_is_read_only_by_hooks_that_need_it(
 
 
 def test_a_failed_tool_counts_as_work_and_is_never_reviewed(
-    planned: Path, manager: FakeOpenAI, hook
+    planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     edit_state(planned, idle_stop_blocks=2)
     (planned / "file1.txt").write_text("x\n")

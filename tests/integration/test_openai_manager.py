@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import socket
 import time
+from typing import Any, cast
 
 import pytest
+from pydantic import BaseModel
 
 from autopilot_codex.config import Config
 from autopilot_codex.manager.openai_backend import OpenAIManager
@@ -39,7 +41,7 @@ def make(api: str = "responses", timeout: float = 10.0) -> OpenAIManager:
     ],
 )
 def test_valid_answers_parse_and_cost(
-    manager: FakeOpenAI, api: str, schema: type, body: dict
+    manager: FakeOpenAI, api: str, schema: type[BaseModel], body: dict[str, Any]
 ) -> None:
     manager.enqueue(body)
     outcome = make(api).ask(schema, "instructions", "prompt")
@@ -47,13 +49,14 @@ def test_valid_answers_parse_and_cost(
     assert outcome.value == schema.model_validate(body)
     assert outcome.cost_usd == pytest.approx(ATTEMPT)
     request = manager.requests[0]
+    sent = cast("dict[str, Any]", request.body)
     assert request.schema_name == schema.__name__
     assert request.api == api
     # Strict structured output, as the SDK sends it.
     fmt = (
-        request.body["text"]["format"]
+        sent["text"]["format"]
         if api == "responses"
-        else request.body["response_format"]["json_schema"]
+        else sent["response_format"]["json_schema"]
     )
     assert fmt["strict"] is True
 
@@ -135,7 +138,7 @@ def test_corrective_retry_can_succeed(manager: FakeOpenAI) -> None:
     ],
 )
 def test_transient_failures_retry_within_the_deadline(
-    manager: FakeOpenAI, replies: list, ok: bool, attempts: int
+    manager: FakeOpenAI, replies: list[Any], ok: bool, attempts: int
 ) -> None:
     manager.enqueue(*replies)
     outcome = make().ask(Review, "i", "p")
@@ -201,7 +204,7 @@ def test_the_suite_cannot_reach_beyond_loopback() -> None:
 # -- answers that fit the schema but say nothing ------------------------------------------------
 
 
-def _plan_with(**fields: object) -> dict:
+def _plan_with(**fields: object) -> dict[str, Any]:
     body = plan_body(2)
     body["tasks"][1].update(fields)
     return body
@@ -222,7 +225,7 @@ def _plan_with(**fields: object) -> dict:
     ids=["fix", "reject", "no-tasks", "title", "ids", "acceptance", "reason"],
 )
 def test_an_empty_answer_gets_a_corrective_retry_naming_what_was_empty(
-    manager: FakeOpenAI, api: str, schema: type, empty: dict, named: str
+    manager: FakeOpenAI, api: str, schema: type[BaseModel], empty: dict[str, Any], named: str
 ) -> None:
     manager.enqueue(empty, empty)
     outcome = make(api).ask(schema, "instructions", "prompt")
@@ -345,9 +348,10 @@ def test_the_probe_sees_a_server_that_honours_the_schema(manager: FakeOpenAI) ->
     assert result.honoured and result.answered, result.detail
     assert len(manager.requests) == 1
     request = manager.requests[0]
+    sent = cast("dict[str, Any]", request.body)
     assert request.schema_name == "Probe"
-    assert request.body["response_format"]["json_schema"]["strict"] is True
-    assert request.body["max_completion_tokens"] == 200
+    assert sent["response_format"]["json_schema"]["strict"] is True
+    assert sent["max_completion_tokens"] == 200
     assert "honoured" in result.line
 
 

@@ -56,7 +56,7 @@ def unreadable_state(planned: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 
 def test_an_unreadable_state_is_left_alone_and_named(
-    unreadable_state: Path, repo: Path, capsys
+    unreadable_state: Path, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = run(capsys, "-C", str(repo), "status")
     assert code == 1
@@ -68,7 +68,7 @@ def test_an_unreadable_state_is_left_alone_and_named(
 
 
 def test_a_hook_on_an_unreadable_state_does_not_block_or_move_it(
-    unreadable_state: Path, repo: Path, capsys, monkeypatch
+    unreadable_state: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answer = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
     assert answer.code == 0
@@ -79,7 +79,7 @@ def test_a_hook_on_an_unreadable_state_does_not_block_or_move_it(
 
 
 def test_an_unwritable_state_directory_is_one_line(
-    planned: Path, repo: Path, capsys, monkeypatch
+    planned: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     planned.chmod(0o500)
     if ROOT_USER:
@@ -100,7 +100,7 @@ def test_an_unwritable_state_directory_is_one_line(
     assert out.count("\n") == 1 and "internal error" not in out
 
 
-def test_a_broken_state_file_is_described_once(planned: Path, repo: Path, capsys) -> None:
+def test_a_broken_state_file_is_described_once(planned: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (planned / "state.json").write_text('{"goal": "unterminated')
     code, out = run(capsys, "-C", str(repo), "status")
     assert code == 1

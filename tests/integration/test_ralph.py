@@ -8,20 +8,26 @@ cancel (4), completion read from the wrong place (5), compaction loops (9).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
 from tests.conftest import HookRun, payload, run_hook_inproc
+from tests.fakes.openai_server import FakeOpenAI
 
 PROMISE = "<promise>ALL GREEN</promise>"
 
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any] | bytes | str], HookRun]
+
+
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
@@ -36,7 +42,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def start(
-    repo: Path, capsys, *extra: str, session: str | None = "sess-1", words: bool = True
+    repo: Path, capsys: pytest.CaptureFixture[str], *extra: str, session: str | None = "sess-1", words: bool = True
 ) -> str:
     argv = ["-C", str(repo), "ralph", "--completion-promise", "ALL GREEN", *extra]
     if session is not None:
@@ -48,26 +54,26 @@ def start(
     return out
 
 
-def stop(hook, repo: Path, message: str = "Still working.", session: str = "sess-1", **extra: Any) -> HookRun:
+def stop(hook: Hook, repo: Path, message: str = "Still working.", session: str = "sess-1", **extra: Any) -> HookRun:
     return hook("Stop", payload("Stop", repo, session, last_assistant_message=message, **extra))
 
 
-def tool(hook, repo: Path, session: str = "sess-1", event: str = "PostToolUse") -> HookRun:
+def tool(hook: Hook, repo: Path, session: str = "sess-1", event: str = "PostToolUse") -> HookRun:
     return hook(event, payload(event, repo, session, tool_name="Bash", tool_input={"command": "pytest"}))
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def result_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "last.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "last.json").read_text()))
 
 
 # -- the loop ---------------------------------------------------------------------------------
 
 
-def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys) -> None:
+def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = start(repo, capsys)
     assert "ralph loop started: iteration 1/50" in out
     assert "<promise>ALL GREEN</promise>" in out
@@ -83,7 +89,7 @@ def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys) -> None
     assert (data["style"], data["ralph"]["prompt"]) == ("ralph", "Make the tests pass.")
 
 
-def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys, tmp_path: Path) -> None:
+def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     long = tmp_path / "prompt.md"
     long.write_text("word\n" * 400)
     start(repo, capsys, "--prompt-file", str(long), words=False)
@@ -93,7 +99,7 @@ def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys, tmp_
     assert state_of(repo)["ralph"]["prompt"] == ("word\n" * 400).strip()
 
 
-def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys, hook) -> None:
+def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     result = stop(hook, repo)
     answer = result.json
@@ -108,7 +114,7 @@ def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys, ho
     assert (state_of(repo)["iteration"], "iteration" in state_of(repo)["ralph"]) == (2, False)
 
 
-def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys, hook) -> None:
+def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     tool(hook, repo)
     assert stop(hook, repo).json["decision"] == "block"
@@ -129,7 +135,7 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys, hook) 
     assert stop(hook, repo).stdout == ""
 
 
-def test_the_iteration_cap_lets_the_session_end(repo: Path, capsys, hook) -> None:
+def test_the_iteration_cap_lets_the_session_end(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys, "--max-iterations", "2")
     assert stop(hook, repo).json["decision"] == "block"
     tool(hook, repo)
@@ -140,7 +146,7 @@ def test_the_iteration_cap_lets_the_session_end(repo: Path, capsys, hook) -> Non
     assert result_of(repo)["why"] == "max_iterations"
 
 
-def test_unlimited_needs_a_budget(repo: Path, capsys) -> None:
+def test_unlimited_needs_a_budget(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = cli(capsys, "-C", str(repo), "ralph", "--max-iterations", "0", "p")
     assert code == 1 and "needs a budget" in out
     assert not active_marker(repo).exists()
@@ -148,7 +154,7 @@ def test_unlimited_needs_a_budget(repo: Path, capsys) -> None:
     assert state_of(repo)["max_iterations"] == 0
 
 
-def test_refused_while_a_loop_runs_here(repo: Path, capsys) -> None:
+def test_refused_while_a_loop_runs_here(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, capsys)
     code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "s2", "other")
     assert code == 1 and "a ralph loop is already running here" in out
@@ -157,7 +163,7 @@ def test_refused_while_a_loop_runs_here(repo: Path, capsys) -> None:
     assert state_of(repo)["goal"] == "Make the tests pass."
 
 
-def test_corrupt_state_never_blocks(repo: Path, capsys, hook) -> None:
+def test_corrupt_state_never_blocks(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     (project_dir(repo) / "state.json").write_text("{not json")
     result = stop(hook, repo)
@@ -174,7 +180,7 @@ def test_corrupt_state_never_blocks(repo: Path, capsys, hook) -> None:
 # -- peers §3.1: a chain of blocks never wedges the session ------------------------------------
 
 
-def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys, hook) -> None:
+def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     blocks = 0
     active = False
@@ -190,7 +196,7 @@ def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
-def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys, hook, event: str) -> None:
+def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, event: str) -> None:
     start(repo, capsys)
     for _ in range(6):
         assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
@@ -201,7 +207,7 @@ def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys, hook, 
 # -- peers §3.2: the loop belongs to one session -------------------------------------------------
 
 
-def test_another_sessions_hooks_are_no_ops(repo: Path, capsys, hook) -> None:
+def test_another_sessions_hooks_are_no_ops(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     before = state_of(repo)
     assert stop(hook, repo, session="sess-2").stdout == ""
@@ -211,7 +217,7 @@ def test_another_sessions_hooks_are_no_ops(repo: Path, capsys, hook) -> None:
 
 @pytest.mark.parametrize("setup_session", [None, "null", ""])
 def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
-    repo: Path, capsys, hook, setup_session: str | None
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, setup_session: str | None
 ) -> None:
     # claude-plugins-official#746 (`session_id` empty at setup), #436 (the string "null").
     start(repo, capsys, session=setup_session)
@@ -227,7 +233,7 @@ def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     assert state_of(repo)["iteration"] == 2
 
 
-def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys, hook) -> None:
+def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys, session=None)
     data = payload("Stop", repo, last_assistant_message="x")
     del data["session_id"]
@@ -238,7 +244,7 @@ def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys, hook) -> None
 # -- peers §3.4: cancel cancels ------------------------------------------------------------------
 
 
-def test_cancel_then_the_next_stop_allows(repo: Path, capsys, hook) -> None:
+def test_cancel_then_the_next_stop_allows(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     assert stop(hook, repo).json["decision"] == "block"
     code, out = cli(capsys, "-C", str(repo), "cancel")
@@ -253,7 +259,7 @@ def test_cancel_then_the_next_stop_allows(repo: Path, capsys, hook) -> None:
     assert "nothing to cancel" in out
 
 
-def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys, hook) -> None:
+def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     # oh-my-claudecode#2085: the hook wrote the state back after the user deleted it.
     start(repo, capsys)
     (project_dir(repo) / "state.json").unlink()
@@ -262,7 +268,7 @@ def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys, hook) ->
     assert not (project_dir(repo) / "state.json").exists()
 
 
-def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys) -> None:
+def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from autopilot_codex.rounds.hold import hold
 
     with hold(repo, "g", "run-1", 2):
@@ -274,7 +280,7 @@ def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys) -> 
 # -- peers §3.5: completion is read from the last message, never the transcript ------------------
 
 
-def test_the_transcript_tail_is_never_read(repo: Path, capsys, hook, tmp_path: Path) -> None:
+def test_the_transcript_tail_is_never_read(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path) -> None:
     # claude-plugins-official#1682: the transcript may not be flushed when Stop fires.
     transcript = tmp_path / "t.jsonl"
     line = {"type": "assistant", "message": {"content": [{"type": "text", "text": PROMISE}]}}
@@ -286,7 +292,7 @@ def test_the_transcript_tail_is_never_read(repo: Path, capsys, hook, tmp_path: P
 
 
 @pytest.mark.parametrize("message", ["", "ALL GREEN", "I will not say <promise>ALL GREEN</promise>."])
-def test_no_false_completion_through_the_hook(repo: Path, capsys, hook, message: str) -> None:
+def test_no_false_completion_through_the_hook(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, message: str) -> None:
     # claude-code#30625 (tool_use-only final message), #81827 (bare word), a negated mention.
     start(repo, capsys)
     assert stop(hook, repo, message).json["decision"] == "block"
@@ -295,7 +301,7 @@ def test_no_false_completion_through_the_hook(repo: Path, capsys, hook, message:
 # -- peers §3.9: compaction never loops ----------------------------------------------------------
 
 
-def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys, hook) -> None:
+def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     assert stop(hook, repo).json["decision"] == "block"
     assert hook("PreCompact", payload("PreCompact", repo, trigger="auto")).stdout == ""
@@ -307,12 +313,12 @@ def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys, hook) 
     assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
 
 
-def test_a_plain_session_start_injects_nothing(repo: Path, capsys, hook) -> None:
+def test_a_plain_session_start_injects_nothing(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
     start(repo, capsys)
     assert hook("SessionStart", payload("SessionStart", repo, source="startup")).stdout == ""
 
 
-def test_refused_while_an_autopilot_loop_runs(repo: Path, capsys, manager) -> None:
+def test_refused_while_an_autopilot_loop_runs(repo: Path, capsys: pytest.CaptureFixture[str], manager: FakeOpenAI) -> None:
     from tests.conftest import plan_body
 
     manager.enqueue(plan_body(1), schema="Plan")

@@ -22,7 +22,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_ralph import PROMISE, hook, start, stop  # noqa: F401 - fixture
+from tests.integration.test_ralph import PROMISE, Hook, hook, start, stop  # noqa: F401 - fixture
 from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, script  # noqa: F401
 
 SCRIPT = "<script>alert(1)</script>"
@@ -83,7 +83,7 @@ def build(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tup
 
 
 def test_an_autopilot_loop(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     goal = ["write", "two", "files", SCRIPT, ONLOAD, TEXTAREA]
@@ -147,7 +147,7 @@ def test_an_autopilot_loop(
     assert "done" in said
 
 
-def test_a_ralph_loop(repo: Path, capsys, hook, tmp_path: Path) -> None:  # noqa: F811
+def test_a_ralph_loop(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path) -> None:  # noqa: F811
     start(repo, capsys)
     stop(hook, repo, message="Still working.")
     r = stop(hook, repo, message=f"All done.\n{PROMISE}")
@@ -160,7 +160,7 @@ def test_a_ralph_loop(repo: Path, capsys, hook, tmp_path: Path) -> None:  # noqa
     assert "ralph.continue" in text and "ralph.done" in text
 
 
-def test_a_rounds_run(repo: Path, script: Script, capsys, tmp_path: Path) -> None:  # noqa: F811
+def test_a_rounds_run(repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:  # noqa: F811
     script([{**READY, "commit": f"add hello {SCRIPT}"}, EXIT])
     code, record = drive(repo, goal=f"greet {TEXTAREA}")
     assert code == 0, record
@@ -172,12 +172,12 @@ def test_a_rounds_run(repo: Path, script: Script, capsys, tmp_path: Path) -> Non
     assert "round 1" in {h.strip() for h in page.text}  # the commit is grouped by its round
 
 
-def test_no_loop_is_a_plain_error(repo: Path, capsys) -> None:
+def test_no_loop_is_a_plain_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(repo), "report"]) == 1
     assert "no loop" in capsys.readouterr().out
 
 
-def test_open_without_a_browser_says_so(repo: Path, capsys, monkeypatch, tmp_path: Path) -> None:
+def test_open_without_a_browser_says_so(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     (folder / "events.jsonl").write_text(
@@ -197,7 +197,7 @@ def test_open_without_a_browser_says_so(repo: Path, capsys, monkeypatch, tmp_pat
     assert (folder / "report.html").exists()
 
 
-def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys, tmp_path: Path) -> None:
+def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     (folder / "state.json").write_text(
@@ -215,7 +215,7 @@ def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys, tmp_path: Pa
     assert_inert(parse(html))
 
 
-def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys, tmp_path: Path) -> None:
+def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """state.json is the implementer's to write in an unguarded loop: its base_sha must not
     become `git log --output=FILE`."""
     folder = project_dir(repo)
@@ -234,7 +234,7 @@ def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys, tmp_path:
 
 
 def test_a_fifo_or_a_link_in_the_loop_folder_is_not_read(
-    repo: Path, capsys, tmp_path: Path
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     import os
 

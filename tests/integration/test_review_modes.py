@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +24,19 @@ from tests.conftest import (
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reviews import wait_reviews
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any]], HookRun]
+
 
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any]) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
     return run
 
 
-def start(repo: Path, manager: FakeOpenAI, capsys, mode: str) -> None:
+def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--review", mode, "--session-id", "sess-1", "goal"]) == 0
     capsys.readouterr()
@@ -46,7 +50,7 @@ def reviews(manager: FakeOpenAI) -> int:
     return len(manager.requests_for(schema="Review"))
 
 
-def test_edit_mode_reviews_each_edit(repo: Path, manager: FakeOpenAI, hook, capsys) -> None:
+def test_edit_mode_reviews_each_edit(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys, "edit")
     for n in (1, 2):
         (repo / "file1.txt").write_text(f"v{n}\n")
@@ -60,7 +64,7 @@ def test_edit_mode_reviews_each_edit(repo: Path, manager: FakeOpenAI, hook, caps
 
 
 def test_commit_mode_reviews_only_after_a_commit(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "commit")
     (repo / "file1.txt").write_text("v1\n")
@@ -80,7 +84,7 @@ def test_commit_mode_reviews_only_after_a_commit(
     assert reviews(manager) == 1
 
 
-def test_stop_mode_reviews_then_judges(repo: Path, manager: FakeOpenAI, hook, capsys) -> None:
+def test_stop_mode_reviews_then_judges(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys, "stop")
     (repo / "file1.txt").write_text("v1\n")
     hook("PostToolUse", edit_payload(repo))
@@ -94,7 +98,7 @@ def test_stop_mode_reviews_then_judges(repo: Path, manager: FakeOpenAI, hook, ca
 
 
 def test_stop_mode_fix_blocks_without_a_verdict(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     (repo / "file1.txt").write_text("wrong\n")
@@ -109,7 +113,7 @@ def test_stop_mode_fix_blocks_without_a_verdict(
     assert state["idle_stop_blocks"] == 1
 
 
-def test_off_mode_only_judges(repo: Path, manager: FakeOpenAI, hook, capsys) -> None:
+def test_off_mode_only_judges(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
     start(repo, manager, capsys, "off")
     (repo / "file1.txt").write_text("v1\n")
     hook("PostToolUse", edit_payload(repo))
@@ -120,7 +124,7 @@ def test_off_mode_only_judges(repo: Path, manager: FakeOpenAI, hook, capsys) -> 
 
 
 def test_environment_overrides_the_mode_chosen_at_plan_time(
-    repo: Path, manager: FakeOpenAI, hook, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys, "edit")
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW", "off")
@@ -131,7 +135,7 @@ def test_environment_overrides_the_mode_chosen_at_plan_time(
 
 
 def test_secrets_and_state_never_reach_the_manager(
-    repo: Path, manager: FakeOpenAI, hook, capsys, monkeypatch, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # State home inside the repository: its files must still never be diffed or sent.
     monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(repo / ".autopilot-state"))
@@ -152,7 +156,7 @@ def test_secrets_and_state_never_reach_the_manager(
 
 
 def test_oversized_diffs_are_summarised_within_the_cap(
-    repo: Path, manager: FakeOpenAI, hook, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "8000")
     start(repo, manager, capsys, "edit")
@@ -168,7 +172,7 @@ def test_oversized_diffs_are_summarised_within_the_cap(
 
 
 def test_hook_from_a_subdirectory_finds_the_loop(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "edit")
     sub = repo / "pkg" / "deep"
@@ -178,7 +182,7 @@ def test_hook_from_a_subdirectory_finds_the_loop(
 
 
 def test_hook_from_a_non_git_directory_is_silent(
-    repo: Path, manager: FakeOpenAI, hook, capsys, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     start(repo, manager, capsys, "edit")
     elsewhere = tmp_path / "not-a-repo"

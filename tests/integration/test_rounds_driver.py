@@ -148,7 +148,7 @@ def test_the_manager_must_also_say_done(repo: Path, script: Script) -> None:
     from autopilot_codex.rounds.driver import RunOptions, run
     from autopilot_codex.rounds.view import PlainView
 
-    answers = [BridgeError("connection refused"), False, True]
+    answers: list[BridgeError | bool] = [BridgeError("connection refused"), False, True]
     seen: list[str] = []
 
     def manager(worktree: Path, base: str) -> bool:

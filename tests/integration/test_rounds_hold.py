@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -53,7 +53,7 @@ def answers(path: Path) -> list[dict[str, Any]]:
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:

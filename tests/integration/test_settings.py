@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -28,13 +29,13 @@ def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -
     assert code == 0, out
 
 
-def state_json(repo: Path) -> dict[str, object]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+def state_json(repo: Path) -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "Infinity", "0", "-1", "1e309"])
 def test_plan_refuses_a_budget_that_is_no_cap(
-    repo: Path, manager: FakeOpenAI, capsys, value: str
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
     code, out = run(capsys, "-C", str(repo), "plan", "build", "it", f"--budget={value}")
     assert code == 1
@@ -46,7 +47,7 @@ def test_plan_refuses_a_budget_that_is_no_cap(
 
 @pytest.mark.parametrize("value", ["nan", "Infinity", "-5", "abc"])
 def test_plan_refuses_a_bad_budget_from_the_environment(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch, value: str
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_BUDGET_USD", value)
     code, out = run(capsys, "-C", str(repo), "plan", "build", "it")
@@ -56,7 +57,7 @@ def test_plan_refuses_a_bad_budget_from_the_environment(
 
 
 def test_plan_refuses_a_nan_in_the_config_file(
-    repo: Path, manager: FakeOpenAI, capsys, isolated: Path
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], isolated: Path
 ) -> None:
     isolated.mkdir(parents=True, exist_ok=True)
     # Python's json reads the non-standard NaN literal: the range check must catch it.
@@ -82,7 +83,7 @@ def test_a_whole_number_setting_refuses_a_fraction() -> None:
 
 
 def test_resume_refuses_a_non_finite_or_negative_budget(
-    repo: Path, manager: FakeOpenAI, capsys
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys)
     assert run(capsys, "-C", str(repo), "stop")[0] == 0
@@ -96,7 +97,7 @@ def test_resume_refuses_a_non_finite_or_negative_budget(
 
 
 def test_a_hook_refuses_a_state_whose_budget_is_not_finite(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys)
     path = project_dir(repo) / "state.json"
@@ -111,7 +112,7 @@ def test_a_hook_refuses_a_state_whose_budget_is_not_finite(
 
 
 def test_a_hook_ignores_a_bad_budget_in_its_environment(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setenv("AUTOPILOT_CODEX_BUDGET_USD", "Infinity")
@@ -148,7 +149,7 @@ def test_a_bad_value_falls_back_to_the_next_source_not_the_default(isolated: Pat
 
 
 def test_the_loop_keeps_what_it_was_planned_with(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_API", "chat")
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "30")
@@ -171,7 +172,7 @@ def test_the_loop_keeps_what_it_was_planned_with(
 
 
 def test_the_plan_output_cap_is_its_own_setting(
-    repo: Path, manager: FakeOpenAI, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS", "3000")
     monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "5000")

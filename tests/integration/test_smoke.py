@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from autopilot_codex.cli import main
 from tests.conftest import (
     edit_payload,
@@ -16,7 +18,7 @@ from tests.conftest import (
 from tests.fakes.openai_server import FakeOpenAI
 
 
-def test_full_loop(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> None:
+def test_full_loop(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "write", "two", "files"]) == 0
     out = capsys.readouterr().out

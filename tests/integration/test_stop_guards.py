@@ -5,8 +5,9 @@ is measured from the last verdict's commit, not the loop's base."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -23,27 +24,30 @@ from tests.conftest import (
 )
 from tests.fakes.openai_server import FakeOpenAI
 
+# The in-process hook runner the `hook` fixture gives.
+Hook = Callable[[str, dict[str, Any]], HookRun]
+
 
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any]) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
     return run
 
 
-def start(repo: Path, manager: FakeOpenAI, capsys, mode: str) -> None:
+def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--review", mode, "--session-id", "sess-1", "goal"]) == 0
     capsys.readouterr()
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def test_a_cached_blocking_review_at_a_stop_counts_toward_the_stall_guard(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     (repo / "file1.txt").write_text("wrong\n")
@@ -58,7 +62,7 @@ def test_a_cached_blocking_review_at_a_stop_counts_toward_the_stall_guard(
 
 
 def test_a_stop_mode_stop_on_an_empty_diff_asks_for_the_verdict(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
     manager.enqueue(verdict_body("continue"), schema="Verdict")
@@ -70,7 +74,7 @@ def test_a_stop_mode_stop_on_an_empty_diff_asks_for_the_verdict(
 
 
 def test_no_progress_counts_from_the_last_verdicts_commit(
-    repo: Path, manager: FakeOpenAI, hook, capsys
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "off")
     (repo / "file1.txt").write_text("one\n")

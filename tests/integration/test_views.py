@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def event(name: str, **fields: object) -> str:
 # -- logs ---------------------------------------------------------------------------------------
 
 
-def test_logs_reads_the_ledger_as_lines_and_json(repo: Path, capsys) -> None:
+def test_logs_reads_the_ledger_as_lines_and_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     ledger = folder / "events.jsonl"
@@ -55,7 +56,7 @@ def test_logs_reads_the_ledger_as_lines_and_json(repo: Path, capsys) -> None:
     assert [json.loads(x)["extra"] for x in out.splitlines()] == [{"x": 1}]
 
 
-def test_logs_of_an_empty_ledger_says_so(repo: Path, capsys) -> None:
+def test_logs_of_an_empty_ledger_says_so(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(capsys, "-C", str(repo), "logs") == (
         0,
         "The ledger is empty: no loop has run here yet.\n",
@@ -66,7 +67,7 @@ def test_follow_a_growing_truncated_and_rotated_file(tmp_path: Path) -> None:
     """Driven by a bounded number of polls: each `sleep` is where the loop writes next."""
     path = tmp_path / "events.jsonl"
     seen: list[str] = []
-    steps = [
+    steps: list[Callable[[], object]] = [
         lambda: path.write_text(event("one")),  # created after the follower started
         lambda: _append(path, event("two") + '{"ts": "x", "event": "thr'),  # a torn line
         lambda: _append(path, 'ee"}\n'),  # ... completed
@@ -91,12 +92,12 @@ def _rotate(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def test_logs_follow_prints_new_lines_and_ctrl_c_exits_130(repo: Path, capsys, monkeypatch) -> None:
+def test_logs_follow_prints_new_lines_and_ctrl_c_exits_130(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     ledger = folder / "events.jsonl"
     ledger.write_text(event("plan"))
-    polls = iter([lambda: _append(ledger, event("resume")), lambda: None])
+    polls: Iterator[Callable[[], object]] = iter([lambda: _append(ledger, event("resume")), lambda: None])
 
     def sleep(_: float) -> None:
         step = next(polls, None)
@@ -136,7 +137,7 @@ def plant(home: Path, worktree: Path, status: str, age_days: float, now: float) 
     return folder
 
 
-def test_loops_lists_every_loop_newest_first(isolated: Path, tmp_path: Path, capsys) -> None:
+def test_loops_lists_every_loop_newest_first(isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     now = time.time()
     plant(isolated, tmp_path / "old", "done", 10, now)
     plant(isolated, tmp_path / "new", "running", 1, now)
@@ -191,7 +192,7 @@ def test_prune_follows_no_symlink(isolated: Path, tmp_path: Path) -> None:
 
 
 def test_prune_never_touches_a_loop_that_started_meanwhile(
-    isolated: Path, tmp_path: Path, monkeypatch
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = time.time()
     folder = plant(isolated, tmp_path / "a", "done", 10, now)
@@ -223,7 +224,7 @@ def test_ages() -> None:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_completion_scripts_parse(shell: str, capsys, tmp_path: Path) -> None:
+def test_completion_scripts_parse(shell: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out = cli(capsys, "completion", shell)
     assert code == 0
     for word in ("report", "logs", "loops", "older-than", "implementer", "review"):
@@ -237,7 +238,7 @@ def test_completion_scripts_parse(shell: str, capsys, tmp_path: Path) -> None:
     assert check.returncode == 0, check.stderr
 
 
-def test_bash_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> None:
+def test_bash_completion_completes_verbs_and_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     _, out = cli(capsys, "completion", "bash")
     script = tmp_path / "c.bash"
     script.write_text(out)
@@ -259,7 +260,7 @@ def test_bash_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> 
 # -- --json -------------------------------------------------------------------------------------
 
 
-def test_plan_json(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_plan_json(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     code, out = cli(capsys, "-C", str(repo), "plan", "--json", "write", "files")
     assert code == 0
@@ -272,14 +273,14 @@ def test_plan_json(repo: Path, manager: FakeOpenAI, capsys) -> None:
     assert "Task T1" in data["message"]
 
 
-def test_doctor_json(repo: Path, capsys) -> None:
+def test_doctor_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = cli(capsys, "-C", str(repo), "doctor", "--json")
     data = json.loads(out)
     assert code == (0 if data["ok"] else 1)
     assert data["checks"] and all({"ok", "text", "note"} <= set(c) for c in data["checks"])
 
 
-def test_ask_json(repo: Path, manager: FakeOpenAI, capsys) -> None:
+def test_ask_json(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
     manager.enqueue(plan_body(1), schema="Plan")
     assert cli(capsys, "-C", str(repo), "plan", "--session-id", "s1", "one", "file")[0] == 0
     answer = {"answer": "use a list", "confidence": "high", "plan_change": None}
@@ -303,7 +304,7 @@ def test_the_views_never_load_into_a_hook() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_fish_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> None:
+def test_fish_completion_completes_verbs_and_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     fish = shutil.which("fish")
     if fish is None:
         pytest.skip("fish is not installed")
@@ -321,7 +322,7 @@ def test_fish_completion_completes_verbs_and_choices(capsys, tmp_path: Path) -> 
     assert "--older-than" in complete("autopilot-codex loops --")
 
 
-def test_dry_run_without_prune_is_refused(capsys) -> None:
+def test_dry_run_without_prune_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = cli(capsys, "loops", "--dry-run")
     assert code == 1 and "--dry-run goes with --prune" in out
 

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -42,7 +43,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def boundary(repo: Path, home: Path) -> dict:
+def boundary(repo: Path, home: Path) -> dict[str, Any]:
     return claude_boundary.boundary_settings(spec_for(repo, home))
 
 
@@ -57,16 +58,16 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, out.out + out.err
 
 
-def plan(capsys, repo: Path, manager: FakeOpenAI, *extra: str) -> tuple[int, str]:
+def plan(capsys: pytest.CaptureFixture[str], repo: Path, manager: FakeOpenAI, *extra: str) -> tuple[int, str]:
     manager.enqueue(plan_body(2), schema="Plan")
     return cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", *extra, "do", "it")
 
 
-def state_of(repo: Path) -> dict:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+def state_of(repo: Path) -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
-def deny_reason(repo: Path, capsys, monkeypatch) -> str:
+def deny_reason(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
     data = payload(
         "PreToolUse", repo, tool_name="Bash", tool_input={"command": "git reset --hard HEAD~1"}
     )
@@ -74,7 +75,7 @@ def deny_reason(repo: Path, capsys, monkeypatch) -> str:
     return str(out["hookSpecificOutput"]["permissionDecisionReason"])
 
 
-def stop_banner(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> str:
+def stop_banner(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     out = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch).json
     assert out.get("decision") == "block", out
@@ -82,7 +83,7 @@ def stop_banner(repo: Path, manager: FakeOpenAI, capsys, monkeypatch) -> str:
 
 
 def test_an_unguarded_loop_says_so_at_plan_status_stop_and_every_denial(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, out = plan(capsys, repo, manager)
     assert code == 0, out
@@ -100,7 +101,7 @@ def test_an_unguarded_loop_says_so_at_plan_status_stop_and_every_denial(
 
 
 def test_the_boundary_in_user_settings_is_partly_walled(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(machine / ".claude" / "settings.json", boundary(repo, machine))
     code, out = plan(capsys, repo, manager)
@@ -111,7 +112,7 @@ def test_the_boundary_in_user_settings_is_partly_walled(
 
 
 def test_a_walled_loop_says_walled_and_its_rails_are_plain(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(machine.parent / "managed.json", boundary(repo, machine))
     code, out = plan(capsys, repo, manager, "--require-wall")
@@ -125,7 +126,7 @@ def test_a_walled_loop_says_walled_and_its_rails_are_plain(
 
 
 def test_require_wall_refuses_an_unguarded_loop_before_any_call(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(repo / ".claude" / "settings.json", {"sandbox": {"enabled": False}})
     code, out = cli(capsys, "-C", str(repo), "plan", "--require-wall", "do", "it")
@@ -137,7 +138,7 @@ def test_require_wall_refuses_an_unguarded_loop_before_any_call(
 
 
 def test_ralph_records_the_wall_and_refuses_unguarded_with_require_wall(
-    repo: Path, machine: Path, capsys
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out = cli(capsys, "-C", str(repo), "ralph", "--require-wall", "fix", "it")
     assert code == 1 and "--require-wall" in out
@@ -150,7 +151,7 @@ def test_ralph_records_the_wall_and_refuses_unguarded_with_require_wall(
 
 
 def test_run_without_bubblewrap_refuses_unguarded_with_require_wall(
-    repo: Path, machine: Path, tmp_path: Path, capsys, monkeypatch
+    repo: Path, machine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bare = tmp_path / "bare-path"
     bare.mkdir()
@@ -164,7 +165,7 @@ def test_run_without_bubblewrap_refuses_unguarded_with_require_wall(
 
 
 def test_run_judges_the_rounds_boundary_with_the_users_codex_config(
-    repo: Path, machine: Path, capsys
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The rounds' `-c` overrides are judged as a layer over the user's config: they wall a
     round in, except where the user's config still hands the key to the shell."""
@@ -196,7 +197,7 @@ def test_doctor_reports_the_wall_per_host_with_each_piece_and_fix(
 
 
 def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
-    repo: Path, machine: Path, capsys
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = machine / ".claude" / "settings.json"
     write(settings, {"model": "mine"})
@@ -217,7 +218,7 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
 
 
 def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert plan(capsys, repo, manager)[0] == 0
     target = project_dir(repo) / "state.json"
@@ -233,7 +234,7 @@ def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
 
 
 def test_a_loop_from_before_the_wall_was_judged_keeps_its_plain_messages(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.conftest import edit_state
 
@@ -244,7 +245,7 @@ def test_a_loop_from_before_the_wall_was_judged_keeps_its_plain_messages(
 
 
 def test_resume_judges_the_wall_afresh(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert plan(capsys, repo, manager)[0] == 0
     assert cli(capsys, "-C", str(repo), "stop")[0] == 0
@@ -256,7 +257,7 @@ def test_resume_judges_the_wall_afresh(
 
 
 def test_plan_in_a_codex_session_judges_the_effective_codex_config(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys, monkeypatch
+    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
     profile that picks danger-full-access (its values beat the file's) makes it unguarded."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -63,7 +63,7 @@ def parse_state(text: str) -> Any:
 
 
 def state_of(worktree: Path) -> dict[str, Any]:
-    return json.loads(state_path(worktree).read_text(encoding="utf-8"))
+    return cast("dict[str, Any]", json.loads(state_path(worktree).read_text(encoding="utf-8")))
 
 
 def events_of(worktree: Path) -> list[dict[str, Any]]:

@@ -86,7 +86,7 @@ def nasty_paths(repo: Path) -> st.SearchStrategy[Any]:
 
 
 def well_formed(event: str, repo: Path) -> dict[str, Any]:
-    tools = {
+    tools: dict[str, dict[str, Any]] = {
         "PreToolUse": {"tool_name": "Bash", "tool_input": {"command": "ls"}},
         "PostToolUse": {
             "tool_name": "Write",

@@ -360,7 +360,7 @@ def test_the_rails_keep_the_implementer_s_tools_off_the_key(planned: Path, hook:
     from autopilot_codex.witness_key import key_path
 
     key = str(key_path(state_home()))
-    calls = [
+    calls: list[dict[str, Any]] = [
         {"tool_name": "Read", "tool_input": {"file_path": key}},
         {"tool_name": "Bash", "tool_input": {"command": f"cat {key}"}},
         {"tool_name": "Bash", "tool_input": {"command": f"cp {key} /tmp/k"}},

@@ -40,7 +40,7 @@ def test_marker_of_another_worktree_is_not_ours(tmp_path: Path) -> None:
 def test_owner_and_unclaimed_are_admitted_other_sessions_not(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
-    admitted = admit(hook(repo / "sub" if (repo / "sub").mkdir() is None else repo), "Stop")
+    admitted = admit(hook(repo / "sub" if (repo / "sub").mkdir() is None else repo), "Stop")  # type: ignore[func-returns-value]
     assert admitted is not None and admitted.worktree == str(repo.resolve())
     assert admit(hook(repo, "s2"), "Stop") is None
     # Every session gets the rails, owner or not.
@@ -70,7 +70,7 @@ def test_the_deepest_guarded_worktree_wins(tmp_path: Path) -> None:
     inner = make_repo(outer / "vendor" / "x")
     mark(outer, "s1")
     mark(inner, "s1")
-    admitted = admit(hook(inner / "src" if (inner / "src").mkdir() is None else inner), "Stop")
+    admitted = admit(hook(inner / "src" if (inner / "src").mkdir() is None else inner), "Stop")  # type: ignore[func-returns-value]
     assert admitted is not None and admitted.worktree == str(inner.resolve())
     admitted = admit(hook(outer), "Stop")
     assert admitted is not None and admitted.worktree == str(outer.resolve())
@@ -102,7 +102,7 @@ def test_a_damaged_marker_falls_back_to_the_key(tmp_path: Path) -> None:
     assert admit(hook(make_repo(tmp_path / "other"))) is None
 
 
-def test_garbage_payload_uses_the_process_cwd(tmp_path: Path, monkeypatch) -> None:
+def test_garbage_payload_uses_the_process_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
     monkeypatch.chdir(repo)

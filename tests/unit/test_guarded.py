@@ -4,6 +4,7 @@ level a loop records, and the notes its messages carry."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def write(path: Path, data: object) -> None:
     path.write_text(json.dumps(data))
 
 
-def claude(worktree: Path, which=present) -> HostWall:
+def claude(worktree: Path, which: Callable[[str], str | None] = present) -> HostWall:
     return host_wall("claude", worktree, system="linux", which=which)
 
 

@@ -40,8 +40,9 @@ def make_state(**update: Any) -> State:
 
 def verdict(decision: str, done: bool = False) -> Outcome[Verdict]:
     value = Verdict(
-        decision=decision, reason="why", current_task_done=done, instructions="do it", findings=[]
-    )  # type: ignore[arg-type]
+        decision=decision,  # type: ignore[arg-type]
+        reason="why", current_task_done=done, instructions="do it", findings=[]
+    )
     return Outcome(value, cost_usd=0.25)
 
 
@@ -281,6 +282,7 @@ def test_done_completes_the_current_task() -> None:
 
 
 def test_leaving_running_tells_the_implementer_too() -> None:
+    decision: guards.Decision | None
     _, decision = reducer.apply_review(make_state(), FAILED, "h", now=NOW, limits=LIMITS)
     assert "no longer supervising" in decision.context
     _, decision = guards.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget") or (
@@ -400,7 +402,7 @@ def test_a_background_approve_or_failure_leaves_nothing_to_hand_over() -> None:
     assert approved.pending_review is None and approved.cached_review("d") is not None
     failed, decision = reducer.apply_background_review(make_state(), FAILED, "d", now=NOW)
     # Charged, but the loop runs on: the Stop reviews again.
-    assert (failed.status, failed.budget_used_usd) == ("running", pytest.approx(0.05))
+    assert (failed.status, failed.budget_used_usd) == ("running", pytest.approx(0.05))  # type: ignore[comparison-overlap]
     assert decision.event == "review.unavailable.background" and not decision.blocks
 
 
@@ -418,6 +420,7 @@ def test_one_slot_in_flight_and_a_stale_one_is_reclaimed_with_its_worst_case() -
     assert late.budget_used_usd == pytest.approx(0.5)
     older = held.evolve(generation=held.generation + 1)
     assert inflight.claim(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
+    assert held.inflight is not None
     dead = inflight.reclaim(held.evolve(inflight=held.inflight.evolve(pid=2**22 + 7)), 101.0)
     assert dead[1] is not None and dead[0].inflight is None
     assert inflight.release(held, "b") == held and inflight.release(held, "a").inflight is None

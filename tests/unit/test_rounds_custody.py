@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,9 @@ def test_every_write_carries_its_digest(tmp_path: Path) -> None:
     ],
     ids=["edited", "digest-removed", "digest-damaged", "removed"],
 )
-def test_resume_refuses_what_the_driver_did_not_write(tmp_path: Path, damage, said: str) -> None:
+def test_resume_refuses_what_the_driver_did_not_write(
+    tmp_path: Path, damage: Callable[[Custody], object], said: str
+) -> None:
     damage(opened(tmp_path))
     with pytest.raises(BridgeError, match=said) as caught:
         Custody(tmp_path / "rounds").open(resume=True)

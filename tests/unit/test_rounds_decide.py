@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from autopilot_codex.rounds.decide import Next, Progress, RoundFacts, decide, first
@@ -69,7 +71,7 @@ def test_the_last_round_is_the_wrap_up() -> None:
 
 
 def test_budget_stops_before_any_new_round() -> None:
-    spent = {"cost_usd": 1.0, "budget_usd": 1.0}
+    spent: dict[str, Any] = {"cost_usd": 1.0, "budget_usd": 1.0}
     assert decide(facts(), progress(**spent)).action == "budget"
     assert decide(facts(outcome="crashed"), progress(failures=1, **spent)).action == "budget"
     assert decide(facts(), progress(cost_usd=0.99, budget_usd=1.0)).action == "continue"

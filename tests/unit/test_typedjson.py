@@ -21,7 +21,7 @@ def state_dict(**update: Any) -> dict[str, Any]:
         worktree="/w",
         model="m",
     )
-    data = typedjson.dump(state)
+    data: dict[str, Any] = typedjson.dump(state)
     data.update(update)
     return data
 

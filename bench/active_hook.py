@@ -19,6 +19,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchlib import (
     OTHER_SESSION,
@@ -82,7 +83,7 @@ def cases_for(
     def denied(proc: subprocess.CompletedProcess[bytes]) -> None:
         expect(b'"deny"' in proc.stdout, f"not denied: {proc.stdout[:300]!r}")
 
-    bash = {"tool_name": "Bash", "tool_input": {"command": "git status"}}
+    bash: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "git status"}}
     return [
         Case(f"python -c pass{label}", [python, "-c", "pass"], env, edit),
         Case(

@@ -225,6 +225,7 @@ def state_io(tmp: Path, python: str, n: int) -> list[Row]:
             start = time.perf_counter()
             state = store.load()
             loads.append((time.perf_counter() - start) * 1000)
+            assert state is not None
             start = time.perf_counter()
             store.save(state)
             saves.append((time.perf_counter() - start) * 1000)

@@ -21,6 +21,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchlib import (
     BRIDGE,
@@ -51,7 +52,7 @@ EVENTS = ("PostToolUse", "Stop", "PreToolUse")
 
 
 def payload_for(event: str, repo: Path) -> bytes:
-    extra = {"tool_name": "Bash", "tool_input": {"command": "ls"}} if event != "Stop" else {}
+    extra: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "ls"}} if event != "Stop" else {}
     return hook_payload(event, repo, **extra)
 
 

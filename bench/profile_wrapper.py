@@ -11,7 +11,10 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 GIT: list[tuple[str, float]] = []
 FSYNC_MS: list[float] = []
@@ -42,7 +45,7 @@ def _timed_run(*args: Any, **kwargs: Any) -> Any:
         )
 
 
-def _timed_fsync(fd: int) -> None:
+def _timed_fsync(fd: FileDescriptorLike) -> None:
     start = time.perf_counter()
     _fsync(fd)
     FSYNC_MS.append((time.perf_counter() - start) * 1000)

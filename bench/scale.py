@@ -96,7 +96,7 @@ def age(loop: ActiveLoop) -> None:
     kinds = ("review.approve", "review.cached", "verdict.continue", "review.fix", "compact")
     lines: list[dict[str, Any]] = []
     for n in range(EVENTS - 3):
-        record = {
+        record: dict[str, Any] = {
             "ts": "2026-01-01T00:00:00+00:00",
             "event": kinds[n % len(kinds)],
             "decision": "allow",
@@ -139,7 +139,7 @@ def cases_for(name: str, loop: ActiveLoop) -> list[Case]:
             f"{name}: {proc.stdout[:200]!r}",
         )
 
-    bash = {"tool_name": "Bash", "tool_input": {"command": "pytest -q"}}
+    bash: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "pytest -q"}}
     return [
         Case(
             f"{name} PostToolUse Bash",

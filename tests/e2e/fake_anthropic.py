@@ -57,7 +57,7 @@ class ToolUse:
 
 
 Block = Text | ToolUse
-Turn = Sequence[Block] | Block | str | Callable[[dict], Any]
+Turn = Sequence[Block] | Block | str | Callable[[dict[str, Any]], Any]
 
 
 @dataclass
@@ -73,10 +73,10 @@ class LoggedRequest:
     main: bool = False
     turn: int | None = None  # index into the script of the turn consumed, if any
     status: int = 0
-    response_blocks: list[dict] = field(default_factory=list)
+    response_blocks: list[dict[str, Any]] = field(default_factory=list)
     time: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "path": self.path,
@@ -123,7 +123,7 @@ def _minimal_instance(schema: Any, name: str = "") -> Any:
         props = schema.get("properties", {})
         wanted = schema.get("required") or list(props)
         return {key: _minimal_instance(props.get(key, {}), key) for key in wanted}
-    defaults = {"array": [], "string": SIDE_TEXT, "integer": 0, "number": 0, "null": None}
+    defaults: dict[Any, Any] = {"array": [], "string": SIDE_TEXT, "integer": 0, "number": 0, "null": None}
     if kind == "boolean":
         return name == "ok"
     if kind in ("integer", "number") and "minimum" in schema:
@@ -148,9 +148,9 @@ class FakeAnthropic:
         *,
         workdir: str | Path | None = None,
         log_path: str | Path | None = None,
-        side_answer: Callable[[dict], Any] | None = None,
+        side_answer: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
-        self.script: list[Turn] = list(script or [])
+        self.script: Sequence[Turn] = list(script or [])
         # Optional ``(request_body) -> blocks`` for side requests (default: text or schema).
         self.side_answer = side_answer
         self.workdir = str(workdir) if workdir is not None else None
@@ -256,7 +256,7 @@ class FakeAnthropic:
             self._next_turn += 1
             return index, self.script[index]
 
-    def _blocks_for(self, entry: LoggedRequest) -> list[dict]:
+    def _blocks_for(self, entry: LoggedRequest) -> list[dict[str, Any]]:
         body = entry.body if isinstance(entry.body, dict) else {}
         if not entry.main:
             return self._side_blocks(body)
@@ -270,7 +270,7 @@ class FakeAnthropic:
             self.errors.append(f"turn {index}: {exc!r}")
             return [{"type": "text", "text": f"(fake turn {index} failed: {exc!r})"}]
 
-    def _side_blocks(self, body: dict) -> list[dict]:
+    def _side_blocks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         if self.side_answer is not None:
             try:
                 return self._render(self.side_answer(body))
@@ -282,14 +282,14 @@ class FakeAnthropic:
             return [{"type": "text", "text": json.dumps(_minimal_instance(fmt.get("schema")))}]
         return [{"type": "text", "text": SIDE_TEXT}]
 
-    def _render(self, turn: Any) -> list[dict]:
+    def _render(self, turn: Any) -> list[dict[str, Any]]:
         if turn is None:
             items: list[Any] = []
         elif isinstance(turn, (str, Text, ToolUse)):
             items = [turn]
         else:
             items = list(turn)
-        blocks: list[dict] = []
+        blocks: list[dict[str, Any]] = []
         for item in items:
             if isinstance(item, str):
                 item = Text(item)
@@ -311,7 +311,7 @@ class FakeAnthropic:
         return blocks
 
 
-def _message(blocks: list[dict], model: str, input_tokens: int) -> dict:
+def _message(blocks: list[dict[str, Any]], model: str, input_tokens: int) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
@@ -330,16 +330,16 @@ def _message(blocks: list[dict], model: str, input_tokens: int) -> dict:
     }
 
 
-def _sse_events(message: dict) -> list[tuple[str, dict]]:
+def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = dict(message, content=[], stop_reason=None, stop_sequence=None)
     start["usage"] = dict(message["usage"], output_tokens=1)
-    events: list[tuple[str, dict]] = [
+    events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
     ]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            first = {"type": "text", "text": ""}
+            first: dict[str, Any] = {"type": "text", "text": ""}
             text = block["text"]
             pieces = [text[i : i + 64] for i in range(0, len(text), 64)] or [""]
             deltas = [{"type": "text_delta", "text": p} for p in pieces]
@@ -376,7 +376,7 @@ def _sse_events(message: dict) -> list[tuple[str, dict]]:
     return events
 
 
-def _model_object(model_id: str) -> dict:
+def _model_object(model_id: str) -> dict[str, Any]:
     return {
         "type": "model",
         "id": model_id,
@@ -448,7 +448,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error(self, status: int, kind: str, message: str) -> None:
         self._send_json(status, {"type": "error", "error": {"type": kind, "message": message}})
 
-    def _send_sse(self, events: list[tuple[str, dict]]) -> None:
+    def _send_sse(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self._current.status = 200
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

@@ -255,7 +255,7 @@ class FakeCodexModel:
                 return f"script:{n}", self.script[n]
         return "exhausted", EXHAUSTED_TEXT
 
-    def render(self, turn: Sequence[Item] | Item | str) -> list[dict[str, Any]]:
+    def render(self, turn: Sequence[Item | str] | Item | str) -> list[dict[str, Any]]:
         """Output items of one turn, in the Responses API's shapes."""
         if isinstance(turn, (str, Say, Shell, Patch)):
             turn = [turn]

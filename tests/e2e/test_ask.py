@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -86,7 +86,7 @@ def test_the_implementer_asks_mid_turn_and_goes_on(
     assert git(git_repo, "log", "-1", "--format=%s").strip() == "feat: task 1"
 
     # The review runs in the background, so it may land before or after the consultation.
-    names = [r.schema_name for r in openai_fake.requests]
+    names = cast("list[str]", [r.schema_name for r in openai_fake.requests])
     assert names[0] == "Plan" and names[-1] == "Verdict", names
     assert sorted(names[1:-1]) == ["Consultation", "Review"], names
     consulted = openai_fake.requests_for(schema="Consultation")[0].prompt_text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ EOF
 """
 
 
-def make_plugin(root: Path, name: str, *, hooks: dict | None = None) -> Path:
+def make_plugin(root: Path, name: str, *, hooks: dict[str, Any] | None = None) -> Path:
     plugin = root / name
     (plugin / ".claude-plugin").mkdir(parents=True)
     (plugin / ".claude-plugin" / "plugin.json").write_text(
@@ -62,7 +63,7 @@ def message_texts(fake: FakeAnthropic, i: int) -> list[str]:
     return texts
 
 
-def command_hook(command: str) -> dict:
+def command_hook(command: str) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": 30}
 
 

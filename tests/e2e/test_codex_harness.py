@@ -11,6 +11,7 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from .fake_codex_model import FakeCodexModel, Patch, Rule, Say, Shell
 from .netns_relay import UnixToTcp
 
 
-def _post(url: str, body: dict[str, object]) -> list[tuple[str, dict[str, object]]]:
+def _post(url: str, body: dict[str, object]) -> list[tuple[str, dict[str, Any]]]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
     )
@@ -68,7 +69,7 @@ def test_a_rule_answers_once_before_the_script(fake: FakeCodexModel, tmp_path: P
 
     def text(body: dict[str, object]) -> object:
         items = [d["item"] for k, d in _post(url, body) if k == "response.output_item.done"]
-        return items[0]["content"][0]["text"]  # type: ignore[index]
+        return items[0]["content"][0]["text"]
 
     assert text({"input": "x"}) == "first"
     assert text({"input": "REASON"}) == "the rule"

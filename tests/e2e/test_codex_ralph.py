@@ -67,6 +67,7 @@ def test_two_iterations_then_the_promise(
     # The one Stop block carried the banner and the prompt back, inside the same turn.
     assert "Ralph iteration 2/5" not in requests[1]
     assert "Ralph iteration 2/5" in requests[2] and PROMPT in requests[2]
+    assert run.last_message is not None
     assert run.last_message.endswith(f"<promise>{PROMISE}</promise>")
     state = ap.state()
     assert (state["style"], state["status"], state["iteration"]) == ("ralph", "done", 2)

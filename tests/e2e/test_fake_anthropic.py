@@ -35,7 +35,7 @@ def call(
         return exc.code, dict(exc.headers), exc.read().decode()
 
 
-def parse_sse(text: str) -> list[tuple[str, dict]]:
+def parse_sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for chunk in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in chunk.splitlines())
@@ -43,9 +43,9 @@ def parse_sse(text: str) -> list[tuple[str, dict]]:
     return events
 
 
-def assemble(events: list[tuple[str, dict]]) -> tuple[list[dict], str]:
+def assemble(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], str]:
     """Rebuild content blocks and the stop reason from SSE events, like an SDK would."""
-    blocks: list[dict] = []
+    blocks: list[dict[str, Any]] = []
     partial: dict[int, str] = {}
     stop_reason = ""
     for name, data in events:
@@ -156,7 +156,7 @@ def test_non_streamed_side_requests_and_other_routes(tmp_path: Path) -> None:
 
 
 def test_failing_callable_turn_answers_text() -> None:
-    def broken(body: dict) -> list:
+    def broken(body: dict[str, Any]) -> list[Any]:
         raise ValueError("boom")
 
     with FakeAnthropic(script=[broken]) as fake:

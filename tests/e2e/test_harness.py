@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,7 +87,7 @@ def hook_log(tmp_path: Path) -> Path:
     return path
 
 
-def read_hook_log(log_dir: Path, event: str) -> list[dict]:
+def read_hook_log(log_dir: Path, event: str) -> list[dict[str, Any]]:
     path = log_dir / f"{event}.jsonl"
     if not path.exists():
         return []

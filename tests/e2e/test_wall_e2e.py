@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -27,7 +27,7 @@ from .claude_cli import DUMMY_API_KEY as CLAUDE_DUMMY_KEY
 from .codex_cli import DUMMY_API_KEY as CODEX_DUMMY_KEY
 from .codex_fixtures import CodexRunner
 from .conftest import ClaudeRunner
-from .fake_anthropic import FakeAnthropic, Text, ToolUse
+from .fake_anthropic import FakeAnthropic, Text, ToolUse, Turn
 from .fake_codex_model import FakeCodexModel, Patch, Shell
 from .test_rounds_codex_e2e import Rounds, explain
 from .test_rounds_codex_e2e import ap as ap  # noqa: F401 (fixture)
@@ -95,7 +95,7 @@ def tool_results(run: ClaudeRun) -> list[str]:
     return out
 
 
-def claude_attacks(s: Scene) -> list[list[ToolUse]]:
+def claude_attacks(s: Scene) -> list[Turn]:
     repo, state, outside = s.repo, s.state, s.outside
     return [
         bash("git config core.fsmonitor ./x.sh; echo '[core]' >> .git/config; echo rc=$?"),
@@ -205,7 +205,7 @@ def test_codex_walled_implementer_cannot_reach_git_config_state_key_or_outside(
 
 class _Hello(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
-        body = f"HELLO-{self.server.server_address[1]}".encode()
+        body = f"HELLO-{cast('tuple[str, int]', self.server.server_address)[1]}".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -52,7 +52,9 @@ EVENTS = ("PostToolUse", "Stop", "PreToolUse")
 
 
 def payload_for(event: str, repo: Path) -> bytes:
-    extra: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "ls"}} if event != "Stop" else {}
+    extra: dict[str, Any] = (
+        {"tool_name": "Bash", "tool_input": {"command": "ls"}} if event != "Stop" else {}
+    )
     return hook_payload(event, repo, **extra)
 
 

@@ -12,7 +12,9 @@ from autopilot_codex.paths import project_dir
 
 
 def _state(worktree: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8")))
+    return cast(
+        "dict[str, Any]", json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+    )
 
 
 def wait_reviews(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:

@@ -85,7 +85,9 @@ class Autopilot:
         return dirs[0]
 
     def state(self) -> dict[str, Any]:
-        return cast("dict[str, Any]", json.loads((self.project_dir / "state.json").read_text(encoding="utf-8")))
+        return cast(
+            "dict[str, Any]", json.loads((self.project_dir / "state.json").read_text(encoding="utf-8"))
+        )
 
     def events(self) -> list[dict[str, Any]]:
         path = self.project_dir / "events.jsonl"

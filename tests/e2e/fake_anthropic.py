@@ -123,7 +123,13 @@ def _minimal_instance(schema: Any, name: str = "") -> Any:
         props = schema.get("properties", {})
         wanted = schema.get("required") or list(props)
         return {key: _minimal_instance(props.get(key, {}), key) for key in wanted}
-    defaults: dict[Any, Any] = {"array": [], "string": SIDE_TEXT, "integer": 0, "number": 0, "null": None}
+    defaults: dict[Any, Any] = {
+        "array": [],
+        "string": SIDE_TEXT,
+        "integer": 0,
+        "number": 0,
+        "null": None,
+    }
     if kind == "boolean":
         return name == "ok"
     if kind in ("integer", "number") and "minimum" in schema:

@@ -54,7 +54,9 @@ def asks(manager: FakeOpenAI) -> list[LoggedRequest]:
     return manager.requests_for(schema="Consultation")
 
 
-def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_answers_with_the_task_context(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys)
     (repo / "file1.txt").write_text("half done\n")
     before = state_of(repo)["budget_used_usd"]
@@ -89,7 +91,10 @@ def test_ask_answers_with_the_task_context(repo: Path, manager: FakeOpenAI, caps
 
 
 def test_ask_reads_the_question_from_stdin(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setattr(sys, "stdin", io.StringIO("is the --strict flag\nin scope?\n"))
@@ -100,7 +105,12 @@ def test_ask_reads_the_question_from_stdin(
     assert "Suggested plan change" not in out
 
 
-def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ask_is_not_an_iteration(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     stop = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
@@ -130,7 +140,10 @@ def test_ask_is_not_an_iteration(repo: Path, manager: FakeOpenAI, capsys: pytest
 
 
 def test_ask_refused_by_the_budget_keeps_the_loop_running(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys, "--budget", "0.2")
     before = state_of(repo)
@@ -144,7 +157,9 @@ def test_ask_refused_by_the_budget_keeps_the_loop_running(
     assert events(repo)[-1]["event"] == "ask.refused"
 
 
-def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_stops_at_the_cap_per_task(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys)
     for n in range(1, 4):
         manager.enqueue(consultation(), schema="Consultation")
@@ -166,7 +181,12 @@ def test_ask_stops_at_the_cap_per_task(repo: Path, manager: FakeOpenAI, capsys: 
     ids=["http-500", "invalid-twice"],
 )
 def test_manager_trouble_is_no_answer_and_no_status_change(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, replies: list[Reply], charged: bool
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    replies: list[Reply],
+    charged: bool,
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "10")
@@ -198,7 +218,10 @@ def test_no_loop_and_a_loop_not_running_are_refused(
 
 
 def test_another_sessions_loop_is_refused(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     code, out = run(capsys, "-C", str(repo), "ask", "--session-id", "sess-2", "a question")
@@ -211,7 +234,9 @@ def test_another_sessions_loop_is_refused(
     assert run(capsys, "-C", str(repo), "ask", "--session-id", "sess-1", "mine")[0] == 0
 
 
-def test_a_driver_owned_loop_accepts_any_session(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_driver_owned_loop_accepts_any_session(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys, "--session-id", "sess-1")
     store = Store(repo)
     with store.locked():
@@ -247,7 +272,10 @@ def test_an_answer_for_a_loop_stopped_meanwhile_is_not_given(
 
 
 def test_costs_come_from_the_loops_settings(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "30000")
     code, out = run(capsys, "-C", str(repo), "ask", "--costs")
@@ -289,7 +317,9 @@ def test_an_ask_interrupted_mid_call_gives_its_reservation_back_charged(
     assert after["budget_used_usd"] == pytest.approx(before + interrupted[0]["charged_usd"], abs=1e-6)
 
 
-def test_an_answered_ask_leaves_no_reservation(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_answered_ask_leaves_no_reservation(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys)
     manager.enqueue(consultation(), schema="Consultation")
     assert run(capsys, "-C", str(repo), "ask", "a question")[0] == 0

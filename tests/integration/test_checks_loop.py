@@ -55,7 +55,13 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, captured.out + captured.err
 
 
-def plan(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], *extra: str, body: Any = None) -> str:
+def plan(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    *extra: str,
+    body: Any = None,
+) -> str:
     manager.enqueue(body or plan_body(2), schema="Plan")
     # These tests are about the checks at a verdict: the diff reviews are left out of them.
     args = ["-C", str(repo), "plan", "--session-id", "sess-1", "--review", "off", *extra]
@@ -133,7 +139,12 @@ def test_a_red_check_keeps_the_task_current(
 
 
 def test_an_unchanged_tree_is_not_checked_again(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    hook: Hook,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Three blocks without a commit would end the loop (the no-progress guard) before the last.
     monkeypatch.setenv("AUTOPILOT_CODEX_NO_PROGRESS_LIMIT", "10")
@@ -232,7 +243,9 @@ def test_status_shows_the_last_check_run(
     assert PYTEST in line and "FAILED, exit 1 in" in line and " s at 20" in line
 
 
-def test_a_bad_checks_setting_is_refused(repo: Path, capsys: pytest.CaptureFixture[str], isolated: Path) -> None:
+def test_a_bad_checks_setting_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
     isolated.mkdir(parents=True, exist_ok=True)
     (isolated / "config.json").write_text(json.dumps({"checks": [{"command": ""}]}))
     code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "s", "do it")
@@ -242,7 +255,9 @@ def test_a_bad_checks_setting_is_refused(repo: Path, capsys: pytest.CaptureFixtu
 # -- ralph ------------------------------------------------------------------------------------
 
 
-def test_ralph_accepts_a_promise_only_on_green_checks(red_repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_ralph_accepts_a_promise_only_on_green_checks(
+    red_repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     code, out = cli(
         capsys,
         "-C",

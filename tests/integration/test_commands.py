@@ -30,7 +30,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_plan_prints_the_plan_and_first_contract(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_prints_the_plan_and_first_contract(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     manager.enqueue(plan_body(3), schema="Plan")
     code, out = run(
         capsys, "-C", str(repo), "plan", "build", "it", "--budget", "2.5", "--max-iterations", "7"
@@ -49,7 +51,9 @@ def test_plan_prints_the_plan_and_first_contract(repo: Path, manager: FakeOpenAI
     assert "build it" in prompt and "README.md" in prompt
 
 
-def test_plan_without_api_key_says_exactly_what_to_set(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_without_api_key_says_exactly_what_to_set(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     code, out = run(capsys, "-C", str(repo), "plan", "goal")
     assert code == 1
@@ -57,7 +61,9 @@ def test_plan_without_api_key_says_exactly_what_to_set(repo: Path, capsys: pytes
     assert not project_dir(repo).joinpath("state.json").exists()
 
 
-def test_plan_outside_git_is_a_clear_error(tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_outside_git_is_a_clear_error(
+    tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     code, out = run(capsys, "-C", str(plain), "plan", "goal")
@@ -65,12 +71,16 @@ def test_plan_outside_git_is_a_clear_error(tmp_path: Path, manager: FakeOpenAI, 
     assert manager.requests == []
 
 
-def test_plan_without_goal_is_refused(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_without_goal_is_refused(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = run(capsys, "-C", str(repo), "plan")
     assert code == 1 and "give a goal" in out
 
 
-def test_plan_on_detached_head_and_empty_repo(tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_on_detached_head_and_empty_repo(
+    tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = make_repo(tmp_path / "r")
     (repo / "a").write_text("a")
     git(repo, "add", "a")
@@ -88,7 +98,9 @@ def test_plan_on_detached_head_and_empty_repo(tmp_path: Path, manager: FakeOpenA
     assert state["base_sha"] == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
-def test_plan_refuses_while_a_loop_runs(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_refuses_while_a_loop_runs(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     run(capsys, "-C", str(repo), "plan", "first")
     code, out = run(capsys, "-C", str(repo), "plan", "second")
@@ -96,7 +108,12 @@ def test_plan_refuses_while_a_loop_runs(repo: Path, manager: FakeOpenAI, capsys:
     assert len(manager.requests) == 1
 
 
-def test_plan_failure_starts_no_loop(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_failure_starts_no_loop(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "3")
     manager.enqueue(Reply(text="no"), Reply(text="still no"), schema="Plan")
     code, out = run(capsys, "-C", str(repo), "plan", "goal")
@@ -106,7 +123,10 @@ def test_plan_failure_starts_no_loop(repo: Path, manager: FakeOpenAI, capsys: py
 
 
 def test_args_stdin_keeps_quotes_and_flags(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import io
 
@@ -121,7 +141,9 @@ def test_args_stdin_keeps_quotes_and_flags(
     assert "user's" in state["goal"] and "--verbose" in state["goal"] and "`now`" in state["goal"]
 
 
-def test_status_next_stop_resume(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_next_stop_resume(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(capsys, "-C", str(repo), "status")[1].startswith("autopilot-codex: no loop")
     assert json.loads(run(capsys, "-C", str(repo), "status", "--json")[1]) == {"status": "idle"}
     manager.enqueue(plan_body(2), schema="Plan")
@@ -202,7 +224,9 @@ def test_requirements_match_pyproject() -> None:
     assert listed == declared
 
 
-def test_doctor_says_exactly_what_to_set_without_a_key(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_says_exactly_what_to_set_without_a_key(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     result = run_launcher(["doctor"], cwd=repo)
     assert result.code == 1
@@ -231,7 +255,9 @@ def test_doctor_is_happy_when_all_is_set(repo: Path, tmp_path: Path, manager: Fa
     assert "FIX" not in result.stdout
 
 
-def test_a_key_pasted_into_the_goal_is_not_stored(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_key_pasted_into_the_goal_is_not_stored(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.conftest import PLANTED_KEY
 
     manager.enqueue(plan_body(), schema="Plan")

@@ -223,7 +223,11 @@ def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
 
 
 def test_the_verdict_after_a_disputed_finding_sees_it(
-    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    hook: Hook,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Disputed and said again with nothing new: no block, the verdict weighs it."""
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING", "10")

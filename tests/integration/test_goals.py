@@ -41,7 +41,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def test_a_long_goal_reaches_every_manager_call_whole(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     goal = long_goal()
     assert len(goal) == 6_440
@@ -82,7 +86,9 @@ def test_a_goal_from_stdin(repo: Path, manager: FakeOpenAI) -> None:
     assert LAST in manager.requests[0].prompt_text
 
 
-def test_a_missing_goal_file_is_one_line(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_goal_file_is_one_line(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out = run(capsys, "-C", str(repo), "plan", "--goal-file", "nope.md")
     assert code == 1 and "cannot read the goal file" in out and out.count("\n") == 1
     assert manager.requests == []
@@ -113,14 +119,18 @@ def test_a_misspelt_option_is_refused_not_swallowed(
     assert manager.requests == []
 
 
-def test_dashes_in_a_goal_are_kept(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dashes_in_a_goal_are_kept(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     code, out = run(capsys, "-C", str(repo), "plan", "fix", "the", "--verbose", "flag")
     assert code == 0, out
     assert "fix the --verbose flag" in manager.requests[0].prompt_text
 
 
-def test_double_dash_ends_the_options(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_double_dash_ends_the_options(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     code, out = run(
         capsys, "-C", str(repo), "plan", "--budget", "2", "--", "--budegt", "is", "a", "typo"

@@ -89,7 +89,9 @@ def test_launcher_with_no_loop_answers_without_python(repo: Path, event: str) ->
 # -- running loop -----------------------------------------------------------------------------
 
 
-def test_edit_approved_is_silent_and_recorded(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
+def test_edit_approved_is_silent_and_recorded(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
     (planned / "file1.txt").write_text("one\n")
     manager.enqueue(review_body("approve"), schema="Review")
     result = hook("PostToolUse", edit_payload(planned))
@@ -133,7 +135,9 @@ def test_edit_reject_blocks_with_revert_instruction(
     assert f"git restore --source={base} --staged --worktree -- file1.txt" in out["reason"]
 
 
-def test_identical_diff_is_never_reviewed_twice(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
+def test_identical_diff_is_never_reviewed_twice(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
     (planned / "file1.txt").write_text("wrong\n")
     manager.enqueue(review_body("fix"), schema="Review")
     hook("PostToolUse", edit_payload(planned))
@@ -168,7 +172,9 @@ def test_empty_diff_is_not_reviewed(planned: Path, manager: FakeOpenAI, hook: Ho
     assert manager.requests_for(schema="Review") == []
 
 
-def test_stop_continue_blocks_with_next_task(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
+def test_stop_continue_blocks_with_next_task(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
     # The task is committed: a task advances only on the manager's word and a new commit.
     commit_file(planned, "file1.txt")
     # The Stop reviews the final diff first (edit mode), then asks for the verdict.
@@ -228,7 +234,9 @@ def test_manager_trouble_pauses_and_never_blocks(
     assert state["stop_reason"].startswith("manager unavailable")
 
 
-def test_other_session_is_ignored_without_cost(planned: Path, manager: FakeOpenAI, hook: Hook) -> None:
+def test_other_session_is_ignored_without_cost(
+    planned: Path, manager: FakeOpenAI, hook: Hook
+) -> None:
     before = state_of(planned)
     (planned / "file1.txt").write_text("x\n")
     for event, data in [
@@ -261,7 +269,9 @@ def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     assert state_of(repo)["iteration"] == 0
 
 
-def test_stopped_loop_hooks_are_noops(planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stopped_loop_hooks_are_noops(
+    planned: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["-C", str(planned), "stop", "enough"]) == 0
     capsys.readouterr()
     assert hook("Stop", payload("Stop", planned)).stdout == ""
@@ -350,7 +360,9 @@ def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook: Hook)
     assert "iteration" in out["systemMessage"]
 
 
-def test_lock_timeout_answers_without_blocking(planned: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lock_timeout_answers_without_blocking(
+    planned: Path, hook: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_LOCK_TIMEOUT_S", "0.2")
     store = Store(planned)
     with store.locked():

@@ -56,7 +56,9 @@ def everything_under(home: Path) -> str:
     return "\n".join(texts)
 
 
-def test_login_from_stdin_writes_a_user_only_file_and_never_prints_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+def test_login_from_stdin_writes_a_user_only_file_and_never_prints_the_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out = cli(capsys, "login", "-", stdin=STORED_KEY + "\n")
     assert code == 0
     where = credentials.path()
@@ -79,7 +81,9 @@ def test_login_from_stdin_writes_a_user_only_file_and_never_prints_the_key(capsy
     assert "no key stored" in out
 
 
-def test_login_tightens_a_loose_folder_and_replaces_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+def test_login_tightens_a_loose_folder_and_replaces_the_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     folder = credentials.path().parent
     folder.mkdir(parents=True)
     folder.chmod(0o755)
@@ -91,7 +95,9 @@ def test_login_tightens_a_loose_folder_and_replaces_the_file(capsys: pytest.Capt
     assert stored is not None and stored.api_key == STORED_KEY
 
 
-def test_login_from_env_takes_the_key_and_server(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_login_from_env_takes_the_key_and_server(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_ORG_ID", "org-demo")
     code, out = cli(capsys, "login", "--from-env")
@@ -102,7 +108,9 @@ def test_login_from_env_takes_the_key_and_server(monkeypatch: pytest.MonkeyPatch
     assert stored == credentials.Credentials(PLANTED_KEY, "http://127.0.0.1:9/v1", "org-demo")
 
 
-def test_login_reads_the_terminal_without_echo_and_refuses_an_empty_key(capsys: pytest.CaptureFixture[str]) -> None:
+def test_login_reads_the_terminal_without_echo_and_refuses_an_empty_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     asked: list[str] = []
 
     def terminal(question: str) -> str:
@@ -119,14 +127,18 @@ def test_login_reads_the_terminal_without_echo_and_refuses_an_empty_key(capsys: 
     assert credentials.api_key() == STORED_KEY
 
 
-def test_from_env_without_a_key_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_env_without_a_key_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     code, out = cli(capsys, "login", "--from-env")
     assert code == 1 and "OPENAI_API_KEY is not set here" in out
     assert not credentials.path().exists()
 
 
-def test_the_stored_key_is_what_the_backend_and_the_checks_see(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stored_key_is_what_the_backend_and_the_checks_see(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("PATH", "/nonexistent")  # no codex to fall back on
     config = load_config()
@@ -145,7 +157,10 @@ def test_the_state_home_holding_the_login_is_hidden_by_the_wall(repo: Path) -> N
 
 
 def test_a_loop_runs_on_the_stored_key_alone_and_never_shows_it(
-    repo: Path, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    repo: Path,
+    manager: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     assert cli(capsys, "login", "-", stdin=STORED_KEY)[0] == 0
@@ -171,7 +186,9 @@ def test_a_loop_runs_on_the_stored_key_alone_and_never_shows_it(
     assert STORED_KEY not in everything_under(state_home())
 
 
-def test_the_stored_key_wins_over_the_environment(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_stored_key_wins_over_the_environment(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     credentials.save(credentials.Credentials(STORED_KEY))
     manager.enqueue(plan_body(1), schema="Plan")
     code, out = cli(capsys, "-C", str(repo), "plan", "goal")
@@ -191,7 +208,9 @@ def test_doctor_says_the_exported_key_is_readable_and_how_to_move_it() -> None:
     assert PLANTED_KEY not in text
 
 
-def test_a_state_home_inside_a_repository_is_refused(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_state_home_inside_a_repository_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(repo / ".autopilot-codex"))
     code, out = cli(capsys, "login", "-", stdin=STORED_KEY)
     assert code == 1 and "could be committed" in out

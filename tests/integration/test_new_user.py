@@ -93,7 +93,9 @@ def test_top_level_help_lists_every_command_and_defaults(tmp_path: Path) -> None
 # -- 6: resume --------------------------------------------------------------------------------
 
 
-def test_resume_gives_a_running_loop_new_caps(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_gives_a_running_loop_new_caps(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys)
     code, out = run(capsys, "-C", str(repo), "resume", "--budget", "9", "--max-iterations", "12")
     assert code == 0 and "new caps apply now" in out
@@ -107,7 +109,9 @@ def test_resume_gives_a_running_loop_new_caps(repo: Path, manager: FakeOpenAI, c
 # -- 7: entry points ------------------------------------------------------------------------
 
 
-def test_messages_name_the_readers_entry_point(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+def test_messages_name_the_readers_entry_point(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
     inside = run_launcher(["--from", "claude", "status"], cwd=repo).stdout
     terminal = run_launcher(["status"], cwd=repo).stdout
     assert "Start one with /autopilot-codex:codex-plan <goal>" in inside

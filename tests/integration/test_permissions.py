@@ -68,7 +68,10 @@ def test_an_unreadable_state_is_left_alone_and_named(
 
 
 def test_a_hook_on_an_unreadable_state_does_not_block_or_move_it(
-    unreadable_state: Path, repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    unreadable_state: Path,
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     answer = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
     assert answer.code == 0
@@ -100,7 +103,9 @@ def test_an_unwritable_state_directory_is_one_line(
     assert out.count("\n") == 1 and "internal error" not in out
 
 
-def test_a_broken_state_file_is_described_once(planned: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_broken_state_file_is_described_once(
+    planned: Path, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (planned / "state.json").write_text('{"goal": "unterminated')
     code, out = run(capsys, "-C", str(repo), "status")
     assert code == 1

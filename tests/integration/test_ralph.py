@@ -42,7 +42,11 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def start(
-    repo: Path, capsys: pytest.CaptureFixture[str], *extra: str, session: str | None = "sess-1", words: bool = True
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    *extra: str,
+    session: str | None = "sess-1",
+    words: bool = True,
 ) -> str:
     argv = ["-C", str(repo), "ralph", "--completion-promise", "ALL GREEN", *extra]
     if session is not None:
@@ -54,7 +58,9 @@ def start(
     return out
 
 
-def stop(hook: Hook, repo: Path, message: str = "Still working.", session: str = "sess-1", **extra: Any) -> HookRun:
+def stop(
+    hook: Hook, repo: Path, message: str = "Still working.", session: str = "sess-1", **extra: Any
+) -> HookRun:
     return hook("Stop", payload("Stop", repo, session, last_assistant_message=message, **extra))
 
 
@@ -73,7 +79,9 @@ def result_of(repo: Path) -> dict[str, Any]:
 # -- the loop ---------------------------------------------------------------------------------
 
 
-def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_start_prints_the_prompt_and_status_shows_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = start(repo, capsys)
     assert "ralph loop started: iteration 1/50" in out
     assert "<promise>ALL GREEN</promise>" in out
@@ -89,7 +97,9 @@ def test_start_prints_the_prompt_and_status_shows_it(repo: Path, capsys: pytest.
     assert (data["style"], data["ralph"]["prompt"]) == ("ralph", "Make the tests pass.")
 
 
-def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_status_abbreviates_a_long_prompt_with_a_marker(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     long = tmp_path / "prompt.md"
     long.write_text("word\n" * 400)
     start(repo, capsys, "--prompt-file", str(long), words=False)
@@ -99,7 +109,9 @@ def test_status_abbreviates_a_long_prompt_with_a_marker(repo: Path, capsys: pyte
     assert state_of(repo)["ralph"]["prompt"] == ("word\n" * 400).strip()
 
 
-def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_stop_without_the_promise_feeds_the_prompt_back(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     result = stop(hook, repo)
     answer = result.json
@@ -114,7 +126,9 @@ def test_a_stop_without_the_promise_feeds_the_prompt_back(repo: Path, capsys: py
     assert (state_of(repo)["iteration"], "iteration" in state_of(repo)["ralph"]) == (2, False)
 
 
-def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_the_promise_ends_the_loop_and_keeps_a_result(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     tool(hook, repo)
     assert stop(hook, repo).json["decision"] == "block"
@@ -135,7 +149,9 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(repo: Path, capsys: pytest
     assert stop(hook, repo).stdout == ""
 
 
-def test_the_iteration_cap_lets_the_session_end(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_the_iteration_cap_lets_the_session_end(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys, "--max-iterations", "2")
     assert stop(hook, repo).json["decision"] == "block"
     tool(hook, repo)
@@ -163,7 +179,9 @@ def test_refused_while_a_loop_runs_here(repo: Path, capsys: pytest.CaptureFixtur
     assert state_of(repo)["goal"] == "Make the tests pass."
 
 
-def test_corrupt_state_never_blocks(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_corrupt_state_never_blocks(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     (project_dir(repo) / "state.json").write_text("{not json")
     result = stop(hook, repo)
@@ -180,7 +198,9 @@ def test_corrupt_state_never_blocks(repo: Path, capsys: pytest.CaptureFixture[st
 # -- peers §3.1: a chain of blocks never wedges the session ------------------------------------
 
 
-def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_chain_without_tool_runs_yields_before_the_host_cap(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     blocks = 0
     active = False
@@ -196,7 +216,9 @@ def test_a_chain_without_tool_runs_yields_before_the_host_cap(repo: Path, capsys
 
 
 @pytest.mark.parametrize("event", ["PostToolUse", "PostToolUseFailure"])
-def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, event: str) -> None:
+def test_a_tool_run_between_stops_is_work_not_a_stall(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, event: str
+) -> None:
     start(repo, capsys)
     for _ in range(6):
         assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
@@ -207,7 +229,9 @@ def test_a_tool_run_between_stops_is_work_not_a_stall(repo: Path, capsys: pytest
 # -- peers §3.2: the loop belongs to one session -------------------------------------------------
 
 
-def test_another_sessions_hooks_are_no_ops(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_another_sessions_hooks_are_no_ops(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     before = state_of(repo)
     assert stop(hook, repo, session="sess-2").stdout == ""
@@ -233,7 +257,9 @@ def test_an_unclaimed_loop_is_claimed_by_the_first_typed_prompt_only(
     assert state_of(repo)["iteration"] == 2
 
 
-def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_hook_without_a_session_owns_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys, session=None)
     data = payload("Stop", repo, last_assistant_message="x")
     del data["session_id"]
@@ -244,7 +270,9 @@ def test_a_hook_without_a_session_owns_nothing(repo: Path, capsys: pytest.Captur
 # -- peers §3.4: cancel cancels ------------------------------------------------------------------
 
 
-def test_cancel_then_the_next_stop_allows(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_cancel_then_the_next_stop_allows(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     assert stop(hook, repo).json["decision"] == "block"
     code, out = cli(capsys, "-C", str(repo), "cancel")
@@ -259,7 +287,9 @@ def test_cancel_then_the_next_stop_allows(repo: Path, capsys: pytest.CaptureFixt
     assert "nothing to cancel" in out
 
 
-def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_deleted_state_is_not_recreated_by_a_hook(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     # oh-my-claudecode#2085: the hook wrote the state back after the user deleted it.
     start(repo, capsys)
     (project_dir(repo) / "state.json").unlink()
@@ -268,7 +298,9 @@ def test_a_deleted_state_is_not_recreated_by_a_hook(repo: Path, capsys: pytest.C
     assert not (project_dir(repo) / "state.json").exists()
 
 
-def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from autopilot_codex.rounds.hold import hold
 
     with hold(repo, "g", "run-1", 2):
@@ -280,7 +312,9 @@ def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(repo: Path, capsys: pyt
 # -- peers §3.5: completion is read from the last message, never the transcript ------------------
 
 
-def test_the_transcript_tail_is_never_read(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path) -> None:
+def test_the_transcript_tail_is_never_read(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path
+) -> None:
     # claude-plugins-official#1682: the transcript may not be flushed when Stop fires.
     transcript = tmp_path / "t.jsonl"
     line = {"type": "assistant", "message": {"content": [{"type": "text", "text": PROMISE}]}}
@@ -292,7 +326,9 @@ def test_the_transcript_tail_is_never_read(repo: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.parametrize("message", ["", "ALL GREEN", "I will not say <promise>ALL GREEN</promise>."])
-def test_no_false_completion_through_the_hook(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, message: str) -> None:
+def test_no_false_completion_through_the_hook(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, message: str
+) -> None:
     # claude-code#30625 (tool_use-only final message), #81827 (bare word), a negated mention.
     start(repo, capsys)
     assert stop(hook, repo, message).json["decision"] == "block"
@@ -301,7 +337,9 @@ def test_no_false_completion_through_the_hook(repo: Path, capsys: pytest.Capture
 # -- peers §3.9: compaction never loops ----------------------------------------------------------
 
 
-def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_stop_right_after_compaction_is_let_through(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     assert stop(hook, repo).json["decision"] == "block"
     assert hook("PreCompact", payload("PreCompact", repo, trigger="auto")).stdout == ""
@@ -313,12 +351,16 @@ def test_a_stop_right_after_compaction_is_let_through(repo: Path, capsys: pytest
     assert stop(hook, repo, stop_hook_active=True).json["decision"] == "block"
 
 
-def test_a_plain_session_start_injects_nothing(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook) -> None:
+def test_a_plain_session_start_injects_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
     start(repo, capsys)
     assert hook("SessionStart", payload("SessionStart", repo, source="startup")).stdout == ""
 
 
-def test_refused_while_an_autopilot_loop_runs(repo: Path, capsys: pytest.CaptureFixture[str], manager: FakeOpenAI) -> None:
+def test_refused_while_an_autopilot_loop_runs(
+    repo: Path, capsys: pytest.CaptureFixture[str], manager: FakeOpenAI
+) -> None:
     from tests.conftest import plan_body
 
     manager.enqueue(plan_body(1), schema="Plan")

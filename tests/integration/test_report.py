@@ -83,7 +83,11 @@ def build(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tup
 
 
 def test_an_autopilot_loop(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     goal = ["write", "two", "files", SCRIPT, ONLOAD, TEXTAREA]
@@ -147,7 +151,9 @@ def test_an_autopilot_loop(
     assert "done" in said
 
 
-def test_a_ralph_loop(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path) -> None:  # noqa: F811
+def test_a_ralph_loop(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path  # noqa: F811
+) -> None:
     start(repo, capsys)
     stop(hook, repo, message="Still working.")
     r = stop(hook, repo, message=f"All done.\n{PROMISE}")
@@ -160,7 +166,9 @@ def test_a_ralph_loop(repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
     assert "ralph.continue" in text and "ralph.done" in text
 
 
-def test_a_rounds_run(repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:  # noqa: F811
+def test_a_rounds_run(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path  # noqa: F811
+) -> None:
     script([{**READY, "commit": f"add hello {SCRIPT}"}, EXIT])
     code, record = drive(repo, goal=f"greet {TEXTAREA}")
     assert code == 0, record
@@ -177,7 +185,9 @@ def test_no_loop_is_a_plain_error(repo: Path, capsys: pytest.CaptureFixture[str]
     assert "no loop" in capsys.readouterr().out
 
 
-def test_open_without_a_browser_says_so(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_open_without_a_browser_says_so(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     (folder / "events.jsonl").write_text(
@@ -197,7 +207,9 @@ def test_open_without_a_browser_says_so(repo: Path, capsys: pytest.CaptureFixtur
     assert (folder / "report.html").exists()
 
 
-def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_and_extra_fields_are_tolerated(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     (folder / "state.json").write_text(
@@ -215,7 +227,9 @@ def test_missing_and_extra_fields_are_tolerated(repo: Path, capsys: pytest.Captu
     assert_inert(parse(html))
 
 
-def test_a_tampered_base_is_never_an_option_to_git(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_tampered_base_is_never_an_option_to_git(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """state.json is the implementer's to write in an unguarded loop: its base_sha must not
     become `git log --output=FILE`."""
     folder = project_dir(repo)

@@ -50,7 +50,9 @@ def reviews(manager: FakeOpenAI) -> int:
     return len(manager.requests_for(schema="Review"))
 
 
-def test_edit_mode_reviews_each_edit(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
+def test_edit_mode_reviews_each_edit(
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys, "edit")
     for n in (1, 2):
         (repo / "file1.txt").write_text(f"v{n}\n")
@@ -84,7 +86,9 @@ def test_commit_mode_reviews_only_after_a_commit(
     assert reviews(manager) == 1
 
 
-def test_stop_mode_reviews_then_judges(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stop_mode_reviews_then_judges(
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys, "stop")
     (repo / "file1.txt").write_text("v1\n")
     hook("PostToolUse", edit_payload(repo))
@@ -113,7 +117,9 @@ def test_stop_mode_fix_blocks_without_a_verdict(
     assert state["idle_stop_blocks"] == 1
 
 
-def test_off_mode_only_judges(repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]) -> None:
+def test_off_mode_only_judges(
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
     start(repo, manager, capsys, "off")
     (repo / "file1.txt").write_text("v1\n")
     hook("PostToolUse", edit_payload(repo))
@@ -124,7 +130,11 @@ def test_off_mode_only_judges(repo: Path, manager: FakeOpenAI, hook: Hook, capsy
 
 
 def test_environment_overrides_the_mode_chosen_at_plan_time(
-    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    hook: Hook,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys, "edit")
     monkeypatch.setenv("AUTOPILOT_CODEX_REVIEW", "off")
@@ -135,7 +145,12 @@ def test_environment_overrides_the_mode_chosen_at_plan_time(
 
 
 def test_secrets_and_state_never_reach_the_manager(
-    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: Path,
+    manager: FakeOpenAI,
+    hook: Hook,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     # State home inside the repository: its files must still never be diffed or sent.
     monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(repo / ".autopilot-state"))
@@ -156,7 +171,11 @@ def test_secrets_and_state_never_reach_the_manager(
 
 
 def test_oversized_diffs_are_summarised_within_the_cap(
-    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    hook: Hook,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "8000")
     start(repo, manager, capsys, "edit")

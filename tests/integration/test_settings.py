@@ -47,7 +47,11 @@ def test_plan_refuses_a_budget_that_is_no_cap(
 
 @pytest.mark.parametrize("value", ["nan", "Infinity", "-5", "abc"])
 def test_plan_refuses_a_bad_budget_from_the_environment(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, value: str
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_BUDGET_USD", value)
     code, out = run(capsys, "-C", str(repo), "plan", "build", "it")
@@ -97,7 +101,10 @@ def test_resume_refuses_a_non_finite_or_negative_budget(
 
 
 def test_a_hook_refuses_a_state_whose_budget_is_not_finite(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys)
     path = project_dir(repo) / "state.json"
@@ -112,7 +119,10 @@ def test_a_hook_refuses_a_state_whose_budget_is_not_finite(
 
 
 def test_a_hook_ignores_a_bad_budget_in_its_environment(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     start(repo, manager, capsys)
     monkeypatch.setenv("AUTOPILOT_CODEX_BUDGET_USD", "Infinity")
@@ -149,7 +159,10 @@ def test_a_bad_value_falls_back_to_the_next_source_not_the_default(isolated: Pat
 
 
 def test_the_loop_keeps_what_it_was_planned_with(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_API", "chat")
     monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "30")
@@ -172,7 +185,10 @@ def test_the_loop_keeps_what_it_was_planned_with(
 
 
 def test_the_plan_output_cap_is_its_own_setting(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS", "3000")
     monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "5000")

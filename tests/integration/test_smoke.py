@@ -18,7 +18,12 @@ from tests.conftest import (
 from tests.fakes.openai_server import FakeOpenAI
 
 
-def test_full_loop(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_full_loop(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "write", "two", "files"]) == 0
     out = capsys.readouterr().out

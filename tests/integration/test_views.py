@@ -37,7 +37,9 @@ def event(name: str, **fields: object) -> str:
 # -- logs ---------------------------------------------------------------------------------------
 
 
-def test_logs_reads_the_ledger_as_lines_and_json(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_logs_reads_the_ledger_as_lines_and_json(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     ledger = folder / "events.jsonl"
@@ -92,12 +94,16 @@ def _rotate(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def test_logs_follow_prints_new_lines_and_ctrl_c_exits_130(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_logs_follow_prints_new_lines_and_ctrl_c_exits_130(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = project_dir(repo)
     folder.mkdir(parents=True)
     ledger = folder / "events.jsonl"
     ledger.write_text(event("plan"))
-    polls: Iterator[Callable[[], object]] = iter([lambda: _append(ledger, event("resume")), lambda: None])
+    polls: Iterator[Callable[[], object]] = iter(
+        [lambda: _append(ledger, event("resume")), lambda: None]
+    )
 
     def sleep(_: float) -> None:
         step = next(polls, None)
@@ -137,7 +143,9 @@ def plant(home: Path, worktree: Path, status: str, age_days: float, now: float) 
     return folder
 
 
-def test_loops_lists_every_loop_newest_first(isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_loops_lists_every_loop_newest_first(
+    isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     now = time.time()
     plant(isolated, tmp_path / "old", "done", 10, now)
     plant(isolated, tmp_path / "new", "running", 1, now)
@@ -224,7 +232,9 @@ def test_ages() -> None:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_completion_scripts_parse(shell: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_completion_scripts_parse(
+    shell: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     code, out = cli(capsys, "completion", shell)
     assert code == 0
     for word in ("report", "logs", "loops", "older-than", "implementer", "review"):
@@ -238,7 +248,9 @@ def test_completion_scripts_parse(shell: str, capsys: pytest.CaptureFixture[str]
     assert check.returncode == 0, check.stderr
 
 
-def test_bash_completion_completes_verbs_and_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bash_completion_completes_verbs_and_choices(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     _, out = cli(capsys, "completion", "bash")
     script = tmp_path / "c.bash"
     script.write_text(out)
@@ -304,7 +316,9 @@ def test_the_views_never_load_into_a_hook() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_fish_completion_completes_verbs_and_choices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_fish_completion_completes_verbs_and_choices(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     fish = shutil.which("fish")
     if fish is None:
         pytest.skip("fish is not installed")

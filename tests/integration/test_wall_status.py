@@ -58,7 +58,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, out.out + out.err
 
 
-def plan(capsys: pytest.CaptureFixture[str], repo: Path, manager: FakeOpenAI, *extra: str) -> tuple[int, str]:
+def plan(
+    capsys: pytest.CaptureFixture[str], repo: Path, manager: FakeOpenAI, *extra: str
+) -> tuple[int, str]:
     manager.enqueue(plan_body(2), schema="Plan")
     return cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", *extra, "do", "it")
 
@@ -67,7 +69,9 @@ def state_of(repo: Path) -> dict[str, Any]:
     return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
-def deny_reason(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
+def deny_reason(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> str:
     data = payload(
         "PreToolUse", repo, tool_name="Bash", tool_input={"command": "git reset --hard HEAD~1"}
     )
@@ -75,7 +79,12 @@ def deny_reason(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pyt
     return str(out["hookSpecificOutput"]["permissionDecisionReason"])
 
 
-def stop_banner(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> str:
+def stop_banner(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     out = run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch).json
     assert out.get("decision") == "block", out
@@ -83,7 +92,11 @@ def stop_banner(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[s
 
 
 def test_an_unguarded_loop_says_so_at_plan_status_stop_and_every_denial(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code, out = plan(capsys, repo, manager)
     assert code == 0, out
@@ -112,7 +125,11 @@ def test_the_boundary_in_user_settings_is_partly_walled(
 
 
 def test_a_walled_loop_says_walled_and_its_rails_are_plain(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     write(machine.parent / "managed.json", boundary(repo, machine))
     code, out = plan(capsys, repo, manager, "--require-wall")
@@ -151,7 +168,11 @@ def test_ralph_records_the_wall_and_refuses_unguarded_with_require_wall(
 
 
 def test_run_without_bubblewrap_refuses_unguarded_with_require_wall(
-    repo: Path, machine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    machine: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bare = tmp_path / "bare-path"
     bare.mkdir()
@@ -218,7 +239,11 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
 
 
 def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert plan(capsys, repo, manager)[0] == 0
     target = project_dir(repo) / "state.json"
@@ -234,7 +259,11 @@ def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
 
 
 def test_a_loop_from_before_the_wall_was_judged_keeps_its_plain_messages(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.conftest import edit_state
 
@@ -257,7 +286,11 @@ def test_resume_judges_the_wall_afresh(
 
 
 def test_plan_in_a_codex_session_judges_the_effective_codex_config(
-    repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
     profile that picks danger-full-access (its values beat the file's) makes it unguarded."""

@@ -102,7 +102,9 @@ def test_a_damaged_marker_falls_back_to_the_key(tmp_path: Path) -> None:
     assert admit(hook(make_repo(tmp_path / "other"))) is None
 
 
-def test_garbage_payload_uses_the_process_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_garbage_payload_uses_the_process_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
     monkeypatch.chdir(repo)

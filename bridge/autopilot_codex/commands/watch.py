@@ -203,9 +203,12 @@ def table(found: list[Row]) -> Any:
     return grid
 
 
-def frame(found: list[Row], width: int = 160) -> str:
+def frame(found: list[Row], width: int | None = None) -> str:
+    import shutil
+
     from rich.console import Console
 
+    width = width or max(100, shutil.get_terminal_size((160, 40)).columns)
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(table(found))
     return console.export_text().rstrip()

@@ -48,7 +48,9 @@ def plant(home: Path, where: Path, status: str, event_ts: str, **state: object) 
     return folder
 
 
-def test_once_and_json_show_each_loop(isolated: Path, tmp_path: Path, capsys) -> None:
+def test_once_and_json_show_each_loop(
+    isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     plant(isolated, tmp_path / "a", "running", "2026-03-01T10:00:00+00:00")
     plant(isolated, tmp_path / "b", "done", "2026-03-01T09:00:00+00:00")
     code, out = cli(capsys, "watch", "--json", "--silence", "1000d")
@@ -69,7 +71,9 @@ def test_once_and_json_show_each_loop(isolated: Path, tmp_path: Path, capsys) ->
     assert "SILENT" not in out
 
 
-def test_here_shows_only_this_worktree(isolated: Path, tmp_path: Path, capsys) -> None:
+def test_here_shows_only_this_worktree(
+    isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = make_repo(tmp_path / "a")
     plant(isolated, a, "running", "2026-03-01T10:00:00+00:00")
     plant(isolated, tmp_path / "b", "running", "2026-03-01T10:00:00+00:00")
@@ -93,7 +97,11 @@ def test_silence_and_an_overdue_call_are_flagged(isolated: Path, tmp_path: Path)
 
 
 def test_a_silent_loop_is_recorded_once_in_a_valid_ledger_and_told(
-    isolated: Path, repo: Path, manager: FakeOpenAI, tmp_path: Path, capsys
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     told = tmp_path / "told.jsonl"
     script = tmp_path / "hook.py"
@@ -129,7 +137,11 @@ def test_a_silent_loop_is_recorded_once_in_a_valid_ledger_and_told(
 
 
 def test_a_state_naming_another_worktree_never_writes_there(
-    isolated: Path, repo: Path, manager: FakeOpenAI, tmp_path: Path, capsys
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     manager.enqueue(plan_body(1), schema="Plan")
     assert cli(capsys, "-C", str(repo), "plan", "--session-id", "s1", "one", "file")[0] == 0

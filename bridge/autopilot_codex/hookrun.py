@@ -1,7 +1,8 @@
 """Run one hook that passed the gate: parse, look up the host and the loop's style, dispatch,
 render in the host's dialect, and always exit 0.
 
-PreToolUse is answered by the rails alone; only the loop's own events load a style.
+PreToolUse is answered by the rails alone (and a question tool by the manager, `questions`);
+only the loop's own events load a style.
 """
 
 from __future__ import annotations
@@ -73,7 +74,15 @@ def _dispatch(
         from .rails.judge import check
 
         denial = check(payload, config, worktree, host)
-        return Answer(deny=denial) if denial else ALLOW
+        if denial:
+            return Answer(deny=denial)
+        from .questions import answer, is_question
+
+        return (
+            answer(payload, worktree, config, host, manager)
+            if is_question(payload, host)
+            else ALLOW
+        )
     from . import styles
     from .store import Store
 

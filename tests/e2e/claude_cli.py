@@ -371,6 +371,7 @@ def run_claude(
     timeout: float = 120,
     extra_args: Sequence[str] = (),
     model: str = DEFAULT_MODEL,
+    stdin: bytes | None = None,
 ) -> ClaudeRun:
     """Run ``claude -p <prompt>`` in ``workdir`` and collect its stream-json output.
 
@@ -386,13 +387,20 @@ def run_claude(
     timed_out = False
     try:
         # Files instead of pipes: a straggling grandchild holding a pipe cannot hang us.
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with (
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+            tempfile.TemporaryFile() as given,
+        ):
+            # stream-json input (`--input-format stream-json`) is read from a file, never a pipe.
+            given.write(stdin or b"")
+            given.seek(0)
             start = time.monotonic()
             proc = subprocess.Popen(
                 cmd,
                 cwd=workdir,
                 env=env,
-                stdin=subprocess.DEVNULL,
+                stdin=given if stdin is not None else subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,

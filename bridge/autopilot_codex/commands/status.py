@@ -29,7 +29,9 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     for t in state.plan.tasks:
         mark = "x" if t.id in done else (">" if t.id == state.current_task else " ")
         lines.append(f"  [{mark}] {t.id}: {t.title}")
-    owner = f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
+    owner = (
+        f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
+    )
     lines.append(
         f"Iteration {state.iteration}/{state.max_iterations} · budget {money(state.budget_used_usd)} / "
         f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
@@ -55,6 +57,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     from ..styles.autopilot.findings_store import view_lines
 
     lines += view_lines(store, state)
+    lines += _questions(store)
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     lines.append(f"State: {store.state_path}")
@@ -62,6 +65,23 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if hint:
         lines.append(hint)
     return "\n".join(lines)
+
+
+def _questions(store: Store) -> list[str]:
+    """The implementer's last question the manager answered (or left to the user)."""
+    asked = [
+        e
+        for e in store.tail_events(200)
+        if e.get("event") in ("question.answered", "question.to_user")
+    ]
+    if not asked:
+        return []
+    last = asked[-1]
+    question = contract.clip(str(last.get("question", "")).replace("\n", " "), 200)
+    if last.get("event") == "question.to_user":
+        return [f"Question for you: {question}"]
+    answer = contract.clip(str(last.get("answer", "")).replace("\n", " "), 200)
+    return [f"Last question ({len(asked)} answered or asked): {question} → {answer}"]
 
 
 def _claimed(state: State) -> str:
@@ -122,4 +142,3 @@ def next_step(state: State) -> str:
     return (
         f"Next: resume with {entry('resume')}{fix}, or plan a new goal with {entry('plan')} <goal>"
     )
-

@@ -43,6 +43,20 @@ def add_parsers(sub: Any) -> None:
     )
     loops.add_argument("--dry-run", action="store_true", help="with --prune: say what would go")
 
+    watch = sub.add_parser("watch", help="a live view of the loops; notices a silent one")
+    watch.add_argument("--here", action="store_true", help="only this worktree's loop")
+    watch.add_argument("--once", action="store_true", help="print one frame and exit")
+    watch.add_argument("--json", action="store_true", help="print the rows as JSON and exit")
+    watch.add_argument(
+        "--silence",
+        default="30m",
+        metavar="AGE",
+        help="a running loop with no ledger event this long is silent (default: 30m)",
+    )
+    watch.add_argument(
+        "--every", type=float, default=2.0, metavar="S", help="seconds between frames"
+    )
+
     completion = sub.add_parser("completion", help="print a shell completion script")
     from .completion import SHELLS
 
@@ -85,6 +99,19 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         raise BridgeError("--dry-run goes with --prune: loops --prune --older-than 7d --dry-run")
     found = every()
     return 0, as_json(found) if args.json else table(found)
+
+
+def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    from . import worktree_of
+    from .watch import watch as run_watch
+
+    return 0, run_watch(
+        once=args.once,
+        as_json_out=args.json,
+        silence=args.silence,
+        here=str(worktree_of(cwd)) if args.here else None,
+        every_s=max(0.2, args.every),
+    )
 
 
 def as_json_of(name: str, verb: Verb) -> Verb:
@@ -150,4 +177,4 @@ def completion(shell: str, parser: argparse.ArgumentParser) -> str:
     return script(shell, top, verbs)
 
 
-VIEWS: dict[str, Verb] = {"report": report, "logs": logs, "loops": loops}
+VIEWS: dict[str, Verb] = {"report": report, "logs": logs, "loops": loops, "watch": watch}

@@ -122,6 +122,9 @@ class Host(Protocol):
     file_tools: frozenset[str]
     # The environment variable that carries the session id into the implementer's commands.
     session_env: str | None
+    # The tools by which the implementer asks the user a question; while a loop runs in the
+    # owner's session, the manager answers them (`questions`).
+    question_tools: frozenset[str]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         """This host's hook payload as the one host-neutral event."""

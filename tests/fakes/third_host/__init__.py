@@ -58,6 +58,7 @@ class Third:
     read_tools = frozenset({"read_file"})
     file_tools = frozenset({"write_file", "read_file"})
     session_env: str | None = "THIRD_SESSION"
+    question_tools: frozenset[str] = frozenset()
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         args = data.get("args")

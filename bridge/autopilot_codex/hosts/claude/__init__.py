@@ -41,6 +41,7 @@ class Claude:
     read_tools = frozenset({"Read"})
     file_tools = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read"})
     session_env: str | None = "CLAUDE_CODE_SESSION_ID"
+    question_tools = frozenset({"AskUserQuestion"})
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

@@ -1,0 +1,277 @@
+"""`autopilot-codex watch`: a live view of the loops on this machine, and a word when one falls
+silent.
+
+It reads the loops' files with the tolerant readers (`loopfiles`) and never writes a state. The
+one thing it writes is a typed ledger event, `watch.silent`, once per silence: appended through
+the loop's own `Store` under its lock, so the sealed ledger stays valid. Silence is a running
+loop with no ledger event (other than the watch's own) for `--silence`, or a manager call in
+flight past its deadline. Each silence is also told to the user (`notify`), never blocking.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .. import loopfiles
+from ..paths import project_dir, state_home
+from .loops import every, parse_age
+
+SILENT = "watch.silent"
+DEFAULT_SILENCE = "30m"
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    worktree: str
+    style: str
+    status: str
+    task: str
+    last_event: str
+    # Seconds since the last event that was not the watch's own (None: the ledger is empty).
+    last_event_age_s: float | None
+    inflight: str
+    meters: dict[str, str]
+    # Seconds since the state was last written (a hook that changed anything writes it).
+    last_hook_age_s: float | None
+    # Why the loop looks silent, one short reason each; empty when it does not.
+    silent: list[str] = field(default_factory=list)
+    # Those reasons the ledger already holds a `watch.silent` for (not recorded again).
+    recorded: list[str] = field(default_factory=list)
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _mtime(path: Path) -> float | None:
+    with contextlib.suppress(OSError):
+        return path.lstat().st_mtime
+    return None
+
+
+def _meters(state: dict[str, Any]) -> dict[str, str]:
+    meters = {}
+    if "budget_usd" in state or "budget_used_usd" in state:
+        used = loopfiles.number(state, "budget_used_usd")
+        meters["spend"] = f"${used:.2f}/${loopfiles.number(state, 'budget_usd'):.2f}"
+    if "max_iterations" in state:
+        meters["iterations"] = (
+            f"{int(loopfiles.number(state, 'iteration'))}/"
+            f"{int(loopfiles.number(state, 'max_iterations'))}"
+        )
+    if "consultations_total" in state:
+        meters["asked"] = str(int(loopfiles.number(state, "consultations_total")))
+    return meters
+
+
+def _inflight(state: dict[str, Any], now: float) -> tuple[str, list[str]]:
+    """What manager calls are in flight, and those past their deadline."""
+    shown, overdue = [], []
+    calls = [state["inflight"]] if isinstance(state.get("inflight"), dict) else []
+    calls += loopfiles.items(state, "reservations")
+    for call in calls:
+        kind = loopfiles.text(call, "kind") or "call"
+        deadline = loopfiles.number(call, "deadline")
+        late = bool(deadline) and deadline < now
+        shown.append(kind + (" (overdue)" if late else ""))
+        if late:
+            overdue.append(f"{kind} past its deadline")
+    return ", ".join(shown), overdue
+
+
+def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
+    files = loopfiles.load(folder)
+    own = [e for e in files.events if loopfiles.text(e, "event") != SILENT]
+    last = own[-1] if own else {}
+    when = _epoch(last.get("ts")) if last else None
+    if last and when is None:
+        when = _mtime(folder / loopfiles.EVENTS)
+    age = None if when is None else max(0.0, now - when)
+    written = _mtime(folder / loopfiles.STATE)
+    inflight, silent = _inflight(files.state, now)
+    if files.status == "running" and (age is None or age >= silence_s):
+        quiet = "no ledger event yet" if age is None else f"no ledger event for {_age(age)}"
+        silent.insert(0, quiet)
+    # A reason counts as recorded when a `watch.silent` for it follows the last own event.
+    tail = files.events[files.events.index(last) + 1 :] if last else files.events
+    said = {loopfiles.text(e, "kind") for e in tail if loopfiles.text(e, "event") == SILENT}
+    task = files.state.get("current_task")
+    return Row(
+        key=key,
+        worktree=files.worktree or loopfiles.text(files.run_header(), "worktree"),
+        style=files.style,
+        status=files.status,
+        task=task if isinstance(task, str) else "",
+        last_event=loopfiles.text(last, "event"),
+        last_event_age_s=None if age is None else round(age, 1),
+        inflight=inflight,
+        meters=_meters(files.state),
+        last_hook_age_s=None if written is None else round(max(0.0, now - written), 1),
+        silent=silent,
+        recorded=[r for r in silent if _kind(r) in said],
+    )
+
+
+def _kind(reason: str) -> str:
+    return "overdue" if "deadline" in reason else "quiet"
+
+
+def rows(
+    *, home: Path | None = None, now: float | None = None, silence_s: float, here: str | None
+) -> list[Row]:
+    home = home or state_home()
+    now = time.time() if now is None else now
+    found = []
+    for loop in every(home, now):
+        if here is not None and loop.key != project_dir(Path(here), home).name:
+            continue
+        found.append(row_of(loop.key, home / "projects" / loop.key, now=now, silence_s=silence_s))
+    return found
+
+
+def record(row: Row, *, home: Path | None = None) -> list[str]:
+    """Append one `watch.silent` per new reason to the loop's sealed ledger; the reasons told."""
+    from ..config import load_config
+    from ..store import Store
+
+    new = [r for r in row.silent if r not in row.recorded]
+    if not new or not row.worktree:
+        return []
+    home = home or state_home()
+    # Only the store of the folder the row was read from: a state naming another worktree
+    # never makes the watch write to that worktree's ledger.
+    if project_dir(Path(row.worktree), home).name != row.key:
+        return []
+    store = Store(Path(row.worktree), home=home, lock_timeout=load_config().lock_timeout_s)
+    with store.locked():
+        for reason in new:
+            store.append_event(SILENT, kind=_kind(reason), reason=reason, status=row.status)
+    return new
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def table(found: list[Row]) -> Any:
+    from rich.table import Table
+
+    grid = Table(title="autopilot-codex loops", expand=True)
+    for name in (
+        "STATUS",
+        "STYLE",
+        "TASK",
+        "LAST EVENT",
+        "IN FLIGHT",
+        "METERS",
+        "HOOK",
+        "WORKTREE",
+    ):
+        grid.add_column(name, overflow="fold")
+    for row in found:
+        status = row.status + (" SILENT" if row.silent else "")
+        grid.add_row(
+            f"[bold red]{status}[/]" if row.silent else status,
+            row.style,
+            row.task or "-",
+            f"{row.last_event or '-'} ({_age(row.last_event_age_s)} ago)",
+            row.inflight or "-",
+            " ".join(f"{k} {v}" for k, v in row.meters.items()) or "-",
+            f"{_age(row.last_hook_age_s)} ago",
+            row.worktree or row.key,
+        )
+    if not found:
+        grid.add_row("no loops", "", "", "", "", "", "", "")
+    return grid
+
+
+def frame(found: list[Row], width: int | None = None) -> str:
+    import shutil
+
+    from rich.console import Console
+
+    width = width or max(100, shutil.get_terminal_size((160, 40)).columns)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(table(found))
+    return console.export_text().rstrip()
+
+
+def as_json(found: list[Row]) -> str:
+    return json.dumps([asdict(r) for r in found], indent=1, sort_keys=True)
+
+
+def transitions(seen: dict[str, str], found: list[Row]) -> list[dict[str, str]]:
+    """The loops whose status changed since the last frame (none on the first), and `seen`
+    brought up to date. A loop the watch never saw running is not told."""
+    moved = []
+    for row in found:
+        before = seen.get(row.key)
+        if before is not None and before != row.status:
+            moved.append(
+                {
+                    "event": "watch.transition",
+                    "worktree": row.worktree,
+                    "from": before,
+                    "status": row.status,
+                }
+            )
+        seen[row.key] = row.status
+    return moved
+
+
+def sweep(found: list[Row], home: Path | None = None, seen: dict[str, str] | None = None) -> None:
+    """Record and tell each new silence, and (given the last frame's statuses) each status
+    change; a failure to tell never stops the watch."""
+    from .notify import notify
+
+    for moved in transitions(seen, found) if seen is not None else []:
+        notify(
+            moved,
+            f"autopilot-codex: {moved['worktree']}: {moved['from']} -> {moved['status']}",
+        )
+    for row in found:
+        for reason in record(row, home=home):
+            notify(
+                {"event": SILENT, "worktree": row.worktree, "status": row.status, "reason": reason},
+                f"autopilot-codex: {row.worktree or row.key}: {reason}",
+            )
+
+
+def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, every_s: float) -> str:
+    silence_s = parse_age(silence if silence[-1:].isalpha() else silence + "s")
+    if once or as_json_out:
+        found = rows(silence_s=silence_s, here=here)
+        sweep(found)
+        return as_json(found) if as_json_out else frame(found)
+    from rich.live import Live
+
+    found = rows(silence_s=silence_s, here=here)
+    seen: dict[str, str] = {}
+    with Live(table(found), refresh_per_second=1, screen=False) as live:
+        try:
+            while True:
+                sweep(found, seen=seen)
+                live.update(table(found))
+                time.sleep(every_s)
+                found = rows(silence_s=silence_s, here=here)
+        except KeyboardInterrupt:
+            pass
+    return ""

@@ -36,6 +36,8 @@ Status = Literal[
     "stopped",
     "stopped_budget",
     "stopped_iteration_limit",
+    "stopped_tokens",
+    "stopped_duration",
 ]
 
 # Who a loop belongs to. `session`: the host session that started or first claimed it; other
@@ -168,6 +170,17 @@ class VerdictRecord(_Record):
 
 
 @dataclass(frozen=True)
+class SpendCursor(_Record):
+    """Where the implementer's spend was last read: the host's record (a transcript), the
+    byte offset read up to, and the ids of the last messages counted (a host may write one
+    message's usage on several lines)."""
+
+    path: str
+    offset: int = 0
+    seen: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class RalphState(_Record):
     """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
 
@@ -224,6 +237,18 @@ class State(_Record):
     max_iterations: int = defaults.MAX_ITERATIONS
     budget_usd: float = defaults.BUDGET_USD
     budget_used_usd: float = 0.0
+    # The implementer's spend, read from the host's own records (`implementer_spend`): a meter
+    # of its own beside the manager's `budget_used_usd`; `budget_usd` caps their sum.
+    implementer_used_usd: float = 0.0
+    implementer_tokens: int = 0
+    # Models the host used that the price table lacks (priced at its dearest row).
+    implementer_unpriced: list[str] = field(default_factory=list)
+    spend_cursor: SpendCursor | None = None
+    # Caps besides the budget (0 = none): tokens of the implementer, wall seconds since
+    # `started_epoch` (epoch seconds, when the loop started).
+    max_tokens: int = 0
+    max_seconds: float = 0.0
+    started_epoch: float = field(default_factory=time.time)
     no_progress_streak: int = 0
     session_id: str | None = None
     # The host that started the loop or whose session claimed it (its commands, its dialect).
@@ -346,22 +371,44 @@ _NON_NEGATIVE = (
     "max_output_tokens",
     "consultations",
     "consultations_total",
+    "implementer_used_usd",
+    "implementer_tokens",
+    "max_tokens",
+    "max_seconds",
 )
 
 
 def check_ranges(state: State) -> None:
     """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
-    for name in ("budget_usd", "budget_used_usd", "timeout_s"):
+    for name in (
+        "budget_usd",
+        "budget_used_usd",
+        "timeout_s",
+        "implementer_used_usd",
+        "max_seconds",
+        "started_epoch",
+    ):
         if not math.isfinite(getattr(state, name)):
             raise typedjson.Invalid(name, "not a finite number")
     for name in _NON_NEGATIVE:
         if getattr(state, name) < 0:
             raise typedjson.Invalid(name, "negative")
+    _check_held(state)
+    _check_rest(state)
+
+
+def _check_held(state: State) -> None:
+    """What calls in flight hold, and where the implementer's spend was last read."""
     reserved = state.inflight.reserved_usd if state.inflight else 0.0
     if not math.isfinite(reserved) or reserved < 0:
         raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
     if any(not math.isfinite(r.usd) or r.usd < 0 for r in state.reservations):
         raise typedjson.Invalid("reservations.usd", "not a finite non-negative number")
+    if state.spend_cursor is not None and state.spend_cursor.offset < 0:
+        raise typedjson.Invalid("spend_cursor.offset", "negative")
+
+
+def _check_rest(state: State) -> None:
     if state.budget_usd <= 0:
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:

@@ -67,7 +67,7 @@ def parse_own(raw: object) -> dict[str, Price]:
         raise ValueError("an object of model prefixes")
     rows: dict[str, Price] = {}
     for model, row in raw.items():
-        if not isinstance(model, str) or not model or not isinstance(row, Mapping):
+        if not isinstance(model, str) or not isinstance(row, Mapping):
             raise ValueError("each entry is a model prefix and an object of prices")
         numbers = {}
         for kind in ("input", "output", "cache_read", "cache_write"):

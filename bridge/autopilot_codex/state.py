@@ -243,7 +243,9 @@ class State(_Record):
     implementer_tokens: int = 0
     # Models the host used that the price table lacks (priced at its dearest row).
     implementer_unpriced: list[str] = field(default_factory=list)
-    spend_cursor: SpendCursor | None = None
+    # Where each of the host's records was last read (a session's transcript, one more after a
+    # resume), the most recent last; a record read again resumes from its own offset.
+    spend_cursors: list[SpendCursor] = field(default_factory=list)
     # Caps besides the budget (0 = none): tokens of the implementer, wall seconds since
     # `started_epoch` (epoch seconds, when the loop started).
     max_tokens: int = 0
@@ -404,8 +406,8 @@ def _check_held(state: State) -> None:
         raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
     if any(not math.isfinite(r.usd) or r.usd < 0 for r in state.reservations):
         raise typedjson.Invalid("reservations.usd", "not a finite non-negative number")
-    if state.spend_cursor is not None and state.spend_cursor.offset < 0:
-        raise typedjson.Invalid("spend_cursor.offset", "negative")
+    if any(c.offset < 0 for c in state.spend_cursors):
+        raise typedjson.Invalid("spend_cursors.offset", "negative")
 
 
 def _check_rest(state: State) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ from autopilot_codex.styles.autopilot import inflight
 from tests.conftest import HookRun, payload, plan_body, run_hook_inproc
 from tests.fakes.openai_server import FakeOpenAI
 
+Hook = Callable[[str, dict[str, Any]], HookRun]
+Capsys = pytest.CaptureFixture[str]
+
 
 @pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+def hook(capsys: Capsys, monkeypatch: pytest.MonkeyPatch) -> Hook:
     def run(event: str, data: dict[str, Any]) -> HookRun:
         return run_hook_inproc(event, data, capsys, monkeypatch)
 
@@ -51,17 +55,18 @@ def spend(transcript: Path, message_id: str, output_tokens: int) -> None:
 
 
 def state_of(repo: Path) -> dict[str, Any]:
-    return json.loads((project_dir(repo) / "state.json").read_text())
+    data: dict[str, Any] = json.loads((project_dir(repo) / "state.json").read_text())
+    return data
 
 
-def stop(hook, repo: Path, transcript: Path, **extra: Any) -> HookRun:
+def stop(hook: Hook, repo: Path, transcript: Path, **extra: Any) -> HookRun:
     return hook(
         "Stop",
         payload("Stop", repo, last_assistant_message="Working.", transcript_path=str(transcript), **extra),
     )
 
 
-def ralph(capsys, repo: Path, *extra: str) -> None:
+def ralph(capsys: Capsys, repo: Path, *extra: str) -> None:
     code, out = cli(
         capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", *extra, "Make", "it", "pass."
     )
@@ -72,7 +77,7 @@ def ralph(capsys, repo: Path, *extra: str) -> None:
 
 
 def test_a_ralph_budget_is_charged_the_implementers_spend_and_stops_naming_it(
-    repo: Path, capsys, hook, tmp_path: Path
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     ralph(capsys, repo, "--max-iterations", "0", "--budget", "0.50")
     transcript = tmp_path / "session.jsonl"
@@ -93,7 +98,7 @@ def test_a_ralph_budget_is_charged_the_implementers_spend_and_stops_naming_it(
 
 
 def test_a_ralph_loop_without_a_budget_is_not_stopped_by_spend(
-    repo: Path, capsys, hook, tmp_path: Path
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     ralph(capsys, repo, "--max-iterations", "5")
     transcript = tmp_path / "session.jsonl"
@@ -103,7 +108,7 @@ def test_a_ralph_loop_without_a_budget_is_not_stopped_by_spend(
 
 
 def test_a_ralph_token_cap_stops_as_stopped_tokens(
-    repo: Path, capsys, hook, tmp_path: Path
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     ralph(capsys, repo, "--max-tokens", "1000")
     transcript = tmp_path / "session.jsonl"
@@ -115,7 +120,7 @@ def test_a_ralph_token_cap_stops_as_stopped_tokens(
 
 
 def test_a_ralph_time_cap_stops_as_stopped_duration(
-    repo: Path, capsys, hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start = 1_800_000_000.0
     monkeypatch.setattr(meters, "clock", lambda: start)
@@ -128,7 +133,7 @@ def test_a_ralph_time_cap_stops_as_stopped_duration(
     assert state_of(repo)["status"] == "stopped_duration"
 
 
-def test_a_bad_duration_is_refused(repo: Path, capsys) -> None:
+def test_a_bad_duration_is_refused(repo: Path, capsys: Capsys) -> None:
     code, out = cli(capsys, "-C", str(repo), "ralph", "--max-duration", "soon", "x")
     assert code != 0 and "--max-duration soon is not accepted" in out
 
@@ -136,14 +141,14 @@ def test_a_bad_duration_is_refused(repo: Path, capsys) -> None:
 # -- autopilot: the total is manager + implementer -------------------------------------------
 
 
-def plan(capsys, repo: Path, manager: FakeOpenAI, *extra: str) -> None:
+def plan(capsys: Capsys, repo: Path, manager: FakeOpenAI, *extra: str) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", *extra, "goal")
     assert code == 0, out
 
 
 def test_an_autopilot_total_includes_the_implementer_and_stops_without_a_call(
-    repo: Path, manager: FakeOpenAI, capsys, hook, tmp_path: Path
+    repo: Path, manager: FakeOpenAI, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     plan(capsys, repo, manager, "--budget", "1")
     transcript = tmp_path / "session.jsonl"
@@ -166,7 +171,7 @@ def test_an_autopilot_total_includes_the_implementer_and_stops_without_a_call(
 
 
 def test_an_autopilot_time_cap_reads_the_clock_it_is_given(
-    repo: Path, manager: FakeOpenAI, capsys, hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, manager: FakeOpenAI, capsys: Capsys, hook: Hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plan(capsys, repo, manager, "--max-duration", "90m")
     started = state_of(repo)["started_epoch"]
@@ -178,7 +183,7 @@ def test_an_autopilot_time_cap_reads_the_clock_it_is_given(
 
 
 def test_the_users_own_prices_come_first(
-    repo: Path, capsys, hook, tmp_path: Path, isolated: Path
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path, isolated: Path
 ) -> None:
     isolated.mkdir(parents=True, exist_ok=True)
     (isolated / "config.json").write_text(
@@ -193,7 +198,7 @@ def test_the_users_own_prices_come_first(
 
 
 def test_status_names_a_model_priced_at_the_dearest_row(
-    repo: Path, capsys, hook, tmp_path: Path
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     ralph(capsys, repo, "--max-iterations", "5", "--budget", "100")
     transcript = tmp_path / "session.jsonl"
@@ -207,3 +212,15 @@ def test_status_names_a_model_priced_at_the_dearest_row(
     assert "Priced at the dearest row (not in the price table): claude-next-1" in out
     assert "implementer $0.07" in out  # 1000 output tokens at $75 per million
     assert "/ $100.00" in out
+
+
+def test_two_transcripts_each_resume_from_their_own_offset(
+    repo: Path, capsys: Capsys, hook: Hook, tmp_path: Path
+) -> None:
+    ralph(capsys, repo, "--max-iterations", "9", "--budget", "100")
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    spend(first, "a1", 1000)
+    spend(second, "b1", 1000)
+    for path in (first, second, first, second):
+        stop(hook, repo, path, stop_hook_active=True)
+    assert state_of(repo)["implementer_tokens"] == 2000  # each message once

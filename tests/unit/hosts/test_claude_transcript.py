@@ -3,14 +3,16 @@ only, each message once, priced per model and token kind in literal dollars."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from autopilot_codex.hosts.claude import prices
-from autopilot_codex.hosts.claude import transcript as transcript_mod
 from autopilot_codex.hosts.claude.transcript import TranscriptReader
+from autopilot_codex.hosts.protocol import SpendRead
 
 
 def line(
@@ -44,7 +46,7 @@ def line(
 SINCE = "2026-01-01T00:00:00+00:00"
 
 
-def read(path: Path, offset: int = 0, seen: tuple[str, ...] = ()) -> transcript_mod.SpendRead:
+def read(path: Path, offset: int = 0, seen: tuple[str, ...] = ()) -> SpendRead:
     return TranscriptReader().read(str(path), offset, seen, SINCE)
 
 
@@ -140,8 +142,6 @@ def test_other_lines_and_garbage_are_skipped(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_or_a_fifo_reads_nothing(tmp_path: Path) -> None:
-    import os
-
     assert read(tmp_path / "absent.jsonl", 7).offset == 7
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -165,21 +165,19 @@ def test_a_large_transcript_is_read_once_then_only_what_was_appended(
         handle.write(appended)
     # Count the bytes the second look reads: only the appended line.
     read_bytes: list[int] = []
-    real_fdopen = transcript_mod.os.fdopen
+    real_fdopen = os.fdopen
 
-    def counting_fdopen(fd: int, mode: str) -> object:
-        handle = real_fdopen(fd, mode)
-        real_read = handle.read
-
-        def counted(n: int = -1) -> bytes:
-            data: bytes = real_read(n)
+    class Counted(io.BufferedReader):
+        def read(self, n: int | None = -1) -> bytes:
+            data = super().read(n)
             read_bytes.append(len(data))
             return data
 
-        handle.read = counted  # type: ignore[method-assign]
-        return handle
+    def counting_fdopen(fd: int, mode: str) -> io.BufferedReader:
+        assert mode == "rb"
+        return Counted(real_fdopen(fd, "rb", buffering=0))
 
-    monkeypatch.setattr(transcript_mod.os, "fdopen", counting_fdopen)
+    monkeypatch.setattr(os, "fdopen", counting_fdopen)
     second = read(path, first.offset, first.seen)
     assert sum(read_bytes) == len(appended.encode())
     assert second.usd == pytest.approx(15.0)

@@ -98,6 +98,8 @@ def _resume_parser(sub: Any) -> None:
         metavar="N",
         help="the new iteration cap (default: unchanged)",
     )
+    resume.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
+    resume.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
     resume.add_argument("--session-id", default=None, help="the host session that owns the loop")
     resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
@@ -421,7 +423,12 @@ def _resume(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
     from .commands.resume import resume
 
     return 0, resume(
-        cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
+        cwd=cwd,
+        budget_usd=args.budget,
+        max_iterations=args.max_iterations,
+        session_id=session,
+        max_tokens=args.max_tokens,
+        max_duration=args.max_duration,
     )
 
 

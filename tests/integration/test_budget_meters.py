@@ -180,6 +180,14 @@ def test_an_autopilot_time_cap_reads_the_clock_it_is_given(
     state = state_of(repo)
     assert state["status"] == "stopped_duration"
     assert "1h30m" in state["stop_reason"]
+    # A raise resumes the same loop; without one, resume says which cap to raise.
+    monkeypatch.setattr(meters, "clock", lambda: started + 90 * 60)
+    code, out = cli(capsys, "-C", str(repo), "resume")
+    assert code != 0 and "--max-duration TIME" in out
+    code, out = cli(capsys, "-C", str(repo), "resume", "--max-duration", "3h")
+    assert code == 0, out
+    state = state_of(repo)
+    assert state["status"] == "running" and state["max_seconds"] == 3 * 3600
 
 
 def test_the_users_own_prices_come_first(

@@ -182,3 +182,14 @@ def test_a_large_transcript_is_read_once_then_only_what_was_appended(
     assert sum(read_bytes) == len(appended.encode())
     assert second.usd == pytest.approx(15.0)
     assert second.offset == size + len(appended.encode())
+
+
+def test_a_transcript_cut_short_is_read_again_from_its_start(tmp_path: Path) -> None:
+    """Rewriting the record to hide spend already read cannot lower the meter: a file shorter
+    than the offset is read from its start, so its spend counts again (never less)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", output=1_000_000) + line("m2", output=1_000_000))
+    first = read(path)
+    path.write_text(line("m3", output=1_000_000))
+    again = read(path, first.offset, first.seen)
+    assert (first.usd, again.usd) == pytest.approx((30.0, 15.0))

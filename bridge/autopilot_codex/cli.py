@@ -80,6 +80,8 @@ def parser() -> argparse.ArgumentParser:
 
 ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
 REQUIRE_WALL = "refuse to start unless the host's sandbox walls the implementer in"
+MAX_TOKENS_HELP = "stop when the implementer has used this many tokens (0 = no cap)"
+MAX_DURATION_HELP = "stop after this much wall time since the start: 2h, 90m, 1h30m (0 = none)"
 CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
 
 
@@ -96,6 +98,8 @@ def _resume_parser(sub: Any) -> None:
         metavar="N",
         help="the new iteration cap (default: unchanged)",
     )
+    resume.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
+    resume.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
     resume.add_argument("--session-id", default=None, help="the host session that owns the loop")
     resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
@@ -114,7 +118,11 @@ def _other_parsers(sub: Any) -> None:
         "--max-iterations", default=None, help="cap (default 50; 0 = none, needs --budget)"
     )
     ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
-    ralph.add_argument("--budget", default=None, help="USD cap for the loop (positive, finite)")
+    ralph.add_argument(
+        "--budget", default=None, help="USD cap on the implementer's spend (positive, finite)"
+    )
+    ralph.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
+    ralph.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
     ralph.add_argument("--host", choices=hosts.HOSTS.names, default="claude")
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
@@ -169,8 +177,10 @@ def _plan_parser(sub: Any) -> None:
         "--budget",
         default=None,
         metavar="USD",
-        help=f"USD the manager may spend (default: {BUDGET_USD:.2f})",
+        help=f"USD the manager and the implementer may spend together (default: {BUDGET_USD:.2f})",
     )
+    plan.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
+    plan.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
     plan.add_argument(
         "--max-iterations",
         default=None,
@@ -373,6 +383,8 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
     overrides = {
         "budget_usd": args.budget,
         "max_iterations": args.max_iterations,
+        "max_tokens": args.max_tokens,
+        "max_duration": args.max_duration,
         "model": args.model,
         "review": args.review,
         "checks": None if args.check is None else tuple(args.check),
@@ -411,7 +423,12 @@ def _resume(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
     from .commands.resume import resume
 
     return 0, resume(
-        cwd=cwd, budget_usd=args.budget, max_iterations=args.max_iterations, session_id=session
+        cwd=cwd,
+        budget_usd=args.budget,
+        max_iterations=args.max_iterations,
+        session_id=session,
+        max_tokens=args.max_tokens,
+        max_duration=args.max_duration,
     )
 
 
@@ -439,6 +456,7 @@ def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int
         max_iterations=parse_cap(args.max_iterations),
         completion_promise=args.completion_promise,
         budget_usd=None if budget is None else check("budget_usd", budget, f"--budget {budget}"),
+        caps={"max_tokens": args.max_tokens, "max_duration": args.max_duration},
         session_id=session,
         host=args.host,
         checks=args.check,

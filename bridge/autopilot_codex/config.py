@@ -37,6 +37,13 @@ class Config:
     review: str = defaults.REVIEW_MODE
     budget_usd: float = defaults.BUDGET_USD
     max_iterations: int = defaults.MAX_ITERATIONS
+    # Caps besides the budget, 0 = none: the implementer's tokens, and wall seconds since the
+    # loop started (given as `2h`, `90m`, `1h30m` or seconds).
+    max_tokens: int = 0
+    max_duration: float = 0.0
+    # The user's own prices of the implementer's models, by model prefix, in dollars per
+    # million tokens (`hosts/claude/prices.parse_own`); they come before the built-in table.
+    implementer_prices: dict[str, Any] = field(default_factory=dict)
     # Seconds one manager call may take in total, retries included; the hook timeout is larger.
     timeout_s: float = 180.0
     # Upper bound on the characters of any prompt sent to the manager.
@@ -79,6 +86,8 @@ ENV = {
     "review": "AUTOPILOT_CODEX_REVIEW",
     "budget_usd": "AUTOPILOT_CODEX_BUDGET_USD",
     "max_iterations": "AUTOPILOT_CODEX_MAX_ITERATIONS",
+    "max_tokens": "AUTOPILOT_CODEX_MAX_TOKENS",
+    "max_duration": "AUTOPILOT_CODEX_MAX_DURATION",
     "timeout_s": "AUTOPILOT_CODEX_TIMEOUT_S",
     "prompt_chars": "AUTOPILOT_CODEX_PROMPT_CHARS",
     "stall_limit": "AUTOPILOT_CODEX_STALL_LIMIT",
@@ -97,6 +106,8 @@ ENV = {
 FLAGS = {
     "budget_usd": "--budget",
     "max_iterations": "--max-iterations",
+    "max_tokens": "--max-tokens",
+    "max_duration": "--max-duration",
     "model": "--model",
     "review": "--review",
     "checks": "--check",
@@ -106,6 +117,7 @@ FLAGS = {
 RANGES: dict[str, tuple[float, float, bool]] = {
     "budget_usd": (0, 10_000, True),
     "max_iterations": (1, 10_000, False),
+    "max_tokens": (0, 10**11, False),
     # The hooks' own timeout is 600 s: a manager call must end well before the host kills it.
     "timeout_s": (0, 540, True),
     "prompt_chars": (2_000, 2_000_000, False),
@@ -244,6 +256,8 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
     said = said or f"{name}={raw!r}"
     if name == "checks":
         return _checks(raw, said)
+    if name in ("max_duration", "implementer_prices"):
+        return _special(name, raw, said)
     kind = str(next(f.type for f in fields(Config) if f.name == name))
     try:
         value = _coerce(kind, raw)
@@ -259,6 +273,19 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
     if fixed is not None and value not in fixed:
         raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
     return value
+
+
+def _special(name: str, raw: Any, said: str) -> Any:
+    """A duration (`2h`) as seconds, or the user's price rows, checked."""
+    from .hosts.claude.prices import parse_own
+    from .meters import parse_duration
+
+    try:
+        if name == "max_duration":
+            return 0.0 if raw in (0, "0", "") else parse_duration(str(raw))
+        return parse_own(raw)
+    except ValueError as exc:
+        raise BridgeError(f"{said} is not accepted: {exc}") from exc
 
 
 def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:

@@ -15,6 +15,7 @@ from . import defaults
 from .closing import closing
 from .contract import PREFIX
 from .hosts import terminal_command
+from .meters import over, total_usd
 from .state import State, Status
 
 
@@ -112,7 +113,7 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", new.budget_used_usd)
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", total_usd(new))
     return new, Decision("allow", event, message=message, context=_off_context(message))
 
 
@@ -124,9 +125,10 @@ def _rails_kept(status: Status) -> str:
 
 
 def stop_guard(
-    state: State, *, stop_hook_active: bool, limits: Limits
+    state: State, *, stop_hook_active: bool, limits: Limits, now: float | None = None
 ) -> tuple[State, Decision | None]:
-    """The checks before any model call at Stop, in order. Assumes a running, owned loop."""
+    """The checks before any model call at Stop, in order. Assumes a running, owned loop.
+    `now`: the clock, for the time cap (None: not checked)."""
     state = state.evolve(stop_events=state.stop_events + 1)
     if state.compaction_pending:
         # A stop right after a compaction is the host making room, never a turn to judge:
@@ -136,8 +138,10 @@ def stop_guard(
     if not stop_hook_active and state.idle_stop_blocks:
         # The previous Stop was not blocked, so the host's chain of blocks is broken.
         state = state.evolve(idle_stop_blocks=0)
-    if state.budget_used_usd >= state.budget_usd:
-        return end(state, "stopped_budget", "budget used up", "stop.guard.budget")
+    capped = over(state, now, state.budget_usd)
+    if capped is not None:
+        status, reason = capped
+        return end(state, status, reason, f"stop.guard.{status.removeprefix('stopped_')}")
     if state.iteration >= state.max_iterations:
         reason = f"iteration limit {state.max_iterations} reached"
         return end(state, "stopped_iteration_limit", reason, "stop.guard.iterations")
@@ -160,7 +164,7 @@ def reserved(state: State) -> float:
 
 def fits(state: State, estimated_cost: float) -> bool:
     """Whether a call's worst case fits beside what is spent and what is reserved."""
-    return state.budget_used_usd + reserved(state) + estimated_cost <= state.budget_usd
+    return total_usd(state) + reserved(state) + estimated_cost <= state.budget_usd
 
 
 def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None:
@@ -169,8 +173,8 @@ def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None
     Spent out: the loop stops. Held by calls in flight only: this call is refused and the loop
     goes on (their reservations come back when they settle).
     """
-    if state.budget_used_usd + estimated_cost > state.budget_usd:
-        left = max(0.0, state.budget_usd - state.budget_used_usd)
+    if total_usd(state) + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - total_usd(state))
         reason = (
             f"budget used up: ${left:.4f} left, the next manager call may cost "
             f"${estimated_cost:.4f}"
@@ -178,7 +182,7 @@ def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None
         return end(state, "stopped_budget", reason, event)
     if not fits(state, estimated_cost):
         held = reserved(state)
-        left = max(0.0, state.budget_usd - state.budget_used_usd - held)
+        left = max(0.0, state.budget_usd - total_usd(state) - held)
         reason = (
             f"the budget left is reserved by a manager call in flight: ${left:.4f} free "
             f"(${held:.4f} reserved), the next manager call may cost ${estimated_cost:.4f}; "
@@ -234,5 +238,5 @@ def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
     return (
         f"(iteration {state.iteration}/{state.max_iterations}, "
-        f"${state.budget_used_usd:.2f} of ${state.budget_usd:.2f})"
+        f"${total_usd(state):.2f} of ${state.budget_usd:.2f})"
     )

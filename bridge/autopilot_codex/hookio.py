@@ -33,6 +33,8 @@ class HookInput:
     last_assistant_message: str = ""
     source: str = ""
     trigger: str = ""
+    # Where the host records the session (Claude Code: its transcript), read for its spend.
+    transcript_path: str = ""
 
 
 def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
@@ -70,6 +72,7 @@ def from_payload(
         last_assistant_message=text(data.get(last_message)),
         source=text(data.get("source")),
         trigger=text(data.get("trigger")),
+        transcript_path=text(data.get("transcript_path")),
     )
 
 

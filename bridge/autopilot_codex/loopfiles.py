@@ -21,7 +21,15 @@ PLAN = "plan.json"
 EVENTS = "events.jsonl"
 RESULT = "last.json"
 ROLLOUT = ("rounds", "rollout.jsonl")
-ENDED = ("done", "aborted", "stopped", "stopped_budget", "stopped_iteration_limit")
+ENDED = (
+    "done",
+    "aborted",
+    "stopped",
+    "stopped_budget",
+    "stopped_iteration_limit",
+    "stopped_tokens",
+    "stopped_duration",
+)
 
 
 # Beyond this a file is not read: a ledger of a long loop is a few MB.
@@ -142,8 +150,9 @@ class LoopFiles:
 
     @property
     def spend(self) -> float:
-        """USD spent: the manager's (state) plus the rounds' own (rollout), which are apart."""
-        return number(self.state, "budget_used_usd") + sum(
+        """USD spent: the manager's and the implementer's (state) plus the rounds' own
+        (rollout), which are apart."""
+        return number(self.state, "budget_used_usd") + number(self.state, "implementer_used_usd") + sum(
             number(r, "cost_usd") for r in self.rounds()
         )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,6 +35,8 @@ Status = Literal[
     "stopped",
     "stopped_budget",
     "stopped_iteration_limit",
+    "stopped_tokens",
+    "stopped_duration",
 ]
 
 # Who a loop belongs to. `session`: the host session that started or first claimed it; other
@@ -168,6 +169,17 @@ class VerdictRecord(_Record):
 
 
 @dataclass(frozen=True)
+class SpendCursor(_Record):
+    """Where the implementer's spend was last read: the host's record (a transcript), the
+    byte offset read up to, and the ids of the last messages counted (a host may write one
+    message's usage on several lines)."""
+
+    path: str
+    offset: int = 0
+    seen: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class RalphState(_Record):
     """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
 
@@ -224,6 +236,20 @@ class State(_Record):
     max_iterations: int = defaults.MAX_ITERATIONS
     budget_usd: float = defaults.BUDGET_USD
     budget_used_usd: float = 0.0
+    # The implementer's spend, read from the host's own records (`implementer_spend`): a meter
+    # of its own beside the manager's `budget_used_usd`; `budget_usd` caps their sum.
+    implementer_used_usd: float = 0.0
+    implementer_tokens: int = 0
+    # Models the host used that the price table lacks (priced at its dearest row).
+    implementer_unpriced: list[str] = field(default_factory=list)
+    # Where each of the host's records was last read (a session's transcript, one more after a
+    # resume), the most recent last; a record read again resumes from its own offset.
+    spend_cursors: list[SpendCursor] = field(default_factory=list)
+    # Caps besides the budget (0 = none): tokens of the implementer, wall seconds since
+    # `started_epoch` (epoch seconds, when the loop started).
+    max_tokens: int = 0
+    max_seconds: float = 0.0
+    started_epoch: float = field(default_factory=time.time)
     no_progress_streak: int = 0
     session_id: str | None = None
     # The host that started the loop or whose session claimed it (its commands, its dialect).
@@ -329,46 +355,7 @@ def parse_state(data: object) -> State:
     if isinstance(data, dict):
         data = {**flatten(data), "plan": {"summary": "", "tasks": []}}
     state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
+    from .state_ranges import check_ranges
+
     check_ranges(state)
     return state
-
-
-# Counters that only the bridge moves, and only upwards from zero; a hand-edited negative
-# value would hand the loop extra iterations or budget headroom.
-_NON_NEGATIVE = (
-    "iteration",
-    "budget_used_usd",
-    "no_progress_streak",
-    "idle_stop_blocks",
-    "tool_events",
-    "stop_events",
-    "timeout_s",
-    "max_output_tokens",
-    "consultations",
-    "consultations_total",
-)
-
-
-def check_ranges(state: State) -> None:
-    """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
-    for name in ("budget_usd", "budget_used_usd", "timeout_s"):
-        if not math.isfinite(getattr(state, name)):
-            raise typedjson.Invalid(name, "not a finite number")
-    for name in _NON_NEGATIVE:
-        if getattr(state, name) < 0:
-            raise typedjson.Invalid(name, "negative")
-    reserved = state.inflight.reserved_usd if state.inflight else 0.0
-    if not math.isfinite(reserved) or reserved < 0:
-        raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
-    if any(not math.isfinite(r.usd) or r.usd < 0 for r in state.reservations):
-        raise typedjson.Invalid("reservations.usd", "not a finite non-negative number")
-    if state.budget_usd <= 0:
-        raise typedjson.Invalid("budget_usd", "not positive")
-    if state.max_iterations < 0:
-        raise typedjson.Invalid("max_iterations", "negative")
-    ralph = state.ralph
-    if ralph is not None:
-        if ralph.iteration < 1 or ralph.max_iterations < 0 or ralph.idle_stop_blocks < 0:
-            raise typedjson.Invalid("ralph", "a counter out of range")
-        if not math.isfinite(ralph.started_at) or ralph.tools_at_block < 0:
-            raise typedjson.Invalid("ralph", "a counter out of range")

@@ -414,6 +414,10 @@ def test_budget_exhausted_mid_loop(
     # estimates the answer and a corrective retry at max_output_tokens: $0.008 for a review or
     # verdict (4000 tokens), $0.016 for the plan (8000).
     settings = {"AUTOPILOT_CODEX_BUDGET_USD": "0.018", "AUTOPILOT_CODEX_PRICES": "0,0,1"}
+    # This is the manager's budget at work: the implementer's own spend is priced at nothing.
+    ap.home.mkdir(parents=True, exist_ok=True)
+    free = {"implementer_prices": {"": {"input": 0, "output": 0}}}
+    (ap.home / "config.json").write_text(json.dumps(free))
     openai_fake.enqueue(Reply(body=plan_body(2), output_tokens=1000), schema="Plan")
     openai_fake.enqueue(Reply(body=review_body("approve"), output_tokens=1000), schema="Review")
     verdict = Reply(body=verdict_body("continue", done=True), output_tokens=10000)

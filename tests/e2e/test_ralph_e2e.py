@@ -71,3 +71,23 @@ def test_two_iterations_then_the_promise(
     assert (result["why"], result["iterations"]) == ("promise", 2)
     assert ap.active_markers() == []
     assert (ap.repo / "notes.txt").read_text() == "one\n"
+
+
+def test_a_ralph_budget_is_spent_by_the_implementer_and_ends_the_loop(
+    claude: ClaudeRunner, ap: Autopilot, fake_anthropic: FakeAnthropic
+) -> None:
+    """Issue 22: no manager, no promise, no iteration cap; the implementer's own spend, read
+    from Claude Code's transcript, ends the loop by its budget."""
+    fake_anthropic.script = [[Text(f"Pass {n}.")] for n in range(1, 9)]
+    # The fake model ("claude-test") is not in the table: priced at its dearest row, a turn of
+    # about 14k input tokens costs about $0.21, so the second turn crosses $0.30.
+    run = run_ralph(claude, ap, f"--max-iterations 0 --budget 0.30 {PROMPT}")
+    assert run.ok, run.describe()
+    state = ap.state()
+    assert state["status"] == "stopped_budget", (state, fake_anthropic.dump_log())
+    assert "implementer spend" in state["stop_reason"]
+    assert state["budget_used_usd"] == 0.0 and state["implementer_used_usd"] >= 0.30
+    assert state["implementer_unpriced"] == ["claude-test"]
+    # Within one turn's cost of the cap: the Stop after the turn that crossed it ends the loop.
+    assert len(fake_anthropic.main_requests()) == 2, fake_anthropic.dump_log()
+    assert len(stop_blocks(run)) == 1

@@ -86,7 +86,7 @@ def test_without_a_tool_run_the_chain_grows(store: Store) -> None:
     [
         ({"iteration": 50}, "max_iterations", "stopped_iteration_limit"),
         ({"idle_stop_blocks": 3}, "stalled", "paused"),
-        ({"max_seconds": 1.0}, "deadline", "stopped"),
+        ({"max_seconds": 1.0}, "deadline", "stopped_duration"),
     ],
 )
 def test_each_ending_has_its_status_and_result(

@@ -3,10 +3,9 @@ the completion promise is kept or a cap is reached."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from .. import defaults, gitrepo, hosts
+from .. import defaults, gitrepo, hosts, meters
 from ..checks import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
@@ -30,12 +29,16 @@ def ralph(
     completion_promise: str | None,
     budget_usd: float | None,
     session_id: str | None,
+    caps: dict[str, str | None] | None = None,
     host: str = "claude",
     checks: list[str] | None = None,
     require_wall: bool = False,
 ) -> str:
+    from ..config import load_config
     from .plan import judge_wall, wall_lines
 
+    # The time and token caps: flags, then the environment, then the config file.
+    config = load_config(caps or {})
     text = _prompt(prompt, prompt_file, cwd)
     specs = user_checks(checks)
     worktree = worktree_of(cwd)
@@ -43,11 +46,12 @@ def ralph(
     try:
         record = reducer.start(
             prompt=text,
-            now=time.time(),
+            now=meters.clock(),
             completion_promise=completion_promise,
             max_iterations=defaults.RALPH_MAX_ITERATIONS if max_iterations is None else max_iterations,
             session_id=None if session_id in (None, "", "null") else session_id,
             budget_usd=budget_usd,
+            max_seconds=config.max_duration,
         )
     except ValueError as exc:
         raise BridgeError(str(exc)) from exc
@@ -66,6 +70,8 @@ def ralph(
             host=host,
             generation=(previous.generation + 1) if previous else 1,
             checks=specs,
+            max_tokens=config.max_tokens,
+            started_epoch=record.started_at,
             wall=wall.level,
             wall_missing=list(wall.missing),
         )

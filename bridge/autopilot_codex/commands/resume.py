@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import contract, guards
+from .. import contract, guards, meters
 from ..config import check
 from ..errors import BridgeError
 from ..guarded import headline, host_wall
@@ -35,6 +35,8 @@ def resume(
     budget_usd: str | float | None,
     max_iterations: str | int | None,
     session_id: str | None,
+    max_tokens: str | int | None = None,
+    max_duration: str | float | None = None,
 ) -> str:
     # Refused before the state is touched: a NaN budget would never be reached.
     budget = (
@@ -47,11 +49,19 @@ def resume(
         if max_iterations is None
         else int(check("max_iterations", max_iterations, f"--max-iterations {max_iterations}"))
     )
+    # The other caps (issue 22), as the config reads them; they count from the loop's start.
+    extra: dict[str, object] = {}
+    if max_tokens is not None:
+        extra["max_tokens"] = int(check("max_tokens", max_tokens, f"--max-tokens {max_tokens}"))
+    if max_duration is not None:
+        said = f"--max-duration {max_duration}"
+        extra["max_seconds"] = float(check("max_duration", max_duration, said))
     store = Store(worktree_of(cwd))
     with store.locked():
         state = store.load()
         if state is None:
             return no_loop()
+        state = state.evolve(**extra) if extra else state
         # The whole ledger, once, before the user's resume trusts the loop again.
         store.audit()
         if state.style != "autopilot":
@@ -66,7 +76,7 @@ def resume(
             # (only the user types `resume`; a driver's loop stays with its driver).
             handed = bool(session_id) and session_id != state.session_id
             handed = handed and state.owner != "driver"
-            if budget is None and iterations is None and not handed:
+            if budget is None and iterations is None and not extra and not handed:
                 return "autopilot-codex: the loop is already running."
             changed = _new_caps(state, budget, iterations)
             if handed:
@@ -76,7 +86,7 @@ def resume(
             said = "autopilot-codex: the loop is running"
             if handed:
                 said += f"; it now belongs to session {str(session_id)[:8]}"
-            if budget is not None or iterations is not None:
+            if budget is not None or iterations is not None or extra:
                 store.append_event("caps", budget_usd=budget, max_iterations=iterations)
                 said += f"; new caps apply now {_caps(budget, iterations)}"
             return said + "."
@@ -96,9 +106,13 @@ def resume(
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:
-    if (budget if budget is not None else state.budget_usd) <= state.budget_used_usd:
+    capped = meters.over(state, meters.clock(), None)
+    if capped is not None:
+        flag = "--max-tokens N" if capped[0] == "stopped_tokens" else "--max-duration TIME"
+        raise BridgeError(f"{capped[1]}; resume with a larger one: {entry('resume')} {flag}")
+    if (budget if budget is not None else state.budget_usd) <= meters.total_usd(state):
         raise BridgeError(
-            f"the budget is used up (${state.budget_used_usd:.2f} of "
+            f"the budget is used up (${meters.total_usd(state):.2f} of "
             f"${budget if budget is not None else state.budget_usd:.2f}); "
             f"resume with a larger one: {entry('resume')} --budget USD"
         )

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .. import contract, hosts
+from ..meters import spend_lines, total_usd
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -33,9 +34,10 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
     )
     lines.append(
-        f"Iteration {state.iteration}/{state.max_iterations} · budget {money(state.budget_used_usd)} / "
+        f"Iteration {state.iteration}/{state.max_iterations} · budget {money(total_usd(state))} / "
         f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
     )
+    lines += spend_lines(state, state.budget_usd)
     if state.consultations_total:
         task = state.consultations if state.consultations_task == state.current_task else 0
         lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
@@ -135,8 +137,8 @@ def next_step(state: State) -> str:
     if state.status in TERMINAL:
         return f"Next: plan a new goal with {entry('plan')} <goal>"
     fix = ""
-    if state.budget_used_usd >= state.budget_usd:
-        fix = f" --budget {max(state.budget_usd * 2, state.budget_used_usd + 1):.2f}"
+    if total_usd(state) >= state.budget_usd:
+        fix = f" --budget {max(state.budget_usd * 2, total_usd(state) + 1):.2f}"
     elif state.iteration >= state.max_iterations:
         fix = f" --max-iterations {state.max_iterations + 10}"
     return (

@@ -110,6 +110,30 @@ class Boundary(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SpendRead:
+    """What a host recorded of its own spend since the last look: where to look next time
+    (`offset`, and the ids of the last messages seen, which a host may write twice), and the
+    priced spend and tokens of what was new. `unknown`: models priced at the dearest row."""
+
+    offset: int
+    seen: tuple[str, ...]
+    usd: float = 0.0
+    tokens: int = 0
+    unknown: tuple[str, ...] = ()
+
+
+class SpendReader(Protocol):
+    """Reads the implementer's spend from the host's own records, incrementally."""
+
+    def read(
+        self, path: str, offset: int, seen: Sequence[str], since: str, prices: Any = None
+    ) -> SpendRead:
+        """The spend recorded in `path` after byte `offset`, by messages at or after `since`
+        (an ISO-8601 UTC time); `prices` are the user's own rows, if any."""
+        ...
+
+
 class Host(Protocol):
     name: str
     # How the user knows it ("Claude Code"), for doctor and messages.
@@ -164,4 +188,8 @@ class Host(Protocol):
 
     def boundary(self) -> Boundary | None:
         """The sandbox the host keeps the implementer in; None for a host without one."""
+        ...
+
+    def spend_reader(self) -> SpendReader | None:
+        """The reader of the implementer's spend, or None when this host records none we read."""
         ...

@@ -104,5 +104,8 @@ class Third:
     def boundary(self) -> Boundary | None:
         return None
 
+    def spend_reader(self) -> None:
+        return None
+
 
 HOST = Third()

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ...hookio import Answer, HookInput
-    from ..protocol import Boundary, Headless, HostReport, Installer
+    from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
 
 # Verbs with a slash command of their own; the rest are terminal commands.
 SLASH = {
@@ -90,6 +90,11 @@ class Claude:
         from .doctor import report
 
         return report(env)
+
+    def spend_reader(self) -> SpendReader | None:
+        from .transcript import TranscriptReader
+
+        return TranscriptReader()
 
     def boundary(self) -> Boundary | None:
         from .boundary import BOUNDARY

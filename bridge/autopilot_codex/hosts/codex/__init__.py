@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ...hookio import Answer, HookInput
-    from ..protocol import Boundary, Headless, HostReport, Installer
+    from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 
@@ -123,6 +123,15 @@ class Codex:
         from .doctor import report
 
         return report(env, repo)
+
+    def spend_reader(self) -> SpendReader | None:
+        # Codex records its usage in its session rollout (`~/.codex/sessions/.../rollout-*.jsonl`,
+        # `event_msg` lines of type `token_count` with running totals) and, for `codex exec
+        # --json`, in `turn.completed` events, which the rounds driver already prices. Its hook
+        # payloads name the rollout as `transcript_path` in some versions only, and its totals
+        # are cumulative rather than per message: not read yet, and `status` says the
+        # implementer's spend is not seen.
+        return None
 
     def boundary(self) -> Boundary | None:
         from .boundary import BOUNDARY

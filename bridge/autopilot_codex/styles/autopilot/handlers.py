@@ -4,7 +4,7 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards
+from ... import contract, gitrepo, guards, implementer_spend
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
@@ -92,6 +92,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
         if state is None:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id or "", ctx.host.name))
+        state = implementer_spend.charged(ctx, state)
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
         if delivered is not None:

@@ -42,6 +42,8 @@ def start(
         base_sha=base_sha,
         task_base_sha=base_sha,
         max_iterations=config.max_iterations,
+        max_tokens=config.max_tokens,
+        max_seconds=config.max_duration,
         budget_usd=config.budget_usd,
         budget_used_usd=cost_usd,
         session_id=session_id or None,

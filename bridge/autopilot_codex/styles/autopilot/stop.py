@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo, guards
+from ... import gitrepo, guards, implementer_spend
 from ...check_records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
@@ -112,6 +112,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
                 return guards.allow("ignored")
             now = fx.clock()
             state = guards.claim(state, ctx.payload.session_id or "", ctx.host.name)
+            state = implementer_spend.charged(ctx, state)
             state = reclaimed(ctx, fx, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
@@ -148,7 +149,7 @@ def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> Stat
 
 def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -> Decision | None:
     state, guarded = guards.stop_guard(
-        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits
+        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=now
     )
     if guarded is None:
         # Reviews that go nowhere (issue 23): a pause a background review called for.

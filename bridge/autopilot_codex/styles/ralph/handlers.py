@@ -7,9 +7,7 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
-import time
-
-from ... import guards
+from ... import guards, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
@@ -25,7 +23,7 @@ END_STATUS: dict[str, Status] = {
     "done": "done",
     "stopped": "stopped_iteration_limit",
     "stalled": "paused",
-    "timed_out": "stopped",
+    "timed_out": "stopped_duration",
 }
 # The SessionStart sources after which the prompt is gone from the model's context.
 REINJECT_SOURCES = ("compact", "resume", "clear")
@@ -80,6 +78,7 @@ def on_stop(ctx: HookContext) -> Answer:
         if found is None:
             return ALLOW
         state, ralph = found
+        state = implementer_spend.charged(ctx, state)
         state = state.evolve(stop_events=state.stop_events + 1)
         if state.compaction_pending:
             # The host is making room, not ending a turn: blocking here is how peers' loops
@@ -89,7 +88,7 @@ def on_stop(ctx: HookContext) -> Answer:
             _record(ctx.store, "stop.after_compaction", ralph, "allow")
             return ALLOW
         state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
-        now = time.time()
+        now = meters.clock()
         ralph, decision = reducer.on_stop(
             ralph,
             last_message=payload.last_assistant_message,
@@ -100,6 +99,10 @@ def on_stop(ctx: HookContext) -> Answer:
         )
         ralph = ralph.evolve(tools_at_block=state.tool_events)
         state = put(state.evolve(idle_stop_blocks=ralph.idle_stop_blocks), ralph)
+        # The loop would go on: unless a cap says otherwise (a promise kept comes first).
+        capped = meters.over(state, now, ralph.budget_usd) if decision.blocks else None
+        if capped is not None:
+            return capped_end(ctx.store, state, ralph, *capped, now)
         if decision.blocks:
             ctx.store.save(state)
             _record(ctx.store, "ralph.continue", ralph, "block")
@@ -108,15 +111,32 @@ def on_stop(ctx: HookContext) -> Answer:
             )
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
-            return Answer(message=closing(decision.message, state.budget_used_usd))
+            return Answer(message=closing(decision.message, meters.total_usd(state)))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
                 f"{decision.message} The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
-                state.budget_used_usd,
+                meters.total_usd(state),
             )
         )
+
+
+def capped_end(
+    store: Store, state: State, ralph: RalphState, status: Status, reason: str, now: float
+) -> Answer:
+    """A cap (budget, tokens, time) ends the loop, the meter named in its typed status."""
+    why: reducer.Why = (
+        "budget" if status == "stopped_budget" else "tokens" if status == "stopped_tokens" else "deadline"
+    )
+    store.save_result(reducer.result_record(ralph, why, now))
+    store.save(put(state, ralph).evolve(status=status, stop_reason=reason))
+    _record(store, f"ralph.{status}", ralph, "allow")
+    message = (
+        f"{PREFIX} ralph {status}: {reason}. The safety rails stay on until the user runs "
+        f"{terminal_command('cancel')}."
+    )
+    return Answer(message=closing(message, meters.total_usd(state)))
 
 
 def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -> tuple[State, str]:
@@ -157,7 +177,7 @@ def on_tool(ctx: HookContext) -> None:
     with ctx.store.locked():
         found = owned(ctx)
         if found is not None:
-            ctx.store.save(guards.on_tool(found[0]))
+            ctx.store.save(guards.on_tool(implementer_spend.charged(ctx, found[0])))
 
 
 def on_pre_compact(ctx: HookContext) -> None:

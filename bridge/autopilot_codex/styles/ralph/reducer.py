@@ -29,7 +29,9 @@ HOST_BLOCK_CAP = 8
 DEFAULT_MAX_ITERATIONS = defaults.RALPH_MAX_ITERATIONS
 DEFAULT_STALL_LIMIT = defaults.STALL_LIMIT
 
-Why = Literal["promise", "max_iterations", "stalled", "deadline", "cancelled", "budget"]
+Why = Literal[
+    "promise", "max_iterations", "stalled", "deadline", "cancelled", "budget", "tokens"
+]
 
 _TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ...hosts import label
+from ...meters import spend_lines
 from ...state import State
 from ...store import Store
 
@@ -29,6 +30,7 @@ def status_text(state: State, store: Store) -> str:
     from ...checks import status_lines
     from ...guarded import status_line
 
+    lines += spend_lines(state, ralph.budget_usd)
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:

@@ -1,0 +1,74 @@
+"""The ranges of state.json's numbers: values no bridge writes mean the file was changed by
+hand or damaged, and `parse_state` refuses them."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from . import typedjson
+
+if TYPE_CHECKING:
+    from .state import State
+
+# Counters that only the bridge moves, and only upwards from zero; a hand-edited negative
+# value would hand the loop extra iterations or budget headroom.
+_NON_NEGATIVE = (
+    "iteration",
+    "budget_used_usd",
+    "no_progress_streak",
+    "idle_stop_blocks",
+    "tool_events",
+    "stop_events",
+    "timeout_s",
+    "max_output_tokens",
+    "consultations",
+    "consultations_total",
+    "implementer_used_usd",
+    "implementer_tokens",
+    "max_tokens",
+    "max_seconds",
+)
+
+
+def check_ranges(state: State) -> None:
+    """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
+    for name in (
+        "budget_usd",
+        "budget_used_usd",
+        "timeout_s",
+        "implementer_used_usd",
+        "max_seconds",
+        "started_epoch",
+    ):
+        if not math.isfinite(getattr(state, name)):
+            raise typedjson.Invalid(name, "not a finite number")
+    for name in _NON_NEGATIVE:
+        if getattr(state, name) < 0:
+            raise typedjson.Invalid(name, "negative")
+    _check_held(state)
+    _check_rest(state)
+
+
+def _check_held(state: State) -> None:
+    """What calls in flight hold, and where the implementer's spend was last read."""
+    reserved = state.inflight.reserved_usd if state.inflight else 0.0
+    if not math.isfinite(reserved) or reserved < 0:
+        raise typedjson.Invalid("inflight.reserved_usd", "not a finite non-negative number")
+    if any(not math.isfinite(r.usd) or r.usd < 0 for r in state.reservations):
+        raise typedjson.Invalid("reservations.usd", "not a finite non-negative number")
+    if any(c.offset < 0 for c in state.spend_cursors):
+        raise typedjson.Invalid("spend_cursors.offset", "negative")
+
+
+def _check_rest(state: State) -> None:
+    if state.budget_usd <= 0:
+        raise typedjson.Invalid("budget_usd", "not positive")
+    if state.max_iterations < 0:
+        raise typedjson.Invalid("max_iterations", "negative")
+    ralph = state.ralph
+    if ralph is not None:
+        if ralph.iteration < 1 or ralph.max_iterations < 0 or ralph.idle_stop_blocks < 0:
+            raise typedjson.Invalid("ralph", "a counter out of range")
+        if not math.isfinite(ralph.started_at) or ralph.tools_at_block < 0:
+            raise typedjson.Invalid("ralph", "a counter out of range")

@@ -1,0 +1,195 @@
+"""The implementer's spend read from a Claude Code transcript: incrementally, whole lines
+only, each message once, priced per model and token kind in literal dollars."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.hosts.claude import prices
+from autopilot_codex.hosts.claude.transcript import TranscriptReader
+from autopilot_codex.hosts.protocol import SpendRead
+
+
+def line(
+    message_id: str,
+    model: str = "claude-sonnet-4-5",
+    *,
+    input: int = 0,
+    output: int = 0,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    at: str = "2026-01-01T00:00:10.000Z",
+) -> str:
+    return json.dumps(
+        {
+            "type": "assistant",
+            "timestamp": at,
+            "message": {
+                "id": message_id,
+                "model": model,
+                "usage": {
+                    "input_tokens": input,
+                    "output_tokens": output,
+                    "cache_read_input_tokens": cache_read,
+                    "cache_creation_input_tokens": cache_write,
+                },
+            },
+        }
+    ) + "\n"
+
+
+SINCE = "2026-01-01T00:00:00+00:00"
+
+
+def read(path: Path, offset: int = 0, seen: tuple[str, ...] = ()) -> SpendRead:
+    return TranscriptReader().read(str(path), offset, seen, SINCE)
+
+
+def test_each_token_kind_is_priced_at_its_literal_rate(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    # Sonnet 4: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million tokens.
+    path.write_text(
+        line("m1", input=1_000_000)
+        + line("m2", output=1_000_000)
+        + line("m3", cache_read=1_000_000)
+        + line("m4", cache_write=1_000_000)
+    )
+    got = read(path)
+    assert got.usd == pytest.approx(3.0 + 15.0 + 0.30 + 3.75)
+    assert got.tokens == 4_000_000
+    assert got.unknown == ()
+
+
+def test_opus_and_haiku_rows() -> None:
+    assert prices.price_of("claude-opus-4-1-20250805")[0].output == 75.0
+    assert prices.price_of("claude-opus-4-5-20251101")[0].output == 25.0
+    assert prices.price_of("claude-haiku-4-5")[0].input == 1.0
+
+
+def test_an_unknown_model_is_priced_at_the_dearest_row(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", "claude-future-9", output=1_000_000))
+    got = read(path)
+    assert got.usd == pytest.approx(75.0)
+    assert got.unknown == ("claude-future-9",)
+
+
+def test_the_users_own_rows_come_first(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", "claude-sonnet-4-5", input=1_000_000, cache_read=1_000_000))
+    own = prices.parse_own({"claude-sonnet": {"input": 2, "output": 10}})
+    got = TranscriptReader().read(str(path), 0, (), SINCE, own)
+    assert got.usd == pytest.approx(2.0 + 0.2)
+    with pytest.raises(ValueError):
+        prices.parse_own({"claude-sonnet": {"input": "cheap", "output": 1}})
+
+
+def test_a_message_written_on_several_lines_counts_once(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", output=1_000_000) * 3)
+    assert read(path).usd == pytest.approx(15.0)
+
+
+def test_a_duplicate_across_two_reads_counts_once(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", output=1_000_000))
+    first = read(path)
+    with path.open("a") as handle:
+        handle.write(line("m1", output=1_000_000) + line("m2", output=1_000_000))
+    second = read(path, first.offset, first.seen)
+    assert (first.usd, second.usd) == pytest.approx((15.0, 15.0))
+
+
+def test_the_offset_is_kept_and_a_partial_last_line_waits(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    whole = line("m1", output=1_000_000)
+    partial = line("m2", output=1_000_000)
+    path.write_text(whole + partial[:20])
+    first = read(path)
+    assert first.offset == len(whole.encode())
+    assert first.usd == pytest.approx(15.0)
+    with path.open("a") as handle:
+        handle.write(partial[20:])
+    second = read(path, first.offset, first.seen)
+    assert second.offset == len((whole + partial).encode())
+    assert second.usd == pytest.approx(15.0)
+    again = read(path, second.offset, second.seen)
+    assert (again.usd, again.offset) == (0.0, second.offset)
+
+
+def test_messages_before_the_loop_started_are_not_its_spend(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        line("old", output=1_000_000, at="2025-12-31T23:59:59.000Z") + line("new", output=10)
+    )
+    assert read(path).tokens == 10
+
+
+def test_other_lines_and_garbage_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"type":"user","message":{"content":"x"}}\nnot json "usage"\n'
+        '{"type":"assistant","message":{"usage":{"output_tokens":-5,"input_tokens":true}}}\n'
+        + line("m1", input=10)
+    )
+    got = read(path)
+    assert got.tokens == 10
+
+
+def test_a_missing_file_or_a_fifo_reads_nothing(tmp_path: Path) -> None:
+    assert read(tmp_path / "absent.jsonl", 7).offset == 7
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert read(fifo).usd == 0.0
+
+
+def test_a_large_transcript_is_read_once_then_only_what_was_appended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "big.jsonl"
+    filler = json.dumps({"type": "user", "message": {"content": "x" * 4000}}) + "\n"
+    block = filler * 256 + line("m0", output=100)
+    with path.open("w") as handle:
+        while handle.tell() < 50 * 1024 * 1024:
+            handle.write(block)
+    size = path.stat().st_size
+    first = read(path)
+    assert first.offset == size
+    appended = line("m1", output=1_000_000)
+    with path.open("a") as handle:
+        handle.write(appended)
+    # Count the bytes the second look reads: only the appended line.
+    read_bytes: list[int] = []
+    real_fdopen = os.fdopen
+
+    class Counted(io.BufferedReader):
+        def read(self, n: int | None = -1) -> bytes:
+            data = super().read(n)
+            read_bytes.append(len(data))
+            return data
+
+    def counting_fdopen(fd: int, mode: str) -> io.BufferedReader:
+        assert mode == "rb"
+        return Counted(real_fdopen(fd, "rb", buffering=0))
+
+    monkeypatch.setattr(os, "fdopen", counting_fdopen)
+    second = read(path, first.offset, first.seen)
+    assert sum(read_bytes) == len(appended.encode())
+    assert second.usd == pytest.approx(15.0)
+    assert second.offset == size + len(appended.encode())
+
+
+def test_a_transcript_cut_short_is_read_again_from_its_start(tmp_path: Path) -> None:
+    """Rewriting the record to hide spend already read cannot lower the meter: a file shorter
+    than the offset is read from its start, so its spend counts again (never less)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", output=1_000_000) + line("m2", output=1_000_000))
+    first = read(path)
+    path.write_text(line("m3", output=1_000_000))
+    again = read(path, first.offset, first.seen)
+    assert (first.usd, again.usd) == pytest.approx((30.0, 15.0))

@@ -213,6 +213,9 @@ def test_doctor_reports_the_wall_per_host_with_each_piece_and_fix(
     assert "fix: `autopilot-codex install --wall`" in text
     assert "wall (Codex): off" in text
     assert "doctor --wall` prints the lines" in text
+    # What the bridge alone cannot make true is said where a loop would run unguarded.
+    assert "without it: the implementer can read the manager's key" in text
+    assert "without it: details: docs/security.md" in text
     # Facts said loudly, not faults: an unguarded machine can still run a loop.
     assert not any(line.startswith("FIX  wall") for line in text.splitlines())
 

@@ -9,6 +9,17 @@ from .. import credentials
 from ..guarded import HostWall, host_wall
 from ..hosts import HOSTS, label
 
+# What the bridge alone cannot make true (docs/security.md, "What this layer cannot do
+# without the wall"): said wherever a loop would run unguarded.
+UNWALLED_LIMITS = (
+    "the implementer can read the manager's key from an ancestor's /proc/<pid>/environ while "
+    "it is exported (autopilot-codex login moves it)",
+    "a program running as you can restore the loop's state, witness and ledger together from "
+    "an older copy, or remove both marker indexes",
+    "a renamed copy of claude or codex is not recognised by the rails",
+    "details: docs/security.md",
+)
+
 
 def wall_lines(worktree: Path) -> list[tuple[bool, str]]:
     """(walled, text) per host: text names the level, every missing piece and each fix."""
@@ -25,6 +36,7 @@ def _host_lines(wall: HostWall) -> tuple[bool, str]:
     ]
     lines += [f"       - {piece}" for piece in wall.missing]
     lines += [f"       fix: {fix}" for fix in wall.fixes]
+    lines += [f"       without it: {limit}" for limit in UNWALLED_LIMITS]
     return False, "\n".join(lines)
 
 

@@ -155,7 +155,11 @@ def act(host: Claude | Codex, step: dict[str, Any], script: Path) -> None:
         Path(f"{script}.orphan").write_text(str(child.pid))
     if step.get("hang"):
         host.tool("Bash", {"command": "sleep"})
-        Path(f"{script}.running").write_text(str(os.getpid()))
+        # Renamed into place: a reader that sees the file sees the whole pid, never an empty
+        # file caught between its creation and its write.
+        ready = Path(f"{script}.running.tmp")
+        ready.write_text(str(os.getpid()))
+        ready.replace(Path(f"{script}.running"))
         time.sleep(120)
     for name, text in step.get("write", {}).items():
         path = Path(name)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound="BaseModel")
 
+# The wait between transient attempts; a name of its own so a test can record the waits.
+sleep = time.sleep
+
 # Transient failures retried within the deadline; an invalid answer gets one corrective retry.
 TRANSIENT_ATTEMPTS = 3
 CORRECTIVE_ATTEMPTS = BILLED_ATTEMPTS - 1
@@ -106,6 +109,6 @@ def ask(
             and time.monotonic() + wait < deadline
         ):
             transient += 1
-            time.sleep(wait)
+            sleep(wait)
             continue
         return Outcome(None, cost, usage, backend.describe(error), attempts, corrections)

@@ -21,15 +21,6 @@ PLAN = "plan.json"
 EVENTS = "events.jsonl"
 RESULT = "last.json"
 ROLLOUT = ("rounds", "rollout.jsonl")
-ENDED = (
-    "done",
-    "aborted",
-    "stopped",
-    "stopped_budget",
-    "stopped_iteration_limit",
-    "stopped_tokens",
-    "stopped_duration",
-)
 
 
 # Beyond this a file is not read: a ledger of a long loop is a few MB.

@@ -7,10 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -225,3 +225,22 @@ def edit_state(worktree: Path, **changes: Any) -> None:
         state = store.load(with_plan=False)
         assert state is not None
         store.save(state.evolve(**changes))
+
+
+# The in-process hook runner the `hook` fixture gives (a test file may define its own `hook`).
+Hook = Callable[[str, "dict[str, Any] | bytes | str"], HookRun]
+
+
+@pytest.fixture
+def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
+    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
+        return run_hook_inproc(event, data, capsys, monkeypatch)
+
+    return run
+
+
+def state_of(repo: Path) -> dict[str, Any]:
+    """The loop's state.json as written, for assertions (no loading, no checks)."""
+    from autopilot_codex.paths import project_dir
+
+    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))

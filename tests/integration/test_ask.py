@@ -9,7 +9,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -17,7 +17,7 @@ from autopilot_codex import guards
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from autopilot_codex.store import Store
-from tests.conftest import git, payload, plan_body, run_hook_inproc, verdict_body
+from tests.conftest import git, payload, plan_body, run_hook_inproc, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, LoggedRequest, Reply
 
 
@@ -33,10 +33,6 @@ def consultation(**extra: Any) -> dict[str, Any]:
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     code = main(list(argv))
     return code, capsys.readouterr().out
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events(repo: Path) -> list[dict[str, Any]]:

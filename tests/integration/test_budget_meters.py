@@ -16,7 +16,7 @@ from autopilot_codex import meters
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from autopilot_codex.styles.autopilot import inflight
-from tests.conftest import HookRun, payload, plan_body, run_hook_inproc
+from tests.conftest import HookRun, payload, plan_body, run_hook_inproc, state_of
 from tests.fakes.openai_server import FakeOpenAI
 
 Hook = Callable[[str, dict[str, Any]], HookRun]
@@ -52,11 +52,6 @@ def spend(transcript: Path, message_id: str, output_tokens: int) -> None:
     }
     with transcript.open("a") as handle:
         handle.write((json.dumps(record) + "\n") * 2)
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((project_dir(repo) / "state.json").read_text())
-    return data
 
 
 def stop(hook: Hook, repo: Path, transcript: Path, **extra: Any) -> HookRun:

@@ -11,21 +11,20 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
-    HookRun,
+    Hook,
     git,
     make_repo,
     payload,
     plan_body,
-    run_hook_inproc,
+    state_of,
     task,
     verdict_body,
 )
@@ -34,18 +33,6 @@ from tests.fakes.openai_server import FakeOpenAI
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 RED = "def test_total_is_right():\n    assert 1 + 1 == 3\n"
 GREEN = "def test_total_is_right():\n    assert 1 + 1 == 2\n"
-
-
-# The in-process hook runner the `hook` fixture gives.
-Hook = Callable[[str, dict[str, Any]], HookRun]
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any]) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -72,10 +59,6 @@ def plan(
 
 def stop(hook: Hook, repo: Path, message: str = "All tests pass.") -> dict[str, Any]:
     return hook("Stop", payload("Stop", repo, last_assistant_message=message)).json
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events_of(repo: Path, name: str) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ one finding the implementer cannot satisfy must not keep a loop running (issue 2
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,36 +12,21 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
-    HookRun,
+    Hook,
     edit_payload,
     payload,
     plan_body,
     review_body,
-    run_hook_inproc,
+    state_of,
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
-
-# The in-process hook runner the `hook` fixture gives.
-Hook = Callable[[str, dict[str, Any]], HookRun]
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any]) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
 
 
 def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--review", mode, "--session-id", "sess-1", "goal"]) == 0
     capsys.readouterr()
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def busy_turns(repo: Path, hook: Hook, turns: int) -> list[dict[str, Any]]:

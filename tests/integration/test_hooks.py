@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -13,15 +12,15 @@ from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.store import Store
 from tests.conftest import (
-    HookRun,
+    Hook,
     edit_payload,
     edit_state,
     git,
     payload,
     plan_body,
     review_body,
-    run_hook_inproc,
     run_launcher,
+    state_of,
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -32,28 +31,12 @@ def read_payload(cwd: Path) -> dict[str, Any]:
     return payload("PostToolUse", cwd, tool_name="Read", tool_input={"file_path": "x"})
 
 
-# The in-process hook runner the `hook` fixture gives.
-Hook = Callable[[str, dict[str, Any] | bytes | str], HookRun]
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
-
-
 @pytest.fixture
 def planned(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> Path:
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "write", "files"]) == 0
     capsys.readouterr()
     return repo
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def events_of(repo: Path) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ cancel (4), completion read from the wrong place (5), compaction loops (9).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,22 +15,10 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
-from tests.conftest import HookRun, payload, run_hook_inproc
+from tests.conftest import Hook, HookRun, payload, state_of
 from tests.fakes.openai_server import FakeOpenAI
 
 PROMISE = "<promise>ALL GREEN</promise>"
-
-
-# The in-process hook runner the `hook` fixture gives.
-Hook = Callable[[str, dict[str, Any] | bytes | str], HookRun]
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -66,10 +53,6 @@ def stop(
 
 def tool(hook: Hook, repo: Path, session: str = "sess-1", event: str = "PostToolUse") -> HookRun:
     return hook(event, payload(event, repo, session, tool_name="Bash", tool_input={"command": "pytest"}))
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def result_of(repo: Path) -> dict[str, Any]:

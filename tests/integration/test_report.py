@@ -13,6 +13,7 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
+    Hook,
     edit_payload,
     git,
     payload,
@@ -22,7 +23,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_ralph import PROMISE, Hook, hook, start, stop  # noqa: F401 - fixture
+from tests.integration.test_ralph import PROMISE, start, stop
 from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, script  # noqa: F401
 
 SCRIPT = "<script>alert(1)</script>"

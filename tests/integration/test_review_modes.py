@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,28 +11,16 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
-    HookRun,
+    Hook,
     edit_payload,
     git,
     payload,
     plan_body,
     review_body,
-    run_hook_inproc,
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reviews import wait_reviews
-
-# The in-process hook runner the `hook` fixture gives.
-Hook = Callable[[str, dict[str, Any]], HookRun]
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any]) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
 
 
 def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:

@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -18,7 +18,7 @@ from autopilot_codex.commands.run import main
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.rounds import driver
 from autopilot_codex.rounds.driver import custody_for
-from tests.conftest import LAUNCHER, verdict_body
+from tests.conftest import LAUNCHER, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import EXIT, FAKE, READY, Script
 
@@ -50,10 +50,6 @@ def hooks(monkeypatch: pytest.MonkeyPatch) -> None:
 def answers(path: Path) -> list[dict[str, Any]]:
     lines = Path(f"{path}.hooks.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,6 +15,7 @@ from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds.driver import custody_for
+from tests.conftest import state_of
 from tests.integration.test_rounds_driver import EXIT, READY, Script, calls, drive
 from tests.integration.test_rounds_driver import script as script  # noqa: F401 (fixture)
 
@@ -37,11 +37,6 @@ def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def value(argv: list[str], flag: str) -> list[str]:
     return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == flag]
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((project_dir(repo) / "state.json").read_text())
-    return data
 
 
 def test_every_claude_round_gets_the_strict_boundary_from_a_file_in_the_state_home(

@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -19,7 +19,7 @@ from autopilot_codex.guarded import spec_for
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.paths import project_dir
-from tests.conftest import payload, plan_body, run_hook_inproc, verdict_body
+from tests.conftest import payload, plan_body, run_hook_inproc, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
 SEATBELT = "UNGUARDED: the rails are a seatbelt, not a wall"
@@ -63,10 +63,6 @@ def plan(
 ) -> tuple[int, str]:
     manager.enqueue(plan_body(2), schema="Plan")
     return cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", *extra, "do", "it")
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
 
 
 def deny_reason(

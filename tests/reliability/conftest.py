@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -11,20 +10,11 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
-from tests.conftest import HookRun, plan_body, run_hook_inproc
+from tests.conftest import Hook as Hook
+from tests.conftest import HookRun, plan_body
 from tests.fakes.openai_server import FakeOpenAI
 
-Hook = Callable[[str, "dict[str, Any] | bytes | str"], HookRun]
-
 SESSION = "sess-1"
-
-
-@pytest.fixture
-def hook(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Hook:
-    def run(event: str, data: dict[str, Any] | bytes | str) -> HookRun:
-        return run_hook_inproc(event, data, capsys, monkeypatch)
-
-    return run
 
 
 def start_loop(

@@ -19,7 +19,7 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.config import config_file
 from autopilot_codex.paths import active_marker, project_dir
-from tests.conftest import PLANTED_KEY, payload, run_launcher
+from tests.conftest import PLANTED_KEY, payload, run_launcher, state_of
 
 PROMISE = "ALL GREEN"
 
@@ -37,11 +37,6 @@ def stop(repo: Path) -> dict[str, Any]:
     assert run.code == 0, run.stderr
     answer: dict[str, Any] = json.loads(run.stdout) if run.stdout.strip() else {}
     return answer
-
-
-def state_of(repo: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((project_dir(repo) / "state.json").read_text())
-    return data
 
 
 def events(repo: Path, name: str) -> list[dict[str, Any]]:

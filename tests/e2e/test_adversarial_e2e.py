@@ -112,7 +112,7 @@ def test_claude_fsmonitor_and_textconv_never_run_under_the_bridge(
     claude_run(claude, ap, openai_fake)
     state = ap.state()
     assert state["status"] == "done"
-    chains = log.read_text().splitlines() if log.exists() else []
+    chains = log.read_text(errors="replace").splitlines() if log.exists() else []
     assert not [c for c in chains if "autopilot" in c], chains
     # The manager saw the edit as text (no textconv) and was told about the planted keys.
     reviews = openai_fake.requests_for(schema="Review") + openai_fake.requests_for(schema="Verdict")
@@ -121,7 +121,7 @@ def test_claude_fsmonitor_and_textconv_never_run_under_the_bridge(
     assert "git_tamper" in ap.event_names()
     # The route was live: a plain git in the same repository runs the canary.
     subprocess.run(["git", "status"], cwd=ap.repo, capture_output=True, check=False)
-    assert len(log.read_text().splitlines()) > len(chains)
+    assert len(log.read_text(errors="replace").splitlines()) > len(chains)
 
 
 def test_claude_a_cd_into_a_nested_git_dir_keeps_the_rails(

@@ -2,8 +2,14 @@
 last look (`Host.spend_reader`), read from where the last look stopped (`State.spend_cursors`).
 
 The host names its record in the hook payload (`transcript_path`); the payload comes from the
-host, not the implementer. A host without a reader, or a payload without a path, charges
-nothing: `status` then says the implementer's spend is not seen.
+host, not the implementer. The records of the same session's subagents and background tasks
+(`SpendReader.related`) are read too, each under a cursor of its own. A host without a reader,
+or a payload without a path, charges nothing: `status` then says the implementer's spend is not
+seen.
+
+The meter only ever rises: a record cut short or rewritten under the reader (the implementer
+can edit files as the host's user) keeps the spend already counted, and is recorded in the
+ledger as `spend.tampered`.
 """
 
 from __future__ import annotations
@@ -11,10 +17,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from .hosts.protocol import SpendRead
 from .state import SpendCursor, State
 
-# Records remembered: one forgotten and seen again is read from its start, which counts its
-# spend twice rather than never.
+# Records remembered besides the session's own: one forgotten and seen again is read from its
+# start, which counts its spend twice rather than never.
 CURSORS_KEPT = 8
 
 if TYPE_CHECKING:
@@ -27,15 +34,39 @@ def charged(ctx: HookContext, state: State) -> State:
     path = ctx.payload.transcript_path
     if reader is None or not path:
         return state
-    cursor = next((c for c in state.spend_cursors if c.path == path), None)
-    offset, seen = (cursor.offset, cursor.seen) if cursor is not None else (0, [])
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(state.started_epoch))
-    got = reader.read(path, offset, seen, since, ctx.config.implementer_prices or None)
-    others = [c for c in state.spend_cursors if c.path != path]
-    unpriced = sorted(set(state.implementer_unpriced) | set(got.unknown))
+    own = ctx.config.implementer_prices or None
+    cursors = {c.path: c for c in state.spend_cursors}
+    paths = [path, *reader.related(path)]
+    usd, tokens, unpriced = 0.0, 0, set(state.implementer_unpriced)
+    for record in paths:
+        got = reader.read(record, _last(cursors.get(record)), since, own)
+        # Never less: a reader only adds, whatever the record now says.
+        usd += max(0.0, got.usd)
+        tokens += max(0, got.tokens)
+        unpriced |= set(got.unknown)
+        if got.tampered:
+            ctx.store.append_event("spend.tampered", record=record, why=got.tampered)
+        cursors[record] = SpendCursor(
+            record, got.offset, list(got.seen), got.head, list(got.totals), got.model
+        )
+    session = set(paths)
+    others = [c for p, c in cursors.items() if p not in session][-CURSORS_KEPT:]
     return state.evolve(
-        implementer_used_usd=state.implementer_used_usd + got.usd,
-        implementer_tokens=state.implementer_tokens + got.tokens,
-        implementer_unpriced=unpriced,
-        spend_cursors=[*others, SpendCursor(path, got.offset, list(got.seen))][-CURSORS_KEPT:],
+        implementer_used_usd=state.implementer_used_usd + usd,
+        implementer_tokens=state.implementer_tokens + tokens,
+        implementer_unpriced=sorted(unpriced),
+        spend_cursors=[*others, *(cursors[p] for p in paths)],
+    )
+
+
+def _last(cursor: SpendCursor | None) -> SpendRead:
+    if cursor is None:
+        return SpendRead(0, ())
+    return SpendRead(
+        cursor.offset,
+        tuple(cursor.seen),
+        head=cursor.head,
+        totals=tuple(cursor.totals),
+        model=cursor.model,
     )

@@ -114,23 +114,38 @@ class Boundary(Protocol):
 class SpendRead:
     """What a host recorded of its own spend since the last look: where to look next time
     (`offset`, and the ids of the last messages seen, which a host may write twice), and the
-    priced spend and tokens of what was new. `unknown`: models priced at the dearest row."""
+    priced spend and tokens of what was new. `unknown`: models priced at the dearest row.
+
+    Also what the next look needs to trust the record and to count it once: `head`, a digest
+    of the bytes already read (their start and the end before `offset`), so a record rewritten
+    under the reader is noticed; `totals` and `model`, a host's running totals and the model in
+    force at `offset` (Codex records totals, not each call); `tampered`: why this look found the
+    record rewritten or cut short ("" when it did not). The spend already counted is never
+    taken back."""
 
     offset: int
     seen: tuple[str, ...]
     usd: float = 0.0
     tokens: int = 0
     unknown: tuple[str, ...] = ()
+    head: str = ""
+    totals: tuple[int, ...] = ()
+    model: str = ""
+    tampered: str = ""
 
 
 class SpendReader(Protocol):
     """Reads the implementer's spend from the host's own records, incrementally."""
 
-    def read(
-        self, path: str, offset: int, seen: Sequence[str], since: str, prices: Any = None
-    ) -> SpendRead:
-        """The spend recorded in `path` after byte `offset`, by messages at or after `since`
-        (an ISO-8601 UTC time); `prices` are the user's own rows, if any."""
+    def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
+        """The spend recorded in `path` after the last look (`last`: its offset, seen ids,
+        digest, totals), by messages at or after `since` (an ISO-8601 UTC time); `prices` are
+        the user's own rows, if any."""
+        ...
+
+    def related(self, path: str) -> list[str]:
+        """The other records of the same session whose spend counts too (subagents, background
+        tasks), each read with a cursor of its own."""
         ...
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex.hosts import spendfile
 from autopilot_codex.hosts.claude import prices
 from autopilot_codex.hosts.claude.transcript import TranscriptReader
 from autopilot_codex.hosts.protocol import SpendRead
@@ -46,8 +47,8 @@ def line(
 SINCE = "2026-01-01T00:00:00+00:00"
 
 
-def read(path: Path, offset: int = 0, seen: tuple[str, ...] = ()) -> SpendRead:
-    return TranscriptReader().read(str(path), offset, seen, SINCE)
+def read(path: Path, last: SpendRead | None = None) -> SpendRead:
+    return TranscriptReader().read(str(path), last or SpendRead(0, ()), SINCE)
 
 
 def test_each_token_kind_is_priced_at_its_literal_rate(tmp_path: Path) -> None:
@@ -83,7 +84,7 @@ def test_the_users_own_rows_come_first(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(line("m1", "claude-sonnet-4-5", input=1_000_000, cache_read=1_000_000))
     own = prices.parse_own({"claude-sonnet": {"input": 2, "output": 10}})
-    got = TranscriptReader().read(str(path), 0, (), SINCE, own)
+    got = TranscriptReader().read(str(path), SpendRead(0, ()), SINCE, own)
     assert got.usd == pytest.approx(2.0 + 0.2)
     with pytest.raises(ValueError):
         prices.parse_own({"claude-sonnet": {"input": "cheap", "output": 1}})
@@ -101,7 +102,7 @@ def test_a_duplicate_across_two_reads_counts_once(tmp_path: Path) -> None:
     first = read(path)
     with path.open("a") as handle:
         handle.write(line("m1", output=1_000_000) + line("m2", output=1_000_000))
-    second = read(path, first.offset, first.seen)
+    second = read(path, first)
     assert (first.usd, second.usd) == pytest.approx((15.0, 15.0))
 
 
@@ -115,10 +116,10 @@ def test_the_offset_is_kept_and_a_partial_last_line_waits(tmp_path: Path) -> Non
     assert first.usd == pytest.approx(15.0)
     with path.open("a") as handle:
         handle.write(partial[20:])
-    second = read(path, first.offset, first.seen)
+    second = read(path, first)
     assert second.offset == len((whole + partial).encode())
     assert second.usd == pytest.approx(15.0)
-    again = read(path, second.offset, second.seen)
+    again = read(path, second)
     assert (again.usd, again.offset) == (0.0, second.offset)
 
 
@@ -142,7 +143,7 @@ def test_other_lines_and_garbage_are_skipped(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_or_a_fifo_reads_nothing(tmp_path: Path) -> None:
-    assert read(tmp_path / "absent.jsonl", 7).offset == 7
+    assert read(tmp_path / "absent.jsonl", SpendRead(7, ())).offset == 7
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert read(fifo).usd == 0.0
@@ -163,7 +164,8 @@ def test_a_large_transcript_is_read_once_then_only_what_was_appended(
     appended = line("m1", output=1_000_000)
     with path.open("a") as handle:
         handle.write(appended)
-    # Count the bytes the second look reads: only the appended line.
+    # Count the bytes the second look reads: the appended line, and the few kilobytes of the
+    # start and the end already read whose digest says the transcript was not rewritten.
     read_bytes: list[int] = []
     real_fdopen = os.fdopen
 
@@ -178,8 +180,9 @@ def test_a_large_transcript_is_read_once_then_only_what_was_appended(
         return Counted(real_fdopen(fd, "rb", buffering=0))
 
     monkeypatch.setattr(os, "fdopen", counting_fdopen)
-    second = read(path, first.offset, first.seen)
-    assert sum(read_bytes) == len(appended.encode())
+    second = read(path, first)
+    assert sum(read_bytes) == len(appended.encode()) + 4 * spendfile.DIGEST_SPAN
+    assert second.tampered == ""
     assert second.usd == pytest.approx(15.0)
     assert second.offset == size + len(appended.encode())
 
@@ -191,5 +194,6 @@ def test_a_transcript_cut_short_is_read_again_from_its_start(tmp_path: Path) -> 
     path.write_text(line("m1", output=1_000_000) + line("m2", output=1_000_000))
     first = read(path)
     path.write_text(line("m3", output=1_000_000))
-    again = read(path, first.offset, first.seen)
+    again = read(path, first)
     assert (first.usd, again.usd) == pytest.approx((30.0, 15.0))
+    assert again.tampered.startswith("cut short")

@@ -10,25 +10,10 @@ cheaper than it is. A user's own rows (config `implementer_prices`) come first.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from ..prices import Price, parse_own
 
-@dataclass(frozen=True)
-class Price:
-    """Dollars per million tokens of each kind."""
-
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-
-    def usd(self, input: int, output: int, cache_read: int, cache_write: int) -> float:
-        return (
-            input * self.input
-            + output * self.output
-            + cache_read * self.cache_read
-            + cache_write * self.cache_write
-        ) / 1_000_000
+__all__ = ["DEAREST", "TABLE", "Price", "parse_own", "price_of"]
 
 
 def _row(input: float, output: float) -> Price:
@@ -57,31 +42,3 @@ def price_of(model: str, own: Mapping[str, Price] | None = None) -> tuple[Price,
             if model.startswith(prefix):
                 return table[prefix], True
     return DEAREST, False
-
-
-def parse_own(raw: object) -> dict[str, Price]:
-    """The config's `implementer_prices`: {model prefix: {input, output, cache_read,
-    cache_write}} in dollars per million tokens; a missing cache price follows the input's.
-    Raises ValueError for anything else."""
-    if not isinstance(raw, Mapping):
-        raise ValueError("an object of model prefixes")
-    rows: dict[str, Price] = {}
-    for model, row in raw.items():
-        if not isinstance(model, str) or not isinstance(row, Mapping):
-            raise ValueError("each entry is a model prefix and an object of prices")
-        numbers = {}
-        for kind in ("input", "output", "cache_read", "cache_write"):
-            value = row.get(kind)
-            if value is None and kind.startswith("cache") and "input" in numbers:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10_000:
-                raise ValueError(f"{model}.{kind} must be dollars per million tokens")
-            numbers[kind] = float(value)
-        base = _row(numbers["input"], numbers["output"])
-        rows[model] = Price(
-            numbers["input"],
-            numbers["output"],
-            numbers.get("cache_read", base.cache_read),
-            numbers.get("cache_write", base.cache_write),
-        )
-    return rows

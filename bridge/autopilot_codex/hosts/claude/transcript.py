@@ -3,73 +3,84 @@ in every hook payload as `transcript_path`), one line per message part, each ass
 carrying the message's `model` and `usage` (input, output, cache read and cache creation
 tokens).
 
-Read incrementally: only the bytes after the offset kept in the loop's state, and only whole
-lines (a line the host is still writing is read next time), so a hook's cost does not grow
-with the transcript. Claude Code writes one message's usage on several lines (one per content
-block), so a message id counts once; the last ids seen are kept for a message split across two
-reads. Standard library only: the hook path imports it.
+Read incrementally (`spendfile`): only the bytes after the offset kept in the loop's state, and
+only whole lines, so a hook's cost does not grow with the transcript. Claude Code writes one
+message's usage on several lines (one per content block), so a message id counts once; the last
+ids seen are kept for a message split across two reads. Subagents and background tasks write
+records of their own beside the session's (`related`), read the same way. Standard library
+only: the hook path imports it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..protocol import SpendRead
+from ..spendfile import scan
 from .prices import Price, price_of
 
 # Message ids remembered across reads: duplicates are written next to each other.
-SEEN_KEPT = 32
-# Read in chunks, so a first look at a large transcript never holds it all in memory.
-CHUNK = 1 << 20
+SEEN_KEPT = 4
+# Subagent records looked at per hook at most, so a folder filled with files cannot make every
+# hook slow without end; one that has not grown since the last look costs a stat.
+SUBAGENTS_KEPT = 4096
 
 
 class TranscriptReader:
-    def read(
-        self, path: str, offset: int, seen: Sequence[str], since: str, prices: Any = None
-    ) -> SpendRead:
+    def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
-        recent = list(seen)
+        recent = list(last.seen)
         usd, tokens, unknown = 0.0, 0, set[str]()
+
+        def on_line(line: bytes) -> None:
+            nonlocal recent, usd, tokens
+            found = _usage(line, since)
+            if found is None:
+                return
+            message_id, model, counts = found
+            if message_id:
+                if message_id in recent:
+                    return
+                recent = (recent + [message_id])[-SEEN_KEPT:]
+            price, known = price_of(model, own)
+            if not known:
+                unknown.add(model or "(no model)")
+            usd += price.usd(*counts)
+            tokens += sum(counts)
+
+        got = scan(path, last.offset, last.head, on_line)
+        if got is None:
+            return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
+        return SpendRead(
+            got.offset,
+            tuple(recent),
+            usd,
+            tokens,
+            tuple(sorted(unknown)),
+            head=got.head,
+            tampered=got.tampered,
+        )
+
+    def related(self, path: str) -> list[str]:
+        """Claude Code writes each subagent's messages, foreground or background, to a record
+        of its own beside the session's: `<session>/subagents/agent-<id>.jsonl`."""
+        if not path.endswith(".jsonl"):
+            return []
+        folder = path[: -len(".jsonl")] + "/subagents"
         try:
-            # No link followed, no FIFO waited on: only a regular file is read.
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            with os.scandir(folder) as entries:
+                names = sorted(
+                    e.name
+                    for e in entries
+                    if e.name.startswith("agent-") and e.name.endswith(".jsonl")
+                )
         except OSError:
-            return SpendRead(offset, tuple(recent))
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return SpendRead(offset, tuple(recent))
-            if info.st_size < offset:
-                offset = 0  # a new file under the old name: read it from its start
-            handle.seek(offset)
-            rest = b""
-            while True:
-                chunk = handle.read(CHUNK)
-                if not chunk:
-                    break
-                data = rest + chunk
-                cut = data.rfind(b"\n") + 1
-                rest = data[cut:]
-                for line in data[:cut].splitlines():
-                    found = _usage(line, since)
-                    if found is None:
-                        continue
-                    message_id, model, counts = found
-                    if message_id:
-                        if message_id in recent:
-                            continue
-                        recent = (recent + [message_id])[-SEEN_KEPT:]
-                    price, known = price_of(model, own)
-                    if not known:
-                        unknown.add(model or "(no model)")
-                    usd += price.usd(*counts)
-                    tokens += sum(counts)
-                offset += cut
-        return SpendRead(offset, tuple(recent), usd, tokens, tuple(sorted(unknown)))
+            return []
+        return [f"{folder}/{name}" for name in names[:SUBAGENTS_KEPT]]
 
 
 def _usage(line: bytes, since: str) -> tuple[str, str, tuple[int, int, int, int]] | None:

@@ -125,13 +125,9 @@ class Codex:
         return report(env, repo)
 
     def spend_reader(self) -> SpendReader | None:
-        # Codex records its usage in its session rollout (`~/.codex/sessions/.../rollout-*.jsonl`,
-        # `event_msg` lines of type `token_count` with running totals) and, for `codex exec
-        # --json`, in `turn.completed` events, which the rounds driver already prices. Its hook
-        # payloads name the rollout as `transcript_path` in some versions only, and its totals
-        # are cumulative rather than per message: not read yet, and `status` says the
-        # implementer's spend is not seen.
-        return None
+        from .rollout import RolloutReader
+
+        return RolloutReader()
 
     def boundary(self) -> Boundary | None:
         from .boundary import BOUNDARY

@@ -31,7 +31,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -112,6 +112,8 @@ class LoggedRequest:
     answered: str = ""  # "script:<n>", "rule:<when>", "exhausted" or "" (not a model call)
     output: list[dict[str, Any]] = field(default_factory=list)
     time: float = 0.0
+    # The usage the answer reported ({}: the fixed default, or no answer).
+    usage: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,6 +180,8 @@ class FakeCodexModel:
         self.log_path = Path(log_path) if log_path is not None else None
         self.requests: list[LoggedRequest] = []
         self.errors: list[str] = []
+        # The usage a response reports, from the request's raw body; None: a fixed small usage.
+        self.usage: Callable[[str], dict[str, Any]] | None = None
         self._next_turn = 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -304,7 +308,24 @@ class FakeCodexModel:
                     fh.write(json.dumps(req.to_json()) + "\n")
 
 
-def sse_events(response_id: str, items: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def realistic_usage(raw: str) -> dict[str, Any]:
+    """Usage as the real API reports it for this request: about four characters a token of the
+    whole body in, half of it cached after the first request (the prompt cache), a reply's
+    worth out with some reasoning."""
+    input_tokens = max(1, len(raw) // 4)
+    cached = input_tokens // 2 if '"assistant"' in raw else 0  # not the session's first request
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": 400,
+        "output_tokens_details": {"reasoning_tokens": 300},
+        "total_tokens": input_tokens + 400,
+    }
+
+
+def sse_events(
+    response_id: str, items: list[dict[str, Any]], usage: dict[str, Any] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """The ``(event type, data)`` sequence of one streamed response."""
     base = {"id": response_id, "object": "response", "created_at": int(time.time())}
     base["model"] = MODEL_ID
@@ -319,7 +340,7 @@ def sse_events(response_id: str, items: list[dict[str, Any]]) -> list[tuple[str,
             events.append(("response.output_text.delta", {**where, "delta": text}))
             events.append(("response.output_text.done", {**where, "text": text}))
         events.append(("response.output_item.done", {"output_index": index, "item": item}))
-    usage = {
+    usage = usage or {
         "input_tokens": 100,
         "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": 10,
@@ -388,7 +409,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake.record(req)
         # The client may be gone (a run interrupted while a Hold waited): nothing to tell it.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._stream(sse_events(self.fake.next_id("resp"), req.output))
+            usage = self.fake.usage(raw) if self.fake.usage is not None else None
+            req.usage = usage or {}
+            self._stream(sse_events(self.fake.next_id("resp"), req.output, usage))
 
     def _stream(self, events: list[tuple[str, dict[str, Any]]]) -> None:
         self.send_response(200)

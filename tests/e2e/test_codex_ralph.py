@@ -16,7 +16,7 @@ from autopilot_codex.commands import install
 
 from .autopilot_helpers import Autopilot
 from .codex_fixtures import CodexRunner
-from .fake_codex_model import FakeCodexModel, Patch, Say
+from .fake_codex_model import FakeCodexModel, Patch, Say, Shell, realistic_usage
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +76,49 @@ def test_two_iterations_then_the_promise(
     assert (result["why"], result["iterations"]) == ("promise", 2)
     assert ap.active_markers() == []
     assert (ap.repo / "notes.txt").read_text() == "one\n"
+
+
+def test_a_ralph_budget_is_spent_by_codex_and_ends_the_loop(
+    codex: CodexRunner, ap: Autopilot, fake_codex: FakeCodexModel
+) -> None:
+    """Issue 22 through the real Codex CLI: no manager, no promise, no iteration cap; what
+    Codex records of its own usage in its session rollout ends the loop by its budget, at the
+    Stop after the response that crossed it."""
+    budget = 0.30
+    started = ap.cli(
+        "ralph", "--host", "codex", "--max-iterations", "0", "--budget", str(budget), PROMPT,
+        openai_url=NO_MANAGER,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    fake_codex.usage = realistic_usage
+    # Each turn runs a command (a turn without one is a stall) and reports: two responses.
+    fake_codex.script = [
+        part for n in range(1, 12) for part in (Shell(f"echo pass {n}"), f"Pass {n}.")
+    ]
+
+    run = codex(PROMPT, extra_env=ap.env(NO_MANAGER), timeout=120)
+
+    assert run.ok, run.describe()
+    state = ap.state()
+    assert state["status"] == "stopped_budget", state
+    assert "implementer spend" in state["stop_reason"]
+    assert state["budget_used_usd"] == 0.0
+    assert state["implementer_unpriced"] == []  # gpt-5.5 is in the table
+    # Each response priced as the fake reported it, at gpt-5.5's $5 in, $0.50 cached, $30 out
+    # per million tokens (reasoning is part of the output count).
+    costs = [
+        (
+            (u["input_tokens"] - u["input_tokens_details"]["cached_tokens"]) * 5.0
+            + u["input_tokens_details"]["cached_tokens"] * 0.5
+            + u["output_tokens"] * 30.0
+        )
+        / 1_000_000
+        for u in (r.usage for r in fake_codex.model_requests)
+    ]
+    assert state["implementer_used_usd"] == pytest.approx(sum(costs))
+    assert state["implementer_tokens"] == sum(
+        r.usage["input_tokens"] + r.usage["output_tokens"] for r in fake_codex.model_requests
+    )
+    # Within one turn's cost of the cap: the turns before the last stayed under it.
+    assert len(costs) % 2 == 0 and len(costs) >= 4, costs
+    assert sum(costs[:-2]) < budget <= sum(costs), costs

@@ -91,3 +91,32 @@ def test_a_ralph_budget_is_spent_by_the_implementer_and_ends_the_loop(
     # Within one turn's cost of the cap: the Stop after the turn that crossed it ends the loop.
     assert len(fake_anthropic.main_requests()) == 2, fake_anthropic.dump_log()
     assert len(stop_blocks(run)) == 1
+
+
+def test_a_subagents_spend_counts_toward_the_ralph_budget(
+    claude: ClaudeRunner, ap: Autopilot, fake_anthropic: FakeAnthropic
+) -> None:
+    """Claude Code writes a subagent's messages to a record of its own beside the session's
+    transcript; the loop's meter counts them too, so its tokens are all the CLI reports."""
+    agent = ToolUse(
+        "Agent",
+        {
+            "description": "check notes",
+            "prompt": "Say what notes.txt should hold.",
+            "subagent_type": "general-purpose",
+            "run_in_background": False,
+        },
+    )
+    fake_anthropic.script = [[agent], [Text("It should hold one line.")], [Text("Done.")]]
+    run = run_ralph(claude, ap, f"--max-iterations 1 --budget 100 {PROMPT}")
+    assert run.ok, run.describe()
+    state = ap.state()
+    names = [Path(c["path"]).parent.name for c in state["spend_cursors"]]
+    assert "subagents" in names, state["spend_cursors"]
+    result = run.result
+    assert result is not None
+    reported = sum(
+        m["inputTokens"] + m["outputTokens"] + m["cacheReadInputTokens"] + m["cacheCreationInputTokens"]
+        for m in result["modelUsage"].values()
+    )
+    assert state["implementer_tokens"] == reported, fake_anthropic.dump_log()

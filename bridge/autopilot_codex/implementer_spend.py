@@ -48,7 +48,7 @@ def charged(ctx: HookContext, state: State) -> State:
         if got.tampered:
             ctx.store.append_event("spend.tampered", record=record, why=got.tampered)
         cursors[record] = SpendCursor(
-            record, got.offset, list(got.seen), got.head, list(got.totals), got.model
+            record, got.offset, list(got.seen), got.head, list(got.totals), got.model, got.plan
         )
     session = set(paths)
     others = [c for p, c in cursors.items() if p not in session][-CURSORS_KEPT:]
@@ -69,4 +69,5 @@ def _last(cursor: SpendCursor | None) -> SpendRead:
         head=cursor.head,
         totals=tuple(cursor.totals),
         model=cursor.model,
+        plan=cursor.plan,
     )

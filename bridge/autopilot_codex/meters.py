@@ -109,6 +109,18 @@ def status_lines(state: State, now: float, *, budget_usd: float | None, reads_sp
         lines.append(
             "The implementer's spend is not seen on this host: the budget counts the manager only."
         )
+    if reads_spend and state.tool_events and not state.implementer_tokens:
+        lines.append(
+            "No usage seen in the host's records yet: a host version whose records hold none, "
+            "or a session without a record (codex exec --ephemeral), leaves the budget to the "
+            "manager's spend alone."
+        )
+    plans = sorted({c.plan for c in state.spend_cursors if c.plan})
+    if plans:
+        lines.append(
+            f"The host reports a {', '.join(plans)} plan: the implementer's dollars are list "
+            "prices of its tokens, notional against the plan; --max-tokens caps what it counts."
+        )
     if state.implementer_unpriced:
         lines.append(
             "Priced at the dearest row (not in the price table): "

@@ -183,6 +183,8 @@ class SpendCursor(_Record):
     head: str = ""
     totals: list[int] = field(default_factory=list)
     model: str = ""
+    # The subscription plan the record names ("": none, or an API key): dollars are notional.
+    plan: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..protocol import ABSENT, MISSING, READY, HostReport
+from ..protocol import ABSENT, MISSING, NOTE, READY, HostReport
 
 PLUGIN = "autopilot-codex"
 
@@ -39,8 +39,34 @@ def report(env: Mapping[str, str]) -> HostReport:
     return HostReport(
         "Claude Code",
         READY,
-        ((READY, f"Claude Code CLI: {binary}"), (READY, f"Claude Code plugin: {found}")),
+        (
+            (READY, f"Claude Code CLI: {binary}"),
+            (READY, f"Claude Code plugin: {found}"),
+            *spend_notes(env),
+        ),
     )
+
+
+def spend_notes(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """What the budget sees of Claude Code's own spend, and what it cannot."""
+    notes = [
+        (
+            NOTE,
+            "Claude Code's spend: read from its session transcript and its subagents' "
+            "records at each hook, priced at list prices; a model not in the table is priced "
+            "at its dearest row (config implementer_prices adds rows)",
+        )
+    ]
+    if not any(env.get(k, "").strip() for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")):
+        notes.append(
+            (
+                NOTE,
+                "no Anthropic API key in the environment: if Claude Code is signed in to a "
+                "Claude plan, the implementer's dollars are notional (list prices of the "
+                "tokens, not a bill); --max-tokens caps what the plan counts",
+            )
+        )
+    return notes
 
 
 def _claude_plugin(env: Mapping[str, str]) -> str | None:

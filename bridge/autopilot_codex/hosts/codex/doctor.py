@@ -65,7 +65,60 @@ def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
                 "launcher there), or add the repository's bin/ to PATH where Codex starts",
             )
         )
+    lines.extend(spend_notes(env, config))
     return HostReport("Codex", BROKEN if BROKEN in states else READY, tuple(lines))
+
+
+def spend_notes(env: Mapping[str, str], config: Path) -> list[tuple[str, str]]:
+    """What the budget sees of Codex's own spend, and what it cannot."""
+    from .prices import DEAREST, price_of
+
+    notes = [
+        (
+            NOTE,
+            "Codex's spend: read from its session rollout ($CODEX_HOME/sessions, the totals "
+            "of its token_count records) at each hook, priced at list prices; a session run "
+            "with --ephemeral, or a Codex whose records hold no usage, is not seen (status "
+            "says so)",
+        )
+    ]
+    model = _top_level(config, "model")
+    if model and not price_of(model)[1]:
+        notes.append(
+            (
+                NOTE,
+                f"Codex's model {model} is not in the price table: its spend is priced at the "
+                f"dearest row (${DEAREST.input:g} in, ${DEAREST.output:g} out per million "
+                "tokens); config implementer_prices adds a row",
+            )
+        )
+    keyed = any(env.get(k, "").strip() for k in ("OPENAI_API_KEY", "CODEX_API_KEY"))
+    if not keyed and _top_level(config, "model_provider") in ("", "openai"):
+        notes.append(
+            (
+                NOTE,
+                "no OpenAI API key in the environment: if Codex is signed in with a ChatGPT "
+                "plan, the implementer's dollars are notional (list prices of the tokens, not "
+                "a bill); --max-tokens caps what the plan counts",
+            )
+        )
+    return notes
+
+
+def _top_level(config: Path, key: str) -> str:
+    """A top-level string setting of `config.toml` (before its first table), or ""."""
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    pattern = re.compile(rf"""^\s*{re.escape(key)}\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            break
+        found = pattern.match(line)
+        if found:
+            return (found.group(1) or found.group(2) or "").strip()
+    return ""
 
 
 def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:

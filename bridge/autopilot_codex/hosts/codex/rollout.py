@@ -49,6 +49,7 @@ class RolloutReader:
             totals=tally.marks if tally.marks is not None else (),
             model=tally.model,
             tampered=got.tampered,
+            plan=tally.plan,
         )
 
     def related(self, path: str) -> list[str]:
@@ -63,6 +64,7 @@ class _Tally:
     def __init__(self, last: SpendRead, since: str, own: Mapping[str, Price] | None) -> None:
         self.marks: Totals | None = _totals(list(last.totals)) if last.totals else None
         self.model = last.model
+        self.plan = last.plan
         self.since = since
         self.own = own
         self.usd, self.tokens, self.unknown = 0.0, 0, set[str]()
@@ -82,6 +84,10 @@ class _Tally:
         elif b'"token_count"' in line:
             found = _record(line, "event_msg")
             if found is not None and found[1].get("type") == "token_count":
+                limits = found[1].get("rate_limits")
+                plan = limits.get("plan_type") if isinstance(limits, dict) else None
+                if isinstance(plan, str):
+                    self.plan = plan[:40]
                 self.usage(found[0], found[1].get("info"))
 
     def usage(self, stamp: str, info: object) -> None:

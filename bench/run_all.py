@@ -25,6 +25,7 @@ BENCHES = (
     "active_hook",
     "scale",
     "economy",
+    "spend_read",
     "hook_profile",
     "critical_path",
     "git_runner",

@@ -44,10 +44,12 @@ def scan(
     head: str,
     on_line: Callable[[bytes], None],
     on_reread: Callable[[], None] | None = None,
+    needles: tuple[bytes, ...] = (),
 ) -> Scanned | None:
-    """Hand `on_line` each whole line after `offset`; None when there is no regular file to
-    read (gone, a link, a FIFO), which changes nothing. `on_reread` is told, before the first
-    line, that a record cut short is being read again from its start."""
+    """Hand `on_line` each whole line after `offset` (only those holding one of `needles`,
+    when given, found without splitting the rest); None when there is no regular file to read
+    (gone, a link, a FIFO), which changes nothing. `on_reread` is told, before the first line,
+    that a record cut short is being read again from its start."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -77,10 +79,26 @@ def scan(
             data = rest + chunk
             cut = data.rfind(b"\n") + 1
             rest = data[cut:]
-            for line in data[:cut].splitlines():
+            for line in _lines(data[:cut], needles):
                 on_line(line)
             offset += cut
         return Scanned(offset, _digest(handle, offset) if offset else "", tampered, reread)
+
+
+def _lines(block: bytes, needles: tuple[bytes, ...]) -> list[bytes]:
+    """The block's lines, or only those holding a needle, in order: most lines of a large
+    record hold none, and searching the block is much cheaper than splitting it."""
+    if not needles:
+        return block.splitlines()
+    starts: set[int] = set()
+    for needle in needles:
+        at = block.find(needle)
+        while at >= 0:
+            start = block.rfind(b"\n", 0, at) + 1
+            starts.add(start)
+            end = block.find(b"\n", at)
+            at = block.find(needle, end)
+    return [block[start : block.find(b"\n", start)] for start in sorted(starts)]
 
 
 def _digest(handle: IO[bytes], offset: int) -> str:

@@ -52,7 +52,7 @@ class TranscriptReader:
             usd += price.usd(*counts)
             tokens += sum(counts)
 
-        got = scan(path, last.offset, last.head, on_line)
+        got = scan(path, last.offset, last.head, on_line, needles=(b'"usage"',))
         if got is None:
             return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
         return SpendRead(

@@ -30,13 +30,15 @@ from . import prices as table
 # (input, cached input, cache-write input, output): input counts the cached kinds too.
 Totals = tuple[int, int, int, int]
 NONE: Totals = (0, 0, 0, 0)
+# The only lines read: the rest of a rollout (messages, tool calls and their output) is skipped.
+NEEDLES = (b'"turn_context"', b'"token_count"')
 
 
 class RolloutReader:
     def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
         tally = _Tally(last, since, own)
-        got = scan(path, last.offset, last.head, tally.line, tally.again)
+        got = scan(path, last.offset, last.head, tally.line, tally.again, NEEDLES)
         if got is None:
             return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
         return SpendRead(

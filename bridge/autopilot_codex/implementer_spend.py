@@ -22,7 +22,7 @@ from .state import SpendCursor, State
 
 # Records remembered besides the session's own: one forgotten and seen again is read from its
 # start, which counts its spend twice rather than never.
-CURSORS_KEPT = 8
+CURSORS_KEPT = 32
 
 if TYPE_CHECKING:
     from .styles.context import HookContext
@@ -37,7 +37,7 @@ def charged(ctx: HookContext, state: State) -> State:
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(state.started_epoch))
     own = ctx.config.implementer_prices or None
     cursors = {c.path: c for c in state.spend_cursors}
-    paths = [path, *reader.related(path)]
+    paths = [path, *reader.related(path, state.started_epoch)]
     usd, tokens, unpriced = 0.0, 0, set(state.implementer_unpriced)
     for record in paths:
         got = reader.read(record, _last(cursors.get(record)), since, own)

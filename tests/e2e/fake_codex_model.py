@@ -66,7 +66,17 @@ class Patch:
     call_id: str | None = None
 
 
-Item = Say | Shell | Patch
+@dataclass(frozen=True)
+class Call:
+    """Any other function call, e.g. ``spawn_agent`` in the ``collaboration`` namespace."""
+
+    name: str
+    arguments: dict[str, Any]
+    namespace: str | None = None
+    call_id: str | None = None
+
+
+Item = Say | Shell | Patch | Call
 
 
 @dataclass(frozen=True)
@@ -180,6 +190,9 @@ class FakeCodexModel:
         self.log_path = Path(log_path) if log_path is not None else None
         self.requests: list[LoggedRequest] = []
         self.errors: list[str] = []
+        # Asked first, with the raw body and the headers: a turn, or None to go on to the rules
+        # and the script (a test that answers each Codex thread apart).
+        self.chooser: Callable[[str, dict[str, str]], Turn | None] | None = None
         # The usage a response reports, from the request's raw body; None: a fixed small usage.
         self.usage: Callable[[str], dict[str, Any]] | None = None
         self._next_turn = 0
@@ -246,8 +259,12 @@ class FakeCodexModel:
     def next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids)}"
 
-    def choose(self, raw: str) -> tuple[str, Turn]:
+    def choose(self, raw: str, headers: dict[str, str] | None = None) -> tuple[str, Turn]:
         """The turn that answers a request with this raw body, and why it was chosen."""
+        if self.chooser is not None:
+            chosen = self.chooser(raw, headers or {})
+            if chosen is not None:
+                return "chooser", chosen
         with self._lock:
             for rule in self.rules:
                 if not rule.used and rule.when in raw:
@@ -261,7 +278,7 @@ class FakeCodexModel:
 
     def render(self, turn: Sequence[Item | str] | Item | str) -> list[dict[str, Any]]:
         """Output items of one turn, in the Responses API's shapes."""
-        if isinstance(turn, (str, Say, Shell, Patch)):
+        if isinstance(turn, (str, Say, Shell, Patch, Call)):
             turn = [turn]
         items: list[dict[str, Any]] = []
         for part in turn:
@@ -279,6 +296,16 @@ class FakeCodexModel:
                 "role": "assistant",
                 "content": [{"type": "output_text", "text": part.text, "annotations": []}],
             }
+        if isinstance(part, Call):
+            item = {
+                "type": "function_call",
+                "id": self.next_id("fc"),
+                "status": "completed",
+                "call_id": part.call_id or self.next_id("call"),
+                "name": part.name,
+                "arguments": json.dumps(part.arguments),
+            }
+            return item if part.namespace is None else {**item, "namespace": part.namespace}
         if isinstance(part, Shell):
             return {
                 "type": "function_call",
@@ -392,7 +419,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.record(req)
             self._not_found()
             return
-        req.answered, turn = self.fake.choose(raw)
+        req.answered, turn = self.fake.choose(raw, headers)
         if isinstance(turn, Hold):
             turn.arrived.set()
             turn.release.wait(turn.timeout_s)

@@ -6,6 +6,7 @@ prompt fed back once at a Stop, and the scripted model's promise ends it. Hooks 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,16 @@ from autopilot_codex.commands import install
 
 from .autopilot_helpers import Autopilot
 from .codex_fixtures import CodexRunner
-from .fake_codex_model import FakeCodexModel, Patch, Say, Shell, realistic_usage
+from .fake_codex_model import (
+    Call,
+    FakeCodexModel,
+    Hold,
+    Patch,
+    Say,
+    Shell,
+    Turn,
+    realistic_usage,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -122,3 +132,52 @@ def test_a_ralph_budget_is_spent_by_codex_and_ends_the_loop(
     # Within one turn's cost of the cap: the turns before the last stayed under it.
     assert len(costs) % 2 == 0 and len(costs) >= 4, costs
     assert sum(costs[:-2]) < budget <= sum(costs), costs
+
+
+def test_a_codex_subagents_spend_counts_toward_the_ralph_budget(
+    codex: CodexRunner, ap: Autopilot, fake_codex: FakeCodexModel, codex_home: Path
+) -> None:
+    """A Codex subagent (multi-agent `spawn_agent`) writes a rollout of its own, naming its
+    parent; its spend counts in the loop's meter with the parent's."""
+    started = ap.cli(
+        "ralph", "--host", "codex", "--max-iterations", "1", "--budget", "100", PROMPT,
+        openai_url=NO_MANAGER,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    spawn = Call(
+        "spawn_agent", {"task_name": "helper", "message": "Say CHILD."}, namespace="collaboration"
+    )
+    # The parent's reply to the spawn waits until the child's usage is on disk, so the parent's
+    # Stop comes after it whatever order Codex runs the two threads in.
+    parent_done = Hold("Parent done.")
+    threads: list[str] = []
+
+    def chooser(raw: str, headers: dict[str, str]) -> Turn | None:
+        thread = headers.get("thread-id", "")
+        if thread not in threads:
+            threads.append(thread)
+        if thread != threads[0]:
+            return "CHILD."
+        return spawn if '"function_call_output"' not in raw else parent_done
+
+    def release() -> None:
+        while not parent_done.release.is_set():
+            if any(
+                '"parent_thread_id":"' in r.read_text().split("\n", 1)[0]
+                and '"token_count"' in r.read_text()
+                for r in codex_home.rglob("rollout-*.jsonl")
+            ):
+                parent_done.release.set()
+            parent_done.release.wait(0.1)
+
+    fake_codex.chooser = chooser
+    releaser = threading.Thread(target=release, daemon=True)
+    releaser.start()
+    run = codex(PROMPT, extra_env=ap.env(NO_MANAGER), extra_args=["--enable", "multi_agent_v2"])
+    parent_done.release.set()
+    assert run.ok, run.describe()
+    assert len(threads) == 2 and len(fake_codex.model_requests) == 3
+    state = ap.state()
+    assert len(state["spend_cursors"]) == 2, state["spend_cursors"]
+    # The fake reports 100 input and 10 output tokens a response: three responses, two threads.
+    assert state["implementer_tokens"] == 3 * 110

@@ -146,9 +146,10 @@ class SpendReader(Protocol):
         the user's own rows, if any."""
         ...
 
-    def related(self, path: str) -> list[str]:
+    def related(self, path: str, after: float) -> list[str]:
         """The other records of the same session whose spend counts too (subagents, background
-        tasks), each read with a cursor of its own."""
+        tasks), each read with a cursor of its own; `after`: when the loop started (epoch
+        seconds), before which no record holds its spend."""
         ...
 
 

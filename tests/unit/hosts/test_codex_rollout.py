@@ -223,3 +223,46 @@ def test_a_link_or_a_missing_rollout_reads_nothing(tmp_path: Path) -> None:
     assert read(link).usd == 0.0
     kept = SpendRead(7, (), totals=(1, 0, 0, 2), model="gpt-5.5")
     assert read(tmp_path / "absent.jsonl", kept) == kept
+
+
+# -- subagents: threads of their own, rollouts of their own ----------------------------------
+
+
+PARENT = "01a2340f-d511-7211-96ad-d65ae31fcda6"
+CHILD = "01a2340f-d5c7-7ad0-a335-cdfa18fb2e02"
+GRANDCHILD = "01a2340f-0000-7ad0-a335-cdfa18fb2e03"
+STRANGER = "01a2340f-ffff-7ad0-a335-cdfa18fb2e04"
+
+
+def meta(thread: str, parent: str | None, inherited: int | None = None) -> str:
+    payload = {"id": thread, "parent_thread_id": parent, "subagent_history_start_ordinal": inherited}
+    return json.dumps({"timestamp": AT, "ordinal": 0, "type": "session_meta", "payload": payload}) + "\n"
+
+
+def rollout(folder: Path, thread: str, text: str) -> Path:
+    path = folder / f"rollout-2026-01-01T00-00-10-{thread}.jsonl"
+    path.write_text(text)
+    return path
+
+
+def test_a_sessions_subagents_and_theirs_are_found_beside_it(tmp_path: Path) -> None:
+    parent = rollout(tmp_path, PARENT, meta(PARENT, None))
+    child = rollout(tmp_path, CHILD, meta(CHILD, PARENT))
+    grandchild = rollout(tmp_path, GRANDCHILD, meta(GRANDCHILD, CHILD))
+    rollout(tmp_path, STRANGER, meta(STRANGER, None))
+    (tmp_path / f"rollout-2026-01-01T00-00-11-{STRANGER[:-1]}5.jsonl").symlink_to(child)
+    reader = RolloutReader()
+    assert reader.related(str(parent), 0.0) == sorted([str(child), str(grandchild)])
+    # A rollout not written to since the loop began holds none of its spend.
+    assert reader.related(str(parent), child.stat().st_mtime + 3600) == []
+
+
+def test_the_parents_history_a_subagents_rollout_starts_with_is_not_counted(tmp_path: Path) -> None:
+    copied = json.loads(count(usage(output=M)))
+    copied["ordinal"] = 3
+    own = json.loads(count(usage(output=10)))
+    own["ordinal"] = 9
+    path = rollout(
+        tmp_path, CHILD, meta(CHILD, PARENT, inherited=5) + turn() + json.dumps(copied) + "\n" + json.dumps(own) + "\n"
+    )
+    assert read(path).tokens == 10

@@ -65,7 +65,7 @@ class TranscriptReader:
             tampered=got.tampered,
         )
 
-    def related(self, path: str) -> list[str]:
+    def related(self, path: str, after: float) -> list[str]:
         """Claude Code writes each subagent's messages, foreground or background, to a record
         of its own beside the session's: `<session>/subagents/agent-<id>.jsonl`."""
         if not path.endswith(".jsonl"):

@@ -31,7 +31,7 @@ from . import prices as table
 Totals = tuple[int, int, int, int]
 NONE: Totals = (0, 0, 0, 0)
 # The only lines read: the rest of a rollout (messages, tool calls and their output) is skipped.
-NEEDLES = (b'"turn_context"', b'"token_count"')
+NEEDLES = (b'"session_meta"', b'"turn_context"', b'"token_count"')
 
 
 class RolloutReader:
@@ -54,10 +54,10 @@ class RolloutReader:
             plan=tally.plan,
         )
 
-    def related(self, path: str) -> list[str]:
-        # A Codex subagent runs as a thread of its own with a rollout of its own, which its own
-        # hooks name as `transcript_path`: read there, under a cursor of its own.
-        return []
+    def related(self, path: str, after: float) -> list[str]:
+        from .subagents import children
+
+        return children(path, after)
 
 
 class _Tally:
@@ -71,6 +71,9 @@ class _Tally:
         self.own = own
         self.usd, self.tokens, self.unknown = 0.0, 0, set[str]()
         self.reread = False
+        # A subagent's rollout first copies its parent's history, up to this ordinal: the
+        # totals there are the parent's, counted in the parent's rollout.
+        self.inherited = 0
 
     def again(self) -> None:
         # A record cut short is read again from its start: the marks then only ever rise, so
@@ -78,19 +81,34 @@ class _Tally:
         self.reread = True
 
     def line(self, line: bytes) -> None:
-        if b'"turn_context"' in line:
+        if b'"session_meta"' in line:
+            found = _record(line, "session_meta")
+            start = found[1].get("subagent_history_start_ordinal") if found else None
+            if isinstance(start, int) and not isinstance(start, bool) and not self.inherited:
+                self.inherited = start
+        elif b'"turn_context"' in line:
             found = _record(line, "turn_context")
             named = found[1].get("model") if found else None
             if isinstance(named, str) and named:
                 self.model = named
         elif b'"token_count"' in line:
             found = _record(line, "event_msg")
-            if found is not None and found[1].get("type") == "token_count":
+            if found is not None and found[1].get("type") == "token_count" and not self.copied(line):
                 limits = found[1].get("rate_limits")
                 plan = limits.get("plan_type") if isinstance(limits, dict) else None
                 if isinstance(plan, str):
                     self.plan = plan[:40]
                 self.usage(found[0], found[1].get("info"))
+
+    def copied(self, line: bytes) -> bool:
+        """Is this line of the parent's history a subagent's rollout starts with?"""
+        if not self.inherited:
+            return False
+        try:
+            ordinal = json.loads(line).get("ordinal")
+        except (ValueError, AttributeError):
+            return False
+        return isinstance(ordinal, int) and ordinal < self.inherited
 
     def usage(self, stamp: str, info: object) -> None:
         if not isinstance(info, dict):

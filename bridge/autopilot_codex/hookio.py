@@ -35,6 +35,8 @@ class HookInput:
     trigger: str = ""
     # Where the host records the session (Claude Code: its transcript), read for its spend.
     transcript_path: str = ""
+    # The model the host says the session runs (Codex), the floor of its spend's price.
+    model: str = ""
 
 
 def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
@@ -73,6 +75,7 @@ def from_payload(
         source=text(data.get("source")),
         trigger=text(data.get("trigger")),
         transcript_path=text(data.get("transcript_path")),
+        model=text(data.get("model")),
     )
 
 

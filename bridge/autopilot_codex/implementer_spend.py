@@ -40,7 +40,7 @@ def charged(ctx: HookContext, state: State) -> State:
     paths = [path, *reader.related(path, state.started_epoch)]
     usd, tokens, unpriced = 0.0, 0, set(state.implementer_unpriced)
     for record in paths:
-        got = reader.read(record, _last(cursors.get(record)), since, own)
+        got = reader.read(record, _last(cursors.get(record)), since, own, ctx.payload.model)
         # Never less: a reader only adds, whatever the record now says.
         usd += max(0.0, got.usd)
         tokens += max(0, got.tokens)

@@ -140,10 +140,14 @@ class SpendRead:
 class SpendReader(Protocol):
     """Reads the implementer's spend from the host's own records, incrementally."""
 
-    def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
+    def read(
+        self, path: str, last: SpendRead, since: str, prices: Any = None, model: str = ""
+    ) -> SpendRead:
         """The spend recorded in `path` after the last look (`last`: its offset, seen ids,
         digest, totals), by messages at or after `since` (an ISO-8601 UTC time); `prices` are
-        the user's own rows, if any."""
+        the user's own rows, if any; `model`, the one the host's hook payload names (the
+        implementer cannot write it, unlike the record): a record that names a cheaper one
+        is priced at this one."""
         ...
 
     def related(self, path: str, after: float) -> list[str]:

@@ -266,3 +266,19 @@ def test_the_parents_history_a_subagents_rollout_starts_with_is_not_counted(tmp_
         tmp_path, CHILD, meta(CHILD, PARENT, inherited=5) + turn() + json.dumps(copied) + "\n" + json.dumps(own) + "\n"
     )
     assert read(path).tokens == 10
+
+
+def test_a_turn_context_forged_with_a_cheaper_model_does_not_cheapen_the_spend(
+    tmp_path: Path,
+) -> None:
+    """The attack: the implementer appends a `turn_context` naming gpt-5-mini ($2 per million
+    output) so that its gpt-5.5 responses ($30) that follow are priced at a fifteenth. The model
+    the host's own hook payload names (which the implementer cannot write) is the floor."""
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(turn("gpt-5.5") + turn("gpt-5-mini") + count(usage(output=M)))
+    got = RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "gpt-5.5")
+    assert got.usd == pytest.approx(3.0)
+    # A payload naming no model, or a cheaper one, takes nothing from the record's own.
+    path.write_text(turn("gpt-5.5") + count(usage(output=M)))
+    assert RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "").usd == pytest.approx(3.0)
+    assert RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "gpt-5-mini").usd == pytest.approx(3.0)

@@ -31,7 +31,11 @@ SUBAGENTS_KEPT = 4096
 
 
 class TranscriptReader:
-    def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
+    def read(
+        self, path: str, last: SpendRead, since: str, prices: Any = None, model: str = ""
+    ) -> SpendRead:
+        # Each line names its own model: a line the implementer appends only adds spend, so
+        # the payload's model is not needed here.
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
         recent = list(last.seen)
         usd, tokens, unknown = 0.0, 0, set[str]()

@@ -35,9 +35,11 @@ NEEDLES = (b'"session_meta"', b'"turn_context"', b'"token_count"')
 
 
 class RolloutReader:
-    def read(self, path: str, last: SpendRead, since: str, prices: Any = None) -> SpendRead:
+    def read(
+        self, path: str, last: SpendRead, since: str, prices: Any = None, model: str = ""
+    ) -> SpendRead:
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
-        tally = _Tally(last, since, own)
+        tally = _Tally(last, since, own, model)
         got = scan(path, last.offset, last.head, tally.line, tally.again, NEEDLES)
         if got is None:
             return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
@@ -63,12 +65,17 @@ class RolloutReader:
 class _Tally:
     """One look's count: the marks (totals last seen) and the model in force as it goes."""
 
-    def __init__(self, last: SpendRead, since: str, own: Mapping[str, Price] | None) -> None:
+    def __init__(
+        self, last: SpendRead, since: str, own: Mapping[str, Price] | None, floor: str
+    ) -> None:
         self.marks: Totals | None = _totals(list(last.totals)) if last.totals else None
         self.model = last.model
         self.plan = last.plan
         self.since = since
         self.own = own
+        # The model the hook payload names: a `turn_context` the implementer appends could
+        # name a cheaper one, so the dearer of the two prices the spend.
+        self.floor = floor
         self.usd, self.tokens, self.unknown = 0.0, 0, set[str]()
         self.reread = False
         # A subagent's rollout first copies its parent's history, up to this ordinal: the
@@ -132,6 +139,10 @@ class _Tally:
         price, known = table.price_of(self.model, self.own)
         if not known:
             self.unknown.add(self.model or "(no model)")
+        if self.floor and self.floor != self.model:
+            floor, floor_known = table.price_of(self.floor, self.own)
+            if floor_known and (floor.output, floor.input) > (price.output, price.input):
+                price = floor
         self.usd += table.usd(price, *delta, long=own_use[0] > table.LONG_CONTEXT_TOKENS)
         self.tokens += delta[0] + delta[3]
 

@@ -47,8 +47,16 @@ def charged(ctx: HookContext, state: State) -> State:
         unpriced |= set(got.unknown)
         if got.tampered:
             ctx.store.append_event("spend.tampered", record=record, why=got.tampered)
+        before = cursors.get(record)
         cursors[record] = SpendCursor(
-            record, got.offset, list(got.seen), got.head, list(got.totals), got.model, got.plan
+            record,
+            got.offset,
+            list(got.seen),
+            got.head,
+            list(got.totals),
+            got.model,
+            got.plan,
+            got.tampered or (before.tampered if before is not None else ""),
         )
     session = set(paths)
     others = [c for p, c in cursors.items() if p not in session][-CURSORS_KEPT:]

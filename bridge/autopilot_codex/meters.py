@@ -115,6 +115,12 @@ def status_lines(state: State, now: float, *, budget_usd: float | None, reads_sp
             "or a session without a record (codex exec --ephemeral), leaves the budget to the "
             "manager's spend alone."
         )
+    for cursor in state.spend_cursors:
+        if cursor.tampered:
+            lines.append(
+                f"The host's record {cursor.path} was found tampered with ({cursor.tampered}): "
+                "the spend already counted is kept (the ledger's spend.tampered)."
+            )
     plans = sorted({c.plan for c in state.spend_cursors if c.plan})
     if plans:
         lines.append(

@@ -185,6 +185,8 @@ class SpendCursor(_Record):
     model: str = ""
     # The subscription plan the record names ("": none, or an API key): dollars are notional.
     plan: str = ""
+    # How the record was last found cut short or rewritten under the reader ("": never).
+    tampered: str = ""
 
 
 @dataclass(frozen=True)

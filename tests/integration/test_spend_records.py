@@ -117,6 +117,10 @@ def test_a_transcript_the_implementer_rewrites_never_lowers_the_meter(
         "cut short",
     ]
     assert all(e["record"] == str(transcript) for e in found)
+    capsys.readouterr()
+    assert main(["-C", str(repo), "status"]) == 0
+    shown = capsys.readouterr().out
+    assert f"{transcript} was found tampered with (cut short" in shown, shown
 
 
 # -- Codex: the session rollout ------------------------------------------------------------------

@@ -120,3 +120,33 @@ def test_a_subagents_spend_counts_toward_the_ralph_budget(
         for m in result["modelUsage"].values()
     )
     assert state["implementer_tokens"] == reported, fake_anthropic.dump_log()
+
+
+def test_a_transcript_the_implementer_empties_keeps_the_spend_counted(
+    claude: ClaudeRunner, ap: Autopilot, fake_anthropic: FakeAnthropic
+) -> None:
+    """The attack through the real CLI: the implementer empties its own session transcript with
+    a shell command, to hide what it spent. The spend counted before stays counted, what Claude
+    Code writes after it counts too, and the ledger says the record was tampered with. Known
+    gap: the message that issued the command, written after the last look (the previous hook)
+    and before the command ran, goes with the cut; only a look before each tool would keep it."""
+    empty = ToolUse(
+        "Bash", {"command": ': > "$HOME/.claude/projects/"*/"$CLAUDE_CODE_SESSION_ID.jsonl"'}
+    )
+    fake_anthropic.script = [[Text("Pass 1.")], [empty], [Text("Pass 2.")], [Text("Pass 3.")]]
+    run = run_ralph(claude, ap, f"--max-iterations 2 --budget 100 {PROMPT}")
+    assert run.ok, run.describe()
+    tampered = [e for e in ap.events() if e["event"] == "spend.tampered"]
+    assert [e["why"].split(" (")[0] for e in tampered] == ["cut short"], ap.event_names()
+    # The tokens of each message as the fake reported them (input: a quarter of the request's
+    # characters; output: five and a quarter of each block's).
+    mains = fake_anthropic.main_requests()
+    tokens = [
+        max(1, len(r.raw) // 4) + 5 + sum(len(json.dumps(b)) // 4 for b in r.response_blocks)
+        for r in mains
+    ]
+    assert len(tokens) == 3, fake_anthropic.dump_log()
+    state = ap.state()
+    # Before the cut (the first message) and after it (the third): counted, never less.
+    assert state["implementer_tokens"] >= tokens[0] + tokens[2], (state["implementer_tokens"], tokens)
+    assert state["spend_cursors"][0]["tampered"].startswith("cut short")

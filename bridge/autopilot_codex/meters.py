@@ -120,7 +120,8 @@ def projection(r: Reading, done: int, unit: str = "iteration") -> str:
     for name, used, cap in meters:
         if used <= 0:
             continue  # no rate yet: nothing spent on this meter
-        more = max(0, int((cap - used) / (used / done)))
+        # A hair over, so float noise (0.15 / 0.05 = 2.999...) does not cost a whole iteration.
+        more = max(0, int((cap - used) / (used / done) + 1e-9))
         parts.append((name, more))
     if not parts:
         return ""

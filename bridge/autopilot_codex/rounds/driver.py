@@ -24,19 +24,19 @@ from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks,
 from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
-from ..store import Store
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
-from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
+from .decide import MAX_RETRIES, Next, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .hold import hold, refuse_if_running, store_for
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
+from .run_state import Run, capped, progress, resumed
 from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
 from .view import View
-from .walled import RoundWall, refuse_loosening, round_wall
+from .walled import refuse_loosening, round_wall
 
 EXIT_CODES = {
     "complete": 0,
@@ -86,52 +86,12 @@ class RunOptions:
     jitter: Callable[[], float] | None = None
 
 
-@dataclass
-class _Run:
-    header: rollout.RunHeader
-    root: Path
-    custody: Custody
-    store: Store
-    rounds_used: int = 0
-    failures: int = 0
-    # The rounds' own spend (their processes' reports) and the driver's manager calls'.
-    rounds_usd: float = 0.0
-    manager_usd: float = 0.0
-    tokens: int = 0
-    message: str = ""
-    # The failure text of the checks after the last verifier's exit, for the next round.
-    checks_red: str = ""
-    # The boundary every round runs behind (none when the sandbox cannot start here).
-    wall: RoundWall | None = None
-    fuse: breaker.Breaker = breaker.Breaker()
-
-    @property
-    def cost_usd(self) -> float:
-        return self.rounds_usd + self.manager_usd
-
-    def reading(self) -> meters.Reading:
-        return caps.reading(
-            self.header,
-            rounds_usd=self.rounds_usd,
-            manager_usd=self.manager_usd,
-            tokens=self.tokens,
-            now=meters.clock(),
-        )
-
-
-def _capped(run: _Run, step: Next) -> Next:
-    """The step, unless a cap is reached before the round (or the call) it would start."""
-    if not step.runs_a_round:
-        return step
-    return caps.capped(run.reading()) or step
-
-
 def custody_for(root: Path) -> Custody:
     """The runs' rollout of this worktree: in the state home, beside the loop's state."""
     return Custody(store_for(root).dir / "rounds")
 
 
-def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[_Run, Next]:
+def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[Run, Next]:
     store = store_for(root)
     if opts.resume:
         runs, _ = custody.open(resume=True)
@@ -142,7 +102,7 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
         if raised is not None:
             custody.append(raised)
             log.raised(raised)
-        return _resumed(log, root, custody, store, opts.max_retries)
+        return resumed(log, root, custody, store, opts.max_retries)
     if not opts.goal.strip():
         raise BridgeError("give the goal to run, or --resume")
     _, wrong = custody.open(resume=False)
@@ -167,47 +127,10 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
         checks_env=list(opts.checks_env),
     )
     custody.append(header)
-    return _Run(header, root, custody, store), first(opts.rounds)
+    return Run(header, root, custody, store), first(opts.rounds)
 
 
-def _resumed(
-    log: rollout.RunLog, root: Path, custody: Custody, store: Store, max_retries: int
-) -> tuple[_Run, Next]:
-    run = _Run(
-        log.header, root, custody, store, rounds_usd=log.rounds_usd, manager_usd=log.manager_usd
-    )
-    run.tokens = log.tokens
-    for r in log.rounds:
-        if r.outcome == "ok":
-            run.rounds_used, run.failures = run.rounds_used + 1, 0
-        elif r.outcome != "interrupted":
-            run.failures += 1
-    if not log.rounds:
-        return run, first(log.header.rounds)
-    last = log.rounds[-1]
-    if last.outcome == "interrupted":
-        return run, Next("retry", "resumed after an interruption", last.role, last.wrap_up)
-    facts = RoundFacts(
-        last.role,
-        last.wrap_up,
-        last.outcome,
-        _markers(last.markers),
-        bool(last.files_changed),
-        manager_done=last.manager_done,
-        checks_passed=last.checks_passed,
-    )
-    return run, decide(facts, _progress(run, max_retries))
-
-
-def _markers(names: Sequence[str]) -> Markers:
-    return Markers(ready="ready" in names, exit="exit" in names)
-
-
-def _progress(run: _Run, max_retries: int) -> Progress:
-    return Progress(run.rounds_used, run.header.rounds, run.failures, max_retries)
-
-
-def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
+def _round_env(run: Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
     """The round's environment: no manager key, no credential its host does not need."""
     return {
         **cleanenv.for_round(run.header.implementer, env),
@@ -217,7 +140,7 @@ def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, st
     }
 
 
-def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
+def _manager_done(manager: ManagerCheck, run: Run, view: View) -> bool:
     """The manager's word on the whole diff; an unreachable manager accepts nothing, nor is a
     manager asked once a cap is reached (the run then ends at that cap).
 
@@ -241,7 +164,7 @@ def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
         run.manager_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
 
 
-def _checks(run: _Run, view: View) -> list[CheckResult]:
+def _checks(run: Run, view: View) -> list[CheckResult]:
     """The user's checks after a verifier's exit: an exit is accepted only when they pass."""
     specs = run.header.checks
     if not specs:
@@ -258,7 +181,7 @@ def _checks(run: _Run, view: View) -> list[CheckResult]:
 
 
 def _launch(
-    run: _Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
+    run: Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
 ) -> tuple[RoundResult, list[str]]:
     """Run the round's process; what it changed, from working-tree snapshots either side."""
     h = run.header
@@ -289,7 +212,7 @@ def _launch(
     return result, changed_between(run.root, before, snapshot(run.root))
 
 
-def _guard(run: _Run, round_no: int, view: View) -> list[str]:
+def _guard(run: Run, round_no: int, view: View) -> list[str]:
     """Put back what a round changed of the driver's own files; their names.
 
     `round_no` 0: before the run's first round here (a resumed run's files may have changed
@@ -310,7 +233,7 @@ def _guard(run: _Run, round_no: int, view: View) -> list[str]:
     return changed
 
 
-def _commit(run: _Run, result: RoundResult, round_no: int, view: View) -> str:
+def _commit(run: Run, result: RoundResult, round_no: int, view: View) -> str:
     """The driver's commit of what the round left uncommitted; its sha, "" for none."""
     try:
         done: Committed = commit_round(run.root, result.last_message, round_no, run.header.run)
@@ -323,7 +246,7 @@ def _commit(run: _Run, result: RoundResult, round_no: int, view: View) -> str:
 
 
 def _one_round(
-    run: _Run,
+    run: Run,
     step: Next,
     opts: RunOptions,
     view: View,
@@ -342,6 +265,8 @@ def _one_round(
         run.failures = 0 if ok else run.failures + 1
     run.rounds_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
+    if ok and h.max_tokens and result.tokens is None:
+        view.note(f"round {round_no} reported no tokens: --max-tokens cannot count {h.implementer}'s")
     verified = ok and markers.exit and step.role == "verify" and not changed
     checks = _checks(run, view) if verified else []
     green = None if not checks else passed(checks)
@@ -349,8 +274,8 @@ def _one_round(
     if manager is not None and verified and green is not False:
         done = _manager_done(manager, run, view)
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
-    nxt = decide(facts, _progress(run, opts.max_retries))
-    nxt = _capped(run, _broken(run, step.role, nxt, result, changed, opts))
+    nxt = decide(facts, progress(run, opts.max_retries))
+    nxt = capped(run, _broken(run, step.role, nxt, result, changed, opts))
     record = rollout.RoundRecord(
         kind="round",
         run=h.run,
@@ -386,7 +311,7 @@ def _one_round(
 
 
 def _broken(
-    run: _Run, role: str, nxt: Next, result: RoundResult, changed: Sequence[str], opts: RunOptions
+    run: Run, role: str, nxt: Next, result: RoundResult, changed: Sequence[str], opts: RunOptions
 ) -> Next:
     """The circuit breaker (`breaker`): a run that keeps changing nothing, or keeps failing
     the same way, ends as `no_progress` instead of using up its rounds."""
@@ -402,7 +327,7 @@ def _broken(
     return Next(*ends) if ends else nxt
 
 
-def _back_off(run: _Run, nxt: Next, result: RoundResult, opts: RunOptions, view: View) -> None:
+def _back_off(run: Run, nxt: Next, result: RoundResult, opts: RunOptions, view: View) -> None:
     """Before retrying a round the provider rate-limited or was overloaded: wait."""
     if nxt.action != "retry":
         return
@@ -440,9 +365,9 @@ def run(
             # Before the first round too: a resumed run's handoff may have changed since.
             _guard(state, 0, view)
             # Every cap before every round: a resumed run's clock may have run out meanwhile.
-            step = _capped(state, step)
+            step = capped(state, step)
             while step.runs_a_round:
-                step = _capped(state, _one_round(state, step, opts, view, env, manager))
+                step = capped(state, _one_round(state, step, opts, view, env, manager))
         except KeyboardInterrupt:
             step = Next("interrupted", "interrupted")
         finally:

@@ -160,15 +160,17 @@ def test_a_20s_cap_ends_a_ralph_loop_of_5s_turns_at_the_cap(
         capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-duration", "20s", "go"
     )
     assert code == 0, out
-    ended_at = 0
+    ended_at, answer = 0, {}
     for turn in range(1, 7):
         clock.return_value = start + 5 * turn
         answer = hook("Stop", payload("Stop", repo, stop_hook_active=turn > 1)).json
         if answer.get("decision") != "block":
             ended_at = turn
             break
+        assert answer["systemMessage"].startswith(f"Ralph iteration {turn + 1}/50 · $0.00 spent")
     assert ended_at == 4
     assert state_of(repo)["status"] == "stopped_duration"
+    assert "time limit reached: 20s of 20s (0s over)" in answer["systemMessage"]
 
 
 # -- the projected end -------------------------------------------------------------------------

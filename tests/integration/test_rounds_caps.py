@@ -6,6 +6,7 @@ only the clock is replaced."""
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import sys
@@ -17,6 +18,7 @@ from pytest_mock import MockerFixture
 
 from autopilot_codex import meters
 from autopilot_codex.cli import main as cli_main
+from autopilot_codex.commands.run import main
 from autopilot_codex.rounds import rollout
 from tests.conftest import LAUNCHER, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -256,3 +258,22 @@ def test_status_during_a_run_shows_the_meters_and_the_projected_end(
     # $0.05 a round: $0.40 left lasts 8 more.
     assert "At this rate the budget lasts about 8 more rounds." in text
     assert "The claude rounds report no tokens: --max-tokens sees none." in text
+    assert "report no dollars" not in text
+
+
+def test_what_a_host_does_not_report_is_said_not_taken_for_nothing(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script([READY, EXIT])  # Codex rounds report tokens and no dollars
+    out = io.StringIO()
+    argv = ["g", "--implementer", "codex", "--budget", "1", "--cwd", str(repo)]
+    assert main(argv, stdout=out) == 0
+    assert (
+        "round 1: codex rounds report no dollars: --budget counts the manager's spend only"
+        in out.getvalue()
+    )
+    capsys.readouterr()
+    assert cli_main(["-C", str(repo), "status"]) == 0
+    text = capsys.readouterr().out
+    assert "The codex rounds report no dollars: --budget counts the manager's spend only." in text
+    assert "Tokens: 2200 · time" in text

@@ -131,6 +131,20 @@ _NAME = {
 }
 
 
+def unseen(
+    header: RunHeader, cost_usd: float | None, tokens: int | None, *, always: bool = False
+) -> list[str]:
+    """What a round's process did not report and a cap would need (with `always`, whether
+    that cap is set or not): said, never taken for nothing spent."""
+    host = header.implementer
+    said = []
+    if cost_usd is None and (always or header.budget_usd is not None):
+        said.append(f"{host} rounds report no dollars: --budget counts the manager's spend only")
+    if tokens is None and (always or header.max_tokens):
+        said.append(f"{host} rounds report no tokens: --max-tokens sees none")
+    return said
+
+
 def status_lines(log: RunLog, now: float) -> list[str]:
     """For `status`: rounds used, each meter against its cap, the projected end of a run that
     goes on, and the command that takes an ended one further."""
@@ -140,8 +154,10 @@ def status_lines(log: RunLog, now: float) -> list[str]:
     ahead = meters.projection(r, used, "round") if log.end is None else ""
     if ahead:
         lines.append(ahead)
-    if log.rounds and all(x.tokens is None for x in log.rounds):
-        lines.append(f"The {log.header.implementer} rounds report no tokens: --max-tokens sees none.")
+    if log.rounds:
+        cost = None if all(x.cost_usd is None for x in log.rounds) else 0.0
+        tokens = None if all(x.tokens is None for x in log.rounds) else 0
+        lines += [f"The {line}." for line in unseen(log.header, cost, tokens, always=True)]
     ended = log.end.status if log.end is not None else ""
     if ended in RAISES:
         lines.append(f"Next: autopilot-codex run --resume {RAISES[ended]} (the same run goes on)")

@@ -265,8 +265,9 @@ def _one_round(
         run.failures = 0 if ok else run.failures + 1
     run.rounds_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
-    if ok and h.max_tokens and result.tokens is None:
-        view.note(f"round {round_no} reported no tokens: --max-tokens cannot count {h.implementer}'s")
+    if ok:
+        for unseen in caps.unseen(h, result.cost_usd, result.tokens):
+            view.note(f"round {round_no}: {unseen}")
     verified = ok and markers.exit and step.role == "verify" and not changed
     checks = _checks(run, view) if verified else []
     green = None if not checks else passed(checks)

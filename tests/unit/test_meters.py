@@ -99,3 +99,17 @@ def test_a_round_is_its_own_unit() -> None:
     found = meters.exceeded(reading(implementer_usd=0.3, budget_usd=0.2, implementer="rounds"))
     assert found is not None and found[0] == "budget"
     assert found[1].startswith("budget used up by rounds spend: $0.30 of $0.20")
+
+
+def test_status_projects_an_autopilot_loop_from_its_verdicts() -> None:
+    state = planless(
+        goal="g", worktree="/w", head="h", style="autopilot", started_epoch=START,
+        iteration=2, budget_used_usd=0.2, implementer_used_usd=0.3, max_seconds=3600.0,
+    )  # fmt: skip
+    lines = meters.status_lines(state, START + 600, budget_usd=2.0, reads_spend=True)
+    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 / $2.00"
+    assert lines[1] == "Tokens: 0 · time 10m / 1h"
+    assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
+    stopped = meters.status_lines(state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False)
+    assert not any(line.startswith("At this rate") for line in stopped)
+    assert stopped[-1].startswith("The implementer's spend is not seen on this host")

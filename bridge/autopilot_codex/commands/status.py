@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import contract, hosts
 from ..errors import BridgeError
-from ..meters import clock, spend_lines, total_usd
+from ..meters import clock, duration, elapsed, spend_lines, total_usd
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -155,6 +155,11 @@ def next_step(state: State) -> str:
         fix = f" --budget {max(state.budget_usd * 2, total_usd(state) + 1):.2f}"
     elif state.iteration >= state.max_iterations:
         fix = f" --max-iterations {state.max_iterations + 10}"
+    elif state.status == "stopped_tokens" and state.max_tokens:
+        fix = f" --max-tokens {max(state.max_tokens, state.implementer_tokens) * 2}"
+    elif state.status == "stopped_duration" and state.max_seconds:
+        # Counted from the loop's start: the new cap must be past the time already gone.
+        fix = f" --max-duration {duration(elapsed(state, clock()) + 3600)}"
     return (
         f"Next: resume with {entry('resume')}{fix}, or plan a new goal with {entry('plan')} <goal>"
     )

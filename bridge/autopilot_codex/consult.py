@@ -98,7 +98,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
         )
         # The shared guard decides; its "stop the loop" half is dropped: a refused question
         # leaves the loop running.
-        blocked = guards.budget_guard(state, estimate, "ask.budget")
+        blocked = guards.budget_guard(state, estimate, "ask.budget", now=now)
         if blocked is not None:
             if gone:
                 store.save(state)  # the reclaimed worst cases stay charged

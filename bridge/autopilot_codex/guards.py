@@ -162,17 +162,30 @@ def reserved(state: State) -> float:
     return slot + sum(r.usd for r in state.reservations)
 
 
-def fits(state: State, estimated_cost: float) -> bool:
-    """Whether a call's worst case fits beside what is spent and what is reserved."""
+def fits(state: State, estimated_cost: float, now: float | None = None) -> bool:
+    """Whether a call's worst case fits beside what is spent and what is reserved, and no cap
+    (tokens, time at `now`) is reached already."""
+    if over(state, now, None) is not None:
+        return False
     return total_usd(state) + reserved(state) + estimated_cost <= state.budget_usd
 
 
-def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None:
-    """Refuse a call that could take spending past the budget, counting the calls in flight.
+def budget_guard(
+    state: State, estimated_cost: float, event: str, *, now: float | None
+) -> Step | None:
+    """The one check before every paid manager call of a loop (review, verdict, `ask`, the
+    answer to a question): every cap first (budget, tokens, time at `now`), then a call that
+    could take spending past the budget, counting the calls in flight.
 
-    Spent out: the loop stops. Held by calls in flight only: this call is refused and the loop
-    goes on (their reservations come back when they settle).
+    A cap reached or the budget spent out: the loop stops, with the meter's typed status.
+    Held by calls in flight only: this call is refused and the loop goes on (their
+    reservations come back when they settle).
     """
+    capped = over(state, now, None)  # the budget's own check, below, counts this call too
+    if capped is not None:
+        status, reason = capped
+        kind = status.removeprefix("stopped_")
+        return end(state, status, reason, event.replace(".budget", f".{kind}"))
     if total_usd(state) + estimated_cost > state.budget_usd:
         left = max(0.0, state.budget_usd - total_usd(state))
         reason = (
@@ -180,7 +193,7 @@ def budget_guard(state: State, estimated_cost: float, event: str) -> Step | None
             f"${estimated_cost:.4f}"
         )
         return end(state, "stopped_budget", reason, event)
-    if not fits(state, estimated_cost):
+    if not fits(state, estimated_cost, now):
         held = reserved(state)
         left = max(0.0, state.budget_usd - total_usd(state) - held)
         reason = (

@@ -141,10 +141,10 @@ class LoopFiles:
 
     @property
     def spend(self) -> float:
-        """USD spent: the manager's and the implementer's (state) plus the rounds' own
-        (rollout), which are apart."""
+        """USD spent: the manager's and the implementer's (state) plus the rounds' own and
+        the run's manager calls (rollout), which are apart."""
         return number(self.state, "budget_used_usd") + number(self.state, "implementer_used_usd") + sum(
-            number(r, "cost_usd") for r in self.rounds()
+            number(r, "cost_usd") + number(r, "manager_usd") for r in self.rounds()
         )
 
 

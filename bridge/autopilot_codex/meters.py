@@ -6,6 +6,8 @@ the host), their total against `--budget`, tokens against `--max-tokens`, wall t
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from .state import State, Status
 
@@ -23,38 +25,110 @@ def elapsed(state: State, now: float) -> float:
     return max(0.0, now - state.started_epoch)
 
 
+# What ends a loop, by meter, and the typed status each ends it with.
+Cap = Literal["budget", "tokens", "duration"]
+STATUS: dict[Cap, Status] = {
+    "budget": "stopped_budget",
+    "tokens": "stopped_tokens",
+    "duration": "stopped_duration",
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A loop's meters and their caps at one moment, whatever the style keeps them in.
+
+    `elapsed_s` None: time is not checked. `budget_usd` None: no dollar cap; `max_tokens`,
+    `max_seconds` 0: no cap. `implementer` names the implementer's meter in messages (the
+    rounds' host processes are "rounds")."""
+
+    manager_usd: float
+    implementer_usd: float
+    tokens: int
+    elapsed_s: float | None
+    budget_usd: float | None
+    max_tokens: int = 0
+    max_seconds: float = 0.0
+    implementer: str = "implementer"
+
+    @property
+    def total_usd(self) -> float:
+        return self.manager_usd + self.implementer_usd
+
+
+def reading(state: State, now: float | None, budget_usd: float | None) -> Reading:
+    return Reading(
+        manager_usd=state.budget_used_usd,
+        implementer_usd=state.implementer_used_usd,
+        tokens=state.implementer_tokens,
+        elapsed_s=None if now is None else elapsed(state, now),
+        budget_usd=budget_usd,
+        max_tokens=state.max_tokens,
+        max_seconds=state.max_seconds,
+    )
+
+
+def exceeded(r: Reading) -> tuple[Cap, str] | None:
+    """The cap this reading has reached, with a reason naming the meter and by how much."""
+    if r.budget_usd is not None and r.total_usd >= r.budget_usd:
+        if r.implementer_usd >= r.budget_usd:
+            meter = f"{r.implementer} spend"
+        elif r.manager_usd >= r.budget_usd:
+            meter = "manager spend"
+        else:
+            meter = "total"
+        return "budget", (
+            f"budget used up by {meter}: ${r.total_usd:.2f} of ${r.budget_usd:.2f} "
+            f"(manager ${r.manager_usd:.2f}, {r.implementer} ${r.implementer_usd:.2f}; "
+            f"${r.total_usd - r.budget_usd:.2f} over)"
+        )
+    if r.max_tokens and r.tokens >= r.max_tokens:
+        return "tokens", (
+            f"token limit reached: {r.tokens} of {r.max_tokens} tokens "
+            f"({r.tokens - r.max_tokens} over)"
+        )
+    if r.elapsed_s is not None and r.max_seconds and r.elapsed_s >= r.max_seconds:
+        return "duration", (
+            f"time limit reached: {duration(r.elapsed_s)} of {duration(r.max_seconds)} "
+            f"({duration(r.elapsed_s - r.max_seconds)} over)"
+        )
+    return None
+
+
 def over(state: State, now: float | None, budget_usd: float | None) -> tuple[Status, str] | None:
     """The cap the loop has reached, as (its typed status, a reason naming the meter and by how
     much), or None. `budget_usd` None: no dollar cap (a ralph loop without `--budget`);
     `now` None: time is not checked."""
-    if budget_usd is not None:
-        total = total_usd(state)
-        if total >= budget_usd:
-            if state.implementer_used_usd >= budget_usd:
-                meter = "implementer spend"
-            elif state.budget_used_usd >= budget_usd:
-                meter = "manager spend"
-            else:
-                meter = "total"
-            reason = (
-                f"budget used up by {meter}: ${total:.2f} of ${budget_usd:.2f} "
-                f"(manager ${state.budget_used_usd:.2f}, implementer "
-                f"${state.implementer_used_usd:.2f}; ${total - budget_usd:.2f} over)"
-            )
-            return "stopped_budget", reason
-    if state.max_tokens and state.implementer_tokens >= state.max_tokens:
-        reason = (
-            f"token limit reached: {state.implementer_tokens} of {state.max_tokens} tokens "
-            f"({state.implementer_tokens - state.max_tokens} over)"
-        )
-        return "stopped_tokens", reason
-    if now is not None and state.max_seconds and elapsed(state, now) >= state.max_seconds:
-        reason = (
-            f"time limit reached: {duration(elapsed(state, now))} of "
-            f"{duration(state.max_seconds)}"
-        )
-        return "stopped_duration", reason
-    return None
+    found = exceeded(reading(state, now, budget_usd))
+    return None if found is None else (STATUS[found[0]], found[1])
+
+
+def projection(r: Reading, done: int, unit: str = "iteration") -> str:
+    """How many more iterations (rounds) each capped meter lasts at the rate spent so far
+    per `done` iteration: "At this rate the budget lasts about 6 more iterations; the time
+    cap about 9 more." "" when nothing is capped or nothing can be said yet."""
+    if done <= 0:
+        return ""
+    meters: list[tuple[str, float, float]] = []  # (name, used, cap)
+    if r.budget_usd is not None:
+        meters.append(("budget", r.total_usd, r.budget_usd))
+    if r.max_tokens:
+        meters.append(("token cap", float(r.tokens), float(r.max_tokens)))
+    if r.max_seconds and r.elapsed_s is not None:
+        meters.append(("time cap", r.elapsed_s, r.max_seconds))
+    parts = []
+    for name, used, cap in meters:
+        if used <= 0:
+            continue  # no rate yet: nothing spent on this meter
+        # A hair over, so float noise (0.15 / 0.05 = 2.999...) does not cost a whole iteration.
+        more = max(0, int((cap - used) / (used / done) + 1e-9))
+        parts.append((name, more))
+    if not parts:
+        return ""
+    (first, n), rest = parts[0], parts[1:]
+    text = f"At this rate the {first} lasts about {n} more {unit}{'' if n == 1 else 's'}"
+    text += "".join(f"; the {name} about {more} more" for name, more in rest)
+    return text + "."
 
 
 def duration(seconds: float) -> str:
@@ -87,24 +161,42 @@ def parse_duration(raw: str) -> float:
     return value
 
 
-def status_lines(state: State, now: float, *, budget_usd: float | None, reads_spend: bool) -> list[str]:
-    """Each meter against its cap, for `status`; and what cannot be seen, said."""
+def money(usd: float) -> str:
+    return "<$0.01" if 0 < usd < 0.01 else f"${usd:.2f}"
 
-    def money(usd: float) -> str:
-        return "<$0.01" if 0 < usd < 0.01 else f"${usd:.2f}"
 
-    cap = f" / {money(budget_usd)}" if budget_usd is not None else " (no budget)"
-    seconds = state.max_seconds or (state.ralph.max_seconds if state.ralph else 0.0)
-    started = state.ralph.started_at if state.ralph else state.started_epoch
-    spent = max(0.0, now - started)
-    lines = [
-        f"Spend: manager {money(state.budget_used_usd)} · implementer "
-        f"{money(state.implementer_used_usd)} · total {money(total_usd(state))}{cap}",
-        f"Tokens: {state.implementer_tokens}"
-        + (f" / {state.max_tokens}" if state.max_tokens else "")
+def meter_lines(r: Reading) -> list[str]:
+    """Each meter against its cap: the spends and their total, tokens, time."""
+    cap = f" / {money(r.budget_usd)}" if r.budget_usd is not None else " (no budget)"
+    spent = r.elapsed_s or 0.0
+    return [
+        f"Spend: manager {money(r.manager_usd)} · {r.implementer} "
+        f"{money(r.implementer_usd)} · total {money(r.total_usd)}{cap}",
+        f"Tokens: {r.tokens}"
+        + (f" / {r.max_tokens}" if r.max_tokens else "")
         + f" · time {duration(spent)}"
-        + (f" / {duration(seconds)}" if seconds else ""),
+        + (f" / {duration(r.max_seconds)}" if r.max_seconds else ""),
     ]
+
+
+def status_lines(state: State, now: float, *, budget_usd: float | None, reads_spend: bool) -> list[str]:
+    """Each meter against its cap, for `status`; the projected end; what cannot be seen, said."""
+    ralph = state.ralph
+    r = reading(state, now, budget_usd)
+    if ralph is not None:
+        # A ralph loop's clock and time cap are its own record's (its reducer ends it).
+        r = replace(
+            r,
+            elapsed_s=max(0.0, now - ralph.started_at),
+            max_seconds=state.max_seconds or ralph.max_seconds,
+        )
+    lines = meter_lines(r)
+    # Iterations ended so far: an autopilot loop counts its verdicts; a ralph loop is in its
+    # `iteration`th, so one fewer has ended.
+    done = state.iteration if ralph is None else ralph.iteration - 1
+    ahead = projection(r, done) if state.status == "running" else ""
+    if ahead:
+        lines.append(ahead)
     if not reads_spend:
         lines.append(
             "The implementer's spend is not seen on this host: the budget counts the manager only."

@@ -329,3 +329,36 @@ def test_resume_after_an_interruption(
     # The driver's commit of round 1, with round 1's summary.
     assert git(ap.repo, "log", "--format=%s", "-1").strip() == "Added hello.txt."
     assert ap.state()["status"] == "done"
+
+
+def test_a_token_cap_ends_a_run_and_a_raise_resumes_the_same_run(
+    rounds: Rounds, ap: Autopilot, fake_codex: FakeCodexModel
+) -> None:
+    # Every model request of the fake reports 110 tokens, which the real CLI passes on in its
+    # `turn.completed` usage: two requests a round for the first two rounds.
+    fake_codex.script = [
+        [add("a.txt", "a")],
+        "Part a written.",
+        [add("b.txt", "b")],
+        "Part b written.",
+        "Both parts are there.\n::potter(ready)",
+        "All there.\n::potter(exit)",
+    ]
+
+    proc = rounds(GOAL, "--implementer", "codex", "--max-tokens", "400", "--timeout", "90")
+
+    assert proc.returncode == 2, explain(proc, fake_codex, ap.repo)
+    record = rounds.record(proc)
+    assert (record["status"], record["rounds_used"]) == ("tokens", 2)
+    assert record["why"] == "token limit reached: 440 of 400 tokens (40 over)"
+    assert ap.state()["status"] == "stopped_tokens"
+    refused = rounds("--resume")
+    assert refused.returncode == 1 and "run --resume --max-tokens N" in refused.stderr
+
+    proc = rounds("--resume", "--max-tokens", "2000")
+
+    assert proc.returncode == 0, explain(proc, fake_codex, ap.repo)
+    record = rounds.record(proc)
+    assert (record["status"], record["rounds_used"], record["tokens"]) == ("complete", 4, 660)
+    assert names(rounds.rounds(), "round") == [1, 2, 3, 4]
+    assert [r["max_tokens"] for r in rounds.rollout() if r["kind"] == "raise"] == [2000]

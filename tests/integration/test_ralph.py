@@ -103,7 +103,7 @@ def test_a_stop_without_the_promise_feeds_the_prompt_back(
     assert answer["reason"].endswith("Make the tests pass.")
     # No wall in the test's home: the banner says the loop is unguarded.
     assert answer["systemMessage"] == (
-        "Ralph iteration 2/50 · UNGUARDED: the rails are a seatbelt, not a wall"
+        "Ralph iteration 2/50 · $0.00 spent · UNGUARDED: the rails are a seatbelt, not a wall"
     )
     # The iteration is kept once, in the envelope (schema 3), not again in the ralph record.
     assert (state_of(repo)["iteration"], "iteration" in state_of(repo)["ralph"]) == (2, False)

@@ -55,3 +55,61 @@ def test_durations(text: str, seconds: float) -> None:
 def test_bad_durations(text: str) -> None:
     with pytest.raises(ValueError):
         meters.parse_duration(text)
+
+
+def reading(**fields: object) -> meters.Reading:
+    base: dict[str, object] = {
+        "manager_usd": 0.0,
+        "implementer_usd": 0.0,
+        "tokens": 0,
+        "elapsed_s": 0.0,
+        "budget_usd": None,
+    }
+    return meters.Reading(**{**base, **fields})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("fields", "done", "text"),
+    [
+        # $0.50 of $2.00 over 2 iterations: $0.25 each, so 6 more.
+        (
+            {"manager_usd": 0.2, "implementer_usd": 0.3, "budget_usd": 2.0},
+            2,
+            "At this rate the budget lasts about 6 more iterations.",
+        ),
+        ({"tokens": 900, "max_tokens": 1000}, 3, "At this rate the token cap lasts about 0 more iterations."),
+        (
+            {"implementer_usd": 1.0, "budget_usd": 3.0, "elapsed_s": 600.0, "max_seconds": 1200.0},
+            1,
+            "At this rate the budget lasts about 2 more iterations; the time cap about 1 more.",
+        ),
+        ({"implementer_usd": 1.0, "budget_usd": 3.0}, 0, ""),  # nothing ended yet
+        ({"budget_usd": 3.0}, 2, ""),  # nothing spent: no rate
+        ({"implementer_usd": 1.0}, 2, ""),  # nothing capped
+        ({"implementer_usd": 2.5, "budget_usd": 2.0}, 2, "At this rate the budget lasts about 0 more iterations."),
+    ],
+)
+def test_projection(fields: dict[str, object], done: int, text: str) -> None:
+    assert meters.projection(reading(**fields), done) == text
+
+
+def test_a_round_is_its_own_unit() -> None:
+    r = reading(implementer_usd=0.1, budget_usd=0.2, implementer="rounds")
+    assert meters.projection(r, 1, "round") == "At this rate the budget lasts about 1 more round."
+    found = meters.exceeded(reading(implementer_usd=0.3, budget_usd=0.2, implementer="rounds"))
+    assert found is not None and found[0] == "budget"
+    assert found[1].startswith("budget used up by rounds spend: $0.30 of $0.20")
+
+
+def test_status_projects_an_autopilot_loop_from_its_verdicts() -> None:
+    state = planless(
+        goal="g", worktree="/w", head="h", style="autopilot", started_epoch=START,
+        iteration=2, budget_used_usd=0.2, implementer_used_usd=0.3, max_seconds=3600.0,
+    )  # fmt: skip
+    lines = meters.status_lines(state, START + 600, budget_usd=2.0, reads_spend=True)
+    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 / $2.00"
+    assert lines[1] == "Tokens: 0 · time 10m / 1h"
+    assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
+    stopped = meters.status_lines(state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False)
+    assert not any(line.startswith("At this rate") for line in stopped)
+    assert stopped[-1].startswith("The implementer's spend is not seen on this host")

@@ -152,7 +152,7 @@ def test_stall_limit_is_configurable() -> None:
 def test_budget_guard_refuses_calls_that_could_overspend(
     used: float, estimate: float, stops: bool
 ) -> None:
-    result = guards.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget")
+    result = guards.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget", now=None)
     assert (result is not None) is stops
     if result is not None:
         assert result[0].status == "stopped_budget"
@@ -285,7 +285,7 @@ def test_leaving_running_tells_the_implementer_too() -> None:
     decision: guards.Decision | None
     _, decision = reducer.apply_review(make_state(), FAILED, "h", now=NOW, limits=LIMITS)
     assert "no longer supervising" in decision.context
-    _, decision = guards.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget") or (
+    _, decision = guards.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget", now=None) or (
         None,
         None,
     )

@@ -24,12 +24,14 @@ from ..evidence import user_checks
 from ..gitrepo import toplevel
 from ..guarded import HostWall, headline
 from ..manager import select
+from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
 from ..rounds.view import make_view
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
 NO_MANAGER = "none"
+ROUNDS = 10
 
 
 def parser() -> argparse.ArgumentParser:
@@ -44,7 +46,12 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="the host that implements (required, except with --resume)",
     )
-    p.add_argument("--rounds", type=int, default=10, help="counted rounds at most (default: 10)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"counted rounds at most (default: {ROUNDS}; with --resume, the new limit)",
+    )
     p.add_argument(
         "--manager",
         choices=(*select.BACKENDS.names, NO_MANAGER),
@@ -54,7 +61,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
     p.add_argument("--json", action="store_true", help="print the final record as JSON")
     p.add_argument(
-        "--budget", default=None, help="stop once this many USD are spent (default: no limit)"
+        "--budget",
+        default=None,
+        metavar="USD",
+        help="stop once the rounds and the manager have spent this many USD together "
+        "(default: no limit; with --resume, the new limit)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        default=None,
+        metavar="N",
+        help="stop once the rounds have used this many tokens (0 = no cap)",
+    )
+    p.add_argument(
+        "--max-duration",
+        default=None,
+        metavar="TIME",
+        help="stop this long after the run started: 2h, 90m, 1h30m (0 = none)",
     )
     p.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds per round (default: 3600)"
@@ -124,7 +147,7 @@ def _implementer(opts: RunOptions) -> str:
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
-    if args.rounds < 1:
+    if args.rounds is not None and args.rounds < 1:
         raise BridgeError("--rounds must be 1 or more")
     if not (args.timeout > 0 and math.isfinite(args.timeout)):
         raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
@@ -136,13 +159,29 @@ def _options(args: argparse.Namespace) -> RunOptions:
     if not args.resume and args.implementer is None:
         names = " or ".join(f"--implementer {n}" for n in implementers())
         raise BridgeError(f"choose the implementer: {names}")
+    # A new run's token and time caps: the flags, then the environment, then the config file
+    # (as ralph's); a resume raises only what its flags give.
+    given = {"max_tokens": args.max_tokens, "max_duration": args.max_duration}
+    config = load_config(given)
+    raised = Raise()
+    if args.resume:
+        flags = {k: check(k, v, f"--{k.replace('_', '-')} {v}") for k, v in given.items() if v is not None}
+        raised = Raise(
+            rounds=args.rounds,
+            budget_usd=budget,
+            max_tokens=flags.get("max_tokens"),
+            max_seconds=flags.get("max_duration"),
+        )
     return RunOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),
         implementer=args.implementer or "claude",
-        rounds=args.rounds,
+        rounds=ROUNDS if args.rounds is None else args.rounds,
         resume=args.resume,
         budget_usd=budget,
+        max_tokens=config.max_tokens,
+        max_seconds=config.max_duration,
+        raised=raised,
         timeout_s=args.timeout,
         host_args=tuple(args.host_arg) if args.host_arg is not None else None,
         checks=tuple(user_checks(args.check)),

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from .. import contract, hosts
-from ..meters import spend_lines, total_usd
+from ..errors import BridgeError
+from ..meters import clock, duration, elapsed, spend_lines, total_usd
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -98,16 +99,29 @@ def _claimed(state: State) -> str:
 
 
 def _rounds_text(state: State, store: Store) -> str:
+    from ..rounds import caps
+    from ..rounds import rollout as rounds_rollout
+
     rollout = store.dir / "rounds" / "rollout.jsonl"
+    try:
+        log = rounds_rollout.last_run(rollout)
+    except BridgeError:
+        log = None  # `run --resume` says what is wrong with it
+    meters_ = caps.status_lines(log, clock()) if log is not None else []
     if state.status == "running":
         held = f"Held by the run's driver; see {rollout}."
     elif state.status in TERMINAL:
         held = f"Ended; see {rollout}. Next: a new goal with `autopilot-codex run <goal>`."
-    else:  # interrupted (Ctrl-C) or stopped: the driver is gone, the run can go on
-        held = f"Not running; see {rollout}. Next: `autopilot-codex run --resume`."
-    return (
-        f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}\n"
-        f"{held} State: {store.state_path}"
+    else:  # interrupted (Ctrl-C), stopped or at a cap: the driver is gone, the run can go on
+        held = f"Not running; see {rollout}."
+        if not any(line.startswith("Next:") for line in meters_):
+            held += " Next: `autopilot-codex run --resume`."
+    return "\n".join(
+        [
+            f"autopilot-codex: rounds run {state.status} — {contract.clip(state.goal, 200)}",
+            *meters_,
+            f"{held} State: {store.state_path}",
+        ]
     )
 
 
@@ -141,6 +155,11 @@ def next_step(state: State) -> str:
         fix = f" --budget {max(state.budget_usd * 2, total_usd(state) + 1):.2f}"
     elif state.iteration >= state.max_iterations:
         fix = f" --max-iterations {state.max_iterations + 10}"
+    elif state.status == "stopped_tokens" and state.max_tokens:
+        fix = f" --max-tokens {max(state.max_tokens, state.implementer_tokens) * 2}"
+    elif state.status == "stopped_duration" and state.max_seconds:
+        # Counted from the loop's start: the new cap must be past the time already gone.
+        fix = f" --max-duration {duration(elapsed(state, clock()) + 3600)}"
     return (
         f"Next: resume with {entry('resume')}{fix}, or plan a new goal with {entry('plan')} <goal>"
     )

@@ -8,8 +8,9 @@
   worker) is completion, if the manager (when there is one) also says done;
   `exit` from anyone else is only a candidate, like `ready`; with checks, only when the
   user's checks also pass in that verifier round;
-- the last round carries the wrap-up prompt; after it the run ends at the round limit;
-- a budget spent stops before another round starts.
+- the last round carries the wrap-up prompt; after it the run ends at the round limit.
+
+The caps (budget, tokens, time) are the driver's, checked before each round (`caps`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ Action = Literal[
     "complete",
     "round_limit",
     "budget",
+    "tokens",
+    "duration",
     "error",
     "interrupted",
     "no_progress",
@@ -52,8 +55,6 @@ class Progress:
     rounds_used: int  # counted (successful) rounds, this one included
     rounds: int
     failures: int  # failed attempts in a row, this one included
-    cost_usd: float = 0.0
-    budget_usd: float | None = None
     max_retries: int = MAX_RETRIES
 
 
@@ -99,9 +100,7 @@ def decide(facts: RoundFacts, progress: Progress) -> Next:
 
 
 def _gate(step: Next, progress: Progress, *, counted: bool = True) -> Next:
-    """Stop at the budget or the round limit; mark the last round for the wrap-up prompt."""
-    if progress.budget_usd is not None and progress.cost_usd >= progress.budget_usd:
-        return Next("budget", f"budget ${progress.budget_usd:.2f} used up")
+    """Stop at the round limit; mark the last round for the wrap-up prompt."""
     if not counted:
         return step
     if progress.rounds_used >= progress.rounds:

@@ -2,10 +2,10 @@
 
 The driver owns the loop (the rounds' own Stop hooks never block: owner policy `driver`, told
 by the environment below), so the host sessions keep the safety rails while the protocol —
-markers, the git check of a verifier, retries, the wrap-up round, the budget — lives here.
+markers, the git check of a verifier, retries, the wrap-up round, the caps — lives here.
 A round gets no manager key (`cleanenv.for_round`); the driver commits its changes (`commit`)
 and keeps the rollout and the handoff's objective in its own custody (`custody`).
-Exit codes: complete 0, round limit or budget 2, error 1, interrupted 130.
+Exit codes: complete 0, a round limit or a cap (budget, tokens, time) 2, error 1, interrupted 130.
 """
 
 from __future__ import annotations
@@ -19,29 +19,31 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv
+from .. import cleanenv, meters
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
-from ..store import Store
-from . import breaker, rollout
+from . import breaker, caps, rollout
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
-from .decide import MAX_RETRIES, Next, Progress, RoundFacts, decide, first
+from .decide import MAX_RETRIES, Next, RoundFacts, decide, first
 from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .hold import hold, refuse_if_running, store_for
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
+from .run_state import Run, capped, progress, resumed
 from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
 from .view import View
-from .walled import RoundWall, refuse_loosening, round_wall
+from .walled import refuse_loosening, round_wall
 
 EXIT_CODES = {
     "complete": 0,
     "round_limit": 2,
     "budget": 2,
+    "tokens": 2,
+    "duration": 2,
     "no_progress": 2,
     "error": 1,
     "interrupted": 130,
@@ -61,6 +63,11 @@ class RunOptions:
     rounds: int = 10
     resume: bool = False
     budget_usd: float | None = None
+    # The caps besides the budget (0 = none): the rounds' tokens, wall seconds since the start.
+    max_tokens: int = 0
+    max_seconds: float = 0.0
+    # With `resume`: the caps given to raise (`caps.Raise`), checked against what was used.
+    raised: caps.Raise = caps.Raise()
     timeout_s: float = 3600.0
     host_args: tuple[str, ...] | None = None
     max_retries: int = MAX_RETRIES
@@ -79,41 +86,23 @@ class RunOptions:
     jitter: Callable[[], float] | None = None
 
 
-@dataclass
-class _Run:
-    header: rollout.RunHeader
-    root: Path
-    custody: Custody
-    store: Store
-    rounds_used: int = 0
-    failures: int = 0
-    cost_usd: float = 0.0
-    tokens: int = 0
-    message: str = ""
-    # The failure text of the checks after the last verifier's exit, for the next round.
-    checks_red: str = ""
-    # The boundary every round runs behind (none when the sandbox cannot start here).
-    wall: RoundWall | None = None
-    fuse: breaker.Breaker = breaker.Breaker()
-
-
-
-
 def custody_for(root: Path) -> Custody:
     """The runs' rollout of this worktree: in the state home, beside the loop's state."""
     return Custody(store_for(root).dir / "rounds")
 
 
-def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[_Run, Next]:
+def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[Run, Next]:
     store = store_for(root)
     if opts.resume:
         runs, _ = custody.open(resume=True)
         log = runs[-1] if runs else None
         if log is None:
             raise BridgeError(f"nothing to resume: no run recorded in {custody.path}")
-        if log.end is not None:
-            raise BridgeError(f"nothing to resume: the last run ended ({log.end.status})")
-        return _resumed(log, root, custody, store, opts.max_retries)
+        raised = caps.raise_record(log, opts.raised, now)
+        if raised is not None:
+            custody.append(raised)
+            log.raised(raised)
+        return resumed(log, root, custody, store, opts.max_retries)
     if not opts.goal.strip():
         raise BridgeError("give the goal to run, or --resume")
     _, wrong = custody.open(resume=False)
@@ -132,51 +121,16 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
         base_sha=head_sha(root),
         started=now,
         budget_usd=opts.budget_usd,
+        max_tokens=opts.max_tokens,
+        max_seconds=opts.max_seconds,
         checks=list(opts.checks),
         checks_env=list(opts.checks_env),
     )
     custody.append(header)
-    return _Run(header, root, custody, store), first(opts.rounds)
+    return Run(header, root, custody, store), first(opts.rounds)
 
 
-def _resumed(
-    log: rollout.RunLog, root: Path, custody: Custody, store: Store, max_retries: int
-) -> tuple[_Run, Next]:
-    run = _Run(log.header, root, custody, store, cost_usd=log.cost_usd)
-    for r in log.rounds:
-        if r.outcome == "ok":
-            run.rounds_used, run.failures = run.rounds_used + 1, 0
-        elif r.outcome != "interrupted":
-            run.failures += 1
-        run.tokens += r.tokens or 0
-    if not log.rounds:
-        return run, first(log.header.rounds)
-    last = log.rounds[-1]
-    if last.outcome == "interrupted":
-        return run, Next("retry", "resumed after an interruption", last.role, last.wrap_up)
-    facts = RoundFacts(
-        last.role,
-        last.wrap_up,
-        last.outcome,
-        _markers(last.markers),
-        bool(last.files_changed),
-        checks_passed=last.checks_passed,
-    )
-    return run, decide(facts, _progress(run, max_retries))
-
-
-def _markers(names: Sequence[str]) -> Markers:
-    return Markers(ready="ready" in names, exit="exit" in names)
-
-
-def _progress(run: _Run, max_retries: int) -> Progress:
-    h = run.header
-    return Progress(
-        run.rounds_used, h.rounds, run.failures, run.cost_usd, h.budget_usd, max_retries
-    )
-
-
-def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
+def _round_env(run: Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
     """The round's environment: no manager key, no credential its host does not need."""
     return {
         **cleanenv.for_round(run.header.implementer, env),
@@ -186,12 +140,17 @@ def _round_env(run: _Run, round_no: int, env: Mapping[str, str]) -> dict[str, st
     }
 
 
-def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
-    """The manager's word on the whole diff; an unreachable manager accepts nothing.
+def _manager_done(manager: ManagerCheck, run: Run, view: View) -> bool:
+    """The manager's word on the whole diff; an unreachable manager accepts nothing, nor is a
+    manager asked once a cap is reached (the run then ends at that cap).
 
     A check that keeps a `cost_usd` tally (the configured backends) is charged to the run,
     and told the budget left so it never makes a call the budget cannot cover.
     """
+    capped = caps.capped(run.reading())
+    if capped is not None:
+        view.note(f"the manager is not asked, the exit is not accepted: {capped.why}")
+        return False
     budget = run.header.budget_usd
     if hasattr(manager, "budget_left"):
         manager.budget_left = None if budget is None else max(0.0, budget - run.cost_usd)
@@ -202,10 +161,10 @@ def _manager_done(manager: ManagerCheck, run: _Run, view: View) -> bool:
         view.note(f"manager unavailable, the exit is not accepted: {exc}")
         return False
     finally:
-        run.cost_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
+        run.manager_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
 
 
-def _checks(run: _Run, view: View) -> list[CheckResult]:
+def _checks(run: Run, view: View) -> list[CheckResult]:
     """The user's checks after a verifier's exit: an exit is accepted only when they pass."""
     specs = run.header.checks
     if not specs:
@@ -222,7 +181,7 @@ def _checks(run: _Run, view: View) -> list[CheckResult]:
 
 
 def _launch(
-    run: _Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
+    run: Run, step: Next, opts: RunOptions, view: View, env: Mapping[str, str]
 ) -> tuple[RoundResult, list[str]]:
     """Run the round's process; what it changed, from working-tree snapshots either side."""
     h = run.header
@@ -253,7 +212,7 @@ def _launch(
     return result, changed_between(run.root, before, snapshot(run.root))
 
 
-def _guard(run: _Run, round_no: int, view: View) -> list[str]:
+def _guard(run: Run, round_no: int, view: View) -> list[str]:
     """Put back what a round changed of the driver's own files; their names.
 
     `round_no` 0: before the run's first round here (a resumed run's files may have changed
@@ -274,7 +233,7 @@ def _guard(run: _Run, round_no: int, view: View) -> list[str]:
     return changed
 
 
-def _commit(run: _Run, result: RoundResult, round_no: int, view: View) -> str:
+def _commit(run: Run, result: RoundResult, round_no: int, view: View) -> str:
     """The driver's commit of what the round left uncommitted; its sha, "" for none."""
     try:
         done: Committed = commit_round(run.root, result.last_message, round_no, run.header.run)
@@ -287,7 +246,7 @@ def _commit(run: _Run, result: RoundResult, round_no: int, view: View) -> str:
 
 
 def _one_round(
-    run: _Run,
+    run: Run,
     step: Next,
     opts: RunOptions,
     view: View,
@@ -304,17 +263,20 @@ def _one_round(
     run.rounds_used += int(ok)
     if result.outcome != "interrupted":
         run.failures = 0 if ok else run.failures + 1
-    run.cost_usd += result.cost_usd or 0.0
+    run.rounds_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
+    if ok:
+        for unseen in caps.unseen(h, result.cost_usd, result.tokens):
+            view.note(f"round {round_no}: {unseen}")
     verified = ok and markers.exit and step.role == "verify" and not changed
     checks = _checks(run, view) if verified else []
     green = None if not checks else passed(checks)
-    done = None
+    done, manager_before = None, run.manager_usd
     if manager is not None and verified and green is not False:
         done = _manager_done(manager, run, view)
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
-    nxt = decide(facts, _progress(run, opts.max_retries))
-    nxt = _broken(run, step.role, nxt, result, changed, opts)
+    nxt = decide(facts, progress(run, opts.max_retries))
+    nxt = capped(run, _broken(run, step.role, nxt, result, changed, opts))
     record = rollout.RoundRecord(
         kind="round",
         run=h.run,
@@ -338,6 +300,8 @@ def _one_round(
         checks=[status_line(c) for c in checks],
         tampered=tampered,
         commit=sha,
+        manager_usd=run.manager_usd - manager_before,
+        manager_done=done,
     )
     run.custody.append(record)
     if ok:
@@ -348,7 +312,7 @@ def _one_round(
 
 
 def _broken(
-    run: _Run, role: str, nxt: Next, result: RoundResult, changed: Sequence[str], opts: RunOptions
+    run: Run, role: str, nxt: Next, result: RoundResult, changed: Sequence[str], opts: RunOptions
 ) -> Next:
     """The circuit breaker (`breaker`): a run that keeps changing nothing, or keeps failing
     the same way, ends as `no_progress` instead of using up its rounds."""
@@ -364,7 +328,7 @@ def _broken(
     return Next(*ends) if ends else nxt
 
 
-def _back_off(run: _Run, nxt: Next, result: RoundResult, opts: RunOptions, view: View) -> None:
+def _back_off(run: Run, nxt: Next, result: RoundResult, opts: RunOptions, view: View) -> None:
     """Before retrying a round the provider rate-limited or was overloaded: wait."""
     if nxt.action != "retry":
         return
@@ -384,7 +348,7 @@ def run(
 ) -> dict[str, Any]:
     """Run (or resume) a rounds loop to its end; the final record, `exit_code` included."""
     env = dict(os.environ if env is None else env)
-    started = time.time()
+    started = meters.clock()
     root = toplevel(opts.worktree)
     refuse_if_running(root)
     if not opts.resume:
@@ -401,10 +365,10 @@ def run(
         try:
             # Before the first round too: a resumed run's handoff may have changed since.
             _guard(state, 0, view)
-            if h.budget_usd is not None and state.cost_usd >= h.budget_usd:
-                step = Next("budget", f"budget ${h.budget_usd:.2f} used up")
+            # Every cap before every round: a resumed run's clock may have run out meanwhile.
+            step = capped(state, step)
             while step.runs_a_round:
-                step = _one_round(state, step, opts, view, env, manager)
+                step = capped(state, _one_round(state, step, opts, view, env, manager))
         except KeyboardInterrupt:
             step = Next("interrupted", "interrupted")
         finally:
@@ -421,9 +385,11 @@ def run(
         "rounds_used": state.rounds_used,
         "rounds": h.rounds,
         "cost_usd": round(state.cost_usd, 6),
+        "manager_usd": round(state.manager_usd, 6),
+        "rounds_usd": round(state.rounds_usd, 6),
         "tokens": state.tokens,
         "handoff": h.handoff,
         "rollout": str(custody.path),
-        "duration_s": round(time.time() - started, 3),
+        "duration_s": round(meters.clock() - started, 3),
         "message": state.message,
     }

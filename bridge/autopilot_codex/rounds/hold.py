@@ -24,6 +24,8 @@ END_STATUS: dict[str, Status] = {
     "complete": "done",
     "round_limit": "stopped_iteration_limit",
     "budget": "stopped_budget",
+    "tokens": "stopped_tokens",
+    "duration": "stopped_duration",
     "error": "aborted",
     "interrupted": "stopped",
     "no_progress": "paused",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Literal
 
@@ -32,6 +32,10 @@ class RunHeader:
     base_sha: str
     started: float
     budget_usd: float | None = None
+    # The caps besides the budget (0 = none): the rounds' tokens, and wall seconds since
+    # `started`. A `RunRaise` may raise these and `rounds` and `budget_usd` later.
+    max_tokens: int = 0
+    max_seconds: float = 0.0
     # The user's checks, fixed when the run starts (a resumed run keeps them).
     checks: list[CheckSpec] = field(default_factory=list)
     # The config's `checks_env` when the run started: names the checks get on top of the few.
@@ -67,6 +71,11 @@ class RoundRecord:
     tampered: list[str] = field(default_factory=list)
     # The commit the driver made of the round's changes ("" when there was nothing to commit).
     commit: str = ""
+    # What the driver's manager calls after this round cost (charged to the run beside the
+    # round's own `cost_usd`), and its word on the whole diff: None when it was not asked, False
+    # when it said not done or could not be asked (a cap reached, the manager unavailable).
+    manager_usd: float = 0.0
+    manager_done: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -77,18 +86,57 @@ class RunEnd:
     end: float
 
 
+@dataclass(frozen=True)
+class RunRaise:
+    """`run --resume` with a cap raised (`--rounds`, `--budget`, `--max-tokens`,
+    `--max-duration`): from here on the run's header reads with these values (None: kept), and
+    a run that had ended at a cap is open again."""
+
+    kind: Literal["raise"]
+    run: str
+    at: float
+    rounds: int | None = None
+    budget_usd: float | None = None
+    max_tokens: int | None = None
+    max_seconds: float | None = None
+
+
 @dataclass
 class RunLog:
+    # The run's header, with every raise since applied.
     header: RunHeader
     rounds: list[RoundRecord] = field(default_factory=list)
     end: RunEnd | None = None
+    raises: list[RunRaise] = field(default_factory=list)
+
+    @property
+    def rounds_usd(self) -> float:
+        return sum(r.cost_usd or 0.0 for r in self.rounds)
+
+    @property
+    def manager_usd(self) -> float:
+        return sum(r.manager_usd for r in self.rounds)
 
     @property
     def cost_usd(self) -> float:
-        return sum(r.cost_usd or 0.0 for r in self.rounds)
+        return self.rounds_usd + self.manager_usd
+
+    @property
+    def tokens(self) -> int:
+        return sum(r.tokens or 0 for r in self.rounds)
+
+    def raised(self, record: RunRaise) -> None:
+        given = {
+            name: value
+            for name in ("rounds", "budget_usd", "max_tokens", "max_seconds")
+            if (value := getattr(record, name)) is not None
+        }
+        self.header = replace(self.header, **given)
+        self.end = None
+        self.raises.append(record)
 
 
-Record = RunHeader | RoundRecord | RunEnd
+Record = RunHeader | RoundRecord | RunEnd | RunRaise
 
 
 def line(record: Record) -> bytes:
@@ -132,9 +180,9 @@ def _drop_torn_tail(handle: IO[bytes]) -> None:
 
 def _record(data: object) -> Record:
     kind = data.get("kind") if isinstance(data, dict) else None
-    cls = {"run": RunHeader, "round": RoundRecord, "end": RunEnd}.get(str(kind))
+    cls = {"run": RunHeader, "round": RoundRecord, "end": RunEnd, "raise": RunRaise}.get(str(kind))
     if cls is None:
-        raise typedjson.Invalid("kind", "expected run, round or end")
+        raise typedjson.Invalid("kind", "expected run, round, end or raise")
     return typedjson.load(cls, data)
 
 
@@ -168,6 +216,8 @@ def parse(raw: bytes, path: Path) -> list[RunLog]:
             raise BridgeError(f"the rollout {path} has a record of no run at line {number}")
         elif isinstance(record, RoundRecord):
             runs[-1].rounds.append(record)
+        elif isinstance(record, RunRaise):
+            runs[-1].raised(record)
         else:
             runs[-1].end = record
     return runs

@@ -125,7 +125,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         state = ctx.store.with_plan(state)
         prompt = steps.review_prompt(ctx, state, diff.text, diff.files)
         estimate = steps.estimate(ctx, state, prompt)
-        if not fits(state, estimate):
+        if not fits(state, estimate, inflight.clock()):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
             ctx.store.save(inflight.release(state, token))
             ctx.store.append_event(

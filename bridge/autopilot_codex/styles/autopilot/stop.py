@@ -339,7 +339,7 @@ def reserve(
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
     worst = estimate(ctx, state, prompt)
-    blocked = guards.budget_guard(state, worst, f"{kind}.budget")
+    blocked = guards.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
     if blocked is not None:
         return finish(ctx, fx, *blocked)
     state = fx.store.save(inflight.reserve(state, token, worst))

@@ -106,9 +106,8 @@ def on_stop(ctx: HookContext) -> Answer:
         if decision.blocks:
             ctx.store.save(state)
             _record(ctx.store, "ralph.continue", ralph, "block")
-            return Answer(
-                block=decision.reason, message=with_seatbelt(decision.message, state.wall)
-            )
+            banner = f"{decision.message} · {_spent(state, ralph)}"
+            return Answer(block=decision.reason, message=with_seatbelt(banner, state.wall))
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
             return Answer(message=closing(decision.message, meters.total_usd(state)))
@@ -120,6 +119,12 @@ def on_stop(ctx: HookContext) -> Answer:
                 meters.total_usd(state),
             )
         )
+
+
+def _spent(state: State, ralph: RalphState) -> str:
+    """The loop's total so far, for the banner of every turn: "$0.42 spent of $5.00"."""
+    cap = f" of ${ralph.budget_usd:.2f}" if ralph.budget_usd is not None else ""
+    return f"${meters.total_usd(state):.2f} spent{cap}"
 
 
 def capped_end(

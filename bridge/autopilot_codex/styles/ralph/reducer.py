@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ... import defaults
 from ...contract import PREFIX
+from ...meters import duration
 from ...state import RalphState as RalphState
 
 # Claude Code overrides a Stop hook after 8 blocks in a row; yield well before that.
@@ -205,7 +206,9 @@ def on_stop(
         message = f"{PREFIX} ralph stopped: iteration limit {state.max_iterations} reached"
         return state, Decision("allow", "stopped", message=message)
     if state.max_seconds and now - state.started_at >= state.max_seconds:
-        message = f"{PREFIX} ralph stopped: time limit of {state.max_seconds:.0f}s reached"
+        spent, cap = duration(now - state.started_at), duration(state.max_seconds)
+        over = duration(now - state.started_at - state.max_seconds)
+        message = f"{PREFIX} ralph stopped: time limit reached: {spent} of {cap} ({over} over)"
         return state, Decision("allow", "timed_out", message=message)
     if idle >= state.stall_limit:
         message = f"{PREFIX} ralph stalled: {idle} turns ended in a row without running a tool"

@@ -66,7 +66,17 @@ class Patch:
     call_id: str | None = None
 
 
-Item = Say | Shell | Patch
+@dataclass(frozen=True)
+class Call:
+    """Any other function call: ``name`` with ``arguments`` (a dict, sent as a JSON string),
+    e.g. Codex's ``request_user_input``."""
+
+    name: str
+    arguments: dict[str, Any]
+    call_id: str | None = None
+
+
+Item = Say | Shell | Patch | Call
 
 
 @dataclass(frozen=True)
@@ -257,7 +267,7 @@ class FakeCodexModel:
 
     def render(self, turn: Sequence[Item | str] | Item | str) -> list[dict[str, Any]]:
         """Output items of one turn, in the Responses API's shapes."""
-        if isinstance(turn, (str, Say, Shell, Patch)):
+        if isinstance(turn, (str, Say, Shell, Patch, Call)):
             turn = [turn]
         items: list[dict[str, Any]] = []
         for part in turn:
@@ -283,6 +293,15 @@ class FakeCodexModel:
                 "call_id": part.call_id or self.next_id("call_sh"),
                 "name": "exec_command",
                 "arguments": json.dumps({"cmd": self._subst(part.cmd)}),
+            }
+        if isinstance(part, Call):
+            return {
+                "type": "function_call",
+                "id": self.next_id("fc"),
+                "status": "completed",
+                "call_id": part.call_id or self.next_id("call_fn"),
+                "name": part.name,
+                "arguments": json.dumps(part.arguments),
             }
         return {
             "type": "custom_tool_call",

@@ -13,7 +13,6 @@ not running, a refused or failed consultation: the tool runs as the host makes i
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -78,17 +77,14 @@ def owned_and_running(state: State | None, session_id: str | None) -> bool:
 
 def answer(
     payload: HookInput,
-    worktree: Path,
+    store: Store,
     config: Config,
     host: Host,
     manager: ManagerFactory | None,
 ) -> Answer:
-    from .store import Store
-
     question = question_text(payload.tool_input)
     if not question:
         return ALLOW
-    store = Store(worktree, lock_timeout=config.lock_timeout_s)
     state = store.load(with_plan=False)
     if not owned_and_running(state, payload.session_id):
         return ALLOW

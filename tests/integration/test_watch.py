@@ -155,19 +155,6 @@ def test_a_state_naming_another_worktree_never_writes_there(
     assert victim.read_bytes() == before
 
 
-def test_a_status_change_between_frames_is_told_once(isolated: Path, tmp_path: Path) -> None:
-    from autopilot_codex.commands.watch import transitions
-
-    folder = plant(isolated, tmp_path / "a", "running", "2026-03-01T10:00:00+00:00")
-    seen: dict[str, str] = {}
-    assert transitions(seen, rows(silence_s=1e9, here=None)) == []
-    state = json.loads((folder / "state.json").read_text())
-    (folder / "state.json").write_text(json.dumps({**state, "status": "paused"}))
-    (moved,) = transitions(seen, rows(silence_s=1e9, here=None))
-    assert (moved["from"], moved["status"]) == ("running", "paused")
-    assert transitions(seen, rows(silence_s=1e9, here=None)) == []
-
-
 def test_notify_command_is_never_taken_from_the_environment(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -218,35 +218,11 @@ def as_json(found: list[Row]) -> str:
     return json.dumps([asdict(r) for r in found], indent=1, sort_keys=True)
 
 
-def transitions(seen: dict[str, str], found: list[Row]) -> list[dict[str, str]]:
-    """The loops whose status changed since the last frame (none on the first), and `seen`
-    brought up to date. A loop the watch never saw running is not told."""
-    moved = []
-    for row in found:
-        before = seen.get(row.key)
-        if before is not None and before != row.status:
-            moved.append(
-                {
-                    "event": "watch.transition",
-                    "worktree": row.worktree,
-                    "from": before,
-                    "status": row.status,
-                }
-            )
-        seen[row.key] = row.status
-    return moved
-
-
-def sweep(found: list[Row], home: Path | None = None, seen: dict[str, str] | None = None) -> None:
-    """Record and tell each new silence, and (given the last frame's statuses) each status
-    change; a failure to tell never stops the watch."""
+def sweep(found: list[Row], home: Path | None = None) -> None:
+    """Record and tell each new silence; a failure to tell never stops the watch. (A loop's
+    status changes are told by the hook that makes them, `announce`, not here.)"""
     from .notify import notify
 
-    for moved in transitions(seen, found) if seen is not None else []:
-        notify(
-            moved,
-            f"autopilot-codex: {moved['worktree']}: {moved['from']} -> {moved['status']}",
-        )
     for row in found:
         for reason in record(row, home=home):
             notify(
@@ -264,11 +240,10 @@ def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, ever
     from rich.live import Live
 
     found = rows(silence_s=silence_s, here=here)
-    seen: dict[str, str] = {}
     with Live(table(found), refresh_per_second=1, screen=False) as live:
         try:
             while True:
-                sweep(found, seen=seen)
+                sweep(found)
                 live.update(table(found))
                 time.sleep(every_s)
                 found = rows(silence_s=silence_s, here=here)

@@ -1,0 +1,171 @@
+"""A word to the user from the hook that makes a transition: the user's `notify_command` gets
+one JSON event on stdin per transition out of `running`, through the real hook launcher, and
+a notifier that fails or hangs never costs a hook its answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.cli import main
+from autopilot_codex.commands.notify import MODULE
+from tests.conftest import HookRun, payload, plan_body, run_launcher, state_of, verdict_body
+from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which storage should the cache use?",
+            "options": [{"label": "SQLite"}, {"label": "JSON files"}],
+        }
+    ]
+}
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> None:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+
+
+def notifier(home: Path, tmp_path: Path, body: str = "") -> Path:
+    """A `notify_command` that appends its stdin (one JSON event) to a file."""
+    told = tmp_path / "told.jsonl"
+    script = tmp_path / "notifier.py"
+    script.write_text(
+        f"import sys\ndata = sys.stdin.read()\nwith open({str(told)!r}, 'a') as f:\n"
+        f"    f.write(data)\n{body}"
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"notify_command": [sys.executable, str(script)]}))
+    return told
+
+
+def helpers(home: Path) -> list[int]:
+    """The notification helpers still running for this state home."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if MODULE.encode() in cmdline and f"AUTOPILOT_CODEX_HOME={home}".encode() in environ:
+            alive.append(int(entry.name))
+    return alive
+
+
+def told_events(home: Path, told: Path) -> list[dict[str, Any]]:
+    """Every event told, once every helper the hooks started has ended (however long)."""
+    while helpers(home):
+        time.sleep(0.05)
+    lines = told.read_text().splitlines() if told.exists() else []
+    return [json.loads(line) for line in lines]
+
+
+def hook(repo: Path, event: str, **extra: Any) -> HookRun:
+    data = payload(event, repo, **extra)
+    run = run_launcher(["hook", event, "--host", "claude"], json.dumps(data).encode(), repo)
+    assert run.code == 0, run.stderr
+    return run
+
+
+def plan(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "build", "it")
+
+
+@pytest.mark.parametrize(("decision", "status"), [("done", "done"), ("abort", "aborted")])
+def test_a_verdict_that_ends_the_loop_is_told_once(
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    decision: str,
+    status: str,
+) -> None:
+    told = notifier(isolated, tmp_path)
+    plan(repo, manager, capsys)
+    manager.enqueue(verdict_body(decision), schema="Verdict")
+    hook(repo, "Stop")
+    assert state_of(repo)["status"] == status
+    # The loop's later hooks change nothing, and tell nothing.
+    hook(repo, "Stop")
+    hook(repo, "PostToolUse", tool_name="Bash", tool_input={"command": "ls"})
+    (event,) = told_events(isolated, told)
+    assert event["event"] == "loop.transition"
+    assert (event["from"], event["status"], event["via"]) == ("running", status, "Stop")
+    assert event["worktree"] == str(repo) and event["session"] == "sess-1"
+    assert event["style"] == "autopilot"
+
+
+def test_a_guard_stop_and_a_question_left_to_the_user_are_each_told(
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    told = notifier(isolated, tmp_path)
+    cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "1", "go")
+    hook(repo, "Stop", last_assistant_message="Working.")
+    assert state_of(repo)["status"] == "stopped_iteration_limit"
+    cli(capsys, "-C", str(repo), "cancel")
+    plan(repo, manager, capsys)
+    manager.enqueue(
+        {"answer": "ASK_THE_USER: a matter of taste", "confidence": "high", "plan_change": None},
+        schema="Consultation",
+    )
+    hook(repo, "PreToolUse", tool_name="AskUserQuestion", tool_input=QUESTION)
+    assert state_of(repo)["status"] == "paused"
+    # The user's own commands are not told back to them.
+    cli(capsys, "-C", str(repo), "stop")
+    events = told_events(isolated, told)
+    assert [(e["style"], e["status"], e["via"]) for e in events] == [
+        ("ralph", "stopped_iteration_limit", "Stop"),
+        ("autopilot", "paused", "PreToolUse"),
+    ]
+    assert "Which storage should the cache use?" in events[1]["reason"]
+
+
+@pytest.mark.parametrize(
+    "body", ["sys.exit(3)\n", "import time\ntime.sleep(3600)\n"], ids=["fails", "hangs"]
+)
+def test_a_failing_or_hanging_notifier_never_holds_the_hook(
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+) -> None:
+    told = notifier(isolated, tmp_path, body)
+    plan(repo, manager, capsys)
+    manager.enqueue(verdict_body("done"), schema="Verdict")
+    run = hook(repo, "Stop")
+    assert "done" in run.json["systemMessage"]
+    assert state_of(repo)["status"] == "done"
+    # The hook has answered; the notifier got its event all the same.
+    while not (told.exists() and told.read_text().endswith("\n")):
+        time.sleep(0.05)
+    assert json.loads(told.read_text())["status"] == "done"
+    if "exit" in body:
+        told_events(isolated, told)
+        log = (isolated / "logs" / "notify.log").read_text()
+        assert "exit 3" in log
+    else:
+        # The helper leads a process group of its own, with the notifier in it.
+        for pid in helpers(isolated):
+            os.killpg(pid, 9)
+    assert not (isolated / "logs" / "bridge.log").exists()

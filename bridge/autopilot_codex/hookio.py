@@ -35,6 +35,9 @@ class HookInput:
     trigger: str = ""
     # Where the host records the session (Claude Code: its transcript), read for its spend.
     transcript_path: str = ""
+    # Why a session ended (SessionEnd): Claude Code's `clear|resume|logout|prompt_input_exit|
+    # other`, Codex's `other`.
+    reason: str = ""
 
 
 def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
@@ -73,6 +76,7 @@ def from_payload(
         source=text(data.get("source")),
         trigger=text(data.get("trigger")),
         transcript_path=text(data.get("transcript_path")),
+        reason=text(data.get("reason")),
     )
 
 

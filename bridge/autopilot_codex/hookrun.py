@@ -93,6 +93,10 @@ def _dispatch(
     from . import styles
 
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
+    if payload.event == "SessionEnd":
+        from .session_end import ended
+
+        return ended(store, payload, host), store
     if payload.event == "UserPromptSubmit":
         return _claim(store, payload.session_id, host.name), store
     handle = styles.get(admitted.style)

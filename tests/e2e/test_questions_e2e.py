@@ -94,3 +94,33 @@ def test_the_manager_answers_the_implementers_question_in_the_turn(
     mains = [r.raw for r in fake_anthropic.main_requests()]
     assert ANSWER in mains[2] and ANSWER not in mains[1]
     assert git(git_repo, "log", "-1", "--format=%s").strip() == "feat: t1"
+
+
+def test_a_session_cut_short_before_its_stop_is_recorded_by_session_end(
+    claude: ClaudeRunner,
+    git_repo: Path,
+    tmp_path: Path,
+    fake_anthropic: FakeAnthropic,
+    openai_fake: FakeOpenAI,
+) -> None:
+    """`--max-turns` ends a `-p` run before its Stop hook: the loop still says running, and
+    the plugin's SessionEnd hook records that its session is gone."""
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    openai_fake.enqueue(plan_body(1), schema="Plan")
+    assert ap.cli("plan", "write", "file1.txt", openai_url=openai_fake.base_url).returncode == 0
+    fake_anthropic.script = [[ToolUse("Bash", {"command": "ls"})], [Text("more")]]
+
+    run = claude(
+        "carry on with the plan",
+        ROOT,
+        extra_env=ap.env(openai_fake.base_url),
+        timeout=90,
+        extra_args=["--max-turns", "1"],
+    )
+
+    assert run.wall_time < 60, run.wall_time
+    state = ap.state()
+    assert state["status"] == "running"
+    ended = [e for e in ap.events() if e["event"] == "session.ended"]
+    assert [(e["session"], e["reason"]) for e in ended] == [(state["session_id"], "other")]
+    assert not [e for e in ap.events() if e["event"].startswith("verdict.")]

@@ -406,3 +406,19 @@ def test_request_user_input_is_refused_in_exec_without_a_hook_answer(
     assert_ok(run)
     (output,) = fake_codex.model_requests[1].outputs_for("call_ask_1")
     assert output == "request_user_input is unavailable in Default mode"
+
+
+def test_session_end_runs_at_the_end_of_exec_only_with_the_trust_bypass(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel, codex_home: Path
+) -> None:
+    """Codex's SessionEnd hook, trusted like every other one, does not run at the end of
+    `codex exec`; with the per-run bypass it does, after the Stop."""
+    document = probe.install({"SessionEnd": None, "Stop": None})
+    config = codex_home / "config.toml"
+    config.write_text(set_trust(config.read_text(), trust_entries(str(probe.hooks_file), document)))
+    fake_codex.script = ["done", "done"]
+
+    assert_ok(codex("say done"))
+    assert [c["event"] for c in probe.calls()] == ["Stop"]
+    assert_ok(codex("say done", extra_args=BYPASS))
+    assert [c["event"] for c in probe.calls()] == ["Stop", "Stop", "SessionEnd"]

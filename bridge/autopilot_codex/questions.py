@@ -126,7 +126,7 @@ def _consult(
     cost = round(outcome.cost_usd, 6)
     if said.upper().startswith(ASK_USER):
         why = said[len(ASK_USER) :].strip(" :-\n") or "only the user can answer this"
-        _pause(store, asked.generation, question, why, session, cost)
+        _pause(store, asked.generation, asked.task_id, question, why, session, cost)
         return Answer(
             message=f"{PREFIX} the manager leaves this question to you ({why}); the loop is "
             f"paused: answer it, then {host.command('resume')}"
@@ -171,7 +171,13 @@ def _framed(store: Store, state: State, question: str) -> str:
 
 
 def _pause(
-    store: Store, generation: int, question: str, why: str, session: str | None, cost: float
+    store: Store,
+    generation: int,
+    task: str | None,
+    question: str,
+    why: str,
+    session: str | None,
+    cost: float,
 ) -> None:
     with store.locked():
         state = store.load(with_plan=False)
@@ -186,6 +192,7 @@ def _pause(
         store.append_event(
             "question.to_user",
             decision="paused",
+            task=task,
             question=question,
             reason=why,
             cost_usd=cost,

@@ -60,9 +60,10 @@ def told_events(home: Path, told: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def hook(repo: Path, event: str, **extra: Any) -> HookRun:
+def hook(repo: Path, event: str, env: dict[str, str] | None = None, **extra: Any) -> HookRun:
     data = payload(event, repo, **extra)
-    run = run_launcher(["hook", event, "--host", "claude"], json.dumps(data).encode(), repo)
+    raw = json.dumps(data).encode()
+    run = run_launcher(["hook", event, "--host", "claude"], raw, repo, env)
     assert run.code == 0, run.stderr
     return run
 

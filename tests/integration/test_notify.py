@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import state_of, verdict_body
+from tests.conftest import review_body, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
 from .notify_helpers import cli, helpers, hook, notifier, plan, told_events
@@ -112,3 +112,40 @@ def test_a_failing_or_hanging_notifier_never_holds_the_hook(
         for pid in helpers(isolated):
             os.killpg(pid, 9)
     assert not (isolated / "logs" / "bridge.log").exists()
+
+
+def plant(folder: Path, name: str, marker: Path) -> Path:
+    """A program the implementer could write: it leaves a file when run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_no_notifier_is_taken_from_a_path_the_implementer_can_write(
+    isolated: Path,
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A `notify-send` in the worktree on the hook's PATH, and a `notify_command` named without
+    a path that the worktree (or `.` on PATH) also holds, are never run by a hook."""
+    marker = tmp_path / "ran"
+    planted = repo / "node_modules" / ".bin"
+    plant(planted, "notify-send", marker)
+    plant(planted, "notify-me", marker)
+    plant(repo, "notify-me", marker)
+    isolated.mkdir(parents=True, exist_ok=True)
+    (isolated / "config.json").write_text(json.dumps({"notify_command": ["notify-me"]}))
+    plan(repo, manager, capsys)
+    # The planted files are a change of the worktree: reviewed at the Stop.
+    manager.enqueue(review_body("approve"), schema="Review")
+    manager.enqueue(verdict_body("done"), schema="Verdict")
+    path = f"{planted}:.:{os.environ['PATH']}"
+    hook(repo, "Stop", env={"PATH": path})
+    assert state_of(repo)["status"] == "done", state_of(repo)["stop_reason"]
+    told_events(isolated, tmp_path / "unused")
+    assert not marker.exists()
+    assert "notify-me" in (isolated / "logs" / "notify.log").read_text()

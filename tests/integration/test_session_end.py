@@ -74,3 +74,14 @@ def test_a_session_that_ended_its_loop_first_records_nothing(
     hook(repo, "SessionEnd", reason="other")
     assert "session.ended" not in ledger(repo)
     assert [e["event"] for e in told_events(isolated, told)] == ["loop.transition"]
+
+
+def test_the_implementer_cannot_end_its_own_session_by_hand(
+    isolated: Path, repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forged SessionEnd from the implementer's shell would only raise a false alarm; the
+    rails refuse the launcher's `hook` verb all the same."""
+    plan(repo, manager, capsys)
+    forged = "echo '{}' | autopilot-codex hook SessionEnd --host claude"
+    run = hook(repo, "PreToolUse", tool_name="Bash", tool_input={"command": forged})
+    assert run.json["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -6,6 +6,11 @@ argument and the event, as JSON, its stdin. Neither may block nor fail the calle
 hook): one detached helper process, in a session of its own, runs them one after the other,
 each for `TIMEOUT_S` at most, and writes any failure to `logs/notify.log` in the state home.
 The caller only starts it and writes the event into a pipe the event always fits in.
+
+Nothing the implementer can write is run: the desktop notifiers only from the system's own
+folders, and the helper runs in the state home with a PATH that has no relative entry and
+nothing inside the loop's worktree, so a `notify_command` named without a path cannot be
+shadowed by a file the implementer planted.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 MODULE = "autopilot_codex.commands.notify"
+# Where the desktop notifiers are looked for: the system's, never the hook's PATH.
+SYSTEM_BIN = ("/usr/bin", "/bin")
 TIMEOUT_S = 30.0
 # Each text field of an event is clipped to this, so the whole event stays far below a
 # pipe's buffer (64 KiB on Linux, 16 KiB at least elsewhere): writing it never waits.
@@ -41,16 +48,21 @@ def notify(event: dict[str, Any], message: str) -> None:
         if command:
             commands.append([*command, message])
         if commands:
-            _start(commands, _encode(event))
+            worktree = event.get("worktree")
+            _start(commands, _encode(event), worktree if isinstance(worktree, str) else "")
+
+
+def _system(name: str) -> str | None:
+    return shutil.which(name, path=os.pathsep.join(SYSTEM_BIN))
 
 
 def _desktop(message: str) -> list[list[str]]:
     if platform.system() == "Darwin":
-        osascript = shutil.which("osascript")
+        osascript = _system("osascript")
         # The message goes in as an argument of the script, never spliced into its text.
         script = 'on run argv\ndisplay notification (item 1 of argv) with title "autopilot-codex"\nend run'
         return [[osascript, "-e", script, message]] if osascript else []
-    desktop = shutil.which("notify-send")
+    desktop = _system("notify-send")
     return [[desktop, "autopilot-codex", message]] if desktop else []
 
 
@@ -71,17 +83,37 @@ def _encode(event: dict[str, Any]) -> bytes:
     return json.dumps(small, sort_keys=True, ensure_ascii=False).encode() + b"\n"
 
 
-def _start(commands: list[list[str]], stdin: bytes) -> None:
+def safe_path(value: str, worktree: str) -> str:
+    """PATH without relative entries and without folders inside the worktree."""
+    inside = os.path.realpath(worktree) if worktree else ""
+    kept = []
+    for entry in value.split(os.pathsep):
+        if not Path(entry).is_absolute():
+            continue
+        real = os.path.realpath(entry)
+        if inside and (real == inside or real.startswith(inside.rstrip(os.sep) + os.sep)):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
+def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
+    from ..paths import state_home
+
     bridge = str(Path(__file__).resolve().parents[2])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PATH"] = safe_path(env.get("PATH", os.defpath), worktree)
     argv = [sys.executable, "-I", "-c", _BOOT, bridge, json.dumps(commands)]
+    home = state_home()
     with contextlib.suppress(OSError, ValueError):
+        home.mkdir(parents=True, exist_ok=True)
         child = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
+            cwd=str(home),
             start_new_session=True,
             close_fds=True,
         )

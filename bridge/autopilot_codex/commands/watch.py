@@ -252,17 +252,30 @@ def as_json(found: list[Row]) -> str:
     return json.dumps([asdict(r) for r in found], indent=1, sort_keys=True)
 
 
-def sweep(found: list[Row], home: Path | None = None) -> None:
-    """Record and tell each new silence; a failure to tell never stops the watch. (A loop's
-    status changes are told by the hook that makes them, `announce`, not here.)"""
+def sweep(found: list[Row], home: Path | None = None) -> list[str]:
+    """Record and tell each new silence, and return what was told; a failure to tell never
+    stops the watch. (A loop's status changes are told by the hook that makes them,
+    `announce`, not here.)"""
     from .notify import notify
 
+    told = []
     for row in found:
         for reason in record(row, home=home):
+            message = f"autopilot-codex: {row.worktree or row.key}: {reason}"
             notify(
                 {"event": SILENT, "worktree": row.worktree, "status": row.status, "reason": reason},
-                f"autopilot-codex: {row.worktree or row.key}: {reason}",
+                message,
             )
+            told.append(message)
+    return told
+
+
+def terminal_notice(message: str) -> str:
+    """The terminal's own notification sequences (OSC 9, and OSC 777 for the terminals that
+    take that one); a terminal that knows neither ignores them. Control characters are
+    dropped so that no text can end the sequence early or start another."""
+    clean = "".join(c for c in message if c.isprintable() and c != ";")[:200]
+    return f"\x1b]9;{clean}\x07\x1b]777;notify;autopilot-codex;{clean}\x07"
 
 
 def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, every_s: float) -> str:
@@ -277,7 +290,8 @@ def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, ever
     with Live(table(found), refresh_per_second=1, screen=False) as live:
         try:
             while True:
-                sweep(found)
+                for message in sweep(found):
+                    live.console.file.write(terminal_notice(message))
                 live.update(table(found))
                 time.sleep(every_s)
                 found = rows(silence_s=silence_s, here=here)

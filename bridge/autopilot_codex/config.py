@@ -73,8 +73,9 @@ class Config:
     # credential files the boundary always hides.
     wall_allow_hosts: tuple[str, ...] = field(default_factory=tuple)
     wall_deny_read: tuple[str, ...] = field(default_factory=tuple)
-    # A program and its arguments told of a silent loop (`watch`): run without a shell, the
-    # message as its last argument, the event as JSON on stdin. Never from the environment.
+    # A program and its arguments told when a loop ends, pauses for the user, loses its
+    # session or falls silent (`commands.notify`): run without a shell, the message as its last
+    # argument, the event as JSON on stdin. Never from the environment.
     notify_command: tuple[str, ...] = field(default_factory=tuple)
 
 

@@ -37,6 +37,9 @@ class HookInput:
     transcript_path: str = ""
     # The model the host says the session runs (Codex), the floor of its spend's price.
     model: str = ""
+    # Why a session ended (SessionEnd): Claude Code's `clear|resume|logout|prompt_input_exit|
+    # other`, Codex's `other`.
+    reason: str = ""
 
 
 def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
@@ -76,6 +79,7 @@ def from_payload(
         trigger=text(data.get("trigger")),
         transcript_path=text(data.get("transcript_path")),
         model=text(data.get("model")),
+        reason=text(data.get("reason")),
     )
 
 

@@ -59,7 +59,12 @@ def _answer(
 ) -> Answer:
     worktree = Path(admitted.worktree)
     said = _repair(worktree, config) if admitted.repair else ""
-    return _dispatch(payload, admitted, config, host, manager).with_message(said)
+    answer, store = _dispatch(payload, admitted, config, host, manager)
+    if store is not None and store.moved:
+        from .announce import announce
+
+        announce(store, payload.event)
+    return answer.with_message(said)
 
 
 def _dispatch(
@@ -68,30 +73,35 @@ def _dispatch(
     config: Config,
     host: Host,
     manager: ManagerFactory | None,
-) -> Answer:
+) -> tuple[Answer, Store | None]:
+    """The answer, and the store it went through (whose status changes are told)."""
+    from .store import Store
+
     worktree = Path(admitted.worktree)
     if payload.event == "PreToolUse":
         from .rails.judge import check
 
         denial = check(payload, config, worktree, host)
         if denial:
-            return Answer(deny=denial)
+            return Answer(deny=denial), None
         from .questions import answer, is_question
 
-        return (
-            answer(payload, worktree, config, host, manager)
-            if is_question(payload, host)
-            else ALLOW
-        )
+        if not is_question(payload, host):
+            return ALLOW, None
+        store = Store(worktree, lock_timeout=config.lock_timeout_s)
+        return answer(payload, store, config, host, manager), store
     from . import styles
-    from .store import Store
 
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
+    if payload.event == "SessionEnd":
+        from .session_end import ended
+
+        return ended(store, payload, host), store
     if payload.event == "UserPromptSubmit":
-        return _claim(store, payload.session_id, host.name)
+        return _claim(store, payload.session_id, host.name), store
     handle = styles.get(admitted.style)
     factory = manager or styles.selected_manager
-    return handle(styles.HookContext(payload, store, config, host, factory))
+    return handle(styles.HookContext(payload, store, config, host, factory)), store
 
 
 def _repair(worktree: Path, config: Config) -> str:

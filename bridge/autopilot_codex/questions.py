@@ -13,7 +13,6 @@ not running, a refused or failed consultation: the tool runs as the host makes i
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
@@ -78,17 +77,14 @@ def owned_and_running(state: State | None, session_id: str | None) -> bool:
 
 def answer(
     payload: HookInput,
-    worktree: Path,
+    store: Store,
     config: Config,
     host: Host,
     manager: ManagerFactory | None,
 ) -> Answer:
-    from .store import Store
-
     question = question_text(payload.tool_input)
     if not question:
         return ALLOW
-    store = Store(worktree, lock_timeout=config.lock_timeout_s)
     state = store.load(with_plan=False)
     if not owned_and_running(state, payload.session_id):
         return ALLOW
@@ -130,7 +126,7 @@ def _consult(
     cost = round(outcome.cost_usd, 6)
     if said.upper().startswith(ASK_USER):
         why = said[len(ASK_USER) :].strip(" :-\n") or "only the user can answer this"
-        _pause(store, asked.generation, question, why, session, cost)
+        _pause(store, asked.generation, asked.task_id, question, why, session, cost)
         return Answer(
             message=f"{PREFIX} the manager leaves this question to you ({why}); the loop is "
             f"paused: answer it, then {host.command('resume')}"
@@ -175,7 +171,13 @@ def _framed(store: Store, state: State, question: str) -> str:
 
 
 def _pause(
-    store: Store, generation: int, question: str, why: str, session: str | None, cost: float
+    store: Store,
+    generation: int,
+    task: str | None,
+    question: str,
+    why: str,
+    session: str | None,
+    cost: float,
 ) -> None:
     with store.locked():
         state = store.load(with_plan=False)
@@ -190,6 +192,7 @@ def _pause(
         store.append_event(
             "question.to_user",
             decision="paused",
+            task=task,
             question=question,
             reason=why,
             cost_usd=cost,

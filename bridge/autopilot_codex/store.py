@@ -65,6 +65,9 @@ class Store:
         # whether events were appended under it (the witness's anchor moves past them).
         self._holding = False
         self._appended = False
+        # Each status change this Store wrote, as (status before, state after): the caller
+        # tells the user of it (`announce`), once, as only the writer under the lock sees it.
+        self.moved: list[tuple[str, State]] = []
 
     def excluded(self) -> tuple[str, ...]:
         """The loop's own files, kept out of every diff when the state home sits in the repo."""
@@ -257,7 +260,10 @@ class Store:
         if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
             self.save_plan(state.plan)
         text = state.to_json()
+        before = _status_in(_read_text(self.state_path))
         on_disk = _read_text(self.marker)
+        if before is not None and before != state.status:
+            self.moved.append((before, state))
         if state.status == "running":
             marker = marker_text(state)
             self._vouch(text, marker, on_disk)
@@ -484,6 +490,15 @@ class Store:
             with contextlib.suppress(ValueError):
                 events.append(json.loads(raw))
         return events
+
+
+def _status_in(text: str | None) -> str | None:
+    try:
+        data = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    status = data.get("status") if isinstance(data, dict) else None
+    return status if isinstance(status, str) else None
 
 
 def marker_text(state: State) -> str:

@@ -11,8 +11,8 @@ streamed ``POST /v1/responses``. Every such request gets the next scripted turn:
         ]
         fake.rules = [Rule("REASON #1", "Fixed after the Stop hook.")]
 
-A turn is a list of items (``Say`` / ``Shell`` / ``Patch``), one item, or a plain string (a
-message). Before the script, the first unused ``Rule`` whose ``when`` occurs in the raw body
+A turn is a list of items (``Say`` / ``Shell`` / ``Patch`` / ``Call``, any other function
+call such as ``request_user_input``), one item, or a plain string (a message). Before the script, the first unused ``Rule`` whose ``when`` occurs in the raw body
 answers (once): that is how a Stop-hook continuation gets its own reply, since the request
 carries the whole history. When the script is used up the fake says ``EXHAUSTED_TEXT``; it
 answers with an error only when a turn says so (``Fail``), which fails the Codex run (no

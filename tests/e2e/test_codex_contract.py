@@ -19,7 +19,7 @@ from autopilot_codex.hosts.codex.trust import set_trust, trust_entries
 
 from .codex_cli import CodexRun
 from .codex_fixtures import CodexRunner
-from .fake_codex_model import FakeCodexModel, Patch, Rule, Shell, message_texts
+from .fake_codex_model import Call, FakeCodexModel, Patch, Rule, Shell, message_texts
 
 pytestmark = pytest.mark.e2e
 
@@ -351,3 +351,74 @@ def test_the_answers_hosts_codex_renders_are_obeyed(
     assert [r.answered for r in requests][-1] == "rule:VERDICT-REASON"
     assert [p["stop_hook_active"] for p in probe.payloads("Stop")] == [False, True]
     assert run.last_message == "second final answer"
+
+
+# -- the question tool ---------------------------------------------------------------------------
+
+QUESTION = {
+    "questions": [
+        {
+            "id": "db",
+            "header": "Database",
+            "question": "Which database should the cache use?",
+            "options": [
+                {"label": "sqlite", "description": "a file next to the app"},
+                {"label": "redis", "description": "a server"},
+            ],
+        }
+    ]
+}
+
+
+def test_request_user_input_reaches_pre_tool_use_and_a_deny_reason_answers_it(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel
+) -> None:
+    """`codex exec` offers `request_user_input`; a call to it fires PreToolUse with the
+    questions as `tool_input`, and a deny reason is what the model reads as the tool's
+    output, in the same turn. No PostToolUse fires for it."""
+    deny = render("PreToolUse", "", "HOOK-ANSWER", "", "")
+    probe.install({"PreToolUse": None, "PostToolUse": None}, PreToolUse=[{"stdout": deny}])
+    fake_codex.script = [[Call("request_user_input", QUESTION, call_id="call_ask_1")], "ok"]
+
+    run = codex("pick a database", extra_args=BYPASS)
+
+    assert_ok(run)
+    first, follow_up = fake_codex.model_requests[:2]
+    assert "request_user_input" in first.tool_names()
+    (pre,) = probe.payloads("PreToolUse")
+    assert (pre["tool_name"], pre["tool_input"]) == ("request_user_input", QUESTION)
+    assert pre["tool_use_id"] == "call_ask_1"
+    (output,) = follow_up.outputs_for("call_ask_1")
+    assert output == "Tool call blocked by PreToolUse hook: HOOK-ANSWER. Tool: request_user_input"
+    assert probe.calls("PostToolUse") == []
+
+
+def test_request_user_input_is_refused_in_exec_without_a_hook_answer(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel
+) -> None:
+    """With the hook allowing it, `codex exec` (Default collaboration mode) refuses the tool
+    itself: nobody is asked and the model goes on."""
+    probe.install({"PreToolUse": None})
+    fake_codex.script = [[Call("request_user_input", QUESTION, call_id="call_ask_1")], "ok"]
+
+    run = codex("pick a database", extra_args=BYPASS)
+
+    assert_ok(run)
+    (output,) = fake_codex.model_requests[1].outputs_for("call_ask_1")
+    assert output == "request_user_input is unavailable in Default mode"
+
+
+def test_session_end_runs_at_the_end_of_exec_only_with_the_trust_bypass(
+    codex: CodexRunner, probe: Probe, fake_codex: FakeCodexModel, codex_home: Path
+) -> None:
+    """Codex's SessionEnd hook, trusted like every other one, does not run at the end of
+    `codex exec`; with the per-run bypass it does, after the Stop."""
+    document = probe.install({"SessionEnd": None, "Stop": None})
+    config = codex_home / "config.toml"
+    config.write_text(set_trust(config.read_text(), trust_entries(str(probe.hooks_file), document)))
+    fake_codex.script = ["done", "done"]
+
+    assert_ok(codex("say done"))
+    assert [c["event"] for c in probe.calls()] == ["Stop"]
+    assert_ok(codex("say done", extra_args=BYPASS))
+    assert [c["event"] for c in probe.calls()] == ["Stop", "Stop", "SessionEnd"]

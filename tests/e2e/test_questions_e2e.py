@@ -94,3 +94,79 @@ def test_the_manager_answers_the_implementers_question_in_the_turn(
     mains = [r.raw for r in fake_anthropic.main_requests()]
     assert ANSWER in mains[2] and ANSWER not in mains[1]
     assert git(git_repo, "log", "-1", "--format=%s").strip() == "feat: t1"
+
+
+def test_a_session_cut_short_before_its_stop_is_recorded_by_session_end(
+    claude: ClaudeRunner,
+    git_repo: Path,
+    tmp_path: Path,
+    fake_anthropic: FakeAnthropic,
+    openai_fake: FakeOpenAI,
+) -> None:
+    """`--max-turns` ends a `-p` run before its Stop hook: the loop still says running, and
+    the plugin's SessionEnd hook records that its session is gone."""
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    openai_fake.enqueue(plan_body(1), schema="Plan")
+    assert ap.cli("plan", "write", "file1.txt", openai_url=openai_fake.base_url).returncode == 0
+    fake_anthropic.script = [[ToolUse("Bash", {"command": "ls"})], [Text("more")]]
+
+    run = claude(
+        "carry on with the plan",
+        ROOT,
+        extra_env=ap.env(openai_fake.base_url),
+        timeout=90,
+        extra_args=["--max-turns", "1"],
+    )
+
+    assert run.wall_time < 60, run.wall_time
+    state = ap.state()
+    assert state["status"] == "running"
+    ended = [e for e in ap.events() if e["event"] == "session.ended"]
+    assert [(e["session"], e["reason"]) for e in ended] == [(state["session_id"], "other")]
+    assert not [e for e in ap.events() if e["event"].startswith("verdict.")]
+
+
+def test_a_question_the_manager_leaves_to_the_user_goes_to_the_host_and_pauses_the_loop(
+    claude: ClaudeRunner,
+    git_repo: Path,
+    tmp_path: Path,
+    fake_anthropic: FakeAnthropic,
+    openai_fake: FakeOpenAI,
+) -> None:
+    """`ASK_THE_USER`: the hook lets the tool through, so the CLI asks its own client (here a
+    client that has closed its input, which the CLI reads as a refusal), and the loop pauses
+    with the question in `status`."""
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    openai_fake.enqueue(plan_body(1), schema="Plan")
+    assert ap.cli("plan", "write", "file1.txt", openai_url=openai_fake.base_url).returncode == 0
+    openai_fake.enqueue(
+        {"answer": "ASK_THE_USER: a matter of taste", "confidence": "high", "plan_change": None},
+        schema="Consultation",
+    )
+    fake_anthropic.script = [[ToolUse("AskUserQuestion", QUESTION)], [Text("I will wait.")]]
+    message = {"type": "user", "message": {"role": "user", "content": "carry on"}}
+
+    run = claude(
+        "",
+        ROOT,
+        extra_env=ap.env(openai_fake.base_url),
+        timeout=90,
+        extra_args=["--input-format", "stream-json", "--permission-prompt-tool", "stdio"],
+        stdin=(json.dumps(message) + "\n").encode(),
+    )
+
+    assert run.ok, run.describe()
+    assert run.wall_time < 60, run.wall_time
+    assert len(openai_fake.requests_for(schema="Consultation")) == 1
+    # The CLI put the question to its client: the hook did not answer it.
+    assert run.result is not None
+    (denied,) = run.result["permission_denials"]
+    assert denied["tool_name"] == "AskUserQuestion"
+    assert "hook error" not in fake_anthropic.main_requests()[1].raw
+    state = ap.state()
+    assert state["status"] == "paused"
+    assert "Which storage should the cache use?" in state["stop_reason"]
+    (record,) = [e for e in ap.events() if e["event"] == "question.to_user"]
+    assert record["reason"] == "a matter of taste" and record["cost_usd"] > 0
+    status = ap.cli("status", openai_url=openai_fake.base_url).stdout
+    assert "Question for you: Q: Which storage should the cache use?" in status

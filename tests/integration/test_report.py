@@ -262,3 +262,46 @@ def test_a_fifo_or_a_link_in_the_loop_folder_is_not_read(
     (folder / "plan.json").write_text(json.dumps({"summary": "s", "tasks": []}))
     html, _ = build(repo, capsys, tmp_path)
     assert "SECRET-GOAL" not in html
+
+
+def test_the_implementers_questions_and_who_answered_them(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "write", "files"]) == 0
+
+    def ask(question: str, answer: str) -> None:
+        manager.enqueue(
+            {"answer": answer, "confidence": "high", "plan_change": None}, schema="Consultation"
+        )
+        data = payload(
+            "PreToolUse",
+            repo,
+            tool_name="AskUserQuestion",
+            tool_input={"questions": [{"question": question, "options": [{"label": ONLOAD}]}]},
+        )
+        run_hook_inproc("PreToolUse", data, capsys, monkeypatch)
+
+    ask(f"Which cache {SCRIPT}?", f"Take SQLite {TEXTAREA}")
+    ask("Which colour?", f"ASK_THE_USER: taste {SCRIPT}")
+
+    html, _ = build(repo, capsys, tmp_path)
+    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    ledger = [json.loads(line) for line in lines]
+    page = parse(html)
+    assert_inert(page)
+    text = "".join(page.text)
+    assert "question answered by the manager (task T1)" in text
+    assert f"Which cache {SCRIPT}?" in text and f"→ Take SQLite {TEXTAREA}" in text
+    assert ONLOAD in text
+    assert "question left to the user (task T1)" in text and f"why: taste {SCRIPT}" in text
+    assert len(page.by_class("kind-question")) == 1
+    # Each consultation's cost is on its entry, as the ledger charged it.
+    costs = [e["cost_usd"] for e in ledger if e["event"].startswith("question.")]
+    assert len(costs) == 2 and all(c > 0 for c in costs)
+    for cost in costs:
+        assert f"${cost:.4f}" in text

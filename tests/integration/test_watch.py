@@ -155,19 +155,6 @@ def test_a_state_naming_another_worktree_never_writes_there(
     assert victim.read_bytes() == before
 
 
-def test_a_status_change_between_frames_is_told_once(isolated: Path, tmp_path: Path) -> None:
-    from autopilot_codex.commands.watch import transitions
-
-    folder = plant(isolated, tmp_path / "a", "running", "2026-03-01T10:00:00+00:00")
-    seen: dict[str, str] = {}
-    assert transitions(seen, rows(silence_s=1e9, here=None)) == []
-    state = json.loads((folder / "state.json").read_text())
-    (folder / "state.json").write_text(json.dumps({**state, "status": "paused"}))
-    (moved,) = transitions(seen, rows(silence_s=1e9, here=None))
-    assert (moved["from"], moved["status"]) == ("running", "paused")
-    assert transitions(seen, rows(silence_s=1e9, here=None)) == []
-
-
 def test_notify_command_is_never_taken_from_the_environment(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -175,3 +162,37 @@ def test_notify_command_is_never_taken_from_the_environment(
 
     monkeypatch.setenv("AUTOPILOT_CODEX_NOTIFY_COMMAND", "/bin/sh")
     assert load_config().notify_command == ()
+
+
+def test_a_session_writing_its_transcript_is_alive_and_one_that_stopped_is_not(
+    isolated: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("{}\n")
+    now = transcript.stat().st_mtime
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now - 2 * HOUR))
+    cursor = {"path": str(transcript), "offset": 3, "seen": []}
+    plant(isolated, tmp_path / "busy", "running", stamp, spend_cursors=[cursor])
+    (row,) = rows(now=now, silence_s=HOUR, here=None)
+    # No hook for two hours, but the host wrote the transcript just now: not silent.
+    assert row.silent == [] and row.transcript_age_s is not None
+    (row,) = rows(now=now + 2 * HOUR, silence_s=HOUR, here=None)
+    assert row.silent == ["no ledger event or transcript write for 2h"]
+
+
+def test_a_session_that_ended_is_flagged_as_recorded_by_its_hook(
+    isolated: Path, tmp_path: Path
+) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    folder = plant(isolated, tmp_path / "gone", "running", stamp, session_id="s1")
+    ended = {"ts": stamp, "event": "session.ended", "session": "s1", "reason": "other"}
+    with (folder / "events.jsonl").open("a") as handle:
+        handle.write(json.dumps(ended) + "\n")
+    (row,) = rows(silence_s=HOUR, here=None)
+    assert row.silent == ["session ended (other) without a Stop"]
+    assert row.recorded == row.silent
+    # Another session's end is not this loop's.
+    state = json.loads((folder / "state.json").read_text())
+    (folder / "state.json").write_text(json.dumps({**state, "session_id": "s2"}))
+    (row,) = rows(silence_s=HOUR, here=None)
+    assert row.silent == []

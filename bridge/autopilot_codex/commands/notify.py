@@ -2,26 +2,68 @@
 `notify_command` (from the config file in the state home, never from the work tree).
 
 The command is a program and its arguments, run without a shell: the message is its last
-argument and the event, as JSON, its stdin. Neither may block nor fail the caller: both are
-started detached, their output dropped, and any error is swallowed.
+argument and the event, as JSON, its stdin. Neither may block nor fail the caller (often a
+hook): one detached helper process, in a session of its own, runs them one after the other,
+each for `TIMEOUT_S` at most, and writes any failure to `logs/notify.log` in the state home.
+The caller only starts it and writes the event into a pipe the event always fits in.
+
+Nothing the implementer can write is run: the desktop notifiers only from the system's own
+folders, and the helper runs in the state home with a PATH that has no relative entry and
+nothing inside the loop's worktree, so a `notify_command` named without a path cannot be
+shadowed by a file the implementer planted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import platform
 import shutil
 import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
+
+MODULE = "autopilot_codex.commands.notify"
+# Where the desktop notifiers are looked for: the system's, never the hook's PATH.
+SYSTEM_BIN = ("/usr/bin", "/bin")
+TIMEOUT_S = 30.0
+# Each text field of an event is clipped to this, so the whole event stays far below a
+# pipe's buffer (64 KiB on Linux, 16 KiB at least elsewhere): writing it never waits.
+FIELD_CHARS = 1_000
+MAX_FIELDS = 12
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    f"from {MODULE} import run; raise SystemExit(run(sys.argv[2:]))"
+)
 
 
 def notify(event: dict[str, Any], message: str) -> None:
-    desktop = shutil.which("notify-send")
-    if desktop:
-        _start([desktop, "autopilot-codex", message], b"")
-    command = _command()
-    if command:
-        _start([*command, message], json.dumps(event, sort_keys=True).encode() + b"\n")
+    """Tell the user, detached; never raises."""
+    with contextlib.suppress(Exception):
+        commands = [*_desktop(message)]
+        command = _command()
+        if command:
+            commands.append([*command, message])
+        if commands:
+            worktree = event.get("worktree")
+            _start(commands, _encode(event), worktree if isinstance(worktree, str) else "")
+
+
+def _system(name: str) -> str | None:
+    return shutil.which(name, path=os.pathsep.join(SYSTEM_BIN))
+
+
+def _desktop(message: str) -> list[list[str]]:
+    if platform.system() == "Darwin":
+        osascript = _system("osascript")
+        # The message goes in as an argument of the script, never spliced into its text.
+        script = 'on run argv\ndisplay notification (item 1 of argv) with title "autopilot-codex"\nend run'
+        return [[osascript, "-e", script, message]] if osascript else []
+    desktop = _system("notify-send")
+    return [[desktop, "autopilot-codex", message]] if desktop else []
 
 
 def _command() -> list[str]:
@@ -32,17 +74,94 @@ def _command() -> list[str]:
     return []
 
 
-def _start(argv: list[str], stdin: bytes) -> None:
+def _encode(event: dict[str, Any]) -> bytes:
+    small = {
+        str(k)[:64]: (v[:FIELD_CHARS] if isinstance(v, str) else v)
+        for k, v in list(event.items())[:MAX_FIELDS]
+        if v is None or isinstance(v, (str, int, float, bool))
+    }
+    return json.dumps(small, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+
+
+def safe_path(value: str, worktree: str) -> str:
+    """PATH without relative entries and without folders inside the worktree."""
+    inside = os.path.realpath(worktree) if worktree else ""
+    kept = []
+    for entry in value.split(os.pathsep):
+        if not Path(entry).is_absolute():
+            continue
+        real = os.path.realpath(entry)
+        if inside and (real == inside or real.startswith(inside.rstrip(os.sep) + os.sep)):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
+def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
+    from ..paths import state_home
+
+    bridge = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PATH"] = safe_path(env.get("PATH", os.defpath), worktree)
+    argv = [sys.executable, "-I", "-c", _BOOT, bridge, json.dumps(commands)]
+    home = state_home()
     with contextlib.suppress(OSError, ValueError):
+        home.mkdir(parents=True, exist_ok=True)
         child = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(home),
             start_new_session=True,
+            close_fds=True,
         )
-        # Small enough for the pipe's buffer: writing it never waits on the child.
         with contextlib.suppress(OSError):
             if child.stdin is not None:
-                child.stdin.write(stdin[:4096])
+                child.stdin.write(stdin)
                 child.stdin.close()
+
+
+def run(argv: list[str]) -> int:
+    """The detached helper: each command with the event on stdin, bounded; always 0."""
+    event = sys.stdin.buffer.read()
+    try:
+        commands = json.loads(argv[0])
+    except (IndexError, ValueError):
+        return 0
+    for command in commands if isinstance(commands, list) else []:
+        if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+            _run_one(command, event)
+    return 0
+
+
+def _run_one(command: list[str], event: bytes) -> None:
+    try:
+        done = subprocess.run(
+            command,
+            input=event,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        _log(command, f"still running after {TIMEOUT_S:.0f} s; stopped")
+    except OSError as exc:
+        _log(command, f"could not start: {exc}")
+    else:
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
+            _log(command, f"exit {done.returncode}" + (f": {tail}" if tail else ""))
+
+
+def _log(command: list[str], what: str) -> None:
+    from ..paths import state_home
+
+    with contextlib.suppress(OSError):
+        log = state_home() / "logs" / "notify.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {command[0]}: {what}\n")

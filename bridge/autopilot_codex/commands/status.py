@@ -61,6 +61,10 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
 
     lines += view_lines(store, state)
     lines += _questions(store)
+    if state.status == "running":
+        from ..session_end import line
+
+        lines += [t for t in (line(store.tail_events(50), state.session_id),) if t]
     if state.stop_reason:
         lines.append(f"Stop reason: {state.stop_reason}")
     lines.append(f"State: {store.state_path}")

@@ -51,7 +51,7 @@ def add_parsers(sub: Any) -> None:
         "--silence",
         default="30m",
         metavar="AGE",
-        help="a running loop with no ledger event this long is silent (default: 30m)",
+        help="a running loop with no sign of its session this long (no ledger event, no write to its transcript) is silent (default: 30m)",
     )
     watch.add_argument(
         "--every", type=float, default=2.0, metavar="S", help="seconds between frames"

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .. import loopfiles
+from .. import loopfiles, session_end
 from ..paths import project_dir, state_home
 from .loops import every, parse_age
 
@@ -43,8 +43,10 @@ class Row:
     last_hook_age_s: float | None
     # Why the loop looks silent, one short reason each; empty when it does not.
     silent: list[str] = field(default_factory=list)
-    # Those reasons the ledger already holds a `watch.silent` for (not recorded again).
+    # Those reasons the ledger already holds a `watch.silent` (or `session.ended`) for.
     recorded: list[str] = field(default_factory=list)
+    # Seconds since the session's transcript was written (None: no transcript known).
+    transcript_age_s: float | None = None
 
 
 def _epoch(stamp: object) -> float | None:
@@ -92,6 +94,23 @@ def _inflight(state: dict[str, Any], now: float) -> tuple[str, list[str]]:
     return ", ".join(shown), overdue
 
 
+def _transcript(state: dict[str, Any]) -> Path | None:
+    """The session's transcript, as the host named it in a hook payload (the last one the
+    implementer's spend was read from). Only its time is looked at, never its content."""
+    cursors = loopfiles.items(state, "spend_cursors")
+    path = loopfiles.text(cursors[-1], "path") if cursors else ""
+    return Path(path) if path.startswith("/") else None
+
+
+def _ended(events: list[dict[str, Any]], state: dict[str, Any]) -> str:
+    """Why the owner's session ended while the loop ran, when its SessionEnd said so."""
+    last = next((e for e in reversed(events) if e.get("event") == session_end.EVENT), None)
+    owner = state.get("session_id")
+    if last is None or not owner or last.get("session") != owner:
+        return ""
+    return f"session ended ({loopfiles.text(last, 'reason') or 'unknown'}) without a Stop"
+
+
 def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
     files = loopfiles.load(folder)
     own = [e for e in files.events if loopfiles.text(e, "event") != SILENT]
@@ -101,13 +120,25 @@ def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
         when = _mtime(folder / loopfiles.EVENTS)
     age = None if when is None else max(0.0, now - when)
     written = _mtime(folder / loopfiles.STATE)
+    transcript = _transcript(files.state)
+    touched = _mtime(transcript) if transcript is not None else None
+    transcript_age = None if touched is None else max(0.0, now - touched)
     inflight, silent = _inflight(files.state, now)
-    if files.status == "running" and (age is None or age >= silence_s):
-        quiet = "no ledger event yet" if age is None else f"no ledger event for {_age(age)}"
-        silent.insert(0, quiet)
+    running = files.status == "running"
+    ended = _ended(files.events, files.state) if running else ""
+    if ended:
+        silent.insert(0, ended)
+    # The session shows life by a hook (a ledger event) or by its host writing its transcript.
+    alive = min((a for a in (age, transcript_age) if a is not None), default=None)
+    if running and (alive is None or alive >= silence_s):
+        what = "ledger event" + (" or transcript write" if transcript_age is not None else "")
+        silent.insert(
+            1 if ended else 0, f"no {what} yet" if alive is None else f"no {what} for {_age(alive)}"
+        )
     # A reason counts as recorded when a `watch.silent` for it follows the last own event.
     tail = files.events[files.events.index(last) + 1 :] if last else files.events
     said = {loopfiles.text(e, "kind") for e in tail if loopfiles.text(e, "event") == SILENT}
+    said.add("session_end")
     task = files.state.get("current_task")
     return Row(
         key=key,
@@ -122,10 +153,13 @@ def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
         last_hook_age_s=None if written is None else round(max(0.0, now - written), 1),
         silent=silent,
         recorded=[r for r in silent if _kind(r) in said],
+        transcript_age_s=None if transcript_age is None else round(transcript_age, 1),
     )
 
 
 def _kind(reason: str) -> str:
+    if reason.startswith("session ended"):
+        return "session_end"
     return "overdue" if "deadline" in reason else "quiet"
 
 
@@ -187,7 +221,7 @@ def table(found: list[Row]) -> Any:
     ):
         grid.add_column(name, overflow="fold")
     for row in found:
-        status = row.status + (" SILENT" if row.silent else "")
+        status = row.status + (" SILENT: " + "; ".join(row.silent) if row.silent else "")
         grid.add_row(
             f"[bold red]{status}[/]" if row.silent else status,
             row.style,
@@ -218,41 +252,30 @@ def as_json(found: list[Row]) -> str:
     return json.dumps([asdict(r) for r in found], indent=1, sort_keys=True)
 
 
-def transitions(seen: dict[str, str], found: list[Row]) -> list[dict[str, str]]:
-    """The loops whose status changed since the last frame (none on the first), and `seen`
-    brought up to date. A loop the watch never saw running is not told."""
-    moved = []
-    for row in found:
-        before = seen.get(row.key)
-        if before is not None and before != row.status:
-            moved.append(
-                {
-                    "event": "watch.transition",
-                    "worktree": row.worktree,
-                    "from": before,
-                    "status": row.status,
-                }
-            )
-        seen[row.key] = row.status
-    return moved
-
-
-def sweep(found: list[Row], home: Path | None = None, seen: dict[str, str] | None = None) -> None:
-    """Record and tell each new silence, and (given the last frame's statuses) each status
-    change; a failure to tell never stops the watch."""
+def sweep(found: list[Row], home: Path | None = None) -> list[str]:
+    """Record and tell each new silence, and return what was told; a failure to tell never
+    stops the watch. (A loop's status changes are told by the hook that makes them,
+    `announce`, not here.)"""
     from .notify import notify
 
-    for moved in transitions(seen, found) if seen is not None else []:
-        notify(
-            moved,
-            f"autopilot-codex: {moved['worktree']}: {moved['from']} -> {moved['status']}",
-        )
+    told = []
     for row in found:
         for reason in record(row, home=home):
+            message = f"autopilot-codex: {row.worktree or row.key}: {reason}"
             notify(
                 {"event": SILENT, "worktree": row.worktree, "status": row.status, "reason": reason},
-                f"autopilot-codex: {row.worktree or row.key}: {reason}",
+                message,
             )
+            told.append(message)
+    return told
+
+
+def terminal_notice(message: str) -> str:
+    """The terminal's own notification sequences (OSC 9, and OSC 777 for the terminals that
+    take that one); a terminal that knows neither ignores them. Control characters are
+    dropped so that no text can end the sequence early or start another."""
+    clean = "".join(c for c in message if c.isprintable() and c != ";")[:200]
+    return f"\x1b]9;{clean}\x07\x1b]777;notify;autopilot-codex;{clean}\x07"
 
 
 def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, every_s: float) -> str:
@@ -264,11 +287,11 @@ def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, ever
     from rich.live import Live
 
     found = rows(silence_s=silence_s, here=here)
-    seen: dict[str, str] = {}
     with Live(table(found), refresh_per_second=1, screen=False) as live:
         try:
             while True:
-                sweep(found, seen=seen)
+                for message in sweep(found):
+                    live.console.file.write(terminal_notice(message))
                 live.update(table(found))
                 time.sleep(every_s)
                 found = rows(silence_s=silence_s, here=here)

@@ -23,6 +23,9 @@ KINDS = {
     "claim": "resume",
     "stop": "pause",
     "cancel": "pause",
+    "question": "question",
+    "session": "pause",
+    "watch": "pause",
 }
 FAILED = ("fail", "error", "timeout", "reject", "abort", "refused", "failed")
 
@@ -59,7 +62,8 @@ def build(files: LoopFiles) -> list[Entry]:
 
 
 def _kind(event: str, record: dict[str, Any]) -> str:
-    if text(record, "status") == "paused" or event.endswith((".stalled", ".unavailable")):
+    paused = "paused" in (text(record, "status"), text(record, "decision"))
+    if paused or event.endswith((".stalled", ".unavailable")):
         return "pause"
     return KINDS.get(event.split(".", 1)[0], "other")
 
@@ -93,6 +97,13 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
             tail = text(last, "tail")
     elif event == "ask":
         title = f"question {text(record, 'decision') or 'asked'} (task {text(record, 'task')})"
+    elif event in ("question.answered", "question.to_user"):
+        title, detail = _question(event, record)
+    elif event == "session.ended":
+        title = f"session ended ({text(record, 'reason')}) while the loop ran, without a Stop"
+        detail = f"session {text(record, 'session')}"
+    elif event == "watch.silent":
+        title = f"watch: silent ({text(record, 'kind')})"
     elif event == "plan":
         title = f"planned {int(number(record, 'tasks'))} tasks"
     decision = text(record, "decision")
@@ -109,6 +120,17 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         tail=tail,
         rank=0 if event.endswith(".start") else (2 if event.endswith(".end") else 1),
     )
+
+
+def _question(event: str, record: dict[str, Any]) -> tuple[str, str]:
+    """The implementer's question to the user and who answered it: the manager, or nobody
+    yet (left to the user, the loop paused)."""
+    task = text(record, "task")
+    where = f" (task {task})" if task else ""
+    question = text(record, "question")
+    if event == "question.answered":
+        return f"question answered by the manager{where}", f"{question}\n→ {text(record, 'answer')}"
+    return f"question left to the user{where}", f"{question}\nwhy: {text(record, 'reason')}"
 
 
 def _round(record: dict[str, Any]) -> Entry:

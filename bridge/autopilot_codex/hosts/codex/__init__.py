@@ -76,9 +76,9 @@ class Codex:
     # The model's shell commands see the thread id under both names (pinned by a contract
     # test); hooks get it only in the payload.
     session_env: str | None = "CODEX_THREAD_ID"
-    # `request_user_input`: not seen reaching a PreToolUse hook on the pinned CLI, so not
-    # answered yet (docs/hosts-questions.md).
-    question_tools: frozenset[str] = frozenset()
+    # Its PreToolUse fires for `request_user_input` and a deny reason is the tool's output the
+    # model reads (pinned by a contract test; docs/hosts-questions.md).
+    question_tools = frozenset({"request_user_input"})
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

@@ -238,7 +238,12 @@ def main(argv: list[str]) -> int:
         store = Store(Path(worktree), lock_timeout=config.lock_timeout_s)
         payload = HookInput(event="PostToolUse", session_id=session or None, cwd=worktree)
         ctx = HookContext(payload, store, config, hosts.get(host), selected_manager)
-        return run(ctx, token)
+        try:
+            return run(ctx, token)
+        finally:
+            from ...announce import announce
+
+            announce(store, "review")
     except Exception:  # noqa: BLE001 - nobody reads a detached worker's stderr
         log_crash("review worker")
         return 0

@@ -158,6 +158,9 @@ def status_lines(log: RunLog, now: float) -> list[str]:
         cost = None if all(x.cost_usd is None for x in log.rounds) else 0.0
         tokens = None if all(x.tokens is None for x in log.rounds) else 0
         lines += [f"The {line}." for line in unseen(log.header, cost, tokens, always=True)]
+    unpriced = sorted({r.unpriced for r in log.rounds if r.unpriced})
+    if unpriced:
+        lines.append("Priced at the dearest row (not in the price table): " + ", ".join(unpriced))
     ended = log.end.status if log.end is not None else ""
     if ended in RAISES:
         lines.append(f"Next: autopilot-codex run --resume {RAISES[ended]} (the same run goes on)")

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import cleanenv, meters
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
+from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
@@ -207,6 +208,7 @@ def _launch(
         extra_args=opts.host_args,
         wall_args=wall,
         on_update=view.update,
+        own_prices=load_config(warnings=[]).implementer_prices,
         stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
     )
     return result, changed_between(run.root, before, snapshot(run.root))
@@ -302,6 +304,7 @@ def _one_round(
         commit=sha,
         manager_usd=run.manager_usd - manager_before,
         manager_done=done,
+        unpriced=result.unpriced,
     )
     run.custody.append(record)
     if ok:

@@ -76,6 +76,9 @@ class RoundRecord:
     # when it said not done or could not be asked (a cap reached, the manager unavailable).
     manager_usd: float = 0.0
     manager_done: bool | None = None
+    # The model whose tokens were priced at the dearest row of the host's table: the round's
+    # process reported tokens, no dollars, and named no model the table knows.
+    unpriced: str = ""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ class ThirdHeadless:
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         return set(), ("THIRD_",)
 
+    def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
+        return ""  # its end event reports dollars
+
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("kind")
         if kind == "say":

@@ -195,6 +195,11 @@ class Host(Protocol):
         """Does this path hold the host's hooks (or the switch that turns them off)?"""
         ...
 
+    def is_spend_record(self, path: str) -> bool:
+        """Does this path hold the host's own record of what the implementer spends (or the
+        folder that holds such records), which the loop's budget reads?"""
+        ...
+
     def render(self, event: str, answer: Answer) -> str:
         """The answer as this host's hook stdout: JSON, or "" for a silent allow."""
         ...

@@ -85,6 +85,9 @@ class Third:
     def is_settings_file(self, path: str) -> bool:
         return _SETTINGS.search(path) is not None
 
+    def is_spend_record(self, path: str) -> bool:
+        return False  # its end event reports the spend; it keeps no record of its own
+
     def render(self, event: str, answer: Answer) -> str:
         if answer.deny:
             return json.dumps({"verdict": "refuse", "why": answer.deny})

@@ -122,6 +122,29 @@ def test_the_budget_counts_the_managers_spend_and_a_raise_resumes_the_same_run(
     assert "This is round 3 of at most 10." in calls(path)[2]["prompt"]
 
 
+def test_resume_keeps_the_runs_manager_unless_another_is_given(
+    repo: Path, script: Script, manager: FakeOpenAI
+) -> None:
+    script([READY, EXIT, AGAIN, EXIT, AGAIN, EXIT])
+    costly = Reply(body=verdict_body("continue"), input_tokens=100_000, output_tokens=200)
+    manager.enqueue(costly, schema="Verdict")
+    code, record = drive(repo, "--manager", "openai", "--budget", "0.15")
+    assert (code, record["status"]) == (2, "budget")
+    assert run_log(repo).header.manager == "openai"
+    # No --manager: the run's own goes on judging (one verdict, "continue").
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    code, record = drive(repo, "--resume", "--budget", "1", "--rounds", "4")
+    assert (code, record["status"]) == (2, "round_limit"), record
+    assert len(manager.requests_for(schema="Verdict")) == 2
+    assert [r.manager_done for r in rounds_of(repo)] == [None, False, None, False]
+    # Another given: it replaces the run's, and the next resume keeps it.
+    code, record = drive(repo, "--resume", "--rounds", "6", "--manager", "none")
+    assert (code, record["status"]) == (0, "complete")
+    assert len(manager.requests_for(schema="Verdict")) == 2
+    log = run_log(repo)
+    assert (log.header.manager, log.raises[-1].manager) == ("none", "none")
+
+
 def test_the_budget_refused_and_raised_through_the_cli(
     repo: Path, script: Script, capsys: pytest.CaptureFixture[str]
 ) -> None:

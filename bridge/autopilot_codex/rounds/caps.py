@@ -26,12 +26,15 @@ RAISES = {
 
 @dataclass(frozen=True)
 class Raise:
-    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap)."""
+    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap), and
+    the manager."""
 
     rounds: int | None = None
     budget_usd: float | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
+    # Another manager backend for the run (None: the run's own).
+    manager: str | None = None
 
     @property
     def given(self) -> bool:
@@ -114,6 +117,7 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
         budget_usd=given.budget_usd,
         max_tokens=given.max_tokens,
         max_seconds=given.max_seconds,
+        manager=given.manager,
     )
 
 

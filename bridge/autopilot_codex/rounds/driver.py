@@ -69,6 +69,8 @@ class RunOptions:
     max_seconds: float = 0.0
     # With `resume`: the caps given to raise (`caps.Raise`), checked against what was used.
     raised: caps.Raise = caps.Raise()
+    # The manager backend's name, kept in the run's header ("none": no manager).
+    manager: str = "none"
     timeout_s: float = 3600.0
     host_args: tuple[str, ...] | None = None
     max_retries: int = MAX_RETRIES
@@ -126,6 +128,7 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
         max_seconds=opts.max_seconds,
         checks=list(opts.checks),
         checks_env=list(opts.checks_env),
+        manager=opts.manager,
     )
     custody.append(header)
     return Run(header, root, custody, store), first(opts.rounds)

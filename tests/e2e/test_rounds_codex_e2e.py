@@ -171,6 +171,10 @@ def test_a_clean_verifier_round_exits(
     assert any(s in done[0]["last_action"] for s in ("git commit", "edit: ")), done[0]
     assert done[0]["last_action"].endswith(("hello.txt", '"add hello"\'')), done[0]
     assert names(done, "tokens") == [3 * 110, 110]
+    # Priced by the driver for the model config.toml names (gpt-5.5: 100 input tokens at $5
+    # and 10 output at $30 per million, each request).
+    assert names(done, "cost_usd") == pytest.approx([3 * 0.0008, 0.0008])
+    assert names(done, "unpriced") == ["", ""]
     prompts = rounds.prompts()
     assert len(prompts) == 2 and len(fake_codex.model_requests) == 4
     assert VERIFY not in prompts[0] and VERIFY in prompts[1]

@@ -59,6 +59,9 @@ def test_two_rounds_to_a_verified_exit(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = json.loads(proc.stdout)
     assert (record["status"], record["rounds_used"]) == ("complete", 2)
+    # The real CLI's result event reports the round's tokens (its `usage`) beside its dollars.
+    assert isinstance(record["tokens"], int) and record["tokens"] > 0, record
+    assert record["rounds_usd"] > 0, record
 
     mains = [r.raw for r in fake_anthropic.main_requests()]
     assert len(mains) == 5, fake_anthropic.dump_log()

@@ -5,7 +5,9 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   commit: "message"     `git add -A && git commit` afterwards
   shell: "command"      run with bash in the working directory (after the writes, before commit)
   say: "text"           the final assistant message (markers go here)
-  cost: 0.01            Claude: total_cost_usd of the result event
+  cost: 0.01            Claude: total_cost_usd of the result event (null: none reported)
+  usage: {...}          the usage of Claude's result event (default: a realistic one; null:
+                        none) or of Codex's turn.completed (default: 1000 in, 200 cached, 100 out)
   exit: 0               exit code
   crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
   error: "text"         with crash: the error it writes to stderr (default: an overload)
@@ -30,6 +32,18 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# What the real CLIs report of one short round: Claude Code's result event counts each token
+# kind apart; Codex's input_tokens include the cached ones.
+CLAUDE_USAGE = {
+    "input_tokens": 6,
+    "cache_creation_input_tokens": 1500,
+    "cache_read_input_tokens": 12000,
+    "output_tokens": 400,
+    "server_tool_use": {"web_search_requests": 0},
+    "service_tier": "standard",
+}
+CODEX_USAGE = {"input_tokens": 1000, "cached_input_tokens": 200, "output_tokens": 100}
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -76,16 +90,16 @@ class Claude:
         self._assistant({"type": "text", "text": text})
 
     def finish(self, step: dict[str, Any], last: str) -> None:
-        emit(
-            {
-                "type": "result",
-                "subtype": "success",
-                "is_error": False,
-                "result": last,
-                "total_cost_usd": step.get("cost", 0.01),
-                "num_turns": 1,
-            }
-        )
+        event: dict[str, Any] = {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": last,
+            "total_cost_usd": step.get("cost", 0.01),
+            "num_turns": 1,
+            "usage": step.get("usage", CLAUDE_USAGE),
+        }
+        emit({k: v for k, v in event.items() if v is not None})
 
 
 class Codex:
@@ -112,7 +126,7 @@ class Codex:
         emit({"type": "item.completed", "item": {"type": "agent_message", "text": text}})
 
     def finish(self, step: dict[str, Any], last: str) -> None:
-        usage = {"input_tokens": 1000, "cached_input_tokens": 200, "output_tokens": 100}
+        usage = step.get("usage") or CODEX_USAGE
         emit({"type": "turn.completed", "usage": usage})
 
 

@@ -128,6 +128,33 @@ def test_a_background_review_after_the_token_cap_is_deferred_without_a_call(
         assert time.monotonic() < deadline, events(repo)
         time.sleep(0.05)
     assert manager.requests_for(schema="Review") == []
+    # The deferral names the meter that caused it, not the budget.
+    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    deferred = [r for r in map(json.loads, lines) if r["event"] == "review.deferred"]
+    assert [(r["reason"], r["why"]) for r in deferred] == [
+        ("tokens", "token limit reached: 1500 of 1000 tokens (500 over)")
+    ]
+
+
+def test_a_background_review_that_would_pass_the_budget_is_deferred_as_budget(
+    repo: Path, manager: FakeOpenAI, capsys: Capsys, hook: Hook, tmp_path: Path
+) -> None:
+    plan(capsys, repo, manager, "--budget", "1")
+    transcript = tmp_path / "session.jsonl"
+    spend(transcript, "m1", 65_000)  # $0.975 of Sonnet output: under the cap, near it
+    (repo / "file1.txt").write_text("x")
+    edit = edit_payload(repo)
+    edit["transcript_path"] = str(transcript)
+    hook("PostToolUse", edit)
+    deadline = time.monotonic() + 60
+    while "review.deferred" not in events(repo):
+        assert time.monotonic() < deadline, events(repo)
+        time.sleep(0.05)
+    assert manager.requests_for(schema="Review") == []
+    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    deferred = [r for r in map(json.loads, lines) if r["event"] == "review.deferred"]
+    assert [r["reason"] for r in deferred] == ["budget"]
+    assert "left beside the calls in flight; the review may cost $" in deferred[0]["why"]
 
 
 # -- a 20 s cap over turns of 5 s: the loop ends within two turns of the cap -----------------

@@ -281,6 +281,27 @@ def test_pretooluse_denies_a_force_push(planned: Path, hook: Hook) -> None:
     assert "force-push" in out["hookSpecificOutput"]["permissionDecisionReason"]
 
 
+def test_pretooluse_denies_writing_the_hosts_own_transcript(
+    planned: Path, hook: Hook, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "user-home" / ".claude" / "projects" / "-repo" / "sess-1.jsonl"
+    data = payload(
+        "PreToolUse", planned, tool_name="Write", tool_input={"file_path": str(transcript)}
+    )
+    out = hook("PreToolUse", data).json
+    specific = out["hookSpecificOutput"]
+    assert (specific["hookEventName"], specific["permissionDecision"]) == ("PreToolUse", "deny")
+    assert specific["permissionDecisionReason"].startswith(
+        f"autopilot-codex safety rail [spend-records]: {transcript} holds the host's own record "
+        "of what the implementer spends; the loop's budget is read from it, so it may be read, "
+        "never changed. This is blocked while the loop runs"
+    ), specific["permissionDecisionReason"]
+    read = payload(
+        "PreToolUse", planned, tool_name="Read", tool_input={"file_path": str(transcript)}
+    )
+    assert hook("PreToolUse", read).stdout == ""
+
+
 def test_pretooluse_allows_ordinary_commands(planned: Path, hook: Hook) -> None:
     data = payload(
         "PreToolUse",

@@ -22,7 +22,7 @@ from tests.conftest import (
     run_hook_inproc,
     verdict_body,
 )
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.integration.test_ralph import PROMISE, start, stop
 from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, script  # noqa: F401
 
@@ -179,6 +179,37 @@ def test_a_rounds_run(
     text = "".join(page.text)
     assert TEXTAREA in text and "round 1 (implement)" in text and "round 2 (verify)" in text
     assert "round 1" in {h.strip() for h in page.text}  # the commit is grouped by its round
+
+
+def test_a_rounds_runs_manager_spend_is_in_its_timeline_and_chart(
+    repo: Path,
+    script: Script,  # noqa: F811
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from autopilot_codex.loopfiles import load
+    from autopilot_codex.report import chart, timeline
+
+    script([READY, EXIT])
+    # 100,000 input and 200 output tokens of gpt-6.2-sol: $0.202.
+    manager.enqueue(
+        Reply(body=verdict_body("done"), input_tokens=100_000, output_tokens=200), schema="Verdict"
+    )
+    code, record = drive(repo, "--manager", "openai")
+    assert code == 0, record
+    entries = timeline.build(load(project_dir(repo)))
+    said = [e for e in entries if e.title.startswith("manager on round")]
+    assert [(e.title, e.kind, e.ok) for e in said] == [("manager on round 2: done", "verdict", True)]
+    assert said[0].cost_usd == pytest.approx(0.202)
+    rounds = [e for e in entries if e.kind == "round"]
+    assert entries.index(said[0]) > entries.index(rounds[-1])  # after the round it judged
+    points = chart.series(entries)
+    assert points["manager"][-1][1] == pytest.approx(0.202)
+    assert points["rounds (host)"][-1][1] == pytest.approx(0.02)
+    html, _ = build(repo, capsys, tmp_path)
+    text = "".join(parse(html).text)
+    assert "manager on round 2: done" in text and "$0.2020" in text
 
 
 def test_no_loop_is_a_plain_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

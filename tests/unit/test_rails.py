@@ -379,6 +379,50 @@ def test_host_settings_may_be_read_but_not_changed(worktree: Path) -> None:
     assert reason and "[host-settings]" in reason
 
 
+def test_the_hosts_spend_records_may_be_read_but_not_changed(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: the implementer empties or rewrites its session transcript (or a subagent's, or
+    Codex's rollout, wherever CLAUDE_CONFIG_DIR and CODEX_HOME put them) to hide its spend."""
+    claude, codex = tmp_path / "claude-config", tmp_path / "codex-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    records = [
+        str(claude / "projects" / "-repo" / "s1.jsonl"),
+        str(claude / "projects" / "-repo" / "s1" / "subagents" / "agent-a.jsonl"),
+        str(Path.home() / ".claude" / "projects" / "-repo" / "s1.jsonl"),
+        str(codex / "sessions" / "2026" / "12" / "02" / "rollout-2026-12-02T00-00-00-a.jsonl"),
+    ]
+    for record in records:
+        for tool in ("Write", "Edit"):
+            call = HookInput(event="PreToolUse", tool_name=tool, tool_input={"file_path": record})
+            assert "[spend-records]" in (check(call, Config(), worktree) or ""), (tool, record)
+        read = HookInput(event="PreToolUse", tool_name="Read", tool_input={"file_path": record})
+        assert check(read, Config(), worktree) is None, record
+        assert check_command(f"cat {record}", Config(), worktree, None) is None
+        for line in (f": > {record}", f"truncate -s 0 {record}", f"rm {record}"):
+            reason = check_command(line, Config(), worktree, None)
+            assert reason and "[spend-records]" in reason, line
+    # Named through the variables that place them, or by a pattern matching them now.
+    (claude / "projects" / "-repo").mkdir(parents=True)
+    (claude / "projects" / "-repo" / "s1.jsonl").write_text("{}\n")
+    for line in (
+        "truncate -s0 $CODEX_HOME/sessions/2026/12/02/rollout-a.jsonl",
+        "rm ${CLAUDE_CONFIG_DIR}/projects/-repo/s1.jsonl",
+        f"rm {tmp_path}/claude-c*/pro*/*/*.jsonl",
+    ):
+        reason = check_command(line, Config(), worktree, None)
+        assert reason and "[spend-records]" in reason, line
+    for folder in (claude, codex, claude / "projects", codex / "sessions"):
+        reason = check_command(f"mv {folder} {tmp_path / 'elsewhere'}", Config(), worktree, None)
+        assert reason and "[spend-records]" in reason, folder
+    # What the host keeps beside them, and the worktree's own folders of the same names, are not.
+    memory = claude / "projects" / "-repo" / "memory" / "MEMORY.md"
+    assert check_command(f"echo note >> {memory}", Config(), worktree, None) is None
+    line = "mkdir -p .claude/projects/x && mv .codex/sessions .codex/old"
+    assert check_command(line, Config(), worktree, None) is None
+
+
 def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
     import subprocess
     import sys

@@ -55,8 +55,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--manager",
         choices=(*select.BACKENDS.names, NO_MANAGER),
-        default=NO_MANAGER,
-        help=f"who judges each round (default: {NO_MANAGER}: a verifier's exit and the checks)",
+        default=None,
+        help=f"who judges each round (default: {NO_MANAGER}: a verifier's exit and the checks; "
+        "with --resume, the run's own)",
     )
     p.add_argument("--resume", action="store_true", help="continue the last unfinished run")
     p.add_argument("--json", action="store_true", help="print the final record as JSON")
@@ -171,6 +172,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
             budget_usd=budget,
             max_tokens=flags.get("max_tokens"),
             max_seconds=flags.get("max_duration"),
+            manager=args.manager,
         )
     return RunOptions(
         worktree=args.cwd.resolve(),
@@ -182,6 +184,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         max_tokens=config.max_tokens,
         max_seconds=config.max_duration,
         raised=raised,
+        manager=args.manager or NO_MANAGER,
         timeout_s=args.timeout,
         host_args=tuple(args.host_arg) if args.host_arg is not None else None,
         checks=tuple(user_checks(args.check)),
@@ -190,15 +193,17 @@ def _options(args: argparse.Namespace) -> RunOptions:
     )
 
 
-def _manager(backend: str, opts: RunOptions) -> ManagerCheck | None:
-    if backend == NO_MANAGER:
+def _manager(given: str | None, opts: RunOptions) -> ManagerCheck | None:
+    """The run's manager: the one given, else (resumed) the one the run kept, else none."""
+    goal, backend = opts.goal, given
+    if opts.resume:
+        runs, _ = custody_for(toplevel(opts.worktree)).open(resume=True)
+        if runs:
+            goal, backend = runs[-1].header.goal, given or runs[-1].header.manager
+    if not backend or backend == NO_MANAGER:
         return None
     from ..rounds.verdict import make
 
-    goal = opts.goal
-    if opts.resume:
-        runs, _ = custody_for(toplevel(opts.worktree)).open(resume=True)
-        goal = runs[-1].header.goal if runs else goal
     return make(goal, backend)
 
 

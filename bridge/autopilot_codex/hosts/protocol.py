@@ -54,6 +54,12 @@ class Headless(Protocol):
         """Fold one stream event into the round's state (message, action, cost, end, error)."""
         ...
 
+    def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
+        """The model a round of this command line runs, for a host whose stream reports
+        tokens and no dollars (the bridge prices them); "" when it is not named or the host
+        prices its own round."""
+        ...
+
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         """(names, prefixes) of the variables the CLI needs to reach its own model: a round
         keeps these and drops every other credential."""
@@ -187,6 +193,11 @@ class Host(Protocol):
 
     def is_settings_file(self, path: str) -> bool:
         """Does this path hold the host's hooks (or the switch that turns them off)?"""
+        ...
+
+    def is_spend_record(self, path: str) -> bool:
+        """Does this path hold the host's own record of what the implementer spends (or the
+        folder that holds such records), which the loop's budget reads?"""
         ...
 
     def render(self, event: str, answer: Answer) -> str:

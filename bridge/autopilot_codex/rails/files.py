@@ -52,6 +52,38 @@ def _host_settings(path: str) -> bool:
     return any(host.is_settings_file(path) for host in hosts.every())
 
 
+def spend_record(command: Command, where: Where) -> str | None:
+    for path, reading in _paths(command):
+        if reading:
+            continue
+        resolved = str(where.resolve(path, command.cwd))
+        if _spend_record(path) or _spend_record(resolved) or _glob_names_record(path, command.cwd):
+            return (
+                f"{path} holds the host's own record of what the implementer spends; the "
+                "loop's budget is read from it, so it may be read, never changed"
+            )
+    return None
+
+
+def _glob_names_record(raw: str, cwd: str) -> bool:
+    """A pattern the shell expands (`~/.cl*/projects/*/*.jsonl`) names what it matches now."""
+    if not any(c in raw for c in "*?["):
+        return False
+    import glob
+    import itertools
+    import os
+
+    pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
+    matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
+    return any(_spend_record(os.path.realpath(match)) for match in matches)
+
+
+def _spend_record(path: str) -> bool:
+    from .. import hosts
+
+    return any(host.is_spend_record(path) for host in hosts.every())
+
+
 def loop_config(command: Command, where: Where) -> str | None:
     for path, _reading in _paths(command):
         if where.resolve(path, command.cwd) == where.config_file:

@@ -81,12 +81,17 @@ def _check(
     return None
 
 
+HOST_FOLDERS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR")
+
+
 def check_command(command: str, config: Config, worktree: Path, cwd: str | None) -> str | None:
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")
     where = _where(worktree, config)
     env = {"HOME": os.path.expanduser("~"), "AUTOPILOT_CODEX_HOME": state_home_str()}
+    # The hosts' config folders, so `$CODEX_HOME/sessions/...` names the records it holds.
+    env.update({k: os.environ[k] for k in HOST_FOLDERS if os.environ.get(k, "").strip()})
     for part in shell.commands(command, env, cwd or str(worktree)):
         normal = " ".join(part.argv)
         denied = next((p for p in config.rails_deny if normal and _search(p, normal)), None)

@@ -240,6 +240,20 @@ RULES: tuple[Rule, ...] = (
         (files.host_settings,),
     ),
     Rule(
+        "spend-records",
+        "changing the host's own records of what the implementer spends",
+        (
+            "writing, emptying, moving or removing the host's records of its spend, which the "
+            "budget reads: Claude Code's session transcripts `~/.claude/projects/**/*.jsonl` "
+            "(subagents' included; its `memory/` files are fine) and Codex's rollouts "
+            "`~/.codex/sessions/**`, also where `CLAUDE_CONFIG_DIR` and `CODEX_HOME` put them, "
+            "by file tools, redirections, `truncate`, `rm`, `cp`, `mv`, `sed -i` and the like "
+            "(reading them is fine)",
+            "`truncate -s 0 ~/.claude/projects/-repo/abc.jsonl`, `rm -rf ~/.codex/sessions`",
+        ),
+        (files.spend_record,),
+    ),
+    Rule(
         "unreadable",
         "code that cannot be read before it runs",
         (

@@ -57,7 +57,11 @@ def build(files: LoopFiles) -> list[Entry]:
     reviews = _ReviewIndex(items(files.state, "reviewed"))
     tails = {text(c, "command"): c for c in items(files.state, "last_checks")}
     entries = [_entry(event, reviews, tails) for event in files.events]
-    entries += [_round(record) for record in files.rounds()]
+    for record in files.rounds():
+        entries.append(_round(record))
+        said = _manager(record)
+        if said is not None:
+            entries.append(said)
     return sorted(entries, key=lambda e: (e.at, e.rank))
 
 
@@ -157,6 +161,24 @@ def _round(record: dict[str, Any]) -> Entry:
         ok=(passed if isinstance(passed, bool) else (None if outcome == "ok" else False)),
         cost_usd=number(record, "cost_usd"),
         tail="\n".join(checks),
+    )
+
+
+def _manager(record: dict[str, Any]) -> Entry | None:
+    """The driver's manager calls after a round, apart from the round's own spend: their word
+    on the whole diff and what they cost (`manager_usd`); None when it was not asked."""
+    cost = number(record, "manager_usd")
+    done = record.get("manager_done")
+    if not cost and not isinstance(done, bool):
+        return None
+    word = "no word" if not isinstance(done, bool) else ("done" if done else "not done")
+    return Entry(
+        at=iso(number(record, "end") or number(record, "start")),
+        kind="verdict",
+        title=f"manager on round {int(number(record, 'round'))}: {word}",
+        ok=done if isinstance(done, bool) else None,
+        cost_usd=cost,
+        rank=2,  # after the round it judged
     )
 
 

@@ -26,12 +26,15 @@ RAISES = {
 
 @dataclass(frozen=True)
 class Raise:
-    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap)."""
+    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap), and
+    the manager."""
 
     rounds: int | None = None
     budget_usd: float | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
+    # Another manager backend for the run (None: the run's own).
+    manager: str | None = None
 
     @property
     def given(self) -> bool:
@@ -114,6 +117,7 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
         budget_usd=given.budget_usd,
         max_tokens=given.max_tokens,
         max_seconds=given.max_seconds,
+        manager=given.manager,
     )
 
 
@@ -158,6 +162,9 @@ def status_lines(log: RunLog, now: float) -> list[str]:
         cost = None if all(x.cost_usd is None for x in log.rounds) else 0.0
         tokens = None if all(x.tokens is None for x in log.rounds) else 0
         lines += [f"The {line}." for line in unseen(log.header, cost, tokens, always=True)]
+    unpriced = sorted({r.unpriced for r in log.rounds if r.unpriced})
+    if unpriced:
+        lines.append("Priced at the dearest row (not in the price table): " + ", ".join(unpriced))
     ended = log.end.status if log.end is not None else ""
     if ended in RAISES:
         lines.append(f"Next: autopilot-codex run --resume {RAISES[ended]} (the same run goes on)")

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import cleanenv, meters
 from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
+from ..config import load_config
 from ..errors import BridgeError
 from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
@@ -68,6 +69,8 @@ class RunOptions:
     max_seconds: float = 0.0
     # With `resume`: the caps given to raise (`caps.Raise`), checked against what was used.
     raised: caps.Raise = caps.Raise()
+    # The manager backend's name, kept in the run's header ("none": no manager).
+    manager: str = "none"
     timeout_s: float = 3600.0
     host_args: tuple[str, ...] | None = None
     max_retries: int = MAX_RETRIES
@@ -125,6 +128,7 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
         max_seconds=opts.max_seconds,
         checks=list(opts.checks),
         checks_env=list(opts.checks_env),
+        manager=opts.manager,
     )
     custody.append(header)
     return Run(header, root, custody, store), first(opts.rounds)
@@ -207,6 +211,7 @@ def _launch(
         extra_args=opts.host_args,
         wall_args=wall,
         on_update=view.update,
+        own_prices=load_config(warnings=[]).implementer_prices,
         stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
     )
     return result, changed_between(run.root, before, snapshot(run.root))
@@ -302,6 +307,7 @@ def _one_round(
         commit=sha,
         manager_usd=run.manager_usd - manager_before,
         manager_done=done,
+        unpriced=result.unpriced,
     )
     run.custody.append(record)
     if ok:

@@ -40,6 +40,9 @@ class RunHeader:
     checks: list[CheckSpec] = field(default_factory=list)
     # The config's `checks_env` when the run started: names the checks get on top of the few.
     checks_env: list[str] = field(default_factory=list)
+    # The manager backend that judges a verifier's exit (`run --manager`), which `--resume`
+    # keeps unless given another; "" for none (and for a run recorded before it was kept).
+    manager: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ class RoundRecord:
     # when it said not done or could not be asked (a cap reached, the manager unavailable).
     manager_usd: float = 0.0
     manager_done: bool | None = None
+    # The model whose tokens were priced at the dearest row of the host's table: the round's
+    # process reported tokens, no dollars, and named no model the table knows.
+    unpriced: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ class RunEnd:
 @dataclass(frozen=True)
 class RunRaise:
     """`run --resume` with a cap raised (`--rounds`, `--budget`, `--max-tokens`,
-    `--max-duration`): from here on the run's header reads with these values (None: kept), and
+    `--max-duration`) or another manager (`--manager`): from here on the run's header reads with these values (None: kept), and
     a run that had ended at a cap is open again."""
 
     kind: Literal["raise"]
@@ -99,6 +105,8 @@ class RunRaise:
     budget_usd: float | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
+    # `run --resume --manager NAME`: the backend from here on ("none": no manager).
+    manager: str | None = None
 
 
 @dataclass
@@ -128,7 +136,7 @@ class RunLog:
     def raised(self, record: RunRaise) -> None:
         given = {
             name: value
-            for name in ("rounds", "budget_usd", "max_tokens", "max_seconds")
+            for name in ("rounds", "budget_usd", "max_tokens", "max_seconds", "manager")
             if (value := getattr(record, name)) is not None
         }
         self.header = replace(self.header, **given)

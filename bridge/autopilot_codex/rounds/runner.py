@@ -25,6 +25,7 @@ from .rollout import Outcome
 from .stream import StreamState
 
 if TYPE_CHECKING:
+    from ..hosts.prices import Price
     from ..hosts.protocol import Headless
 
 KILL_GRACE_S = 3.0
@@ -42,6 +43,8 @@ class RoundResult:
     cost_usd: float | None
     tokens: int | None
     detail: str
+    # The model priced at the dearest row of the host's table ("" when none was).
+    unpriced: str = ""
 
 
 def headless(host: str) -> Headless:
@@ -125,12 +128,16 @@ def run_round(
     extra_args: Sequence[str] | None = None,
     wall_args: Sequence[str] = (),
     on_update: Callable[[StreamState], None] = lambda _s: None,
+    own_prices: Mapping[str, Price] | None = None,
 ) -> RoundResult:
     """Run one round to its end; a failure to start is a `crashed` round, never an exception.
-    `wall_args` are the boundary's flags, passed whatever `extra_args` say."""
+    `wall_args` are the boundary's flags, passed whatever `extra_args` say. `own_prices`: the
+    user's rows, before the host's table, for a host whose stream reports only tokens."""
     runner = headless(host)
-    state = StreamState(host, reader=runner.read)
     cmd = runner.command(prompt, host_base(host, runner, env), extra_args, wall_args)
+    state = StreamState(
+        host, reader=runner.read, model=runner.model_of(cmd, env), own_prices=own_prices or {}
+    )
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     with stderr_path.open("wb") as log:
         try:
@@ -154,7 +161,14 @@ def run_round(
     if outcome != "ok":
         detail += _stderr_tail(stderr_path)
     return RoundResult(
-        outcome, code, state.last_message, state.last_action, state.cost_usd, state.tokens, detail
+        outcome,
+        code,
+        state.last_message,
+        state.last_action,
+        state.cost_usd,
+        state.tokens,
+        detail,
+        state.unpriced,
     )
 
 

@@ -6,9 +6,12 @@ this module holds the state they fill and the helpers they share.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..hosts.prices import Price
 
 ACTION_MAX = 120
 
@@ -24,6 +27,11 @@ class StreamState:
     last_action: str = ""
     cost_usd: float | None = None
     tokens: int | None = None
+    # The model the round runs, for a host whose stream reports tokens and no dollars
+    # (`Headless.model_of`); "" when it is not named. `unpriced`: the name of a model priced
+    # at the dearest row of the host's table.
+    model: str = ""
+    unpriced: str = ""
     finished: bool = False  # the host's final event arrived
     error: str = ""
     events: int = 0
@@ -33,6 +41,8 @@ class StreamState:
     reader: Callable[[StreamState, dict[str, Any]], None] = field(
         default=_ignore, repr=False, compare=False
     )
+    # The user's own price rows (config `implementer_prices`), before the host's table.
+    own_prices: Mapping[str, Price] = field(default_factory=dict, repr=False, compare=False)
 
     def feed_line(self, line: str) -> bool:
         """Take one line; False when it is not a JSON object (printed noise, a torn line)."""

@@ -38,6 +38,9 @@ class ThirdHeadless:
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         return set(), ("THIRD_",)
 
+    def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
+        return ""  # its end event reports dollars
+
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("kind")
         if kind == "say":
@@ -81,6 +84,9 @@ class Third:
 
     def is_settings_file(self, path: str) -> bool:
         return _SETTINGS.search(path) is not None
+
+    def is_spend_record(self, path: str) -> bool:
+        return False  # its end event reports the spend; it keeps no record of its own
 
     def render(self, event: str, answer: Answer) -> str:
         if answer.deny:

@@ -153,6 +153,14 @@ def test_claude_result() -> None:
             "is_error": False,
             "result": "All pass.",
             "total_cost_usd": 0.25,
+            "usage": {
+                "input_tokens": 12,
+                "cache_creation_input_tokens": 3_000,
+                "cache_read_input_tokens": 40_000,
+                "output_tokens": 900,
+                "server_tool_use": {"web_search_requests": 1},
+                "service_tier": "standard",
+            },
         },
     )
     assert (s.last_message, s.last_action, s.cost_usd, s.finished, s.error) == (
@@ -162,6 +170,13 @@ def test_claude_result() -> None:
         True,
         "",
     )
+    # Every token kind counted once, as the transcript reader counts them.
+    assert s.tokens == 12 + 3_000 + 40_000 + 900
+
+
+def test_a_claude_result_without_usage_reports_no_tokens() -> None:
+    s = feed({"type": "result", "subtype": "success", "result": "ok", "total_cost_usd": 0.1})
+    assert (s.tokens, s.cost_usd) == (None, 0.1)
 
 
 def test_claude_blocks_of_one_message_are_joined() -> None:

@@ -222,14 +222,52 @@ def test_codex_stream() -> None:
             "usage": {"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 20},
         },
     )
-    assert (s.last_message, s.last_action, s.tokens, s.finished, s.error, s.cost_usd) == (
+    assert (s.last_message, s.last_action, s.tokens, s.finished, s.error) == (
         "Done.\n::potter(ready)",
         "edit: a.py",
         120,
         True,
         "",
-        None,
     )
+    # No model named: the dearest row (gpt-6-astra), 50 x $10 + 50 cached x $1 + 20 x $50.
+    assert s.cost_usd == pytest.approx(0.00155)
+    assert s.unpriced == "codex's default model"
+
+
+def test_a_codex_turn_is_priced_for_its_model_cached_input_as_such() -> None:
+    runner = HOST.headless()
+    assert runner is not None
+    state = StreamState(HOST.name, reader=runner.read, model="gpt-5.4")
+    usage = {"input_tokens": 10_000, "cached_input_tokens": 4_000, "output_tokens": 1_000}
+    for _ in range(2):
+        state.feed_line(json.dumps({"type": "turn.completed", "usage": usage}))
+    # gpt-5.4: 6,000 x $2.50 + 4,000 cached x $0.25 + 1,000 x $15 per million, twice.
+    assert state.cost_usd == pytest.approx(2 * 0.031)
+    assert (state.tokens, state.unpriced) == (22_000, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "model"),
+    [
+        (["-m", "gpt-5.4"], "", "gpt-5.4"),
+        (["--model", "gpt-5.4"], 'model = "gpt-5-mini"', "gpt-5.4"),
+        (["--model=gpt-5.4", "-c", 'model="gpt-5-mini"'], "", "gpt-5.4"),
+        (["-mgpt-5.4"], "", "gpt-5.4"),
+        (["-c", 'model="gpt-5-mini"'], 'model = "gpt-5.4"', "gpt-5-mini"),
+        (["--config=model=gpt-5-mini"], "", "gpt-5-mini"),
+        (["-c", "model_provider=x"], "model = 'gpt-5.4'\n", "gpt-5.4"),
+        ([], '[profiles.x]\nmodel = "gpt-5.4"\n', ""),
+        ([], "", ""),
+    ],
+)
+def test_the_model_a_round_runs(args: list[str], config: str, model: str, tmp_path: Path) -> None:
+    runner = HOST.headless()
+    assert runner is not None
+    if config:
+        (tmp_path / "config.toml").write_text(config)
+    # The prompt is the last word: a prompt of "-m x" names no model.
+    cmd = runner.command("-m gpt-6-astra", ["codex"], args)
+    assert runner.model_of(cmd, {"CODEX_HOME": str(tmp_path)}) == model
 
 
 def test_codex_failed_turn() -> None:

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
+from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -31,6 +32,16 @@ SLASH = {
 CONTEXT_EVENTS = frozenset({"PostToolUse", "SessionStart", "UserPromptSubmit"})
 # The settings files that hold the hooks (and `disableAllHooks`).
 _SETTINGS = re.compile(r"(^|/)\.claude/settings(\.local)?\.json$")
+# The session transcripts (and their subagents'): `~/.claude/projects/<project>/<session>.jsonl`
+# and `<session>/subagents/*.jsonl`. Claude Code's memory files sit beside them, the
+# implementer's to write.
+_SPEND = SpendPlace(
+    re.compile(r"(^|/)\.claude/projects(?=/|$)"),
+    "CLAUDE_CONFIG_DIR",
+    ".claude",
+    "projects",
+    spared=re.compile(r"/[^/]+/memory(/|$)"),
+)
 
 
 class Claude:
@@ -57,6 +68,9 @@ class Claude:
 
     def is_settings_file(self, path: str) -> bool:
         return _SETTINGS.search(path.replace("\\", "/")) is not None
+
+    def is_spend_record(self, path: str) -> bool:
+        return _SPEND.holds(path)
 
     def render(self, event: str, answer: Answer) -> str:
         out: dict[str, Any] = {}

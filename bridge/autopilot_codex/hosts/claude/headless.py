@@ -2,7 +2,8 @@
 
 `assistant` events carry content blocks (text, tool_use), split over several events of one
 message id; the final `result` event has `result` (the last text), `is_error` and
-`total_cost_usd`.
+`total_cost_usd` and `usage` (the session's tokens by kind: input, output, cache reads and
+cache writes, each counted apart).
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ CLOUD = {
 # Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
 DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
 
+# The token kinds of the result event's `usage`, as the hook's transcript reader counts them.
+TOKEN_KINDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
 
 class ClaudeHeadless:
     executable = "claude"
@@ -46,6 +55,9 @@ class ClaudeHeadless:
                 prefixes += extra
         return set(), tuple(prefixes)
 
+    def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
+        return ""  # the result event prices the round itself
+
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "assistant":
@@ -66,14 +78,25 @@ class ClaudeHeadless:
                 elif block.get("type") == "tool_use":
                     state.last_action = action(str(block.get("name", "tool")), block.get("input"))
         elif kind == "result":
-            state.finished = True
-            if isinstance(event.get("result"), str) and event["result"].strip():
-                state.last_message = event["result"]
-            cost = event.get("total_cost_usd")
-            if isinstance(cost, int | float) and not isinstance(cost, bool):
-                state.cost_usd = float(cost)
-            if event.get("is_error") or event.get("subtype") not in (None, "success"):
-                state.error = f"result {event.get('subtype', 'error')}"
+            _result(state, event)
+
+
+def _result(state: StreamState, event: dict[str, Any]) -> None:
+    state.finished = True
+    if isinstance(event.get("result"), str) and event["result"].strip():
+        state.last_message = event["result"]
+    cost = event.get("total_cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        state.cost_usd = float(cost)
+    if isinstance(event.get("usage"), dict):
+        state.tokens = tokens_of(event["usage"])
+    if event.get("is_error") or event.get("subtype") not in (None, "success"):
+        state.error = f"result {event.get('subtype', 'error')}"
+
+
+def tokens_of(usage: Mapping[str, Any]) -> int:
+    counts = [usage.get(k) for k in TOKEN_KINDS]
+    return sum(n for n in counts if isinstance(n, int) and not isinstance(n, bool) and n > 0)
 
 
 HEADLESS = ClaudeHeadless()

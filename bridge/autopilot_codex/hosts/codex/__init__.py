@@ -24,6 +24,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
+from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -41,6 +42,8 @@ BLOCK_EVENTS = frozenset({"PostToolUse", "Stop", "SubagentStop", "UserPromptSubm
 # The files that hold Codex's hooks and their trust (and the switch that turns them off):
 # a project's `.codex/`, the user's `$CODEX_HOME` (`~/.codex` by default).
 _SETTINGS = re.compile(r"(^|/)\.codex/(config\.toml|hooks\.json|autopilot-codex-install\.json)$")
+# The session rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`.
+_SPEND = SpendPlace(re.compile(r"(^|/)\.codex/sessions(?=/|$)"), "CODEX_HOME", ".codex", "sessions")
 _HOME_FILES = frozenset({"config.toml", "hooks.json", "autopilot-codex-install.json"})
 
 
@@ -102,6 +105,9 @@ class Codex:
         # `$CODEX_HOME` may be named anything: its files are the user's hooks all the same.
         parent, _, leaf = os.path.normpath(path).rpartition("/")
         return leaf in _HOME_FILES and _same_dir(parent, home)
+
+    def is_spend_record(self, path: str) -> bool:
+        return _SPEND.holds(path)
 
     def render(self, event: str, answer: Answer) -> str:
         return render(event, answer.block, answer.deny, answer.context, answer.message)

@@ -1,7 +1,8 @@
 """`codex exec --json`: a round's command line and its stream.
 
 `item.started`/`item.completed` with `agent_message`, `command_execution`, `file_change`...;
-`turn.completed` with `usage`; `turn.failed`.
+`turn.completed` with `usage` (tokens, no dollars: the bridge prices them for the round's
+model, `round_model`, with Codex's price table); `turn.failed`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...rounds.stream import action
+from . import prices, round_model
 
 if TYPE_CHECKING:
     from ...rounds.stream import StreamState
@@ -45,6 +47,9 @@ class CodexHeadless:
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         return key_names(environ), PREFIXES
 
+    def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
+        return round_model.model_of(cmd, environ)
+
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")
         item = event.get("item") if isinstance(event.get("item"), dict) else {}
@@ -66,11 +71,27 @@ class CodexHeadless:
             state.finished = True
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             assert isinstance(usage, dict)
-            counts = [v for k, v in usage.items() if k in ("input_tokens", "output_tokens")]
-            state.tokens = (state.tokens or 0) + sum(v for v in counts if isinstance(v, int))
+            input_, output = _count(usage, "input_tokens"), _count(usage, "output_tokens")
+            state.tokens = (state.tokens or 0) + input_ + output
+            price, known = prices.price_of(state.model, state.own_prices)
+            if not known:
+                state.unpriced = state.model or UNNAMED
+            # One turn may be several requests: whether one passed the long-context threshold
+            # is not told, so none is taken to have.
+            spent = prices.usd(price, input_, _count(usage, "cached_input_tokens"), 0, output)
+            state.cost_usd = (state.cost_usd or 0.0) + spent
         elif kind == "turn.failed":
             error = event.get("error")
             state.error = str(error.get("message") if isinstance(error, dict) else error)
+
+
+# How `status` names the model of a round whose command line and config name none.
+UNNAMED = "codex's default model"
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def key_names(environ: Mapping[str, str]) -> set[str]:

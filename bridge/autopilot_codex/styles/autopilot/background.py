@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ... import gitrepo
 from ...config import for_loop
-from ...guards import allow, charge, fits
+from ...guards import allow, charge, fits, reserved
 from ...hookio import HookInput
+from ...meters import over, total_usd
 from ...state import State, now_iso
 from . import findings_store, inflight, reducer
 from .convergence import Rules
@@ -125,11 +126,13 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         state = ctx.store.with_plan(state)
         prompt = steps.review_prompt(ctx, state, diff.text, diff.files)
         estimate = steps.estimate(ctx, state, prompt)
-        if not fits(state, estimate, inflight.clock()):
+        now = inflight.clock()
+        if not fits(state, estimate, now):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
             ctx.store.save(inflight.release(state, token))
+            meter, why = _deferral(state, estimate, now)
             ctx.store.append_event(
-                "review.deferred", reason="budget", session=ctx.payload.session_id
+                "review.deferred", reason=meter, why=why, session=ctx.payload.session_id
             )
             return None
         state = ctx.store.save(inflight.reserve(state, token, estimate, key))
@@ -138,6 +141,15 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             "review.started", digest=key[:16], session=ctx.payload.session_id
         )
     return Round(state, prompt, key, diff.files)
+
+
+def _deferral(state: State, estimate: float, now: float) -> tuple[str, str]:
+    """The meter that keeps a review from starting (`budget`, `tokens`, `duration`) and why."""
+    capped = over(state, now, None)
+    if capped is not None:
+        return capped[0].removeprefix("stopped_"), capped[1]
+    left = max(0.0, state.budget_usd - total_usd(state) - reserved(state))
+    return "budget", f"${left:.4f} left beside the calls in flight; the review may cost ${estimate:.4f}"
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:

@@ -104,13 +104,14 @@ def run_via_helper(argv: list[str], admitted: Admitted, home: str) -> bool:
     try:
         conn.settimeout(READY_TIMEOUT_S)
         try:
+            token = _read_token(sock_path)
             _connect(conn, sock_path)
         except OSError:
             # No helper (never started, exited, crashed): this hook runs here, the next may not.
             if not _locked(lock_path):
                 _spawn(home, ver, start_path)
             return False
-        return _handover(conn, argv, admitted, ver, sock_path)
+        return _handover(conn, argv, admitted, (ver, token), sock_path)
     finally:
         conn.close()
 
@@ -129,11 +130,24 @@ def _connect(conn: object, path: str) -> None:
         os.close(here)
 
 
+def _read_token(sock_path: str) -> bytes:
+    """The helper's secret, in a user-only file beside its socket: only a process that can
+    read the state home (never the implementer's sandbox, see the wall) may use the helper,
+    whose children run outside that sandbox."""
+    with open(token_path(sock_path), "rb") as handle:
+        return handle.read(256)
+
+
+def token_path(sock_path: str) -> str:
+    return sock_path[: -len(".sock")] + ".token"
+
+
 def _handover(
-    conn: object, argv: list[str], admitted: Admitted, ver: str, sock_path: str
+    conn: object, argv: list[str], admitted: Admitted, who: tuple[str, bytes], sock_path: str
 ) -> bool:
     import _socket
 
+    ver, token = who
     sock: _socket.socket = conn  # type: ignore[assignment]
     try:
         cwd = os.open(".", os.O_RDONLY)
@@ -153,6 +167,7 @@ def _handover(
                 b"1" if admitted.repair else b"",
                 admitted.raw,
                 f"{sys.stdout.encoding}\0{sys.stderr.encoding}".encode(),
+                token,
             ]
         )
         try:

@@ -21,7 +21,11 @@ REQUEST_TIMEOUT_S = 10.0
 
 
 def wait_for_hook(
-    listener: socket.socket, ver: str, changed: Callable[[], bool], life: int, taken: int
+    listener: socket.socket,
+    who: tuple[str, bytes],
+    changed: Callable[[], bool],
+    life: int,
+    taken: int,
 ) -> int:
     """Accept one hook; leave when the helper is gone (its pipe ends)."""
     listener.setblocking(False)
@@ -44,11 +48,12 @@ def wait_for_hook(
     for fd in (life, taken):
         os.close(fd)
     conn.setblocking(True)
-    return child(conn, ver)
+    return child(conn, who)
 
 
-def child(conn: socket.socket, ver: str) -> int:
+def child(conn: socket.socket, who: tuple[str, bytes]) -> int:
     """One hook in a forked child; returns the exit code."""
+    ver, token = who
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     conn.settimeout(REQUEST_TIMEOUT_S)
@@ -57,7 +62,7 @@ def child(conn: socket.socket, ver: str) -> int:
     except (OSError, ValueError):
         return 0
     try:
-        if len(fields) < 9 or fields[0].decode() != ver:
+        if len(fields) < 10 or not _trusted(conn, fields, ver, token):
             conn.sendall(b"S\n")
             return 0
         conn.sendall(b"R" + ver.encode() + b"\n")
@@ -77,6 +82,20 @@ def child(conn: socket.socket, ver: str) -> int:
     except OSError:
         pass
     return code
+
+
+def _trusted(conn: socket.socket, fields: list[bytes], ver: str, token: bytes) -> bool:
+    """This release, this helper's secret, and (where the system says) this user."""
+    import hmac
+    import socket
+
+    if fields[0] != ver.encode() or not hmac.compare_digest(fields[9], token):
+        return False
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    cred = conn.getsockopt(socket.SOL_SOCKET, option, 12)
+    return int.from_bytes(cred[4:8], sys.byteorder) == os.getuid()
 
 
 def receive(conn: socket.socket) -> list[bytes]:

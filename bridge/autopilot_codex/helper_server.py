@@ -14,6 +14,7 @@ one). A hook never depends on it: see `helper.run_via_helper`.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import select
@@ -65,6 +66,7 @@ def main(argv: list[str]) -> int:
     sources = Sources()
     import socket
 
+    token = _write_token(helper.token_path(sock_path))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     name = os.path.basename(sock_path)
     try:
@@ -79,11 +81,22 @@ def main(argv: list[str]) -> int:
     listener.listen(64)
     served = Served(home, os.stat(name).st_ino)
     try:
-        serve(listener, ver, lock, sources, served)
+        serve(listener, (ver, token), lock, sources, served)
     finally:
         served.remove_socket(name)
         listener.close()
     return 0
+
+
+def _write_token(path: str) -> bytes:
+    """A new secret for this helper's life (see helper._read_token), readable by the user only."""
+    token = os.urandom(32).hex().encode()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(token)
+    return token
 
 
 def _lock(path: str) -> int | None:
@@ -100,6 +113,7 @@ def _lock(path: str) -> int | None:
 
 def _preload() -> None:
     """Everything an admitted hook imports, and the shell grammar the rails load on first use."""
+    import hmac  # noqa: F401
     import subprocess  # noqa: F401
     import threading  # noqa: F401
 
@@ -239,7 +253,9 @@ class Pipes:
             os.close(fd)
 
 
-def serve(listener: socket.socket, ver: str, lock: int, sources: Sources, served: Served) -> None:
+def serve(
+    listener: socket.socket, who: tuple[str, bytes], lock: int, sources: Sources, served: Served
+) -> None:
     """Keep one forked child waiting on the socket (a hook then reaches a process that is
     already running, with no fork in its way), and a new one ready each time it takes a hook."""
     name = listener.getsockname()
@@ -248,7 +264,7 @@ def serve(listener: socket.socket, ver: str, lock: int, sources: Sources, served
     # A child's exit wakes the loop, so it is reaped (and its CPU time accounted) at once.
     signal.set_wakeup_fd(pipes.wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    waiter = _fork_waiter(listener, ver, lock, sources, pipes)
+    waiter = _fork_waiter(listener, who, lock, sources, pipes)
     children.add(waiter)
     try:
         while True:
@@ -267,14 +283,14 @@ def serve(listener: socket.socket, ver: str, lock: int, sources: Sources, served
                 if served.done(name, children - {waiter}) or sources.changed():
                     return
                 continue
-            waiter = _fork_waiter(listener, ver, lock, sources, pipes)
+            waiter = _fork_waiter(listener, who, lock, sources, pipes)
             children.add(waiter)
     finally:
         _end(waiter)
 
 
 def _fork_waiter(
-    listener: socket.socket, ver: str, lock: int, sources: Sources, pipes: Pipes
+    listener: socket.socket, who: tuple[str, bytes], lock: int, sources: Sources, pipes: Pipes
 ) -> int:
     from .helper_child import wait_for_hook
 
@@ -287,7 +303,7 @@ def _fork_waiter(
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(lock)
         pipes.in_child()
-        code = wait_for_hook(listener, ver, sources.changed, pipes.life_r, pipes.taken_w)
+        code = wait_for_hook(listener, who, sources.changed, pipes.life_r, pipes.taken_w)
     finally:
         os._exit(code)
 

@@ -191,6 +191,7 @@ class FakeHelper:
         finally:
             os.chdir(here)
         self.server.listen(4)
+        Path(helper.token_path(str(path))).write_bytes(b"planted")
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -260,3 +261,35 @@ def test_the_helper_exits_when_its_socket_is_removed(loop: Path, isolated: Path)
     pid = warm(loop, isolated)
     paths(isolated)[0].unlink()
     wait_for(lambda: not alive(pid), "the helper outlived its socket")
+
+
+def test_a_request_without_the_helpers_secret_runs_nothing(loop: Path, isolated: Path) -> None:
+    """What a process that cannot read the state home (the implementer's sandbox) could send:
+    everything a hook sends but the secret. The helper's child refuses it."""
+    warm(loop, isolated)
+    before = answered_by_helper(isolated)
+    sock = paths(isolated)[0]
+    fields = [
+        helper.version().encode(),
+        b"PreToolUse\0--host\0claude",
+        b"PATH=/usr/bin",
+        b"18",
+        str(loop).encode(),
+        b"autopilot",
+        b"",
+        force_push(loop),
+        b"utf-8\0utf-8",
+        b"0" * 64,  # a guess
+    ]
+    here = os.getcwd()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        os.chdir(sock.parent)
+        try:
+            conn.connect(sock.name)
+        finally:
+            os.chdir(here)
+        conn.settimeout(60)
+        conn.sendall(helper.encode(fields))
+        assert conn.recv(64) == b"S\n"
+    assert denied(hook(loop))  # the helper still serves hooks that know its secret
+    wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -60,6 +61,7 @@ DIFF_LINES = 300
 LIMIT = 4.0
 # A hook with a loop running (issue 26): the review cache hit, the guard stop, the rails.
 HOOK_LIMIT = 2.0
+WORKER = b"autopilot_codex.styles.autopilot.background"
 
 
 def prepare(tmp: Path, python: str, manager: FakeManager) -> tuple[ActiveLoop, Snapshot, Snapshot]:
@@ -80,6 +82,31 @@ def prepare(tmp: Path, python: str, manager: FakeManager) -> tuple[ActiveLoop, S
     return loop, running, exhausted
 
 
+def no_worker(repo: Path, timeout: float = 120.0) -> None:
+    """Wait until no review worker of this repository runs: a worker that freed its slot
+    still takes the lock once more on its way out, and a state restored under it reads as
+    tampered (Linux: read from /proc; elsewhere settle() alone)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    needle = str(repo).encode()
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = False
+        for entry in proc.iterdir():
+            try:
+                line = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if WORKER in line and needle in line:
+                busy = True
+                break
+        if not busy:
+            return
+        expect(time.monotonic() < deadline, "a review worker never ended")
+        time.sleep(0.01)
+
+
 def cases_for(
     loop: ActiveLoop, running: Snapshot, exhausted: Snapshot, python: str, label: str
 ) -> list[Case]:
@@ -91,6 +118,7 @@ def cases_for(
         # for it, or its save would land on the next case's restored state.
         def setup() -> None:
             settle(repo, home)
+            no_worker(repo)
             snapshot.restore()
 
         return setup

@@ -134,6 +134,7 @@ def _preload() -> None:
     parser.parse("true")
     del judge
     _warm_records()
+    _warm_rails()
     for name in ("ralph", "rounds"):
         try:
             from . import styles
@@ -160,6 +161,32 @@ def _warm_records() -> None:
                     typedjson._names(value)  # noqa: SLF001
                 except Exception:  # noqa: BLE001, S112 - a record that does not load warms nothing
                     continue
+
+
+def _warm_rails() -> None:
+    """Judge two shell lines and read a payload once here: the interpreter specializes the
+    code on first runs, and a child that inherits that does not redo it (about 2 ms of each
+    PreToolUse). Pure judgements of an empty folder; nothing is written."""
+    from pathlib import Path
+
+    from . import hookio, hosts
+    from .config import Config
+    from .rails import judge
+
+    host = hosts.get("claude")
+    where = os.getcwd()  # the run folder: no loop, no repository
+    line = "cd src && pytest -q 2>&1 | tail -5 && git status && git push --force origin main"
+    for command in (line, "ls"):
+        raw = (
+            b'{"session_id": "warm", "cwd": "%s", "tool_name": "Bash", '
+            b'"tool_input": {"command": "%s"}}' % (where.encode(), command.encode())
+        )
+        try:
+            payload = hookio.parse(raw, "PreToolUse", host)
+            denial = judge.check(payload, Config(), Path(where), host)
+            host.render("PreToolUse", hookio.Answer(deny=denial or ""))
+        except Exception:  # noqa: BLE001, S112 - a warm-up that fails only leaves things cold
+            continue
 
 
 class Sources:

@@ -23,7 +23,15 @@ import pytest
 
 from autopilot_codex import helper
 from autopilot_codex.cli import main
-from tests.conftest import HookRun, payload, plan_body, run_launcher
+from tests.conftest import (
+    HookRun,
+    edit_state,
+    make_repo,
+    payload,
+    plan_body,
+    run_launcher,
+    state_of,
+)
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_PEERCRED")
@@ -293,3 +301,27 @@ def test_a_request_without_the_helpers_secret_runs_nothing(loop: Path, isolated:
         assert conn.recv(64) == b"S\n"
     assert denied(hook(loop))  # the helper still serves hooks that know its secret
     wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
+
+
+def test_a_guard_stop_through_the_helper_is_the_direct_paths(
+    loop: Path, isolated: Path, manager: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The loop's own hooks too: two loops with their budget used up, one stopped by the
+    helper's child and one by the direct path, answer and end alike."""
+    import json
+
+    other = make_repo(tmp_path / "other")
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(other), "plan", "--session-id", "sess-1", "write", "files"]) == 0
+    for repo in (loop, other):
+        budget = state_of(repo)["budget_usd"]
+        edit_state(repo, budget_used_usd=budget)
+    warm(loop, isolated)
+    before = answered_by_helper(isolated)
+    stop = ["hook", "Stop", "--host", "claude"]
+    helped = run_launcher(stop, json.dumps(payload("Stop", loop)).encode(), env=ON)
+    wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
+    direct = run_launcher(stop, json.dumps(payload("Stop", other)).encode(), env=OFF)
+    assert "stopped_budget" in helped.stdout
+    assert (helped.code, helped.stdout, helped.stderr) == (direct.code, direct.stdout, direct.stderr)
+    assert state_of(loop)["status"] == state_of(other)["status"] == "stopped_budget"

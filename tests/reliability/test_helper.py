@@ -325,3 +325,83 @@ def test_a_guard_stop_through_the_helper_is_the_direct_paths(
     assert "stopped_budget" in helped.stdout
     assert (helped.code, helped.stdout, helped.stderr) == (direct.code, direct.stdout, direct.stderr)
     assert state_of(loop)["status"] == state_of(other)["status"] == "stopped_budget"
+
+
+def test_an_upgrade_in_place_ends_the_helper_and_the_next_is_the_new_code(
+    loop: Path, isolated: Path, tmp_path: Path
+) -> None:
+    """A plugin whose code changes on disk (an upgrade or an edit in place): the helper that
+    loaded the old code answers no more hooks, and the next helper loads the new code."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    plugin = tmp_path / "plugin"
+    for part in ("bin", "bridge"):
+        shutil.copytree(ROOT / part, plugin / part, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable, **ON}
+
+    def run() -> HookRun:
+        proc = subprocess.run(
+            ["bash", str(plugin / "bin" / "autopilot-codex"), "hook", "PreToolUse"]
+            + ["--host", "claude"],
+            input=force_push(loop),
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+    def socket_of() -> Path | None:
+        found = sorted(run_dir(isolated).glob("helper-*.sock"))
+        return found[0] if found else None
+
+    assert denied(run())
+    wait_for(lambda: socket_of() is not None, "the helper never started")
+    before = answered_by_helper(isolated)
+    assert denied(run())
+    wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
+    old = _pid_at(socket_of())
+
+    # The new release says so on stderr with every answer it writes.
+    changed = plugin / "bridge" / "autopilot_codex" / "output.py"
+    flush = "        sys.stdout.flush()\n"
+    text = changed.read_text()
+    assert flush in text
+    changed.write_text(text.replace(flush, flush + '        sys.stderr.write("new release\\n")\n'))
+    first = run()  # the old helper saw the change: this hook ran the new code itself
+    assert denied(first) and "new release" in first.stderr
+    wait_for(lambda: not alive(old), "the helper of the old code did not end")
+
+    for start in run_dir(isolated).glob("helper-*.start"):
+        aged = time.time() - helper.RESPAWN_S - 1
+        os.utime(start, (aged, aged))
+    assert denied(run())
+    wait_for(lambda: socket_of() is not None and _pid_at(socket_of()) not in (0, old), "no new")
+    new = _pid_at(socket_of())
+    try:
+        before = answered_by_helper(isolated)
+        helped = run()
+        wait_for(lambda: answered_by_helper(isolated) > before, "the new helper did not answer")
+        assert denied(helped) and "new release" in helped.stderr
+    finally:
+        os.killpg(new, signal.SIGKILL)
+
+
+def _pid_at(sock: Path | None) -> int:
+    """The pid listening on `sock`, 0 when nothing does."""
+    if sock is None:
+        return 0
+    here = os.getcwd()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            os.chdir(sock.parent)
+            try:
+                conn.connect(sock.name)
+            finally:
+                os.chdir(here)
+            cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    except OSError:
+        return 0
+    return int.from_bytes(cred[:4], sys.byteorder)

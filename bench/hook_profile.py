@@ -31,7 +31,6 @@ from active_hook import prepare
 from benchlib import (
     BRIDGE,
     GIT_ENV,
-    LAUNCHER,
     QUICK,
     FakeManager,
     ManagerScript,
@@ -48,9 +47,11 @@ from benchlib import (
     start_loop,
     workdir,
 )
+from helper_stats import DIRECT_ENV
 
 BENCH = "profile"
 HERE = Path(__file__).resolve().parent
+MAIN = BRIDGE / "autopilot_codex_main.py"
 IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
@@ -88,11 +89,14 @@ def import_profile(
     totals: list[float] = []
     for _ in range(n):
         restore()
+        # The launcher's own command line, with -X importtime: hooks start isolated (-I),
+        # which ignores PYTHONPROFILEIMPORTTIME. The direct path: the helper is off here.
         proc = subprocess.run(
-            [str(LAUNCHER), "hook", "PostToolUse", "--host", "claude"],
+            [env["AUTOPILOT_CODEX_PYTHON"], "-X", "importtime", "-I", "-S", str(MAIN)]
+            + ["hook", "PostToolUse", "--host", "claude"],
             input=stdin,
             capture_output=True,
-            env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+            env={**env, **DIRECT_ENV},
         )
         rows = parse_importtime(proc.stderr.decode())
         package: collections.Counter[str] = collections.Counter()
@@ -132,7 +136,7 @@ def phases(python: str, env: dict[str, str], stdin: bytes, restore: Any, n: int)
             [python, str(HERE / "profile_wrapper.py"), "hook", "PostToolUse", "--host", "claude"],
             input=stdin,
             capture_output=True,
-            env={**env, "PYTHONPATH": str(BRIDGE)},
+            env={**env, **DIRECT_ENV, "PYTHONPATH": str(BRIDGE)},
         )
         wall = (time.perf_counter() - start) * 1000
         line = proc.stderr.decode().rsplit("PROFILE ", 1)[-1]

@@ -7,6 +7,10 @@ denied (both parse the line with tree-sitter-bash); PreToolUse on a file tool (n
 figures are medians over the rounds, as ratios to the baseline. The parse of one line is timed
 in process as well.
 
+The hooks are answered by the resident helper (warmed first; its child's CPU time is added, see
+helper_stats); the allowed line is also timed with the helper off (the direct path), as
+context. Target (issue 26): PreToolUse Bash with a loop running <= 2x.
+
     python bench/rails_latency.py [--json FILE]
 """
 
@@ -32,8 +36,10 @@ from benchlib import (
     timed_row,
     workdir,
 )
+from helper_stats import DIRECT_ENV, STATS_ENV, HelperCpu, warm
 
 BENCH = "rails latency"
+LIMIT = 2.0
 ALLOWED = "cd src && pytest -q tests/ 2>&1 | tail -20 && git status --short && git diff --stat"
 DENIED = "env GIT_TRACE=1 sh -c 'git -C . push --force origin main'"
 PARSE = """
@@ -68,6 +74,13 @@ def cases(repo: Path, env: dict[str, str], python: str) -> list[Case]:
         Case("PreToolUse Bash, denied", hook_argv("PreToolUse"), env, bash(DENIED), check=denied),
         Case("PreToolUse Read (no parser)", hook_argv("PreToolUse"), env, read, check=silent_ok),
         Case(
+            "PreToolUse Bash, allowed, direct (no helper)",
+            hook_argv("PreToolUse"),
+            {**env, **DIRECT_ENV},
+            bash(ALLOWED),
+            check=silent_ok,
+        ),
+        Case(
             "import tree_sitter + bash grammar",
             [python, "-c", "import tree_sitter, tree_sitter_bash"],
             env,
@@ -91,13 +104,22 @@ def main() -> int:
     n_rounds = rounds(30, 5)
     with workdir("rails") as tmp, FakeManager() as manager:
         loop = start_loop(tmp, python, manager, files=20)
+        loop.env.update(STATS_ENV)
+        warm(loop.home, lambda: loop.hook("PreToolUse", hook_payload("PreToolUse", loop.repo)))
+        helped = HelperCpu(loop.home)
         timed = cases(loop.repo, loop.env, python)
+        timed[1:4] = [helped.wrap(c) for c in timed[1:4]]
         samples = measure(timed, n_rounds)
+        helped.add_to(samples)
         first, each = parse_cost(
             python, loop.env, Path(__file__).resolve().parent.parent / "bridge"
         )
     base = timed[0].name
-    rows: list[Row] = [timed_row(BENCH, c.name, samples, c.name, base) for c in timed[1:]]
+    limits = {timed[1].name: LIMIT, timed[2].name: LIMIT}
+    rows: list[Row] = [
+        timed_row(BENCH, c.name, samples, c.name, base, limit=limits.get(c.name))
+        for c in timed[1:]
+    ]
     rows.append(Row(BENCH, "first parse (import + grammar + parse)", first))
     rows.append(Row(BENCH, "each later parse of the allowed line", each))
     emit(rows, [f"{n_rounds} rounds; interpreter {Path(python).name}"])

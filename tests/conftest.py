@@ -52,6 +52,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(var, raising=False)
     home = tmp_path / "state-home"
     monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(home))
+    if os.environ.get("AUTOPILOT_TEST_HELPER") != "1":
+        # The resident helper has its own tests (test_helper); one per test's state home would
+        # outlive the test. AUTOPILOT_TEST_HELPER=1 runs every hook test through it instead.
+        monkeypatch.setenv("AUTOPILOT_CODEX_HELPER", "0")
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
     for key, value in GIT_ENV.items():

@@ -30,12 +30,22 @@ def hook_main(argv: list[str]) -> int:
         admitted = admit(read_stdin(), argv[0] if argv else "")
         if admitted is None:
             return 0
+        if helped(argv, admitted):
+            return 0
         _late_site()
         from .hookrun import run_hook
     except Exception as exc:  # noqa: BLE001
         sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
         return 0
     return run_hook(argv, admitted)
+
+
+def helped(argv: list[str], admitted: Admitted) -> bool:
+    """True when the resident helper answered this hook (see `helper`); else the direct path
+    runs here, as it would without a helper."""
+    from . import helper
+
+    return helper.enabled() and helper.run_via_helper(argv, admitted, state_home_str())
 
 
 def _late_site() -> None:

@@ -31,6 +31,9 @@ READY_TIMEOUT_S = 2.0
 # A start attempt that did not give a listening helper is retried after this long at most.
 RESPAWN_S = 30.0
 OFF = "AUTOPILOT_CODEX_HELPER"
+_KEEP = frozenset(
+    {"HOME", "PATH", "LANG", "TZ", "TMPDIR", "USER", "LOGNAME", "AUTOPILOT_CODEX_HELPER_STATS"}
+)
 BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from autopilot_codex.helper_server import main; raise SystemExit(main(sys.argv[2:]))"
@@ -295,7 +298,10 @@ def _spawn(home: str, ver: str, start_path: str) -> None:
         with open(start_path, "wb"):
             pass
         os.utime(start_path)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        # The helper outlives this hook by minutes and /proc shows its starting environment to
+        # the same user: it starts with none of this hook's credentials. Each child takes its
+        # own hook's whole environment (helper_child), so the helper needs only these.
+        env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith("LC_")}
         null = os.devnull
         os.posix_spawn(
             sys.executable,

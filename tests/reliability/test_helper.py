@@ -405,3 +405,18 @@ def _pid_at(sock: Path | None) -> int:
     except OSError:
         return 0
     return int.from_bytes(cred[:4], sys.byteorder)
+
+
+def test_the_helper_keeps_no_credential_of_the_hook_that_started_it(
+    loop: Path, isolated: Path
+) -> None:
+    """The helper outlives the hook that started it by minutes: the manager's key (or any other
+    credential in that hook's environment) must not sit in its environment for the implementer
+    to read from /proc. Each child takes its own hook's environment instead."""
+    secret = "sk-helper-LEAK-5521"
+    env = {**ON, "OPENAI_API_KEY": secret, "GITHUB_TOKEN": secret}
+    assert denied(hook(loop, env))
+    wait_for(lambda: paths(isolated)[0].exists(), "the helper never started")
+    pid = helper_pid(isolated)
+    assert secret.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
+    assert denied(hook(loop, env))

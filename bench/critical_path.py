@@ -5,8 +5,10 @@ mode `edit` and with reviews `off`.
     python bench/critical_path.py [--json FILE]
 
 The figure is (wall(edit) - wall(off)) / L: how many manager latencies the reviews add to the
-session. Reviewing in the background, it is at most the one review still out at the Stop;
-with the edit hook waiting for every review it was about N. Also printed: the manager's
+session. Reviewing in the background, a review still out at the Stop of the diff it judges is
+waited for; one of an older diff is cancelled and the Stop reviews the final diff in its
+verdict's call (schema Judgement), so the Stop costs one latency like a Stop without reviews.
+With the edit hook waiting for every review it was about N. Also printed: the manager's
 requests per scenario.
 """
 
@@ -22,11 +24,12 @@ from benchlib import QUICK, ROOT, Row, emit, hook_env, real_python
 BENCH = "critical_path"
 LATENCY_S = 3.0
 EDITS = (5,) if QUICK else (5, 20)
-TARGET = 1.5
+TARGET = 1.1
 
 
 def _responder(request: Any) -> Any:
-    """Every review approves and every verdict is `done`, each after LATENCY_S."""
+    """Every review approves and every verdict is `done`, each after LATENCY_S; a Stop's
+    folded review and verdict is one answer after LATENCY_S too."""
     # `tests` is importable once benchlib has put the checkout on sys.path.
     from tests.conftest import review_body, verdict_body
     from tests.fakes.openai_server import Reply
@@ -35,6 +38,9 @@ def _responder(request: Any) -> Any:
         return Reply(body=review_body("approve"), delay=LATENCY_S)
     if request.schema_name == "Verdict":
         return Reply(body=verdict_body("done"), delay=LATENCY_S)
+    if request.schema_name == "Judgement":
+        body = {"review": review_body("approve"), "verdict": verdict_body("done")}
+        return Reply(body=body, delay=LATENCY_S)
     return None
 
 

@@ -228,9 +228,9 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
     """Each fresh run is written to the ledger; the caller keeps the results in the state."""
     from ...evidence import gather
 
-    calls = 2 if mode(fx, state) == "stop" else 1
+    # One call is left after the checks: the verdict, with the final diff's review folded in.
     timeout = for_loop(state, fx.environ, ctx.config).timeout_s
-    return gather(fx.store, state, manager_calls=calls, call_timeout_s=timeout)[1]
+    return gather(fx.store, state, manager_calls=1, call_timeout_s=timeout)[1]
 
 
 # -- 5. verdict -----------------------------------------------------------------------------

@@ -243,6 +243,10 @@ class FakeManager:
             body = self.script.reviews.pop(0) if self.script.reviews else review_body("approve")
         elif schema == "Verdict":
             body = self.script.verdicts.pop(0) if self.script.verdicts else verdict_body()
+        elif schema == "Judgement":  # a Stop's review and verdict in one call
+            review = self.script.reviews.pop(0) if self.script.reviews else review_body("approve")
+            verdict = self.script.verdicts.pop(0) if self.script.verdicts else verdict_body()
+            body = {"review": review, "verdict": verdict}
         else:
             return None
         text = json.dumps(body)

@@ -129,14 +129,19 @@ class Tally:
     reviewed: set[tuple[int, frozenset[tuple[str, str]]]] = field(default_factory=set)
     reviews: int = 0
     verdicts: int = 0
+    # Stops whose diff was reviewed in the verdict's call (issue 26): one request for two.
+    folded: int = 0
     blocks: int = 0
     last_head_reviewed: str = ""
 
-    def review_point(self, task: int, written: dict[str, str]) -> None:
+    def review_point(self, task: int, written: dict[str, str]) -> bool:
+        """True when this diff was not reviewed before: it is reviewed now."""
         key = (task, frozenset(written.items()))
-        if key not in self.reviewed:
-            self.reviewed.add(key)
-            self.reviews += 1
+        if key in self.reviewed:
+            return False
+        self.reviewed.add(key)
+        self.reviews += 1
+        return True
 
 
 def verdict_script() -> list[dict[str, Any]]:
@@ -188,8 +193,8 @@ def scripted_loop(repo: Path, mode: str, tally: Tally) -> list[str]:  # noqa: C9
 
 
 def stop(repo: Path, mode: str, task: int, written: dict[str, str], tally: Tally) -> str:
-    if mode == "stop":
-        tally.review_point(task, written)
+    if mode == "stop" and tally.review_point(task, written):
+        tally.folded += 1
     tally.verdicts += 1
     answer = hook("Stop", payload("Stop", repo))
     if '"decision": "block"' in answer:
@@ -229,7 +234,9 @@ def spend(manager: FakeManager) -> Spend:
 def answer_tokens(schema: str) -> int:
     from tests.conftest import plan_body, review_body, verdict_body
 
-    body = {"Plan": plan_body(TASKS), "Review": review_body(), "Verdict": verdict_body()}[schema]
+    bodies: dict[str, Any] = {"Plan": plan_body(TASKS), "Review": review_body()}
+    bodies.update(Verdict=verdict_body(), Judgement={"review": review_body(), "verdict": verdict_body()})
+    body = bodies[schema]
     return len(json.dumps(body)) // 4
 
 
@@ -261,12 +268,12 @@ def run_mode(tmp: Path, mode: str) -> tuple[Tally, Spend, dict[str, Any]]:
 def economy(tmp: Path) -> tuple[list[Row], list[str]]:
     rows: list[Row] = []
     table = [
-        "mode    requests (plan/review/verdict)  expected  prompt tokens  output tokens  "
+        "mode    requests (plan/review/verdict/both)  expected  prompt tokens  output tokens  "
         "USD total  USD per task  USD by the bridge"
     ]
     for mode in MODES:
         tally, used, state = run_mode(tmp, mode)
-        expected = 1 + tally.reviews + tally.verdicts
+        expected = 1 + tally.reviews + tally.verdicts - tally.folded
         total = sum(used.requests.values())
         expect(state["status"] == "done", f"{mode}: the loop ended {state['status']}")
         # The done verdict ends the goal: every planned task counts as completed.
@@ -277,7 +284,7 @@ def economy(tmp: Path) -> tuple[list[Row], list[str]]:
                 f"4a {mode}: manager requests",
                 total,
                 "req",
-                "plan+distinct diffs+verdicts",
+                "plan+distinct diffs+verdicts-folded",
                 expected,
                 total / expected,
                 f"= {expected}",
@@ -295,9 +302,10 @@ def economy(tmp: Path) -> tuple[list[Row], list[str]]:
         rows.append(
             Row(BENCH, f"4a {mode}: USD per completed task", round(used.usd / completed, 5), "USD")
         )
-        split = "/".join(str(used.requests.get(k, 0)) for k in ("Plan", "Review", "Verdict"))
+        kinds = ("Plan", "Review", "Verdict", "Judgement")
+        split = "/".join(str(used.requests.get(k, 0)) for k in kinds)
         table.append(
-            f"{mode:7} {total:3d} ({split:>9})                 {expected:4d}      {used.prompt_tokens:9d}"
+            f"{mode:7} {total:3d} ({split:>11})                 {expected:4d}      {used.prompt_tokens:9d}"
             f"  {used.output_tokens:13d}  {used.usd:9.4f}  {used.usd / completed:12.5f}"
             f"  {state['budget_used_usd']:17.4f}"
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from autopilot_codex.paths import project_dir
+from tests.fakes.openai_server import FakeOpenAI, LoggedRequest
 
 
 def _state(worktree: Path) -> dict[str, Any]:
@@ -39,3 +40,14 @@ def wait_inflight(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
         if time.monotonic() > deadline:
             raise AssertionError(f"no review started within {timeout}s")
         time.sleep(0.02)
+
+
+def review_requests(manager: FakeOpenAI) -> list[LoggedRequest]:
+    """The manager requests that reviewed a diff, in order: a background or commit review,
+    or a Stop's folded review-and-verdict call (schema `Judgement`)."""
+    return [r for r in manager.requests if r.schema_name in ("Review", "Judgement")]
+
+
+def verdict_requests(manager: FakeOpenAI) -> list[LoggedRequest]:
+    """The manager requests that judged a Stop: a verdict alone or folded with its review."""
+    return [r for r in manager.requests if r.schema_name in ("Verdict", "Judgement")]

@@ -53,6 +53,15 @@ from tests.fakes import sse
 __all__ = ["FakeOpenAI", "LoggedRequest", "Reply", "reply_from_json"]
 
 ANY_SCHEMA = "*"
+# The Stop's folded review-and-verdict call (the bridge's `schemas.Judgement`).
+FOLDED_SCHEMA = "Judgement"
+NEUTRAL_VERDICT: dict[str, object] = {
+    "decision": "continue",
+    "reason": "no verdict was scripted",
+    "current_task_done": False,
+    "instructions": "",
+    "findings": [],
+}
 
 _STATUS_ERROR_TYPES: dict[int, str] = {
     400: "invalid_request_error",
@@ -340,6 +349,11 @@ class FakeOpenAI:
                 queue = self._by_schema.get(req.schema_name)
                 if queue:
                     return queue.popleft()
+        if req.schema_name == FOLDED_SCHEMA:
+            folded = self._folded(req)
+            if folded is not None:
+                return folded
+        with self._lock:
             if self._general:
                 return self._general.popleft()
         if self.responder is not None:
@@ -353,6 +367,37 @@ class FakeOpenAI:
             headers={"x-should-retry": "false"},
             text=f"fake OpenAI server: no reply queued for {req.path} (schema {req.schema_name!r})",
             error_code="no_reply_queued",
+        )
+
+    def _part(self, req: LoggedRequest, schema: str) -> Reply | None:
+        """One part of a folded answer: queued for `schema`, else the responder's."""
+        with self._lock:
+            queue = self._by_schema.get(schema)
+            if queue:
+                return queue.popleft()
+        if self.responder is not None:
+            return self.responder(dataclasses.replace(req, schema_name=schema))
+        return None
+
+    def _folded(self, req: LoggedRequest) -> Reply | None:
+        """A Stop's folded review and verdict (schema `Judgement`) with nothing queued for it,
+        answered from a queued (or responded) Review reply and Verdict reply: tests script
+        the manager's two judgements as they would for two calls. A part that is not a plain
+        answer (an error, a dropped connection) is the whole reply, as one call fails whole; with no
+        Verdict reply the verdict part is a neutral `continue` (moot when the review blocks)."""
+        review = self._part(req, "Review")
+        if review is None:
+            return None
+        verdict = self._part(req, "Verdict") or Reply(body=NEUTRAL_VERDICT)
+        for part in (review, verdict):
+            if part.body is None or part.status >= 400 or part.drop or part.raw is not None:
+                return part
+        return dataclasses.replace(
+            review,
+            body={"review": _jsonable(review.body), "verdict": _jsonable(verdict.body)},
+            delay=max(review.delay, verdict.delay),
+            input_tokens=review.input_tokens,
+            output_tokens=review.output_tokens + verdict.output_tokens,
         )
 
     def _next_id(self) -> int:

@@ -24,7 +24,7 @@ from autopilot_codex.config import Config
 from autopilot_codex.manager import codex_backend, select
 from autopilot_codex.manager.codex_backend import NOT_INSTALLED, NOT_LOGGED_IN, CodexManager
 from autopilot_codex.manager.pricing import Usage, cost_usd, price_for
-from autopilot_codex.manager.schemas import Plan, Review, Verdict
+from autopilot_codex.manager.schemas import Judgement, Plan, Review, Verdict
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.e2e.codex_cli import CODEX_VERSION, CodexInstallError, ensure_codex
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -98,7 +98,12 @@ def make(model: str | None = None, timeout: float = 60.0) -> CodexManager:
 
 @pytest.mark.parametrize(
     ("schema", "body"),
-    [(Plan, plan_body(3)), (Review, review_body("fix")), (Verdict, verdict_body("done"))],
+    [
+        (Plan, plan_body(3)),
+        (Review, review_body("fix")),
+        (Verdict, verdict_body("done")),
+        (Judgement, {"review": review_body("fix"), "verdict": verdict_body("done")}),
+    ],
 )
 def test_plan_review_and_verdict_are_answered(
     codex: Path, fake: FakeOpenAI, schema: type[BaseModel], body: dict[str, object]
@@ -136,7 +141,7 @@ def test_the_run_is_a_lean_judge(codex: Path, fake: FakeOpenAI) -> None:
     assert "<environment_context>" not in fake.requests[0].raw_body
 
 
-@pytest.mark.parametrize("schema", [Plan, Review, Verdict])
+@pytest.mark.parametrize("schema", [Plan, Review, Verdict, Judgement])
 def test_the_budgeted_overhead_covers_what_codex_sends(
     codex: Path, fake: FakeOpenAI, schema: type[BaseModel]
 ) -> None:

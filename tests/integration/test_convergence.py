@@ -21,6 +21,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
+from tests.reviews import review_requests, verdict_requests
 
 
 def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
@@ -50,7 +51,7 @@ def test_a_manager_repeating_one_unsatisfiable_finding_ends_the_loop(
     answers = busy_turns(repo, hook, 20)
     state = state_of(repo)
     assert state["status"] != "running", f"still running after {len(answers)} reviews"
-    reviews = len(manager.requests_for(schema="Review"))
+    reviews = len(review_requests(manager))
     # The first repeat is the second review; within 6 manager calls after it the loop stops.
     assert reviews <= 1 + 6
     delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
@@ -98,7 +99,7 @@ def test_a_repeated_finding_is_disputed_and_the_loop_pauses_as_not_converging(
     assert state["status"] == "paused"
     assert state["stop_reason"].startswith("reviews not converging")
     assert "F1" in state["stop_reason"]
-    assert len(manager.requests_for(schema="Review")) <= 1 + 6
+    assert len(review_requests(manager)) <= 1 + 6
     delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
     assert len(delivered) == 2
     # The third time the implementer hears that the finding is disputed, not the finding.
@@ -141,7 +142,7 @@ def test_a_closed_finding_is_gone_from_the_next_prompt_and_a_restated_one_keeps_
         schema="Review",
     )
     committing_turns(repo, hook, 4)
-    prompts = [r.prompt_text for r in manager.requests_for(schema="Review")]
+    prompts = [r.prompt_text for r in review_requests(manager)]
     assert "Open findings from earlier reviews of this task: none." in prompts[0]
     assert "F1 [open" in prompts[1] and "first problem" in prompts[1]
     assert "F1 [open" in prompts[2] and "said anew" in prompts[2]
@@ -163,7 +164,7 @@ def test_a_finding_on_a_file_the_task_did_not_touch_is_advisory(
     answers = committing_turns(repo, hook, 1)
     # Nothing blocking is left: the Stop goes on to the verdict.
     assert "old code smells" not in answers[0].get("reason", "")
-    assert len(manager.requests_for(schema="Verdict")) == 1
+    assert len(verdict_requests(manager)) == 1
     assert ledger_of(repo)["entries"][0]["status"] == "waived"
 
 
@@ -200,9 +201,10 @@ def test_a_later_tasks_review_names_what_earlier_tasks_changed_as_context(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "T2")
     hook("Stop", payload("Stop", repo, stop_hook_active=True))
-    first, second = (r.prompt_text for r in manager.requests_for(schema="Review"))
+    first, second = (r.prompt_text for r in review_requests(manager))
     assert "<<<DATA ELSEWHERE" not in first
-    context = second[second.index("<<<DATA ELSEWHERE") : second.index("Diff since the task started")]
+    begin = second.index("<<<DATA ELSEWHERE")
+    context = second[begin : second.index(">>>", begin)]
     assert "file1.txt" in context and "file2.txt" not in context
 
 
@@ -220,10 +222,13 @@ def test_the_verdict_after_a_disputed_finding_sees_it(
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     answers = committing_turns(repo, hook, 4)
     assert "marked disputed" in answers[2]["reason"]
-    verdicts = manager.requests_for(schema="Verdict")
-    assert len(verdicts) == 1
-    assert "Standing review findings:" in verdicts[0].prompt_text
-    assert "F1 [disputed" in verdicts[0].prompt_text
+    # Each Stop reviewed and judged in one call; the last one's verdict counted, and it saw
+    # the disputed finding.
+    assert manager.requests_for(schema="Verdict") == []
+    verdicts = verdict_requests(manager)
+    assert len(verdicts) == 4
+    assert "Standing review findings:" in verdicts[-1].prompt_text
+    assert "F1 [disputed" in verdicts[-1].prompt_text
     assert answers[3]["reason"].startswith("[autopilot-codex] Manager verdict: continue")
 
 
@@ -241,7 +246,7 @@ def test_a_cached_review_replayed_counts_toward_the_verbatim_limit(
         answers.append(hook("Stop", payload("Stop", repo, stop_hook_active=turn > 0)).json)
         if state_of(repo)["status"] != "running":
             break
-    assert len(manager.requests_for(schema="Review")) == 1
+    assert len(review_requests(manager)) == 1
     delivered = [a for a in answers if "Fix: write the right content" in a.get("reason", "")]
     assert len(delivered) == 2
     assert "marked disputed" in answers[2]["reason"]

@@ -24,7 +24,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.reviews import wait_reviews
+from tests.reviews import review_requests, verdict_requests, wait_reviews
 
 
 def read_payload(cwd: Path) -> dict[str, Any]:
@@ -160,7 +160,7 @@ def test_stop_continue_blocks_with_next_task(
 ) -> None:
     # The task is committed: a task advances only on the manager's word and a new commit.
     commit_file(planned, "file1.txt")
-    # The Stop reviews the final diff first (edit mode), then asks for the verdict.
+    # The Stop reviews the final diff (edit mode) and asks for the verdict in one call.
     manager.enqueue(review_body("approve"), schema="Review")
     manager.enqueue(
         verdict_body("continue", done=True, instructions="Now do T2 carefully."), schema="Verdict"
@@ -169,8 +169,8 @@ def test_stop_continue_blocks_with_next_task(
     assert out["decision"] == "block"
     assert "Task T2 (2/2): task number 2" in out["reason"]
     assert "Now do T2 carefully." in out["reason"]
-    assert "MESSAGE" in manager.requests_for(schema="Verdict")[0].prompt_text
-    assert "T1 finished" in manager.requests_for(schema="Verdict")[0].prompt_text
+    assert "MESSAGE" in verdict_requests(manager)[0].prompt_text
+    assert "T1 finished" in verdict_requests(manager)[0].prompt_text
     state = state_of(planned)
     assert (state["iteration"], state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == (
         1,
@@ -417,9 +417,9 @@ def test_a_review_failing_in_the_background_is_redone_at_the_stop(
     # Trouble off the critical path costs nothing but the call: the loop goes on.
     assert (state["status"], state["autopilot"]["last_review"]) == ("running", None)
     assert "review.unavailable.background" in [e["event"] for e in events_of(planned)]
-    first = len(manager.requests_for(schema="Review"))
+    first = len(review_requests(manager))
     out = hook("Stop", payload("Stop", planned)).json
-    assert len(manager.requests_for(schema="Review")) > first
+    assert len(review_requests(manager)) > first
     assert "decision" not in out
     assert "paused" in out["systemMessage"]
     assert state_of(planned)["status"] == "paused"

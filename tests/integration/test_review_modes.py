@@ -20,7 +20,7 @@ from tests.conftest import (
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
-from tests.reviews import wait_reviews
+from tests.reviews import review_requests, wait_reviews
 
 
 def start(repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str) -> None:
@@ -34,7 +34,7 @@ def bash(repo: Path, command: str) -> dict[str, Any]:
 
 
 def reviews(manager: FakeOpenAI) -> int:
-    return len(manager.requests_for(schema="Review"))
+    return len(review_requests(manager))
 
 
 def test_edit_mode_reviews_each_edit(
@@ -73,7 +73,7 @@ def test_commit_mode_reviews_only_after_a_commit(
     assert reviews(manager) == 1
 
 
-def test_stop_mode_reviews_then_judges(
+def test_stop_mode_reviews_and_judges_in_one_call(
     repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     start(repo, manager, capsys, "stop")
@@ -84,8 +84,9 @@ def test_stop_mode_reviews_then_judges(
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     out = hook("Stop", payload("Stop", repo)).json
     assert out["decision"] == "block" and "Manager verdict: continue" in out["reason"]
-    assert reviews(manager) == 1
-    assert len(manager.requests_for(schema="Verdict")) == 1
+    # One manager latency for the Stop: the review of the final diff rides on the verdict's call.
+    assert [r.schema_name for r in manager.requests[1:]] == ["Judgement"]
+    assert "+v1" in manager.requests[-1].prompt_text
 
 
 def test_stop_mode_fix_blocks_without_a_verdict(
@@ -150,7 +151,7 @@ def test_secrets_and_state_never_reach_the_manager(
     manager.enqueue(review_body(), schema="Review")
     hook("PostToolUse", edit_payload(repo, "config.py"))
     wait_reviews(repo)
-    text = manager.requests_for(schema="Review")[0].prompt_text
+    text = review_requests(manager)[0].prompt_text
     assert "config.py" in text
     assert "hunter2" not in text and "BEGIN OPENSSH" not in text
     assert "sk-live-abcdefghijklmnopqrstuvwx" not in text and "[REDACTED]" in text
@@ -171,7 +172,7 @@ def test_oversized_diffs_are_summarised_within_the_cap(
     manager.enqueue(review_body(), schema="Review")
     hook("PostToolUse", edit_payload(repo, "big0.txt"))
     wait_reviews(repo)
-    request = manager.requests_for(schema="Review")[0]
+    request = review_requests(manager)[0]
     assert len(request.prompt_text) <= 8000 + 10
     assert "per-file summary" in request.prompt_text
     assert "big19.txt  +400 -0" in request.prompt_text

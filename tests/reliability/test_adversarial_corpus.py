@@ -49,7 +49,7 @@ from tests.reliability.adversarial_routes import (
 )
 from tests.reliability.conftest import events_of, start_loop, state_of
 from tests.reliability.test_git_attacks import _canary
-from tests.reviews import wait_reviews
+from tests.reviews import review_requests, wait_reviews
 
 REVIEWS = routes.GIT_ROUTES + routes.PYTHON_ROUTES + routes.UNSEEN_ROUTES
 DENIED = routes.CD_ROUTES + routes.NESTED_ROUTES + routes.RAILS_FILES_ROUTES
@@ -224,7 +224,8 @@ def _reviewed(row: Review, repo: Path, manager: FakeOpenAI, mp: pytest.MonkeyPat
         assert answer.get("decision") == "block", answer  # the loop goes on
     assert not ran.exists(), f"{row.name}: the planted program ran: {ran.read_text()}"
     assert not list(ran.parent.glob("canary.sh.*")), f"{row.name}: a planted module was imported"
-    (request,) = manager.requests_for(schema="Review")
+    # The call that reviewed the diff: the worker's, or the Stop's folded review and verdict.
+    (request,) = review_requests(manager)
     assert SECRET not in request.raw_body and PLANTED_KEY not in request.raw_body
     return request.prompt_text
 

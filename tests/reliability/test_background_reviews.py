@@ -20,7 +20,7 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reliability.conftest import Hook, answer_of, events_of, state_of
 from tests.reliability.test_concurrency import fire, launcher_env
 from tests.reliability.test_session_guards import wait_for_request
-from tests.reviews import wait_inflight, wait_reviews
+from tests.reviews import review_requests, wait_inflight, wait_reviews
 
 
 def read_payload(repo: Path) -> dict[str, object]:
@@ -158,7 +158,8 @@ def test_a_worker_killed_mid_call_is_reclaimed_charged_and_its_review_redone(
     reclaimed = [e for e in events_of(planned) if e["event"] == "inflight.reclaimed"]
     assert reclaimed[0]["pid"] == slot["pid"]
     assert reclaimed[0]["charged_usd"] == pytest.approx(slot["reserved_usd"], abs=1e-6)
-    assert reviews(manager) == 2
+    # The Stop's own review rode on its verdict's call.
+    assert [r.schema_name for r in review_requests(manager)] == ["Review", "Judgement"]
 
 
 def test_stopping_the_loop_during_a_review_ends_the_worker_and_still_counts_the_cost(
@@ -199,7 +200,9 @@ def test_a_stop_supersedes_a_review_of_an_older_diff_and_reviews_the_final_one(
     out = answer_of(hook("Stop", payload("Stop", planned)))
     assert time.monotonic() - began < 10  # not the 30 s of the outdated review
     assert out["decision"] == "block" and "wrong content" in out["reason"]
-    assert "+final" in manager.requests_for(schema="Review")[1].prompt_text
+    # One call for the Stop: the final diff's review folded into the verdict's.
+    (folded,) = manager.requests_for(schema="Judgement")
+    assert "+final" in folded.prompt_text
     wait_gone(slot["pid"])
     state = state_of(planned)
     assert state["inflight"] is None

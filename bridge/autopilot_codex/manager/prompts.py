@@ -23,8 +23,8 @@ PLAN_INSTRUCTIONS = (
     "testable acceptance criteria and the tests to write or run. Do not invent scope."
 )
 
-REVIEW_INSTRUCTIONS = (
-    ROLE + " Review the diff of the current task. decision=approve when it is a correct step "
+REVIEW_RULES = (
+    "Review the diff of the current task. decision=approve when it is a correct step "
     "towards the task's acceptance; fix when it needs changes (list each finding with severity, "
     "file, lines and a recommendation); reject only when the approach is wrong and the files "
     "must be reverted (name them in revert_files). Unfinished work is not a defect. "
@@ -34,12 +34,23 @@ REVIEW_INSTRUCTIONS = (
     "it no longer applies) or keep it (repeat it with the same id, restated if the words "
     "should change). Do not raise the same point under a new id."
 )
+REVIEW_INSTRUCTIONS = ROLE + " " + REVIEW_RULES
 
-VERDICT_INSTRUCTIONS = (
-    ROLE + " The implementer ended its turn. decision=done only when the whole goal is achieved "
+VERDICT_RULES = (
+    "decision=done only when the whole goal is achieved "
     "and committed; abort when it cannot be achieved or the work is going nowhere; otherwise "
     "continue. Set current_task_done when the current task meets every acceptance criterion "
     "and is committed. Put any guidance for the next turn in instructions."
+)
+VERDICT_INSTRUCTIONS = ROLE + " The implementer ended its turn. " + VERDICT_RULES
+
+# A Stop whose final diff no review has seen asks for both in one call (schema `Judgement`):
+# one manager latency per Stop instead of two.
+JUDGEMENT_INSTRUCTIONS = (
+    ROLE + " The implementer ended its turn and the final diff of the current task has not "
+    "been reviewed yet: answer with both parts in one object. In `review`: " + REVIEW_RULES
+    + " In `verdict`: " + VERDICT_RULES + " The verdict counts only when the review approves; "
+    "a fix or reject is delivered instead."
 )
 
 UNTRUSTED_NOTE = (
@@ -178,8 +189,14 @@ def verdict_prompt(
     last_review: str,
     cap: int,
     checks: str = "",
+    ledger: str | None = None,
 ) -> Prompt:
+    """The verdict's prompt; with `ledger` (the review's open findings, "" for none) the
+    folded review-and-verdict prompt of a Stop whose final diff was not reviewed yet."""
+    instructions = VERDICT_INSTRUCTIONS if ledger is None else JUDGEMENT_INSTRUCTIONS
     head = _context(goal, plan, task, position)
+    if ledger:
+        head += "\n\n" + clip(ledger, LEDGER_CHARS)
     head += f"\n\nCompleted tasks: {', '.join(completed) or 'none'}"
     head += f"\nCommits since the loop began:\n{clip(chr(10).join(commits), 3000) or '(none)'}"
     if last_review:
@@ -189,10 +206,10 @@ def verdict_prompt(
         head += "\n\nThe user's checks, run by the bridge on this tree:\n"
         head += framed("CHECKS", clip(checks, min(CHECKS_CHARS, cap // 4)))
     head += "\n\nThe implementer's last message:\n" + framed("MESSAGE", clip(last_message, 4000))
-    room = cap - len(VERDICT_INSTRUCTIONS) - len(head) - 400
+    room = cap - len(instructions) - len(head) - 400
     text = head + "\n\nUncommitted and committed diff of the current task:\n"
     text += framed("DIFF", bound_diff(redact(diff), max(room, 500)))
-    return _fit(Prompt(VERDICT_INSTRUCTIONS, redact(text)), cap)
+    return _fit(Prompt(instructions, redact(text)), cap)
 
 
 def corrective(prompt: Prompt, error: str, cap: int | None = None) -> Prompt:

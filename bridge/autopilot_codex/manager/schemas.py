@@ -64,3 +64,12 @@ class Verdict(Strict):
     # Extra guidance for the next turn; empty when the task contract says it all.
     instructions: str
     findings: list[Finding]
+
+
+class Judgement(Strict):
+    """A Stop's review of the final diff and its verdict in one answer: one manager latency
+    per Stop when no review of that diff was made before it (issue 26). The verdict counts
+    only when the review lets the turn end."""
+
+    review: Review
+    verdict: Verdict

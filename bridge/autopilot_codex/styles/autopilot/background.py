@@ -191,13 +191,14 @@ def _abandon(store: Store, token: str, session: str | None) -> None:
         if state is None or not inflight.holds(state, token) or state.inflight is None:
             return
         reserved = state.inflight.reserved_usd
-        store.save(inflight.release(charge(state, reserved), token))
+        # The event first: whoever sees the slot free can read why.
         store.append_event(
             "review.abandoned",
             charged_usd=round(reserved, 6),
             status=state.status,
             session=session,
         )
+        store.save(inflight.release(charge(state, reserved), token))
 
 
 def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> bool:

@@ -1,5 +1,8 @@
 """The autopilot Stop, top to bottom: guards → slot → review → checks → verdict → apply.
 
+When no review of the final diff was made before the Stop, the review and the verdict are one
+call (`fold`): the implementer waits one manager latency per Stop.
+
 `on_stop` is the whole sequence; the functions below it follow in the order it calls them.
 What the Stop touches beyond its state (the store and its lock, git, the manager, the clock,
 the environment, this process's id) comes in one `Effects` value, so the reducers it calls
@@ -24,7 +27,8 @@ from ...state import State, now_iso
 from ..context import HookContext
 from . import findings_store, inflight, reducer, steps
 from .convergence import Rules, count_turn
-from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode, review_prompt
+from .fold import REVIEW_PASSED, apply_folded
+from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -34,10 +38,8 @@ if TYPE_CHECKING:
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
-# Review outcomes after which a Stop goes on to ask for a verdict.
-REVIEW_PASSED = frozenset(
-    {"review.approve", "review.cached", "review.empty", "review.disputed.passed"}
-)
+# `review` found the final diff unreviewed: the verdict's call reviews it too.
+FOLDED = "review.folded"
 
 
 @dataclass(frozen=True)
@@ -79,14 +81,16 @@ def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
     if early is not None:
         return early
     try:
-        # 3. A fix waiting from a background review, else the review of the final diff.
+        # 3. A fix waiting from a background review, a cached review, or (folded into the
+        # verdict's call) the review of the final diff.
         reviewed = review(ctx, fx, token)
-        if reviewed.blocks or reviewed.event not in REVIEW_PASSED | {"ignored"}:
+        folded = reviewed.event == FOLDED
+        if not folded and (reviewed.blocks or reviewed.event not in REVIEW_PASSED | {"ignored"}):
             return reviewed
         # 4. The user's checks, without the lock (a `stop` typed meanwhile must not wait).
         results = checks(ctx, fx, token)
         # 5-6. The verdict, applied if the loop is still the one it was asked about.
-        return verdict(ctx, fx, token, results, otherwise=reviewed)
+        return verdict(ctx, fx, token, results, otherwise=reviewed, fold=folded)
     finally:
         with fx.store.locked():
             state = fx.store.load(with_plan=False)
@@ -177,8 +181,9 @@ def busy(ctx: HookContext, state: State) -> Decision:
 
 
 def review(ctx: HookContext, fx: Effects, token: str) -> Decision:
-    """With the slot held: a waiting fix first, then the review of the final diff (unless
-    reviews are off or per commit). `ignored` when there was nothing to review."""
+    """With the slot held: a waiting fix first, then the cached review of the final diff
+    (unless reviews are off or per commit). `ignored` when there was nothing to review,
+    FOLDED when the diff needs a review: the verdict's call makes it."""
     with fx.store.locked():
         state = owned(ctx)
         if state is None or not inflight.holds(state, token):
@@ -188,46 +193,22 @@ def review(ctx: HookContext, fx: Effects, token: str) -> Decision:
             return finish(ctx, fx, *delivered)
         if mode(fx, state) not in ("stop", "edit"):
             return guards.allow("ignored")
-        step = prepare_review(ctx, fx, state, token)
-    return call(ctx, fx, step, token)
+        return prepare_review(ctx, fx, state)
 
 
-def prepare_review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Pending:
-    """Review the task's diff unless it is empty or was reviewed before."""
+def prepare_review(ctx: HookContext, fx: Effects, state: State) -> Decision:
+    """The review of the task's diff from the cache; FOLDED when it has none."""
     diff = fx.diff(state.task_base_sha)
     if diff.empty:
         fx.store.save(state)
         return guards.allow("review.empty")
     key = diff_key(diff)
-    head = fx.head()
-    rules = Rules.of(ctx.config)
     cached = state.cached_review(key)
-    if cached is not None:
-        state, decision = reducer.replay_cached(state, cached, at_stop=False)
-        state, decision = findings_store.replayed(fx.store, state, decision, rules)
-        return finish(ctx, fx, count_turn(state, decision, True, head), decision)
-    state = fx.store.with_plan(state)
-    prompt = review_prompt(ctx, state, diff.text, diff.files)
-    log_git_findings(ctx, diff)
-    limits = ctx.limits
-
-    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
-        now = now_iso()
-        step = reducer.apply_review(s, outcome, key, now=now, limits=limits, changed_files=diff.files)
-        # The finding ledger and the convergence rules (issue 23), then the turn's count.
-        return findings_store.judged(
-            fx.store,
-            step,
-            outcome.value,
-            diff_key=key,
-            now=now,
-            changed_files=diff.files,
-            at_stop=True,
-            head=head,
-            rules=rules,
-        )
-
-    return reserve(ctx, fx, state, "review", "Review", prompt, reduce, token)
+    if cached is None:
+        return guards.allow(FOLDED)
+    state, decision = reducer.replay_cached(state, cached, at_stop=False)
+    state, decision = findings_store.replayed(fx.store, state, decision, Rules.of(ctx.config))
+    return finish(ctx, fx, count_turn(state, decision, True, fx.head()), decision)
 
 
 # -- 4. checks ------------------------------------------------------------------------------
@@ -247,9 +228,9 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
     """Each fresh run is written to the ledger; the caller keeps the results in the state."""
     from ...evidence import gather
 
-    calls = 2 if mode(fx, state) == "stop" else 1
+    # One call is left after the checks: the verdict, with the final diff's review folded in.
     timeout = for_loop(state, fx.environ, ctx.config).timeout_s
-    return gather(fx.store, state, manager_calls=calls, call_timeout_s=timeout)[1]
+    return gather(fx.store, state, manager_calls=1, call_timeout_s=timeout)[1]
 
 
 # -- 5. verdict -----------------------------------------------------------------------------
@@ -262,6 +243,7 @@ def verdict(
     results: list[CheckResult] | None,
     *,
     otherwise: Decision,
+    fold: bool = False,
 ) -> Decision:
     with fx.store.locked():
         state = owned(ctx)
@@ -269,11 +251,14 @@ def verdict(
             return otherwise
         if results is not None:
             state = state.evolve(last_checks=results)
-        step = prepare_verdict(ctx, fx, state, token)
+        step = prepare_verdict(ctx, fx, state, token, fold=fold)
     return call(ctx, fx, step, token)
 
 
-def prepare_verdict(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Pending:
+def prepare_verdict(
+    ctx: HookContext, fx: Effects, state: State, token: str, *, fold: bool = False
+) -> Decision | Pending:
+    """The verdict's call; with `fold`, the review of the final diff in the same call."""
     from ...manager import prompts
 
     state = fx.store.with_plan(state)
@@ -288,6 +273,9 @@ def prepare_verdict(ctx: HookContext, fx: Effects, state: State, token: str) -> 
         checks_text, checks_red = evidence_text(results), failure_reason(results)
     head = fx.head()
     diff = fx.diff(state.task_base_sha)
+    key = diff_key(diff)
+    # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
+    fold = fold and not diff.empty and state.cached_review(key) is None
     prompt = prompts.verdict_prompt(
         state.goal,
         state.plan,
@@ -302,14 +290,24 @@ def prepare_verdict(ctx: HookContext, fx: Effects, state: State, token: str) -> 
         ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
+        ledger=steps.findings_prompt(ctx, state, diff.files) if fold else None,
     )
     limits, last_checks = ctx.limits, state.last_checks
 
     def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
-        return reducer.apply_verdict(s, outcome, head, limits, now=now_iso(), checks_red=checks_red)
+        if not fold:
+            return reducer.apply_verdict(
+                s, outcome, head, limits, now=now_iso(), checks_red=checks_red
+            )
+        return apply_folded(
+            ctx, s, outcome, key, diff.files, head, limits, now=now_iso(), checks_red=checks_red
+        )
 
-    return reserve(ctx, fx, state, "verdict", "Verdict", prompt, reduce, token)
+    if not fold:
+        return reserve(ctx, fx, state, "verdict", "Verdict", prompt, reduce, token)
+    log_git_findings(ctx, diff)
+    return reserve(ctx, fx, state, "review", "Judgement", prompt, reduce, token)
 
 
 # -- 6. the call and its answer applied ------------------------------------------------------
@@ -320,7 +318,7 @@ class Pending:
     """A manager call prepared under the lock, to be made after the lock is released."""
 
     state: State
-    # "Review" or "Verdict": the pydantic schema is imported only when the call is made.
+    # "Verdict" or "Judgement": the pydantic schema is imported only when the call is made.
     schema: str
     prompt: Prompt
     reduce: Callable[[State, Outcome[Any]], guards.Step]
@@ -355,7 +353,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     # What the loop was planned with (api, server, timeout), unless this hook's environment
     # says otherwise: a session started without the planning shell's variables still works.
     manager = fx.manager(step.state.model, for_loop(step.state, fx.environ, ctx.config))
-    schema = schemas.Review if step.schema == "Review" else schemas.Verdict
+    schema = schemas.Judgement if step.schema == "Judgement" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     with fx.store.locked():
         state = fx.store.load()

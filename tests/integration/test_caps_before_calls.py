@@ -59,13 +59,17 @@ def test_time_that_runs_out_during_the_review_starts_no_verdict_call(
     (repo / "file1.txt").write_text("one\n")
     manager.enqueue(review_body("approve"), schema="Review")
     manager.enqueue(verdict_body("continue"), schema="Verdict")
-    # 5 s into the loop until the review has been asked for; 30 s after it came back.
+    # 5 s into the loop until the Stop's one call (review and verdict folded) has been made;
+    # 30 s after it came back: its "continue" starts no further turn and no further call.
+    planned = len(manager.requests)
+
     def clock() -> float:
-        return started + (30 if manager.requests_for(schema="Review") else 5)
+        return started + (30 if len(manager.requests) > planned else 5)
 
     mocker.patch.object(inflight, "clock", side_effect=clock)
     answer = hook("Stop", payload("Stop", repo)).json
-    assert len(manager.requests_for(schema="Review")) == 1
+    assert len(manager.requests_for(schema="Judgement")) == 1
+    assert manager.requests_for(schema="Review") == []
     assert manager.requests_for(schema="Verdict") == []
     assert answer.get("decision") != "block"
     state = state_of(repo)

@@ -597,7 +597,7 @@ def test_8_run_refuses_a_negative_budget_and_suggests_a_misspelt_option(repo: Pa
     assert "unknown option --rounsd: did you mean --rounds?" in typo.stderr
     usage = " ".join(run_launcher(["run", "--help"], cwd=repo).stdout.split())
     assert "required, except with --resume" in usage
-    assert "(default: 10)" in usage and "(default: 3600)" in usage
+    assert "(default: 10;" in usage and "(default: 3600)" in usage
 
 
 def test_9_a_done_a_red_check_overruled_does_not_read_as_the_result(

@@ -369,7 +369,25 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
             record(ctx, state, decision, outcome)
             return decision
         state, decision = step.reduce(state, outcome)
-        return finish(ctx, fx, state, decision, outcome)
+        if not decision.blocks or state.status != "running":
+            return finish(ctx, fx, state, decision, outcome)
+        decided = finish(ctx, fx, state, decision, outcome)
+        return capped_after(ctx, fx, fx.store.load() or state) or decided
+
+
+def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None:
+    """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
+    implementer turn past the cap, so the loop ends here, with the meter's typed status."""
+    from ... import meters
+
+    reached = meters.over(state, fx.clock(), state.budget_usd)
+    if reached is None:
+        return None
+    status, reason = reached
+    ended, decision = guards.end(
+        state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
+    )
+    return finish(ctx, fx, ended, decision)
 
 
 def finish(

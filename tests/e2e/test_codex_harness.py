@@ -109,6 +109,7 @@ def test_the_relay_carries_a_loopback_port_into_the_namespace() -> None:
     if prefix is None:
         pytest.skip("no loopback-only network namespace on this machine")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    server.daemon_threads = False  # server_close() joins its handlers: none keeps a socket open
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     fetch = f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/').read().decode())"

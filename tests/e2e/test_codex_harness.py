@@ -88,7 +88,8 @@ def test_a_rule_answers_once_before_the_script(fake: FakeCodexModel, tmp_path: P
 def test_other_paths_are_not_model_calls(fake: FakeCodexModel) -> None:
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(fake.base_url + "/models", timeout=10)
-    assert err.value.code == 404
+    with err.value:  # the error holds the response and its socket: closed here
+        assert err.value.code == 404
     assert fake.model_requests == []
 
 

@@ -175,3 +175,22 @@ def test_notify_command_is_never_taken_from_the_environment(
 
     monkeypatch.setenv("AUTOPILOT_CODEX_NOTIFY_COMMAND", "/bin/sh")
     assert load_config().notify_command == ()
+
+
+def test_the_live_view_redraws_each_period_and_ends_on_an_interrupt(
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex.commands import watch as watching
+
+    plant(isolated, tmp_path / "a", "running", "2026-03-01T10:00:00+00:00")
+    periods: list[float] = []
+
+    def one_period(seconds: float) -> None:  # the clock: the user presses ^C in the second
+        periods.append(seconds)
+        if len(periods) == 2:
+            raise KeyboardInterrupt
+
+    # `time.sleep` itself (the view's module holds `time`): nothing else runs in this test.
+    monkeypatch.setattr("time.sleep", one_period)
+    said = watching.watch(once=False, as_json_out=False, silence="1000d", here=None, every_s=2.5)
+    assert said == "" and periods == [2.5, 2.5]

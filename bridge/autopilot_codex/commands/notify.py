@@ -12,6 +12,7 @@ import contextlib
 import json
 import shutil
 import subprocess
+import threading
 from typing import Any
 
 
@@ -46,3 +47,6 @@ def _start(argv: list[str], stdin: bytes) -> None:
             if child.stdin is not None:
                 child.stdin.write(stdin[:4096])
                 child.stdin.close()
+        # Reaped when it ends, should this process still be there (`watch` goes on); a daemon
+        # thread never holds this process's exit.
+        threading.Thread(target=child.wait, daemon=True).start()

@@ -76,7 +76,7 @@ def _entries(out: bytes) -> list[tuple[bool, bytes, bytes]]:
         elif kind == b"1 ":
             parts = line.split(b" ", 8)
             entries.append((False, parts[2], parts[8]))
-        elif kind == b"2 ":
+        elif kind == b"2 ":  # pragma: no cover - `status --no-renames` never writes one
             parts = line.split(b" ", 9)
             entries.append((False, parts[2], parts[9]))
             i += 1  # the rename's original path follows in its own field

@@ -17,7 +17,7 @@ from .claude_cli import (
     make_git_repo,
     run_claude,
 )
-from .codex_fixtures import codex, codex_bin, codex_home, fake_codex  # noqa: F401
+from .codex_fixtures import NOTES, codex, codex_bin, codex_home, fake_codex  # noqa: F401
 from .fake_anthropic import FakeAnthropic
 
 E2E_DIR = Path(__file__).parent
@@ -57,6 +57,10 @@ def claude_bin() -> Path:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Said loudly at the end, where a reader looks: no e2e test ran against Claude Code."""
+    if NOTES:
+        terminalreporter.section("E2E NOTES", sep="-")
+        for note in NOTES:
+            terminalreporter.write_line(note)
     if not _UNAVAILABLE:
         return
     terminalreporter.section("E2E TESTS NOT RUN", sep="!", red=True, bold=True)

@@ -8,9 +8,12 @@ they are matched as substrings, never by message structure) and what the manager
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shlex
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from autopilot_codex.paths import project_dir
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
@@ -266,6 +270,18 @@ def test_review_reject_sends_the_revert_command(
     assert "# broken" not in openai_fake.requests_for(schema="Verdict")[0].prompt_text
 
 
+def _mark_when_kept(ap: Autopilot, marker: Path) -> None:
+    """Touch `marker` once the loop holds a review for its next hook to hand over."""
+    state = project_dir(ap.repo, ap.home) / "state.json"
+    deadline = time.monotonic() + 240  # past pytest's own timeout only if it never comes
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(state.read_text()).get("autopilot", {}).get("pending_review"):
+                marker.touch()
+                return
+        time.sleep(0.05)
+
+
 def test_a_late_fix_reaches_the_model_at_its_next_tool(
     loop_run: Any, ap: Autopilot, fake_anthropic: FakeAnthropic, openai_fake: FakeOpenAI
 ) -> None:
@@ -276,10 +292,16 @@ def test_a_late_fix_reaches_the_model_at_its_next_tool(
     openai_fake.enqueue(review_body("approve"), review_body("approve"), schema="Review")
     openai_fake.enqueue(verdict_body("done"), schema="Verdict")
     fix = {"file_path": "{workdir}/file1.txt", "old_string": "wrong", "new_string": "right"}
+    # The model moves on; the review comes back while this command runs: it waits for the
+    # worker to have kept the fix, not for a time a loaded machine may not keep. The state home
+    # is walled off from the implementer, so this test watches it and leaves a marker.
+    kept = ap.repo.parent / "fix-kept"
+    watcher = threading.Thread(target=_mark_when_kept, args=(ap, kept), daemon=True)
+    watcher.start()
+    wait = f"until [ -e {shlex.quote(str(kept))} ]; do sleep 0.1; done"
     fake_anthropic.script = [
         [write("file1.txt", "wrong\n")],
-        # The model moves on; the review comes back while this command runs.
-        [ToolUse("Bash", {"command": "sleep 4"})],
+        [ToolUse("Bash", {"command": wait})],
         [Text("Fixing the finding."), ToolUse("Edit", fix)],
         [commit("file1.txt", "feat(files): task number 1")],
         [Text("Fixed and committed.")],

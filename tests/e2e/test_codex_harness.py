@@ -88,7 +88,8 @@ def test_a_rule_answers_once_before_the_script(fake: FakeCodexModel, tmp_path: P
 def test_other_paths_are_not_model_calls(fake: FakeCodexModel) -> None:
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(fake.base_url + "/models", timeout=10)
-    assert err.value.code == 404
+    with err.value:  # the error holds the response and its socket: closed here
+        assert err.value.code == 404
     assert fake.model_requests == []
 
 
@@ -109,6 +110,7 @@ def test_the_relay_carries_a_loopback_port_into_the_namespace() -> None:
     if prefix is None:
         pytest.skip("no loopback-only network namespace on this machine")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    server.daemon_threads = False  # server_close() joins its handlers: none keeps a socket open
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     fetch = f"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:{port}/').read().decode())"

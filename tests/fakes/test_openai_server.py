@@ -448,27 +448,26 @@ def test_cli_mode(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 5.0
-        while not port_file.exists() and time.monotonic() < deadline:
+        while not port_file.exists():  # however long a loaded machine takes to start it
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.02)
         port = int(port_file.read_text(encoding="utf-8"))
-        client = openai.OpenAI(
-            base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-test", max_retries=0, timeout=5.0
-        )
-        assert ask_plan(client) == Plan.model_validate(PLAN)  # default reply
-        review = client.responses.parse(model="m", input="r", text_format=Review).output_parsed
-        assert review == Review.model_validate(REVIEW)  # scripted reply
-        with pytest.raises(openai.InternalServerError):  # second scripted reply
-            client.responses.parse(model="m", input="r", text_format=Review)
+        with openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-test", max_retries=0, timeout=60
+        ) as client:
+            assert ask_plan(client) == Plan.model_validate(PLAN)  # default reply
+            parsed = client.responses.parse(model="m", input="r", text_format=Review)
+            assert parsed.output_parsed == Review.model_validate(REVIEW)  # scripted reply
+            with pytest.raises(openai.InternalServerError):  # second scripted reply
+                client.responses.parse(model="m", input="r", text_format=Review)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=5.0)
+            _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else b""
+            _, err = proc.communicate()
+    assert proc.returncode == 0, err
     lines = [json.loads(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
     assert [entry["schema_name"] for entry in lines] == ["Plan", "Review", "Review"]
     assert lines[0]["api"] == "responses"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks, checks_proc
+from autopilot_codex import checks
 from autopilot_codex.checks import CheckResult, CheckSpec, run_checks
 from autopilot_codex.state import Plan, Task
 from tests.conftest import PLANTED_KEY, make_repo
@@ -100,13 +100,12 @@ def test_changed_checks_are_run_even_on_an_unchanged_tree(tmp_path: Path) -> Non
 def test_a_hanging_check_is_killed_with_its_whole_group(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     pids = tmp_path / "pids"
+    # Without the deadline the check would pass when its sleep ends: "timeout" is the proof,
+    # whatever the machine's load made of the 1.5 s.
     hang = f"echo $$ > {pids}; sleep 60 & echo $! >> {pids}; echo started; wait"
-    started = time.monotonic()
     (result,) = run(repo, hang, timeout_s=1.5)
-    elapsed = time.monotonic() - started
     assert result.status == "timeout" and result.exit_code is None
     assert "1.5 s" in result.note and "started" in result.tail
-    assert elapsed < 1.5 + checks_proc.GRACE_S + 3
     leader, child = (int(p) for p in pids.read_text().split())
     assert live_members(leader) == [] and not alive(child)
     assert "TIMED OUT" in checks.failure_reason([result])
@@ -116,20 +115,23 @@ def test_a_check_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     pids = tmp_path / "pids"
     (result,) = run(repo, f"trap '' TERM; echo $$ > {pids}; sleep 60; echo never", timeout_s=1)
-    assert result.status == "timeout" and result.duration_s < 1 + checks_proc.GRACE_S + 3
+    # SIGTERM alone would leave the group alive after the grace period: only SIGKILL empties it.
+    assert result.status == "timeout" and "never" not in result.tail
     assert live_members(int(pids.read_text())) == []
 
 
 def test_what_a_finished_check_left_running_is_killed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     pid = tmp_path / "pid"
-    # The background process keeps the output pipe open after bash has exited.
-    (result,) = run(repo, f"sh -c 'echo $$ > {pid}; exec sleep 60' & echo served", timeout_s=30)
-    assert result.status == "pass" and result.duration_s < 10
-    deadline = time.monotonic() + 2
-    while alive(int(pid.read_text())) and time.monotonic() < deadline:
+    # The background process keeps the output pipe open after bash has exited. Waiting for that
+    # pipe to close would take the sleep's whole 600 s (and pytest's timeout would end the test).
+    script = f"sh -c 'echo $$ > {pid}; exec sleep 600' & echo served"
+    (result,) = run(repo, script, timeout_s=900)
+    assert result.status == "pass" and result.duration_s < 600
+    # Killed, not only left: reaping it is the system's business, so wait for that as long as
+    # a loaded machine needs (the sleep itself would outlive the test's timeout).
+    while alive(int(pid.read_text())):
         time.sleep(0.05)
-    assert not alive(int(pid.read_text()))
 
 
 def test_a_missing_tool_is_an_error_not_a_pass(tmp_path: Path) -> None:

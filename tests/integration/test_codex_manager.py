@@ -10,9 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
-import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,8 +41,7 @@ def codex_binary(tmp_path_factory: pytest.TempPathFactory) -> Path:
         message = f"Codex CLI {CODEX_VERSION} is unavailable for the codex manager tests: {exc}"
     if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
         pytest.fail(message, pytrace=False)
-    warnings.warn(message, stacklevel=1)
-    pytest.skip(message)
+    pytest.skip(message)  # the summary lists it (-ra)
 
 
 @pytest.fixture
@@ -224,10 +222,17 @@ def test_not_logged_in_is_found_before_any_call(
     (codex / "config.toml").write_text("[analytics]\nenabled = false\n")  # the OpenAI provider
     monkeypatch.delenv("OPENAI_API_KEY")
     assert codex_backend.problem(Config()) == NOT_LOGGED_IN
-    started = time.monotonic()
+    execs: list[float] = []
+    execute = codex_backend._Run.execute
+
+    def recorded(run: codex_backend._Run, timeout: float) -> tuple[Usage, str]:
+        execs.append(timeout)
+        return execute(run, timeout)
+
+    monkeypatch.setattr(codex_backend._Run, "execute", recorded)
     outcome = make().ask(Plan, "i", "p")
     assert outcome.error == NOT_LOGGED_IN
-    assert time.monotonic() - started < 5
+    assert execs == []  # found before any `codex exec`, and not retried
     subprocess.run(
         ["codex", "login", "--with-api-key"],
         input="sk-test-login-0123456789",
@@ -330,13 +335,14 @@ def _children_under(root: Path) -> list[str]:
 def test_a_hung_manager_is_killed_at_the_deadline(
     codex: Path, fake: FakeOpenAI, tmp_path: Path
 ) -> None:
+    # The answer comes after 60 s, and it is a good one: a call that waited for it succeeds.
     fake.enqueue(Reply(body=plan_body(), delay=60))
-    started = time.monotonic()
     outcome = make(timeout=3).ask(Plan, "i", "p")
-    elapsed = time.monotonic() - started
     assert outcome.error is not None
-    assert outcome.error.startswith("codex exec timed out after")
-    assert elapsed < 5
+    waited = re.fullmatch(r"codex exec timed out after ([0-9.]+)s", outcome.error)
+    assert waited is not None, outcome.error
+    # It waited what was left of the call's 3 s, however slow the machine was.
+    assert 0 < float(waited.group(1)) <= 3
     assert _children_under(tmp_path / "tmp") == []
 
 

@@ -17,6 +17,7 @@ from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.login import login
 from autopilot_codex.config import load_config
+from autopilot_codex.errors import BridgeError
 from autopilot_codex.guarded import spec_for
 from autopilot_codex.manager.openai_backend import api_key_problem
 from autopilot_codex.manager.prompts import redact
@@ -215,3 +216,30 @@ def test_a_state_home_inside_a_repository_is_refused(
     code, out = cli(capsys, "login", "-", stdin=STORED_KEY)
     assert code == 1 and "could be committed" in out
     assert not (repo / ".autopilot-codex" / "secret").exists()
+
+
+def test_login_status_and_logout_say_what_is_stored_and_how_safely(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    code, out = cli(capsys, "login", "--status")
+    assert code == 0 and "no key stored" in out and "Store one with `autopilot-codex login`" in out
+    code, out = cli(capsys, "logout")
+    assert code == 0 and "no key was stored" in out
+    code, out = cli(
+        capsys, "login", "-", "--base-url", "http://127.0.0.1:9/v1", "--org", "org-x",
+        stdin=STORED_KEY + "\n",
+    )
+    assert code == 0 and "Server: http://127.0.0.1:9/v1" in out and STORED_KEY not in out
+    code, out = cli(capsys, "login", "--status")
+    assert "(mode 600)" in out and "Organization: org-x" in out and STORED_KEY not in out
+    credentials.path().chmod(0o644)  # loosened by hand: the status says so, and the fix
+    code, out = cli(capsys, "login", "--status")
+    assert f"others can read it; run `chmod 600 {credentials.path()}`" in out
+    code, out = cli(capsys, "logout")
+    assert code == 0 and "removed the stored key" in out and not credentials.path().exists()
+
+
+def test_the_key_comes_from_one_place_only() -> None:
+    with pytest.raises(BridgeError, match="not both"):
+        login(from_env=True, from_stdin=True, base_url=None, organization=None)

@@ -402,8 +402,8 @@ def test_15_a_hook_whose_input_never_ends_gives_up_and_allows(
     finally:
         hook.kill()
     assert hook.stdin is not None and hook.stdout is not None and hook.stderr is not None
-    out, err = hook.stdout.read(), hook.stderr.read()
-    hook.stdin.close()
+    with hook.stdin, hook.stdout, hook.stderr:
+        out, err = hook.stdout.read(), hook.stderr.read()
     assert hook.returncode == 0
     assert out == b""  # no decision: the Stop is allowed
     assert b"hook skipped (InputTimeout: its input did not end within" in err

@@ -352,3 +352,33 @@ def test_refused_while_an_autopilot_loop_runs(
     code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "p")
     assert code == 1 and "an autopilot loop is already running here" in out
     assert state_of(repo)["style"] == "autopilot"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--budget", "0", "p"], "--budget 0 is not accepted"),
+        (["--max-iterations", "many", "p"], "--max-iterations many is not accepted"),
+        (["--max-iterations", "10001", "p"], "a whole number from 0 to 10000"),
+        (["--prompt-file", "prompt.md", "also", "words"], "not both"),
+        (["--prompt-file", "missing.md"], "cannot read the prompt file"),
+    ],
+)
+def test_a_start_it_cannot_make_is_one_line_and_starts_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    (repo / "prompt.md").write_text("From a file.\n")
+    code, out = cli(capsys, "-C", str(repo), "ralph", *argv)
+    assert code == 1 and said in out, out
+    assert not active_marker(repo).exists()
+
+
+def test_the_prompt_can_come_from_a_file_but_not_a_huge_one(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "huge.md").write_text("x" * 200_000)
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--prompt-file", "huge.md")
+    assert code == 1 and "keep it under" in out
+    (repo / "prompt.md").write_text("  From a file.\n")
+    start(repo, capsys, "--prompt-file", "prompt.md", words=False)
+    assert state_of(repo)["goal"] == "From a file."

@@ -336,3 +336,46 @@ def test_the_implementers_questions_and_who_answered_them(
     assert len(costs) == 2 and all(c > 0 for c in costs)
     for cost in costs:
         assert f"${cost:.4f}" in text
+
+
+def _one_event_loop(repo: Path) -> Path:
+    folder = project_dir(repo)
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text(
+        json.dumps({"ts": "2026-01-01T00:00:00+00:00", "event": "plan"}) + "\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("browser", "said"),
+    [("true", "Opened in your browser."), ("false", "The browser did not open; open the file")],
+)
+def test_open_says_whether_the_browser_took_the_page(
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    browser: str,
+    said: str,
+) -> None:
+    _one_event_loop(repo)
+    import webbrowser
+
+    # A browser command that exits 0 or 1, as a real one does when it took the page or not.
+    monkeypatch.setenv("BROWSER", browser)
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    assert main(["-C", str(repo), "report", "--open"]) == 0
+    assert said in capsys.readouterr().out
+
+
+def test_a_relative_out_is_under_the_loop_s_folder_and_a_failed_write_leaves_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _one_event_loop(repo)
+    assert main(["-C", str(repo), "report", "--out", "page.html"]) == 0
+    assert f"Report: {repo / 'page.html'}" in capsys.readouterr().out
+    (repo / "taken").mkdir()  # a folder where the page would go: the rename fails
+    assert main(["-C", str(repo), "report", "--out", "taken"]) == 1
+    assert f"cannot write the report to {repo / 'taken'}: Is a directory" in capsys.readouterr().out
+    assert [p.name for p in repo.iterdir() if p.name.startswith(".taken.")] == []

@@ -211,11 +211,10 @@ def test_budget_stops_before_another_round(repo: Path, script: Script) -> None:
 
 def test_a_hung_round_times_out_and_is_retried(repo: Path, script: Script) -> None:
     script([{"hang": True}, READY, EXIT])
-    started = time.monotonic()
     code, record = drive(repo, "--timeout", "2")
+    # The hung round's host sleeps 120 s and then ends normally: only the timeout ends it early.
     assert (code, record["status"]) == (0, "complete")
     assert rounds_of(repo)[0].outcome == "timeout"
-    assert time.monotonic() - started < 30
 
 
 def test_a_process_left_behind_neither_holds_the_round_nor_outlives_it(
@@ -225,12 +224,12 @@ def test_a_process_left_behind_neither_holds_the_round_nor_outlives_it(
     started = time.monotonic()
     code, record = drive(repo)
     assert (code, record["status"]) == (0, "complete")
-    assert time.monotonic() - started < 20
     orphan = int(Path(f"{path}.orphan").read_text())
-    deadline = time.monotonic() + 5
-    while alive(orphan) and time.monotonic() < deadline:
+    while alive(orphan):
         time.sleep(0.05)
-    assert not alive(orphan)
+    # The orphan sleeps ORPHAN_S and holds the round's output open all along: a driver that
+    # waited for it, or left it running, would see it end on its own, no sooner.
+    assert time.monotonic() - started < ORPHAN_S
 
 
 def test_tool_use_only_final_message_is_no_marker(repo: Path, script: Script) -> None:
@@ -246,6 +245,10 @@ def test_a_quoted_marker_does_not_count(repo: Path, script: Script) -> None:
     script([{"say": "When done I will write `::potter(exit)`."}, READY, EXIT])
     code, record = drive(repo)
     assert (code, record["rounds_used"]) == (0, 3)
+
+
+# How long the fake host's orphan sleeps (tests/fakes/fake_host.py).
+ORPHAN_S = 120
 
 
 def alive(pid: int) -> bool:

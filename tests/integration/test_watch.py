@@ -196,3 +196,22 @@ def test_a_session_that_ended_is_flagged_as_recorded_by_its_hook(
     (folder / "state.json").write_text(json.dumps({**state, "session_id": "s2"}))
     (row,) = rows(silence_s=HOUR, here=None)
     assert row.silent == []
+
+
+def test_the_live_view_redraws_each_period_and_ends_on_an_interrupt(
+    isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex.commands import watch as watching
+
+    plant(isolated, tmp_path / "a", "running", "2026-03-01T10:00:00+00:00")
+    periods: list[float] = []
+
+    def one_period(seconds: float) -> None:  # the clock: the user presses ^C in the second
+        periods.append(seconds)
+        if len(periods) == 2:
+            raise KeyboardInterrupt
+
+    # `time.sleep` itself (the view's module holds `time`): nothing else runs in this test.
+    monkeypatch.setattr("time.sleep", one_period)
+    said = watching.watch(once=False, as_json_out=False, silence="1000d", here=None, every_s=2.5)
+    assert said == "" and periods == [2.5, 2.5]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,13 +123,11 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
         data = payload("Stop", planned)
     before = state_of(planned)
 
-    began = time.monotonic()
     result = hook(hook_event, data)
     if hook_event == "PostToolUse":
         # The edit's hook answers at once; the review is made by a background worker.
         assert answer_of(result) == {}
         wait_reviews(planned)
-    elapsed = time.monotonic() - began
 
     assert result.code == 0
     assert "internal error" not in result.stderr, result.stderr
@@ -138,10 +135,8 @@ def test_manager_fault_pauses_or_recovers_and_never_blocks(
     after = state_of(planned)
     requests = manager.requests_for(schema=schema)
     assert fault.min_requests <= len(requests) <= fault.max_requests, len(requests)
-    # The deadline, not the server, ended a call the server never answered in time.
-    late = [r.delay for r in fault.replies if isinstance(r, Reply) and r.delay]
-    if late:
-        assert elapsed < min(late), elapsed
+    # A late reply is a valid answer (`scripted`): had the call waited for it instead of ending
+    # at its deadline, the loop would have recovered, and the checks below say it did not.
     attempt = cost_usd(Usage(1000, 0, 200), price_for(after["autopilot"]["model"]))
     assert after["budget_used_usd"] == pytest.approx(
         before["budget_used_usd"] + fault.billed * attempt

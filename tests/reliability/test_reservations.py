@@ -133,7 +133,7 @@ def test_a_reservation_of_a_killed_process_is_reclaimed_not_held_forever(
         held = json.loads((project_dir(repo) / "state.json").read_text())["reservations"]
         assert len(held) == 1 and held[0]["pid"] == victim.pid and held[0]["usd"] > 0
         victim.send_signal(signal.SIGKILL)
-        victim.wait(PATIENCE_S)
+        victim.communicate(timeout=PATIENCE_S)  # and its pipes closed
     finally:
         release.set()
     used = json.loads((project_dir(repo) / "state.json").read_text())["budget_used_usd"]

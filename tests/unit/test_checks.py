@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,46 @@ def test_a_likely_check_is_proposed(
 def test_the_projects_own_venv_is_proposed(tmp_path: Path) -> None:
     root = project(tmp_path, {"pytest.ini": "[pytest]\n", ".venv/bin/python": ""})
     assert detect_check(root) == ".venv/bin/python -m pytest -q"
+
+
+def test_the_tree_digest_sees_renames_nested_repos_and_special_files(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "a = 1\n", "b.py": "b\n"})
+    seen = {tree_hash(repo)}
+
+    def changed() -> bool:
+        digest = tree_hash(repo)
+        fresh = digest not in seen
+        seen.add(digest)
+        return fresh
+
+    git(repo, "mv", "a.py", "moved.py")  # a staged rename, seen as a deletion and an addition
+    assert changed()
+    # A fifo where a tracked file was is described, never opened: reading it would block.
+    (repo / "b.py").unlink()
+    os.mkfifo(repo / "b.py")
+    assert changed()
+    nested = make_repo(repo / "nested", {"n.txt": "n\n"})  # its HEAD stands for its content
+    git(repo, "add", "nested")  # staged as a gitlink, as a submodule is
+    assert changed()
+    (nested / "n.txt").write_text("n2\n")
+    git(nested, "commit", "-qam", "n2")
+    assert changed()
+
+
+def test_the_tree_digest_of_a_conflicted_merge_follows_the_conflicted_file(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "a = 1\n"})
+    git(repo, "checkout", "-qb", "side")
+    (repo / "a.py").write_text("a = 2\n")
+    git(repo, "commit", "-qam", "side")
+    git(repo, "checkout", "-q", "-")
+    (repo / "a.py").write_text("a = 3\n")
+    git(repo, "commit", "-qam", "main")
+    merge = subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True)
+    assert merge.returncode != 0  # the conflict this test is about
+    conflicted = tree_hash(repo)
+    (repo / "a.py").write_text("a = 4\n")
+    assert tree_hash(repo) != conflicted

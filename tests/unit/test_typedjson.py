@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -133,3 +134,33 @@ def test_stored_records_accept_exactly_the_manager_literals() -> None:
                 continue
             wire_values = _literal_values(wire.model_fields[field.name].annotation)
             assert _literal_values(hints[field.name]) == wire_values, (wire, field.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inner:
+    n: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Outer:
+    free: Any
+    inner: _Inner | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unsupported:
+    table: dict[str, int]
+
+
+def test_any_is_kept_as_is_and_a_nested_record_s_problem_keeps_its_place() -> None:
+    assert typedjson.load(_Outer, {"free": [1, {"a": None}]}) == _Outer([1, {"a": None}])
+    assert typedjson.load(_Outer, {"free": 0, "inner": {"n": 2}}).inner == _Inner(2)
+    # Inside an optional record, the error names the field within it, not "a or None".
+    with pytest.raises(typedjson.Invalid) as caught:
+        typedjson.load(_Outer, {"free": 0, "inner": {"n": "two"}}, "state")
+    assert caught.value.where == "state.inner.n" and caught.value.problem == "expected an integer"
+
+
+def test_a_field_type_the_loader_does_not_know_is_a_programming_error() -> None:
+    with pytest.raises(TypeError, match="unsupported field type"):
+        typedjson.load(_Unsupported, {"table": {"a": 1}})

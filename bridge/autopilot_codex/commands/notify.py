@@ -22,6 +22,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,9 @@ def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
             if child.stdin is not None:
                 child.stdin.write(stdin)
                 child.stdin.close()
+        # Reaped when it ends, should this process still be there (`watch` goes on); a daemon
+        # thread never holds this process's exit.
+        threading.Thread(target=child.wait, daemon=True).start()
 
 
 def run(argv: list[str]) -> int:

@@ -31,7 +31,10 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
     target = Path(out).expanduser() if out else default_path(folder)
     if not target.is_absolute():
         target = Path(cwd) / target
-    write(target, page)
+    try:
+        write(target, page)
+    except OSError as exc:  # a folder there, a read-only disk: the user's to fix, not a bug
+        raise BridgeError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
     lines = [f"Report: {target} (${files.spend:.2f} spent, {files.status})"]
     if open_it:
         lines.append(open_page(target))

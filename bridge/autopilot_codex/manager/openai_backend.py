@@ -85,13 +85,14 @@ class OpenAIManager:
             or os.environ.get("OPENAI_BASE_URL", "").strip()
             or None
         )
-        self.client = openai.OpenAI(
-            api_key=stored.api_key if stored else None,
-            organization=(stored.organization or None) if stored else None,
-            base_url=url,
-            max_retries=0,
-            timeout=timeout_s,
-        )
+        self._options: dict[str, Any] = {
+            "api_key": stored.api_key if stored else None,
+            "organization": (stored.organization or None) if stored else None,
+            "base_url": url,
+            "max_retries": 0,
+            "timeout": timeout_s,
+        }
+        self.client = openai.OpenAI(**self._options)
         self.model = model
         self.api = api
         self.timeout_s = timeout_s
@@ -102,7 +103,14 @@ class OpenAIManager:
         self.url = public_url(str(self.client.base_url))
 
     def ask(self, schema: type[T], instructions: str, prompt: str) -> Outcome[T]:
-        return ask(self, schema, instructions, prompt, cap=self.prompt_chars)
+        # A client of its own for the call, closed with it: its connections are not left open
+        # for the garbage collector to find in a process that goes on (a worker, a driver).
+        shared = self.client
+        with openai.OpenAI(**self._options) as self.client:
+            try:
+                return ask(self, schema, instructions, prompt, cap=self.prompt_chars)
+            finally:
+                self.client = shared
 
     def retry_wait(self, error: Exception, transient: int) -> float | None:
         return retry_wait(error, transient)

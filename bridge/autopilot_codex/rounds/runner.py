@@ -32,6 +32,8 @@ KILL_GRACE_S = 3.0
 # After the host exits, how long a stream may stay open (held by a process it left behind).
 ORPHAN_GRACE_S = 2.0
 POLL_S = 0.2
+# How long the reader may take to read what an ended round left in its stream.
+READ_REST_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,23 @@ def _follow(
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
+    try:
+        return _watch(proc, state, timeout_s, on_update, lines)
+    finally:
+        # The group is ended: the reader meets the stream's end and the pipe can be closed.
+        # A stream still held by a process that left the group stays with its reader.
+        reader.join(timeout=READ_REST_S)
+        if not reader.is_alive():
+            proc.stdout.close()
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    state: StreamState,
+    timeout_s: float,
+    on_update: Callable[[StreamState], None],
+    lines: queue.Queue[str | None],
+) -> Outcome:
     deadline = time.monotonic() + timeout_s
     exited_at: float | None = None
     try:
@@ -212,8 +231,6 @@ def _follow(
     except KeyboardInterrupt:
         _end(proc)
         return "interrupted"
-    finally:
-        reader.join(timeout=1.0)
 
 
 def _stderr_tail(path: Path) -> str:

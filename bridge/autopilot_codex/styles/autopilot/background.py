@@ -70,6 +70,9 @@ def spawn(store: Store, *, token: str, host: str, session: str) -> int:
         start_new_session=True,
         close_fds=True,
     )
+    # Reaped when it ends, should this process still be there (a hook is not: the worker is
+    # then its init's to reap); a daemon thread never holds this process's exit.
+    threading.Thread(target=proc.wait, daemon=True).start()
     return proc.pid
 
 

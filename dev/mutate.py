@@ -176,7 +176,7 @@ def _keyword_star(spec: object) -> bool:
     if not getattr(spec, "operator_name", "").startswith("core/ReplaceBinaryOperator_Mul"):
         return False
     line, column = spec.start_pos  # type: ignore[attr-defined]
-    text = Path(spec.module_path).read_text().splitlines()[line - 1]  # type: ignore[attr-defined]
+    text: str = Path(spec.module_path).read_text().splitlines()[line - 1]  # type: ignore[attr-defined]
     return text[column + 1 :].lstrip().startswith((",", ")"))
 
 

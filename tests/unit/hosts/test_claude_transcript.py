@@ -193,3 +193,20 @@ def test_a_transcript_cut_short_is_read_again_from_its_start(tmp_path: Path) -> 
     path.write_text(line("m3", output=1_000_000))
     again = read(path, first.offset, first.seen)
     assert (first.usd, again.usd) == pytest.approx((30.0, 15.0))
+
+
+def test_a_usage_that_is_not_an_object_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"type":"assistant","message":{"id":"x","usage":5}}\n'
+        '{"type":"assistant","message":"text","usage":{"output_tokens":9}}\n' + line("m1", input=10)
+    )
+    assert read(path).tokens == 10
+
+
+def test_the_last_32_message_ids_are_remembered(tmp_path: Path) -> None:
+    # The state keeps these between reads; older ones are never written next to a new line.
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(line(f"m{n}", input=1) for n in range(33)))
+    got = read(path)
+    assert got.seen == tuple(f"m{n}" for n in range(1, 33))

@@ -81,3 +81,18 @@ def test_a_bad_entry_in_the_config_is_refused_by_name() -> None:
     _config({"checks": [5]})
     with pytest.raises(BridgeError, match="checks"):
         evidence.user_checks(None)
+
+
+def test_each_fresh_check_run_gets_a_ledger_line(planned: Path) -> None:
+    store = Store(planned)
+    with store.locked():
+        state = store.load()
+        assert state is not None
+        state = state.evolve(checks=[spec("true"), spec("exit 4")])
+        evidence.gather(store, state, manager_calls=0, call_timeout_s=1.0)
+    lines = [json.loads(x) for x in store.events_path.read_text().splitlines()]
+    runs = [e for e in lines if e["event"] == "checks.run"]
+    assert [(e["command"], e["status"], e["exit_code"]) for e in runs] == [
+        ("true", "pass", 0),
+        ("exit 4", "fail", 4),
+    ]

@@ -219,3 +219,12 @@ def test_an_advance_is_a_value_not_a_record_to_edit() -> None:
     advance = may_advance("T2", True, HEAD, BASE)
     with pytest.raises(dataclasses.FrozenInstanceError):
         advance.ok = False  # type: ignore[misc]
+
+
+def test_a_plan_names_six_problems_and_counts_the_rest() -> None:
+    six = [task(n, title="") for n in range(1, 7)]
+    _, problem = meaning(Plan(summary="s", tasks=six))
+    assert problem is not None and "more" not in problem and "task 6 ('T6')" in problem
+    _, problem = meaning(Plan(summary="s", tasks=[*six, task(7, title="")]))
+    assert problem is not None and problem.endswith("; and 1 more")
+    assert "task 7" not in problem

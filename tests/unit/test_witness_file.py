@@ -4,6 +4,7 @@ malformed) is `Damaged`, never "no witness"."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -104,3 +105,25 @@ def test_no_markers_recorded_vouches_for_any_marker() -> None:
     assert Witness().vouches_marker("anything\n") and Witness().vouches_marker(None)
     only_absent = Witness(markers=(witness.ABSENT,))
     assert only_absent.vouches_marker(None) and not only_absent.vouches_marker("m")
+
+
+# A witness as this format writes it, byte for byte: one written before an upgrade must still
+# verify after it, so the version, the defaults and the sealed canonical text cannot drift.
+GOLDEN = (
+    '{"version": 2, "states": ["abc"], "plan": "", "last": "caf\u00e9\\n", "markers": [], '
+    '"ledger": {"size": 0, "mac": ""}, "origin": {"size": 0, "mac": ""}, "adopted": "", '
+    '"serial": 0, "mac": "25688155b7f6dfdd2e53fe800e648c2eb3da868d0b3add9562b6564c8ee39785"}\n'
+)
+
+
+def test_the_witness_format_is_stable(tmp_path: Path) -> None:
+    seen = Witness(states=("abc",), last="caf\u00e9\n")
+    assert seen.to_json(KEY) == GOLDEN
+    path = tmp_path / "witness.json"
+    path.write_text(GOLDEN)
+    assert witness.read(path, KEY) == seen
+
+
+def test_a_witness_is_a_value_not_a_record_to_edit() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Witness().serial = 5  # type: ignore[misc]

@@ -4,6 +4,8 @@ budget that stops a loop at the wrong time."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from autopilot_codex.hosts.claude import prices
@@ -86,3 +88,8 @@ def test_own_cache_prices_are_kept_and_missing_ones_follow_the_input() -> None:
 def test_a_bad_own_row_is_refused(raw: object) -> None:
     with pytest.raises(ValueError):
         prices.parse_own(raw)
+
+
+def test_a_price_row_is_a_value_not_a_record_to_edit() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        prices.TABLE["claude-sonnet-4"].input = 0.0  # type: ignore[misc]

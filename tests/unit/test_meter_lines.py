@@ -97,3 +97,16 @@ def test_a_cent_is_shown_as_a_cent() -> None:
         loop(budget_used_usd=0.01), START, budget_usd=None, reads_spend=True
     )
     assert lines[0].startswith("Spend: manager $0.01 ·")
+
+
+def test_status_knows_which_host_shows_the_implementer_s_spend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(meters, "clock", lambda: START + 60)
+    claude = meters.spend_lines(loop(host="claude"), None)
+    codex = meters.spend_lines(loop(host="codex"), None)
+    assert claude == [
+        "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)",
+        "Tokens: 0 · time 1m",
+    ]
+    assert "not seen on this host" in codex[-1]

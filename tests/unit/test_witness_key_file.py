@@ -4,6 +4,7 @@ damaged one, and the record of the loops that predate it taken exactly."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -91,13 +92,13 @@ def test_a_key_file_made_meanwhile_by_another_process_wins(
 ) -> None:
     path = witness_key.key_path(tmp_path)
     theirs = json.dumps({"key": "cd" * 32, "legacy": {}})
-    real_link = witness_key.os.link
+    real_link = os.link
 
-    def link_after_them(src: str, dst: Path) -> None:
+    def link_after_them(src: str | Path, dst: Path) -> None:
         dst.write_text(theirs)  # the other process's link landed first
         real_link(src, dst)
 
-    monkeypatch.setattr(witness_key.os, "link", link_after_them)
+    monkeypatch.setattr(os, "link", link_after_them)
     assert witness_key.load(tmp_path).secret == bytes.fromhex("cd" * 32)
     assert path.read_text() == theirs
     assert [p.name for p in path.parent.iterdir()] == ["witness.key"]

@@ -115,5 +115,7 @@ def test_a_call_out_of_time_says_what_its_last_attempt_ran_into(
     monkeypatch.setattr(attempts, "time", clock)
     backend = SlowAndWrong(clock)
     outcome = ask(backend)
+    # One attempt made, one corrective retry due but never made: the deadline had passed.
     assert outcome.value is None and backend.made == 1
+    assert (outcome.attempts, outcome.corrections) == (1, 1)
     assert outcome.error == "no answer within 60s (last: the verdict had no reason)"

@@ -3,6 +3,8 @@ each rule of `gitrepo.tamper` on a real repository, both ways (reported and left
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,19 @@ def test_a_flagged_path_is_a_finding_in_path_order() -> None:
 
 def test_a_caseless_section_keeps_its_subsection() -> None:
     assert tamper._generic("Filter.LFS Thing.Clean") == "filter.LFS Thing.clean"
+
+
+def test_no_hooks_folder_and_no_attributes_file_are_no_findings(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    shutil.rmtree(repo / ".git" / "hooks", ignore_errors=True)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").unlink(missing_ok=True)
+    assert lines(repo) == []
+    (repo / ".git" / "info" / "exclude").write_text("hidden.txt\n")
+    assert lines(repo) == ["exclude info/exclude: 'hidden.txt' hides untracked files"]
+
+
+def test_a_finding_is_a_value_not_a_record_to_edit() -> None:
+    (finding,) = tamper.flag_findings({"a.py": "skip-worktree"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.detail = ""  # type: ignore[misc]

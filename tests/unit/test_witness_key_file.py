@@ -102,3 +102,9 @@ def test_a_key_file_made_meanwhile_by_another_process_wins(
     assert witness_key.load(tmp_path).secret == bytes.fromhex("cd" * 32)
     assert path.read_text() == theirs
     assert [p.name for p in path.parent.iterdir()] == ["witness.key"]
+
+
+def test_the_key_is_made_in_a_state_home_that_does_not_exist_yet(tmp_path: Path) -> None:
+    home = tmp_path / "new" / "home"
+    assert len(witness_key.load(home).secret) == 32
+    assert witness_key.key_path(home).is_file()

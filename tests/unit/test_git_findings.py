@@ -103,3 +103,11 @@ def test_a_finding_is_a_value_not_a_record_to_edit() -> None:
     (finding,) = tamper.flag_findings({"a.py": "skip-worktree"})
     with pytest.raises(dataclasses.FrozenInstanceError):
         finding.detail = ""  # type: ignore[misc]
+
+
+def test_a_config_git_cannot_read_is_itself_a_finding(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    (repo / ".git" / "config").write_text("[core\n\tbroken = \n")
+    (finding,) = tamper._config(repo)
+    assert (finding.kind, finding.where) == ("config", "config")
+    assert finding.detail.startswith("unreadable: ")

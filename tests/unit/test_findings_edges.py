@@ -10,7 +10,13 @@ import pytest
 
 from autopilot_codex.config import Config
 from autopilot_codex.styles.autopilot.convergence import Rules
-from autopilot_codex.styles.autopilot.findings import Ledger, Raised, listing
+from autopilot_codex.styles.autopilot.findings import (
+    Ledger,
+    Raised,
+    approved,
+    in_generation,
+    listing,
+)
 from tests.unit.test_convergence_rules import raised, step
 
 
@@ -37,3 +43,41 @@ def test_the_ledger_s_records_are_values_not_records_to_edit() -> None:
         field = dataclasses.fields(record)[0].name
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, field, None)
+
+
+def test_a_long_title_is_clipped_at_300_characters() -> None:
+    exact = step(Ledger(), Raised("high", "a.py", "t" * 300, "r")).ledger.entries[0]
+    assert exact.title == "t" * 300
+    long = step(Ledger(), Raised("high", "a.py", "t" * 301, "r")).ledger.entries[0]
+    assert "characters cut" in long.title
+
+
+def test_a_finding_kept_and_closed_at_once_stops_nothing_after_it() -> None:
+    ledger = step(Ledger(), raised("one")).ledger
+    merged = step(ledger, raised("one", "F1"), raised("two"), closed=("F1",), key="d2")
+    assert [e.title for e in merged.new] == ["two"]
+
+
+def test_a_finding_said_twice_in_one_review_stops_nothing_after_it() -> None:
+    ledger = step(Ledger(), raised("one")).ledger
+    merged = step(ledger, raised("one"), raised("one"), raised("two"), key="d2")
+    assert [(e.id, e.title) for e in merged.ledger.entries] == [("F1", "one"), ("F2", "two")]
+
+
+def test_the_same_words_on_another_file_are_another_finding() -> None:
+    ledger = step(Ledger(), raised("one", file="a.py")).ledger
+    merged = step(ledger, raised("one", file="b.py"), key="d2")
+    assert [e.id for e in merged.new] == ["F2"]
+
+
+def test_an_approval_fixes_the_task_s_findings_as_one_more_review() -> None:
+    ledger = step(Ledger(), raised("one")).ledger
+    done = approved(ledger, "T1")
+    assert done.reviews == ledger.reviews + 1 and done.idle_reviews == 0
+    assert [(e.status, e.seen_review) for e in done.entries] == [("fixed", done.reviews)]
+
+
+def test_a_new_ledger_is_of_the_loop_s_first_generation() -> None:
+    # Loaded for a loop that never resumed, its idle count is not started afresh.
+    assert in_generation(Ledger(reviews=5, idle_reviews=2), 0).idle_reviews == 2
+    assert in_generation(Ledger(reviews=5, idle_reviews=2), 1).idle_reviews == 0

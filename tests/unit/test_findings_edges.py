@@ -81,3 +81,30 @@ def test_a_new_ledger_is_of_the_loop_s_first_generation() -> None:
     # Loaded for a loop that never resumed, its idle count is not started afresh.
     assert in_generation(Ledger(reviews=5, idle_reviews=2), 0).idle_reviews == 2
     assert in_generation(Ledger(reviews=5, idle_reviews=2), 1).idle_reviews == 0
+
+
+def test_an_empty_ledger_file_reads_as_a_new_ledger() -> None:
+    assert Ledger.from_json("{}") == Ledger()
+
+
+def test_a_raised_finding_is_a_value_not_a_record_to_edit() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        raised("one").title = ""  # type: ignore[misc]
+
+
+def test_standing_means_open_or_disputed_and_of_the_task_asked() -> None:
+    ledger = step(Ledger(), raised("one"), raised("two")).ledger
+    fixed = approved(step(ledger, raised("one"), key="d2").ledger, "T2")
+    assert [e.title for e in fixed.standing("T1")] == ["one"]
+    assert fixed.standing("T2") == []
+    assert [e.title for e in fixed.standing()] == ["one"]
+
+
+def test_a_finding_said_again_keeps_the_next_one_standing_too() -> None:
+    ledger = step(Ledger(), raised("one"), raised("two"), raised("three")).ledger
+    merged = step(ledger, raised("one"), raised("three"), key="d2")
+    assert [(e.title, e.status) for e in merged.ledger.entries] == [
+        ("one", "open"),
+        ("two", "fixed"),
+        ("three", "open"),
+    ]

@@ -17,7 +17,8 @@ from autopilot_codex.styles.autopilot.findings import (
     in_generation,
     listing,
 )
-from tests.unit.test_convergence_rules import raised, step
+from tests.unit.test_convergence_rules import fix, found, judged, raised, step
+from tests.unit.test_reducer import make_state
 
 
 def test_the_rules_without_settings_are_the_config_defaults() -> None:
@@ -108,3 +109,10 @@ def test_a_finding_said_again_keeps_the_next_one_standing_too() -> None:
         ("two", "fixed"),
         ("three", "open"),
     ]
+
+
+def test_the_cached_review_of_the_diff_says_what_was_delivered() -> None:
+    state, decision, _ = judged(make_state(), fix(found("one")), Ledger())
+    assert state.last_review is not None and "(finding F1)" in decision.reason
+    cached = [r.reason for r in state.reviewed if r.diff_hash == state.last_review.diff_hash]
+    assert cached == [decision.reason]

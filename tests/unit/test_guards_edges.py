@@ -1,0 +1,48 @@
+"""Guards at their edges: what is reserved, who a loop belongs to, what an ending says.
+Pinned where the mutation audit found changes that no test noticed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from autopilot_codex import guards
+from autopilot_codex.state import Inflight, Reservation
+from tests.unit.test_reducer import make_state
+
+
+def test_the_slot_and_every_reservation_are_reserved_together() -> None:
+    slot = Inflight("review", "t", 1, 0, 0.0, 9.0, reserved_usd=0.5)
+    held = [Reservation("a", 2, 0.25, 9.0), Reservation("b", 3, 0.125, 9.0)]
+    state = make_state(inflight=slot, reservations=held, budget_usd=2.0)
+    assert guards.reserved(state) == 0.875
+    assert guards.fits(state, 1.125 - state.budget_used_usd)
+    assert not guards.fits(state, 1.126 - state.budget_used_usd)
+
+
+def test_a_session_loop_records_its_owner_s_host_and_nobody_else_s() -> None:
+    state = make_state(owner="session", session_id="s1", host="claude")
+    assert guards.claim(state, "s1", "codex").host == "codex"
+    assert guards.claim(state, "s2", "codex").host == "claude"
+    assert guards.claim(state, "s1", None).host == "claude"
+    driven = make_state(owner="driver", session_id="s1", host="claude")
+    assert guards.claim(driven, "s1", "codex").host == "claude"
+
+
+def test_every_session_of_a_driven_loop_owns_it() -> None:
+    assert guards.owns(make_state(owner="driver", session_id="s1"), "s2")
+    assert guards.owns(make_state(owner="driver", session_id="s1"), None)
+    assert not guards.owns(make_state(owner="session", session_id="s1"), None)
+
+
+def test_only_a_clean_done_says_the_rails_come_off() -> None:
+    _, done = guards.end(make_state(), "done", "all tasks approved", "stop.done")
+    _, failed = guards.end(make_state(), "failed", "budget", "stop.failed")
+    assert "safety rails stay on" not in done.message
+    assert "safety rails stay on" in failed.message
+
+
+def test_a_decision_is_a_value_not_a_record_to_edit() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        guards.allow("x").event = "y"  # type: ignore[misc]

@@ -38,7 +38,7 @@ def test_every_session_of_a_driven_loop_owns_it() -> None:
 
 def test_only_a_clean_done_says_the_rails_come_off() -> None:
     _, done = guards.end(make_state(), "done", "all tasks approved", "stop.done")
-    _, failed = guards.end(make_state(), "failed", "budget", "stop.failed")
+    _, failed = guards.end(make_state(), "aborted", "no progress", "stop.aborted")
     assert "safety rails stay on" not in done.message
     assert "safety rails stay on" in failed.message
 

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.manager.schemas import Review
 from autopilot_codex.styles.autopilot.convergence import Rules
 from autopilot_codex.styles.autopilot.findings import (
     Ledger,
@@ -116,3 +117,11 @@ def test_the_cached_review_of_the_diff_says_what_was_delivered() -> None:
     assert state.last_review is not None and "(finding F1)" in decision.reason
     cached = [r.reason for r in state.reviewed if r.diff_hash == state.last_review.diff_hash]
     assert cached == [decision.reason]
+
+
+def test_an_approval_s_own_findings_open_nothing() -> None:
+    state, _, ledger = judged(make_state(), fix(found("one")), Ledger())
+    review = Review(decision="approve", summary="ok", findings=[found("nit")], revert_files=[])
+    _, decision, ledger = judged(state, review, ledger, key="d2")
+    assert not decision.blocks
+    assert [(e.title, e.status) for e in ledger.entries] == [("one", "fixed")]

@@ -125,3 +125,11 @@ def test_an_approval_s_own_findings_open_nothing() -> None:
     _, decision, ledger = judged(state, review, ledger, key="d2")
     assert not decision.blocks
     assert [(e.title, e.status) for e in ledger.entries] == [("one", "fixed")]
+
+
+def test_a_waiting_background_review_of_the_diff_says_what_was_delivered() -> None:
+    state, _, ledger = judged(make_state(), fix(found("one")), Ledger())
+    waiting = state.evolve(pending_review=state.last_review)
+    state, decision, _ = judged(waiting, fix(found("one")), ledger)
+    assert decision.blocks
+    assert state.pending_review is not None and state.pending_review.reason == decision.reason

@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
-from autopilot_codex.manager.schemas import Review
+from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.styles.autopilot import reducer
 from tests.unit.test_reducer import make_state
 
@@ -51,3 +52,35 @@ def test_a_price_and_a_usage_are_values_not_records_to_edit(record: object) -> N
     field = dataclasses.fields(record)[0].name  # type: ignore[arg-type]
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(record, field, 0)
+
+
+def test_a_missing_verdict_pauses_saying_why_or_that_nothing_came() -> None:
+    for error, said in (("quota exceeded", "quota exceeded"), (None, "no answer")):
+        failed: Outcome[Verdict] = Outcome(None, cost_usd=0.01, error=error)
+        state, _ = reducer.apply_verdict(make_state(), failed, "h", Limits(), now="t")
+        assert state.status == "paused" and state.stop_reason == f"manager unavailable: {said}"
+
+
+def test_an_abort_without_a_reason_says_the_manager_aborted() -> None:
+    value = Verdict(
+        decision="abort", reason="", current_task_done=False, instructions="", findings=[]
+    )
+    state, _ = reducer.apply_verdict(make_state(), Outcome(value), "h", Limits(), now="t")
+    assert (state.status, state.stop_reason) == ("aborted", "manager aborted")
+
+
+def test_an_overruled_done_says_the_manager_would_end_the_loop() -> None:
+    done = Verdict(
+        decision="done", reason="r", current_task_done=True, instructions="", findings=[]
+    )
+    more = Verdict(
+        decision="continue", reason="r", current_task_done=True, instructions="", findings=[]
+    )
+    assert "would end the loop as done" in reducer.overrule_reason(make_state(), done, "red")
+    assert "would accept the current task" in reducer.overrule_reason(make_state(), more, "red")
+
+
+def test_usage_adds_up_kind_by_kind() -> None:
+    assert Usage() == Usage(0, 0, 0)
+    total = Usage(10, 4, 3) + Usage(1, 2, 5)
+    assert total == Usage(11, 6, 8) and total.total == 19

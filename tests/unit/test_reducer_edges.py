@@ -84,3 +84,21 @@ def test_usage_adds_up_kind_by_kind() -> None:
     assert Usage() == Usage(0, 0, 0)
     total = Usage(10, 4, 3) + Usage(1, 2, 5)
     assert total == Usage(11, 6, 8) and total.total == 19
+
+
+def test_a_started_loop_begins_at_the_plan_s_first_task() -> None:
+    state = make_state()
+    assert state.plan is not None
+    started = reducer.start(
+        goal="g", plan=state.plan, base_sha="b", worktree="/w", config=Config(),
+        cost_usd=0.0, session_id=None, host="claude", generation=0,
+    )  # fmt: skip
+    assert started.current_task == "T1"
+
+
+def test_a_wordless_done_says_the_goal_was_achieved() -> None:
+    value = Verdict(
+        decision="done", reason="", current_task_done=True, instructions="", findings=[]
+    )
+    state, _ = reducer.apply_verdict(make_state(), Outcome(value), "h", Limits(), now="t")
+    assert (state.status, state.stop_reason) == ("done", "goal achieved")

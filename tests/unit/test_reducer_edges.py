@@ -13,7 +13,7 @@ from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.styles.autopilot import reducer
-from tests.unit.test_reducer import make_state
+from tests.unit.test_reducer import LIMITS, NOW, make_state, review, verdict
 
 
 def _started(session_id: str | None) -> str | None:
@@ -102,3 +102,25 @@ def test_a_wordless_done_says_the_goal_was_achieved() -> None:
     )
     state, _ = reducer.apply_verdict(make_state(), Outcome(value), "h", Limits(), now="t")
     assert (state.status, state.stop_reason) == ("done", "goal achieved")
+
+
+def test_an_overrule_notes_which_claim_the_checks_overruled() -> None:
+    _, done = reducer.apply_verdict(
+        make_state(), verdict("done"), "h1", LIMITS, now=NOW, checks_red="red"
+    )
+    _, moved = reducer.apply_verdict(
+        make_state(), verdict("continue", done=True), "h1", LIMITS, now=NOW, checks_red="red"
+    )
+    assert done.note == "the checks overrule the manager's done"
+    assert moved.note == "the checks overrule the manager's task advance"
+
+
+def test_a_reject_with_nothing_to_restore_keeps_the_dropped_files_note() -> None:
+    _, decision = reducer.apply_review(
+        make_state(), review("reject", ["elsewhere.py"]), "h1", now=NOW, limits=LIMITS,
+        changed_files=["a.py"],
+    )  # fmt: skip
+    assert decision.note == (
+        "revert_files dropped (not changed by this task): elsewhere.py; "
+        "a reject with nothing to restore is a fix"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -207,3 +208,23 @@ def test_the_reducer_rules_load_nothing_heavy() -> None:
     env = {**os.environ, "PYTHONPATH": str(BRIDGE)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_path_with_a_nul_is_never_restorable() -> None:
+    # Even when the changed files name it too: no git path holds a NUL.
+    assert restorable(["src/a\0.py"], ["src/a\0.py"]) == ([], ["src/a\0.py"])
+
+
+def test_an_advance_is_a_value_not_a_record_to_edit() -> None:
+    advance = may_advance("T2", True, HEAD, BASE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        advance.ok = False  # type: ignore[misc]
+
+
+def test_a_plan_names_six_problems_and_counts_the_rest() -> None:
+    six = [task(n, title="") for n in range(1, 7)]
+    _, problem = meaning(Plan(summary="s", tasks=six))
+    assert problem is not None and "more" not in problem and "task 6 ('T6')" in problem
+    _, problem = meaning(Plan(summary="s", tasks=[*six, task(7, title="")]))
+    assert problem is not None and problem.endswith("; and 1 more")
+    assert "task 7" not in problem

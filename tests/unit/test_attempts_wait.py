@@ -83,3 +83,39 @@ def test_a_wait_past_the_deadline_is_not_waited(waited: list[float]) -> None:
     backend = Scripted(failures=1, wait=120.0, timeout_s=60.0)
     outcome = ask(backend)
     assert (outcome.value, backend.made, waited) == (None, 1, [])
+
+
+class Clock:
+    """time.monotonic for `attempts`, moved on by the backend's attempts."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class SlowAndWrong(Scripted):
+    """Each attempt takes longer than the whole timeout and answers something unusable."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(failures=0, wait=None)
+        self.clock = clock
+
+    def attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
+        self.made += 1
+        self.clock.now += 61.0
+        raise Charged(Usage(), attempts.Invalid("the verdict had no reason"))
+
+
+def test_a_call_out_of_time_says_what_its_last_attempt_ran_into(
+    waited: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(attempts, "time", clock)
+    backend = SlowAndWrong(clock)
+    outcome = ask(backend)
+    # One attempt made, one corrective retry due but never made: the deadline had passed.
+    assert outcome.value is None and backend.made == 1
+    assert (outcome.attempts, outcome.corrections) == (1, 1)
+    assert outcome.error == "no answer within 60s (last: the verdict had no reason)"

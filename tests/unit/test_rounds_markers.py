@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from autopilot_codex.rounds.markers import Markers, parse, strip
@@ -59,3 +61,8 @@ def test_strip_removes_only_the_markers_that_counted() -> None:
 def test_names() -> None:
     assert Markers(ready=True, exit=True).names() == ["ready", "exit"]
     assert Markers().names() == []
+
+
+def test_markers_are_a_value_not_a_record_to_edit() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Markers().ready = True  # type: ignore[misc]

@@ -197,3 +197,22 @@ def test_a_transcript_cut_short_is_read_again_from_its_start(tmp_path: Path) -> 
     again = read(path, first)
     assert (first.usd, again.usd) == pytest.approx((30.0, 15.0))
     assert again.tampered.startswith("cut short")
+
+
+def test_a_usage_that_is_not_an_object_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"type":"assistant","message":{"id":"x","usage":5}}\n'
+        '{"type":"assistant","message":"text","usage":{"output_tokens":9}}\n' + line("m1", input=10)
+    )
+    assert read(path).tokens == 10
+
+
+def test_the_last_message_ids_are_remembered(tmp_path: Path) -> None:
+    # The state keeps these between reads; older ones are never written next to a new line.
+    from autopilot_codex.hosts.claude.transcript import SEEN_KEPT
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(line(f"m{n}", input=1) for n in range(33)))
+    got = read(path)
+    assert got.seen == tuple(f"m{n}" for n in range(33 - SEEN_KEPT, 33))

@@ -398,8 +398,9 @@ def test_manager_http_500_pauses_promptly(
         assert_paused_without_block(run, ap, "HTTP 500")
         requests = schemas(server)
     # Three attempts of the background review, which only costs the calls; the Stop tries the
-    # final diff's review again, three attempts, then the loop is off.
-    assert requests == ["Plan"] + ["Review"] * 6
+    # final diff's review again, folded with its verdict (one call, three attempts), then the
+    # loop is off.
+    assert requests == ["Plan"] + ["Review"] * 3 + ["Judgement"] * 3
     assert decisions(ap) == ["plan", "review.unavailable.background", "review.unavailable"]
     (post,) = hook_answers(run, "PostToolUse")
     assert post == {"_raw": ""}
@@ -605,7 +606,10 @@ def test_second_session_does_not_touch_the_loop(
     state = settled(ap)
     assert state["status"] == "running"
     assert state["session_id"] == first.session_id
-    assert decisions(ap) == ["plan", "review.approve"]
+    # Its session ended before its turn did: recorded once, whenever the review lands.
+    ended = decisions(ap)
+    assert ended.count("session.ended") == 1, ended
+    assert [d for d in ended if d != "session.ended"] == ["plan", "review.approve"]
     before = ap.snapshot()
     asked = len(openai_fake.requests)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..codex_config import top_level
 from . import Outcome
 from .attempts import Charged, Invalid, ask
 from .pricing import MOST_EXPENSIVE, Price, Usage, price_for
@@ -114,20 +115,7 @@ def codex_home() -> Path:
 
 
 def _top_level(key: str) -> str:
-    """A top-level string setting of the user's `config.toml`, or "" (Python 3.10 has no
-    tomllib, and only the two keys before the first table are needed)."""
-    try:
-        text = (codex_home() / "config.toml").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-    pattern = re.compile(rf"""^\s*{re.escape(key)}\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-    for line in text.splitlines():
-        if line.lstrip().startswith("["):
-            break
-        found = pattern.match(line)
-        if found:
-            return (found.group(1) or found.group(2) or "").strip()
-    return ""
+    return top_level(codex_home() / "config.toml", key)
 
 
 def _needs_login() -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...codex_config import top_level
 from ...errors import BridgeError
 from ..protocol import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
 from . import install as codex_install
@@ -82,7 +83,7 @@ def spend_notes(env: Mapping[str, str], config: Path) -> list[tuple[str, str]]:
             "says so)",
         )
     ]
-    model = _top_level(config, "model")
+    model = top_level(config, "model")
     if model and not price_of(model)[1]:
         notes.append(
             (
@@ -93,7 +94,7 @@ def spend_notes(env: Mapping[str, str], config: Path) -> list[tuple[str, str]]:
             )
         )
     keyed = any(env.get(k, "").strip() for k in ("OPENAI_API_KEY", "CODEX_API_KEY"))
-    if not keyed and _top_level(config, "model_provider") in ("", "openai"):
+    if not keyed and top_level(config, "model_provider") in ("", "openai"):
         notes.append(
             (
                 NOTE,
@@ -103,22 +104,6 @@ def spend_notes(env: Mapping[str, str], config: Path) -> list[tuple[str, str]]:
             )
         )
     return notes
-
-
-def _top_level(config: Path, key: str) -> str:
-    """A top-level string setting of `config.toml` (before its first table), or ""."""
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-    pattern = re.compile(rf"""^\s*{re.escape(key)}\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-    for line in text.splitlines():
-        if line.lstrip().startswith("["):
-            break
-        found = pattern.match(line)
-        if found:
-            return (found.group(1) or found.group(2) or "").strip()
-    return ""
 
 
 def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:

@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-_TOP = re.compile(r"""^\s*model\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+from ...codex_config import top_level
+
 _OVERRIDE = re.compile(r"""^model\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))\s*$""")
 
 
@@ -45,14 +46,4 @@ def _override(value: str) -> str:
 def _configured(environ: Mapping[str, str]) -> str:
     configured = environ.get("CODEX_HOME", "").strip()
     home = Path(configured) if configured else Path(environ.get("HOME") or Path.home()) / ".codex"
-    try:
-        text = (home / "config.toml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    for line in text.splitlines():
-        if line.lstrip().startswith("["):
-            break  # a table's `model` (a profile's, a provider's) is not the default
-        found = _TOP.match(line)
-        if found:
-            return (found.group(1) or found.group(2) or "").strip()
-    return ""
+    return top_level(home / "config.toml", "model")

@@ -675,7 +675,12 @@ def test_stalled_implementer_pauses_before_the_host_cap(
         "verdict.continue",
         "stop.guard.stalled",
     ]
-    assert schemas(openai_fake) == ["Plan", "Review", "Verdict", "Verdict", "Verdict"]
+    # The edit's review ran in the background before the first Stop, or (on a loaded machine)
+    # had not started yet and the first Stop folded it into its verdict: one call either way.
+    assert schemas(openai_fake) in (
+        ["Plan", "Review", "Verdict", "Verdict", "Verdict"],
+        ["Plan", "Judgement", "Verdict", "Verdict"],
+    )
     assert (ap.repo / "file1.txt").read_text() == "one\n"
     assert_clean_tree(ap.repo)
 

@@ -121,6 +121,17 @@ def test_a_missing_index_folder_leaves_the_other_index_guarding(tmp_path: Path) 
     assert admitted is not None and admitted.repair
 
 
+def test_leftover_temporary_files_do_not_hide_a_marker(tmp_path: Path) -> None:
+    # A write interrupted between its temporary file and the rename leaves `.name.tmp` behind.
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    rails_marker(repo).unlink()
+    for n in range(50):
+        (active_dir() / f".{n:02d}.tmp").write_text("{")
+    admitted = admit(hook(repo, "anyone"), "PreToolUse")
+    assert admitted is not None and admitted.worktree == str(repo.resolve())
+
+
 def test_a_torn_copy_does_not_hide_the_good_one(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     marker = mark(repo, "s1")

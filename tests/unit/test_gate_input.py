@@ -132,3 +132,32 @@ def test_another_sessions_tool_call_still_meets_the_rails(repo: Path) -> None:
     assert ran.code == 0, ran.stderr
     out = json.loads(ran.stdout)
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_payload_over_the_cap_is_cut_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b" " * (gate.MAX_STDIN_BYTES + 4096)
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(read_end, "r")
+    monkeypatch.setattr(sys, "stdin", stdin)
+
+    def write() -> None:
+        try:
+            _write_all(write_end, data)
+        except BrokenPipeError:
+            pass  # the reader stopped at the cap and closed its end
+        finally:
+            os.close(write_end)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert len(gate.read_stdin(NEVER)) == gate.MAX_STDIN_BYTES
+    finally:
+        stdin.close()
+        writer.join()
+
+
+def test_the_readme_names_the_input_timeout_the_hook_gives() -> None:
+    # The troubleshooting table quotes the message a user sees.
+    readme = (ROOT / "README.md").read_text()
+    assert f"its input did not end within {gate.STDIN_TIMEOUT_S:g} s" in readme

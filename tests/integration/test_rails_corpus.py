@@ -200,6 +200,7 @@ DANGEROUS: list[tuple[str, str]] = [
     ("python3 -m autopilot_codex.cli resume", "supervisor"),
     ("python3 bridge/autopilot_codex_main.py stop", "supervisor"),
     ("python3 -u -m autopilot_codex stop", "supervisor"),
+    ("autopilot-codex --quiet stop", "supervisor"),
     ("python3 -mautopilot_codex stop", "supervisor"),
     ("python3 -W ignore -X dev -m autopilot_codex stop", "supervisor"),
     ("python3 -u /opt/x/bridge/autopilot_codex_main.py stop", "supervisor"),

@@ -224,6 +224,11 @@ def test_the_config_file_is_the_users(worktree: Path) -> None:
             "state",
         ),
         ("python3 -c 'import os; print(os.environ[\"AUTOPILOT_CODEX_HOME\"])'", "state"),
+        # The state home by a path that does not spell it (HOME and the state home are siblings).
+        (
+            "python3 -c \"import shutil; shutil.rmtree(os.path.expanduser('~/../state-home/active'))\"",
+            "state",
+        ),
         ("python3 -c \"open('$AUTOPILOT_CODEX_HOME/projects/x/state.json', 'w')\"", "state"),
         ("node -e \"process.env.AUTOPILOT_CODEX_BUDGET_USD='99'\"", "supervisor"),
         (

@@ -402,3 +402,8 @@ def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_host_cli_started_by_a_package_runner_is_named_as_typed(worktree: Path) -> None:
+    reason = check_command("pnpm dlx @openai/codex exec hi", Config(), worktree, None)
+    assert reason is not None and "`pnpm dlx @openai/codex` would start another agent" in reason

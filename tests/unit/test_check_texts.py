@@ -6,6 +6,7 @@ from pathlib import Path
 
 from autopilot_codex import checks, checks_proc, typedjson
 from autopilot_codex.checks import CheckResult, CheckSpec
+from autopilot_codex.checks_watch import Watch
 from tests.conftest import make_repo
 from tests.unit.test_reducer import make_state
 
@@ -71,3 +72,23 @@ def test_a_spent_budget_reports_the_check_as_a_timeout_not_a_pass(tmp_path: Path
         "timeout",
         "not started: the checks' time budget was spent",
     )
+
+
+def test_a_check_that_changes_a_watched_file_fails_whatever_its_exit_code(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    watched = tmp_path / "state.json"
+    watched.write_text("{}")
+    watch = Watch([watched])
+    (changed, kept) = checks.run_checks(
+        repo,
+        [CheckSpec(f"echo '{{\"done\": true}}' > {watched}", 30.0), CheckSpec("true", 30.0)],
+        watch=watch,
+    )
+    assert (changed.status, kept.status) == ("fail", "pass")
+    assert "it changed the loop's own state.json: tampering" in changed.note
+    assert watched.read_text() == "{}"
+
+
+def test_the_readme_gives_the_checks_default_time_limit() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"time limit (default {checks.DEFAULT_TIMEOUT_S:g} s" in readme

@@ -284,3 +284,11 @@ def test_an_admitted_hook_started_without_site_still_reaches_the_engine(tmp_path
         check=True,
     ).stdout.strip()
     assert out == "ok"
+
+
+def test_a_removed_process_cwd_is_no_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert admit(b"{}", "PreToolUse") is None

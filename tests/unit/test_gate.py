@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,81 @@ def test_a_damaged_marker_falls_back_to_the_key(tmp_path: Path) -> None:
     assert admit(hook(make_repo(tmp_path / "other"))) is None
 
 
+def test_a_damaged_marker_is_found_from_a_subfolder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1").write_text("{torn")
+    rails_marker(repo).write_text("{torn")
+    (repo / "src" / "deep").mkdir(parents=True)
+    admitted = admit(hook(repo / "src" / "deep", "anyone"))
+    assert admitted is not None and admitted.repair
+    assert admitted.worktree == str(repo.resolve())
+
+
+def test_a_missing_index_folder_leaves_the_other_index_guarding(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    shutil.rmtree(active_dir())
+    admitted = admit(hook(repo, "anyone"), "PreToolUse")
+    assert admitted is not None and admitted.repair
+
+
+def test_leftover_temporary_files_do_not_hide_a_marker(tmp_path: Path) -> None:
+    # A write interrupted between its temporary file and the rename leaves `.name.tmp` behind.
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    rails_marker(repo).unlink()
+    for n in range(50):
+        (active_dir() / f".{n:02d}.tmp").write_text("{")
+    admitted = admit(hook(repo, "anyone"), "PreToolUse")
+    assert admitted is not None and admitted.worktree == str(repo.resolve())
+
+
+def test_a_torn_copy_does_not_hide_the_good_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    marker = mark(repo, "s1")
+    good = {"worktree": str(find_worktree(repo)), "session_id": "s1", "style": "ralph"}
+    rails_marker(repo).write_text(json.dumps(good))
+    marker.write_text("{torn")
+    admitted = admit(hook(repo, "s1"), "Stop")
+    assert admitted is not None and admitted.repair and admitted.style == "ralph"
+
+
+@pytest.mark.parametrize("style", [5, ["ralph"], ""])
+def test_a_marker_style_that_is_not_a_name_is_an_autopilot_loop(
+    tmp_path: Path, style: object
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    text = json.dumps({"worktree": str(find_worktree(repo)), "session_id": "s1", "style": style})
+    for copy in (rails_marker(repo), mark(repo, "s1")):
+        copy.write_text(text)
+    admitted = admit(hook(repo, "s1"), "Stop")
+    assert admitted is not None and admitted.style == "autopilot"
+
+
+@pytest.mark.parametrize("owner", ["", 7])
+def test_a_marker_owner_that_is_not_a_session_leaves_the_loop_unowned(
+    tmp_path: Path, owner: object
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    text = json.dumps({"worktree": str(find_worktree(repo)), "session_id": owner})
+    for copy in (rails_marker(repo), mark(repo, None)):
+        copy.write_text(text)
+    assert admit(hook(repo, "s2"), "UserPromptSubmit") is not None
+    assert admit(hook(repo, "s2"), "Stop") is None
+
+
+@pytest.mark.parametrize("cwd", [7, ["/"], {"path": "/"}])
+def test_a_cwd_that_is_not_a_path_uses_the_process_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cwd: object
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    monkeypatch.chdir(repo)
+    raw = json.dumps({"cwd": cwd, "session_id": "s2"}).encode()
+    admitted = admit(raw, "PreToolUse")
+    assert admitted is not None and admitted.worktree == str(repo.resolve())
+
+
 def test_garbage_payload_uses_the_process_cwd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +242,7 @@ SAMPLES = [
     b"\xff\xfe garbage",
     b'{"k": 1}{"k": 2}',
     b'\xef\xbb\xbf{"k": 1}',
+    b'{"k": "a\tb"}',  # a raw control character in a string: json.loads refuses it
 ]
 
 
@@ -207,3 +284,11 @@ def test_an_admitted_hook_started_without_site_still_reaches_the_engine(tmp_path
         check=True,
     ).stdout.strip()
     assert out == "ok"
+
+
+def test_a_removed_process_cwd_is_no_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert admit(b"{}", "PreToolUse") is None

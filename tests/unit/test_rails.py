@@ -224,6 +224,11 @@ def test_the_config_file_is_the_users(worktree: Path) -> None:
             "state",
         ),
         ("python3 -c 'import os; print(os.environ[\"AUTOPILOT_CODEX_HOME\"])'", "state"),
+        # The state home by a path that does not spell it (HOME and the state home are siblings).
+        (
+            "python3 -c \"import shutil; shutil.rmtree(os.path.expanduser('~/../state-home/active'))\"",
+            "state",
+        ),
         ("python3 -c \"open('$AUTOPILOT_CODEX_HOME/projects/x/state.json', 'w')\"", "state"),
         ("node -e \"process.env.AUTOPILOT_CODEX_BUDGET_USD='99'\"", "supervisor"),
         (
@@ -441,3 +446,8 @@ def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_host_cli_started_by_a_package_runner_is_named_as_typed(worktree: Path) -> None:
+    reason = check_command("pnpm dlx @openai/codex exec hi", Config(), worktree, None)
+    assert reason is not None and "`pnpm dlx @openai/codex` would start another agent" in reason

@@ -52,6 +52,10 @@ def stop(
         # claude-plugins-official#3632: a correct tag as the last content must be seen.
         "Copy revised.\n<promise>\nDONE\n</promise>",
         "```\nold output\n```\n<promise>DONE</promise>",
+        # A tag on its own line counts whatever follows on later lines.
+        "<promise>DONE</promise>\nAll 14 tests pass.",
+        # A mention inside a sentence is skipped; the tag on its own line after it counts.
+        "I may now write <promise>DONE</promise>:\n<promise>DONE</promise>",
     ],
 )
 def test_promise_kept(message: str) -> None:
@@ -73,6 +77,9 @@ def test_promise_whitespace_normalised_on_both_sides() -> None:
         "Once finished I'll say <promise>DONE</promise>.",
         "Not done. The promise is `<promise>DONE</promise>`.",
         "`<promise>DONE</promise>`",
+        # Text on one side of the tag only is still a sentence.
+        "Finished: <promise>DONE</promise>",
+        "<promise>DONE</promise> (once the last test passes)",
         # Quoting the instructions in a fence is not making the promise.
         "The loop ends when I write:\n```\n<promise>DONE</promise>\n```\nNot yet.",
         "Unclosed fence:\n~~~\n<promise>DONE</promise>",
@@ -217,6 +224,8 @@ def test_stalled_with_the_chain_intact() -> None:
         ({"prompt": "p", "max_iterations": 0, "budget_usd": 0.0}, "needs a budget"),
         ({"prompt": "p", "completion_promise": " "}, "must not be empty"),
         ({"prompt": "p", "completion_promise": "</promise>"}, "'<' or '>'"),
+        ({"prompt": "p", "completion_promise": "a < b"}, "'<' or '>'"),
+        ({"prompt": "p", "completion_promise": "b > a"}, "'<' or '>'"),
         ({"prompt": "p", "stall_limit": 8}, "between 1 and 7"),
     ],
 )
@@ -229,6 +238,11 @@ def test_validate_start_refuses(kwargs: dict[str, object], fragment: str) -> Non
 def test_unlimited_allowed_with_a_budget() -> None:
     validate_start(prompt="p", max_iterations=0, budget_usd=5.0)
     assert start(prompt="p", now=T0, max_iterations=0, budget_usd=5.0).max_iterations == 0
+
+
+def test_start_keeps_the_starting_session() -> None:
+    assert start(prompt="p", now=T0, session_id="sess-a").session_id == "sess-a"
+    assert start(prompt="p", now=T0, session_id="").session_id is None
 
 
 def test_default_cap_is_50() -> None:

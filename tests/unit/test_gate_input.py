@@ -30,7 +30,8 @@ def test_a_piped_payload_larger_than_one_read_is_read_to_its_end(
 ) -> None:
     data = json.dumps({"cwd": "/", "tool_input": {"content": "x" * (3 << 20)}}).encode()
     read_end, write_end = os.pipe()
-    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end, "r"))
+    stdin = os.fdopen(read_end, "r")
+    monkeypatch.setattr(sys, "stdin", stdin)
 
     def write() -> None:
         _write_all(write_end, data)
@@ -42,25 +43,29 @@ def test_a_piped_payload_larger_than_one_read_is_read_to_its_end(
         assert gate.read_stdin(NEVER) == data
     finally:
         writer.join()
+        stdin.close()
 
 
 def test_a_small_payload_ends_when_the_host_closes_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
     read_end, write_end = os.pipe()
     os.write(write_end, b'{"cwd": "/"}')
     os.close(write_end)
-    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end, "r"))
-    assert gate.read_stdin(NEVER) == b'{"cwd": "/"}'
+    with os.fdopen(read_end, "r") as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        assert gate.read_stdin(NEVER) == b'{"cwd": "/"}'
 
 
 def test_input_that_never_ends_gives_up(monkeypatch: pytest.MonkeyPatch) -> None:
     read_end, write_end = os.pipe()
     os.write(write_end, b'{"cwd": "/", "session')  # and never closed: a wrapper that forgot
-    monkeypatch.setattr(sys, "stdin", os.fdopen(read_end, "r"))
+    stdin = os.fdopen(read_end, "r")
+    monkeypatch.setattr(sys, "stdin", stdin)
     try:
         with pytest.raises(gate.InputTimeout, match=r"did not end within 0\.2 s"):
             gate.read_stdin(0.2)
     finally:
         os.close(write_end)
+        stdin.close()
 
 
 def test_a_stdin_that_cannot_be_read_is_an_empty_payload(tmp_path: Path) -> None:

@@ -248,3 +248,26 @@ def state_of(repo: Path) -> dict[str, Any]:
     from autopilot_codex.paths import project_dir
 
     return cast("dict[str, Any]", json.loads((project_dir(repo) / "state.json").read_text()))
+
+
+# The fake host (`tests/fakes/fake_host.py`) as both hosts' headless CLI for the rounds tests;
+# `script(steps)` writes the steps it plays.
+FAKE_HOST = ROOT / "tests" / "fakes" / "fake_host.py"
+Script = Callable[[list[dict[str, Any]]], Path]
+
+
+@pytest.fixture
+def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
+    import shlex
+
+    path = tmp_path / "script.json"
+
+    def setup(steps: list[dict[str, Any]]) -> Path:
+        path.write_text(json.dumps(steps))
+        return path
+
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE_HOST))}"
+    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
+    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
+    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
+    return setup

@@ -5,11 +5,8 @@ from __future__ import annotations
 import io
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from autopilot_codex.commands.run import main
 from autopilot_codex.rounds import rollout
@@ -28,20 +25,6 @@ READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.
 EXIT = {"say": "Every requirement checked.\n::potter(exit)"}
 FIX = {"write": {"ok.txt": "ok\n"}, "commit": "add ok", "say": "Fixed.\n::potter(ready)"}
 CHECK = "test -f ok.txt || { echo 'ok.txt is missing'; exit 1; }"
-
-
-@pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
-    path = tmp_path / "script.json"
-
-    def setup(steps: list[dict[str, Any]]) -> Path:
-        path.write_text(json.dumps(steps))
-        return path
-
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
-    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
-    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
-    return setup
 
 
 def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:

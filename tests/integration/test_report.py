@@ -24,7 +24,7 @@ from tests.conftest import (
 )
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.integration.test_ralph import PROMISE, start, stop
-from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, script  # noqa: F401
+from tests.integration.test_rounds_driver import EXIT, READY, Script, drive
 
 SCRIPT = "<script>alert(1)</script>"
 ONLOAD = '"onload="alert(2)'
@@ -153,7 +153,7 @@ def test_an_autopilot_loop(
 
 
 def test_a_ralph_loop(
-    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path  # noqa: F811
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, tmp_path: Path
 ) -> None:
     start(repo, capsys)
     stop(hook, repo, message="Still working.")
@@ -168,7 +168,7 @@ def test_a_ralph_loop(
 
 
 def test_a_rounds_run(
-    repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path  # noqa: F811
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     script([{**READY, "commit": f"add hello {SCRIPT}"}, EXIT])
     code, record = drive(repo, goal=f"greet {TEXTAREA}")
@@ -183,7 +183,7 @@ def test_a_rounds_run(
 
 def test_a_rounds_runs_manager_spend_is_in_its_timeline_and_chart(
     repo: Path,
-    script: Script,  # noqa: F811
+    script: Script,
     manager: FakeOpenAI,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,

@@ -24,7 +24,6 @@ from tests.conftest import LAUNCHER, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.integration.test_rounds_driver import (
     EXIT,
-    FAKE,
     READY,
     Script,
     calls,
@@ -43,22 +42,6 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     from autopilot_codex.rounds import driver
 
     monkeypatch.setattr(driver, "sleep", lambda _: None)
-
-
-@pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
-    """The fake host as both implementers, driven by the steps given."""
-    path = tmp_path / "script.json"
-
-    def setup(steps: list[dict[str, Any]]) -> Path:
-        path.write_text(json.dumps(steps))
-        return path
-
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
-    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
-    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
-    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
-    return setup
 
 
 def work(n: int, **extra: Any) -> dict[str, Any]:

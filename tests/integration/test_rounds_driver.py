@@ -5,12 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +18,10 @@ from autopilot_codex.commands.run import main
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.driver import custody_for
-from tests.conftest import ROOT, git
+from tests.conftest import FAKE_HOST, ROOT, git
+from tests.conftest import Script as Script  # the rounds tests take it from here
 
-FAKE = ROOT / "tests" / "fakes" / "fake_host.py"
-Script = Callable[[list[dict[str, Any]]], Path]
+FAKE = FAKE_HOST
 
 
 @pytest.fixture(autouse=True)
@@ -34,21 +32,6 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     waited: list[float] = []
     monkeypatch.setattr(driver, "sleep", waited.append)
     return waited
-
-
-@pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
-    path = tmp_path / "script.json"
-
-    def setup(steps: list[dict[str, Any]]) -> Path:
-        path.write_text(json.dumps(steps))
-        return path
-
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
-    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
-    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
-    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
-    return setup
 
 
 def drive(

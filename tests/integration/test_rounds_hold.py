@@ -20,24 +20,11 @@ from autopilot_codex.rounds import driver
 from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import LAUNCHER, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_rounds_driver import EXIT, FAKE, READY, Script
+from tests.integration.test_rounds_driver import EXIT, READY, Script
 
 RESET = {"event": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git reset --hard"}}
 LS = {"event": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 STOP = {"event": "Stop", "stop_hook_active": False, "last_assistant_message": "Done."}
-
-
-@pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
-    path = tmp_path / "script.json"
-    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", f"{shlex.quote(sys.executable)} {FAKE}")
-    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
-
-    def setup(steps: list[dict[str, Any]]) -> Path:
-        path.write_text(json.dumps(steps))
-        return path
-
-    return setup
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ a Claude Code round's tokens (its result event's `usage`), a Codex round's dolla
 from __future__ import annotations
 
 import io
-import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +12,7 @@ import pytest
 
 from autopilot_codex.cli import main as cli_main
 from autopilot_codex.commands.run import main
-from tests.integration.test_rounds_driver import EXIT, FAKE, READY, Script, drive, rounds_of
+from tests.integration.test_rounds_driver import EXIT, READY, Script, drive, rounds_of
 
 # One Claude round of the fake host: 6 input, 1500 cache-write, 12000 cache-read, 400 output.
 CLAUDE_TOKENS = 6 + 1500 + 12_000 + 400
@@ -30,27 +27,12 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(driver, "sleep", lambda _: None)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "codex-home"
     home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(home))
     return home
-
-
-@pytest.fixture
-def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, codex_home: Path) -> Script:
-    path = tmp_path / "script.json"
-
-    def setup(steps: list[dict[str, Any]]) -> Path:
-        path.write_text(json.dumps(steps))
-        return path
-
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
-    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
-    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
-    monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
-    return setup
 
 
 def work(n: int, **extra: Any) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds.driver import custody_for
 from tests.conftest import state_of
 from tests.integration.test_rounds_driver import EXIT, READY, Script, calls, drive
-from tests.integration.test_rounds_driver import script as script  # noqa: F401 (fixture)
 
 
 @pytest.fixture

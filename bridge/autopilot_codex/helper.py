@@ -31,8 +31,8 @@ READY_TIMEOUT_S = 2.0
 # A start attempt that did not give a listening helper is retried after this long at most.
 RESPAWN_S = 30.0
 OFF = "AUTOPILOT_CODEX_HELPER"
-# COVERAGE_PROCESS_CONFIG: the test suite measures the helper too (it does nothing where the
-# coverage package is not installed, and `install` never installs it).
+# The last name lets the test suite measure the helper too: it does nothing where the measuring
+# package is not installed, and `install` never installs it.
 _KEEP = frozenset(
     {
         *("HOME", "PATH", "LANG", "TZ", "TMPDIR", "USER", "LOGNAME"),

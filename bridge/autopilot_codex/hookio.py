@@ -77,7 +77,7 @@ def from_payload(
         last_assistant_message=text(data.get(last_message)),
         source=text(data.get("source")),
         trigger=text(data.get("trigger")),
-        transcript_path=text(data.get("transcript_path")),
+        transcript_path=_path(data.get("transcript_path")),
         model=text(data.get("model")),
         reason=text(data.get("reason")),
     )
@@ -123,3 +123,10 @@ class Answer:
 
 
 ALLOW = Answer()
+
+
+def _path(value: object) -> str:
+    """A file path from the payload; "" for one holding a NUL, which names no file (the OS
+    refuses it with ValueError, not OSError, so every reader would have to know)."""
+    path = text(value)
+    return "" if "\0" in path else path

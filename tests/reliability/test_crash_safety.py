@@ -43,15 +43,24 @@ def variant(store: Store, **changes: Any) -> State:
 
 
 def writer(store: Store, states: list[State]) -> int:
-    """Fork a child that saves the states in turn until it is killed."""
+    """Fork a child that saves the states in turn until it is killed; returned once the child
+    runs, so the kill's random moment falls among its saves, not in whatever the fork itself
+    costs (a big test process, a coverage tracer starting its own data file)."""
+    ready, told = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child never returns
         try:
+            os.close(ready)
+            os.write(told, b"r")
+            os.close(told)
             while True:
                 for state in states:
                     store.save(state)
         finally:
             os._exit(1)
+    os.close(told)
+    os.read(ready, 1)
+    os.close(ready)
     return pid
 
 
@@ -64,7 +73,7 @@ def cycle_time(store: Store, states: list[State]) -> float:
 
 
 def kill_at_random(pid: int, rng: random.Random, cycle: float) -> None:
-    # Forking a big test process takes a while too: aim over the first two rounds of saves.
+    # Aim over the first two rounds of saves.
     time.sleep(rng.uniform(0, 2 * cycle + 0.002))
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)

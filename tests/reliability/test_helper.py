@@ -75,16 +75,7 @@ def answered_by_helper(home: Path) -> int:
 
 def helper_pid(home: Path) -> int:
     """The helper's pid, as the kernel names the process listening on its socket."""
-    sock = paths(home)[0]
-    here = os.getcwd()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        os.chdir(sock.parent)
-        try:
-            conn.connect(sock.name)
-        finally:
-            os.chdir(here)
-        cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-    return int.from_bytes(cred[:4], sys.byteorder)
+    return _pid_at(paths(home)[0], quiet=False)
 
 
 def alive(pid: int) -> bool:
@@ -289,13 +280,8 @@ def test_a_request_without_the_helpers_secret_runs_nothing(loop: Path, isolated:
         b"utf-8\0utf-8",
         b"0" * 64,  # a guess
     ]
-    here = os.getcwd()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        os.chdir(sock.parent)
-        try:
-            conn.connect(sock.name)
-        finally:
-            os.chdir(here)
+        helper._connect(conn, str(sock))
         conn.settimeout(60)
         conn.sendall(helper.encode(fields))
         assert conn.recv(64) == b"S\n"
@@ -389,20 +375,18 @@ def test_an_upgrade_in_place_ends_the_helper_and_the_next_is_the_new_code(
         os.killpg(new, signal.SIGKILL)
 
 
-def _pid_at(sock: Path | None) -> int:
-    """The pid listening on `sock`, 0 when nothing does."""
+def _pid_at(sock: Path | None, *, quiet: bool = True) -> int:
+    """The pid listening on `sock`, 0 when nothing does (`quiet`: else the connect's error)."""
     if sock is None:
         return 0
-    here = os.getcwd()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            os.chdir(sock.parent)
-            try:
-                conn.connect(sock.name)
-            finally:
-                os.chdir(here)
+            # The product's own connect (through the folder: pytest's paths are long).
+            helper._connect(conn, str(sock))
             cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
     except OSError:
+        if not quiet:
+            raise
         return 0
     return int.from_bytes(cred[:4], sys.byteorder)
 

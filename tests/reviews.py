@@ -51,3 +51,24 @@ def review_requests(manager: FakeOpenAI) -> list[LoggedRequest]:
 def verdict_requests(manager: FakeOpenAI) -> list[LoggedRequest]:
     """The manager requests that judged a Stop: a verdict alone or folded with its review."""
     return [r for r in manager.requests if r.schema_name in ("Verdict", "Judgement")]
+
+
+def unfolded(manager: FakeOpenAI) -> list[LoggedRequest]:
+    """The manager's requests as the calls they stand for: a folded `Judgement` stands for a
+    review followed by a verdict. Whether a Stop folds depends on whether the edit's background
+    review had claimed the loop's slot before the Stop came, which is the machine's timing."""
+    calls: list[LoggedRequest] = []
+    for request in manager.requests:
+        if request.schema_name == "Judgement":
+            calls += [request, request]
+        else:
+            calls.append(request)
+    return calls
+
+
+def unfolded_schemas(manager: FakeOpenAI) -> list[str | None]:
+    """The schema of each call `unfolded` lists, a `Judgement` read as `Review`, `Verdict`."""
+    names: list[str | None] = []
+    for request in manager.requests:
+        names += ["Review", "Verdict"] if request.schema_name == "Judgement" else [request.schema_name]
+    return names

@@ -15,6 +15,7 @@ import pytest
 from autopilot_codex.commands import install
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
+from tests.reviews import unfolded, unfolded_schemas
 
 from .autopilot_helpers import Autopilot
 from .claude_cli import git
@@ -74,10 +75,6 @@ def commit(name: str, subject: str) -> Shell:
     return Shell(f'git add {name} && git commit -q -m "{subject}"')
 
 
-def schemas(server: FakeOpenAI) -> list[str | None]:
-    return [r.schema_name for r in server.requests]
-
-
 def raws(fake: FakeCodexModel) -> list[str]:
     return [r.raw for r in fake.model_requests]
 
@@ -131,8 +128,9 @@ def test_happy_path_to_done(
         "review.approve",
         "verdict.done",
     ]
-    assert schemas(openai_fake).count("Verdict") == 2
-    review1 = openai_fake.requests_for(schema="Review")[0]
+    # A Stop that came before its edit's background review started folds the two calls.
+    assert unfolded_schemas(openai_fake).count("Verdict") == 2
+    review1 = next(r for r in unfolded(openai_fake) if r.schema_name in ("Review", "Judgement"))
     assert "file1.txt" in review1.prompt_text and "+one" in review1.prompt_text
     assert ap.active_markers() == []
 
@@ -164,7 +162,7 @@ def test_a_review_fix_reaches_codex_at_the_next_hook_that_can_speak(
     assert state["status"] == "done"
     assert decisions(ap)[:2] == ["plan", "review.fix"]
     assert decisions(ap)[-2:] == ["review.approve", "verdict.done"]
-    assert schemas(openai_fake).count("Verdict") == 1
+    assert unfolded_schemas(openai_fake).count("Verdict") == 1
 
 
 def test_manager_down_pauses_without_a_block(
@@ -187,7 +185,7 @@ def test_manager_down_pauses_without_a_block(
     assert state["session_id"] == run.thread_id
     assert ap.event_names() == ["plan", "claim", "verdict.unavailable"]
     assert ap.active_markers() != []  # fail closed: the rails stay until the user's stop
-    assert run.wall_time < 30, run.describe()
+    assert run.wall_time < 90, run.describe()  # never the host's hook timeout
 
 
 def test_stall_guard_stops_an_always_ending_implementer(

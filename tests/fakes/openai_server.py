@@ -96,6 +96,9 @@ class Reply:
     cached_tokens: int = 0
     output_tokens: int = 200
     drop: bool = False
+    # Held until the test sets it (or the server closes): "still out" for as long as a test
+    # needs, which no delay can promise on a loaded machine.
+    hold: threading.Event | None = None
     # Extensions beyond the basic set.
     reasoning_tokens: int = 0
     phase: str | None = "final_answer"  # responses message phase; None omits it
@@ -522,6 +525,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if reply.delay > 0 and fake._closing.wait(reply.delay):
             self.close_connection = True
             return
+        while reply.hold is not None and not reply.hold.is_set():
+            if fake._closing.wait(0.02):
+                self.close_connection = True
+                return
         if reply.drop or fake._closing.is_set():
             self.close_connection = True
             return

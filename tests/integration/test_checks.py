@@ -210,7 +210,7 @@ def test_checks_are_not_interactive_and_get_only_the_names_listed(
         repo,
         'read answer; echo "answer=[$answer]"; test ! -t 0 && echo no-tty; env | sort; '
         'test -n "$MY_SERVICE_TOKEN" && echo token-seen',
-        timeout_s=5,
+        timeout_s=60,  # ends at once; the bound is for a wedged shell only
         # `checks_env` in the config; the manager's own names are never passed on.
         env_names=("MY_PROJECT_SETTING", "MY_SERVICE_TOKEN", "OPENAI_API_KEY"),
     )

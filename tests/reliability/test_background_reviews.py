@@ -7,8 +7,10 @@ the workers are the real detached processes the hooks start.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -46,15 +48,17 @@ def wait_gone(pid: int, timeout: float = OUTDATED_S) -> None:
 def test_an_edit_hook_answers_before_a_slow_review_and_the_next_hook_carries_its_fix(
     planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
-    manager.enqueue(Reply(body=review_body("fix"), delay=3.0), schema="Review")
+    # Out until the test lets it come back: a hook that waited for it would never answer.
+    released = threading.Event()
+    manager.enqueue(Reply(body=review_body("fix"), hold=released), schema="Review")
     (planned / "file1.txt").write_text("wrong\n")
     assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
-    # Answered with the review still out: a hook that waited for it would have its fix by now.
     assert state_of(planned)["autopilot"]["pending_review"] is None
     slot = wait_inflight(planned)
     assert slot["kind"] == "review" and slot["reserved_usd"] > 0
     # Hooks while the review is out speak only if they have something to say.
     assert answer_of(hook("PostToolUse", read_payload(planned))) == {}
+    released.set()
     state = wait_reviews(planned)
     assert state["autopilot"]["pending_review"]["decision"] == "fix"
     out = answer_of(hook("PostToolUse", read_payload(planned)))
@@ -66,10 +70,14 @@ def test_an_edit_hook_answers_before_a_slow_review_and_the_next_hook_carries_its
 def test_a_burst_of_edits_costs_one_or_two_reviews_and_the_last_diff_is_reviewed(
     planned: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
-    manager.default = Reply(body=review_body("approve"), delay=1.0)
+    # The first review is out for the whole burst, however long a loaded machine takes.
+    released = threading.Event()
+    manager.enqueue(Reply(body=review_body("approve"), hold=released), schema="Review")
+    manager.default = Reply(body=review_body("approve"))
     for n in range(10):
         (planned / "file1.txt").write_text(f"version {n}\n")
         assert answer_of(hook("PostToolUse", edit_payload(planned))) == {}
+    released.set()
     wait_reviews(planned)
     assert 1 <= reviews(manager) <= 2
     assert "+version 9" in manager.requests_for(schema="Review")[-1].prompt_text
@@ -94,8 +102,25 @@ def test_twenty_parallel_edit_hooks_of_one_diff_make_one_review_call(
 
 
 def test_twenty_parallel_stops_make_one_verdict_call(planned: Path, manager: FakeOpenAI) -> None:
-    manager.default = Reply(body=verdict_body("continue"), delay=3.0)
+    # The verdict is out until the other nineteen Stops have found the slot busy.
+    released = threading.Event()
+    manager.default = Reply(body=verdict_body("continue"), hold=released)
+
+    def release_when_all_busy() -> None:
+        deadline = time.monotonic() + 240
+        try:
+            while time.monotonic() < deadline:
+                with contextlib.suppress(OSError, ValueError):  # a line being written
+                    if [e["event"] for e in events_of(planned)].count("stop.busy") >= 19:
+                        break
+                time.sleep(0.05)
+        finally:
+            released.set()
+
+    watcher = threading.Thread(target=release_when_all_busy, daemon=True)
+    watcher.start()
     results = fire([("Stop", payload("Stop", planned))] * 20, launcher_env())
+    watcher.join()
     assert all(r.code == 0 for r in results)
     judged = [r for r in results if r.answer.get("decision") == "block"]
     assert len(judged) == 1 and all(r.answer == {} for r in results if r not in judged)

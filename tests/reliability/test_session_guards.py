@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,9 @@ def test_stop_during_a_manager_call_wins(
     schema: str,
     answer: dict[str, Any],
 ) -> None:
-    manager.enqueue(Reply(body=answer, delay=0.8), schema=schema)
+    # Out until the user's stop is in (released just after it), however slow the machine.
+    released = threading.Event()
+    manager.enqueue(Reply(body=answer, hold=released), schema=schema)
     if event == "PostToolUse":
         (planned / "file1.txt").write_text("wrong\n")
         data = edit_payload(planned)
@@ -163,6 +166,8 @@ def test_stop_during_a_manager_call_wins(
     try:
         wait_for_request(manager, schema)
         assert main(["-C", str(planned), "stop", "the", "user", "said", "stop"]) == 0
+        if event == "Stop":  # the hook waits for its answer; a review's worker must not
+            released.set()
         capsys.readouterr()
         out, err = proc.communicate(timeout=60)
     finally:
@@ -174,6 +179,7 @@ def test_stop_during_a_manager_call_wins(
 
     # A review runs in a background worker, which leaves as soon as the loop stops.
     state = wait_reviews(planned)
+    released.set()
     assert (state["status"], state["stop_reason"]) == ("stopped", "the user said stop")
     assert state["iteration"] == 0 and state["autopilot"]["last_verdict"] is None
     assert state["budget_used_usd"] > budget  # the discarded call was still paid for

@@ -201,7 +201,7 @@ def test_429_without_retry_after_is_retried_with_backoff(srv: FakeOpenAI) -> Non
 def test_429_with_retry_after_is_honoured(srv: FakeOpenAI, mocker: MockerFixture) -> None:
     srv.enqueue(Reply(status=429, headers={"retry-after": "0.05"}), PLAN)
     # The client's own wait, read where it sleeps, not guessed from the wall clock.
-    slept = mocker.spy(openai._base_client.time, "sleep")
+    slept = mocker.spy(time, "sleep")  # the module the client sleeps through
     with make_client(srv, max_retries=2) as client:
         assert ask_plan(client) == Plan.model_validate(PLAN)
     assert [c.args for c in slept.call_args_list] == [(0.05,)]  # the default backoff is >= 0.375 s

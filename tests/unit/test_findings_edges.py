@@ -66,6 +66,13 @@ def test_a_finding_said_twice_in_one_review_stops_nothing_after_it() -> None:
     assert [(e.id, e.title) for e in merged.ledger.entries] == [("F1", "one"), ("F2", "two")]
 
 
+def test_a_new_finding_said_twice_in_its_first_review_gets_one_id() -> None:
+    merged = step(Ledger(), raised("one"), raised("one"), raised("two"))
+    assert [(e.id, e.title) for e in merged.ledger.entries] == [("F1", "one"), ("F2", "two")]
+    assert [e.id for e in merged.new] == ["F1", "F2"]
+    assert [e.id for e in merged.said] == ["F1", "F2"]
+
+
 def test_the_same_words_on_another_file_are_another_finding() -> None:
     ledger = step(Ledger(), raised("one", file="a.py")).ledger
     merged = step(ledger, raised("one", file="b.py"), key="d2")

@@ -142,6 +142,7 @@ def merge(
         if r.id is not None and r.id in closed_ids:
             continue  # kept and closed at once: the manager's close wins
         text = verbatim_text(r.severity, r.file, r.title, r.recommendation)
+        # A new finding said twice in one review is one finding: its text names it too.
         known = r.id if r.id in standing else by_text.get(text)
         if known is not None and known not in [s.id for s in said]:
             old = by_id[known]
@@ -178,6 +179,7 @@ def merge(
             )
             next_n += 1
             new.append(entry)
+            by_text[text] = entry.id
         else:
             continue  # the same finding twice in one review
         by_id[entry.id] = entry

@@ -256,8 +256,21 @@ def test_a_codex_turn_is_priced_for_its_model_cached_input_as_such() -> None:
         (["-c", 'model="gpt-5-mini"'], 'model = "gpt-5.4"', "gpt-5-mini"),
         (["--config=model=gpt-5-mini"], "", "gpt-5-mini"),
         (["-c", "model_provider=x"], "model = 'gpt-5.4'\n", "gpt-5.4"),
+        # A profile that is not in use names nothing.
         ([], '[profiles.x]\nmodel = "gpt-5.4"\n', ""),
         ([], "", ""),
+        # The profile in use: its model beats a -c model and the top level, never -m.
+        (["-p", "x"], 'model = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        (["--profile", "x", "-c", "model=gpt-5-mini"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        (["--profile=x"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        (["-p", "x", "-m", "gpt-5-nano"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5-nano"),
+        ([], 'profile = "x"\nmodel = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        (["-c", "profile=x"], 'model = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        # An unknown profile, or one without a model, falls back to the top level.
+        (["-p", "y"], 'model = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5-mini"),
+        (["-p", "x"], 'model = "gpt-5-mini"\n[profiles.x]\neffort = "high"\n', "gpt-5-mini"),
+        # A file that is not TOML names nothing.
+        ([], 'model = "gpt-5.4\n', ""),
     ],
 )
 def test_the_model_a_round_runs(args: list[str], config: str, model: str, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ literal dollars."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -255,6 +256,23 @@ def test_a_sessions_subagents_and_theirs_are_found_beside_it(tmp_path: Path) -> 
     assert reader.related(str(parent), 0.0) == sorted([str(child), str(grandchild)])
     # A rollout not written to since the loop began holds none of its spend.
     assert reader.related(str(parent), child.stat().st_mtime + 3600) == []
+
+
+def dated(sessions: Path, day: datetime.date) -> Path:
+    folder = sessions / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_subagent_started_on_a_later_day_is_found_in_that_day_s_folder(tmp_path: Path) -> None:
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    yesterday, before = today - datetime.timedelta(days=1), today - datetime.timedelta(days=2)
+    parent = rollout(dated(tmp_path, yesterday), PARENT, meta(PARENT, None))
+    child = rollout(dated(tmp_path, today), CHILD, meta(CHILD, PARENT))
+    grandchild = rollout(dated(tmp_path, today), GRANDCHILD, meta(GRANDCHILD, CHILD))
+    # A day before the parent's holds none of its subagents, and is not listed.
+    rollout(dated(tmp_path, before), STRANGER, meta(STRANGER, PARENT))
+    assert RolloutReader().related(str(parent), 0.0) == sorted([str(child), str(grandchild)])
 
 
 def test_the_parents_history_a_subagents_rollout_starts_with_is_not_counted(tmp_path: Path) -> None:

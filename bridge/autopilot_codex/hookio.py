@@ -40,6 +40,10 @@ class HookInput:
     # Why a session ended (SessionEnd): Claude Code's `clear|resume|logout|prompt_input_exit|
     # other`, Codex's `other`.
     reason: str = ""
+    # At Stop, the work the host still runs in the background for the session (Claude Code's
+    # `background_tasks`: shells, subagents, monitors), one line each: the session is paused
+    # until that work wakes it, not done.
+    background: tuple[str, ...] = ()
 
 
 def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
@@ -80,7 +84,26 @@ def from_payload(
         transcript_path=_path(data.get("transcript_path")),
         model=text(data.get("model")),
         reason=text(data.get("reason")),
+        background=_background(data.get("background_tasks")),
     )
+
+
+# Background tasks named at most, and each one's line at most (a description or a command).
+_TASKS, _TASK_CHARS = 5, 120
+
+
+def _background(value: object) -> tuple[str, ...]:
+    """Each in-flight background task as one short line; anything not a task reads as none."""
+    if not isinstance(value, list):
+        return ()
+    lines = []
+    for task in value:
+        if not isinstance(task, dict):
+            continue
+        words = text(task.get("description")) or text(task.get("command")) or text(task.get("type"))
+        line = " ".join((words or "a background task").split())
+        lines.append(line if len(line) <= _TASK_CHARS else line[: _TASK_CHARS - 1] + "…")
+    return tuple(lines)
 
 
 def shell_line(value: object) -> str:

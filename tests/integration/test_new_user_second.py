@@ -410,6 +410,39 @@ def test_15_a_hook_whose_input_never_ends_gives_up_and_allows(
     assert not manager.requests_for("responses", "Verdict")
 
 
+# -- 14: a Stop with background work still running ----------------------------------------
+
+
+def test_14_a_stop_with_a_background_shell_running_is_allowed_and_judged_when_it_ends(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    manager.enqueue(plan_body(), schema="Plan")
+    assert run_launcher(["plan", "--session-id", "sess-1", "build", "it"], cwd=repo).code == 0
+    shell = {"id": "b1", "type": "shell", "status": "running", "description": "npm test", "command": "npm test"}
+    agent = {"id": "a2", "type": "subagent", "status": "running", "description": "x" * 300}
+    paused = payload("Stop", repo, background_tasks=[shell, agent])
+    waited = run_launcher(["hook", "Stop", "--host", "claude"], json.dumps(paused).encode(), cwd=repo)
+    assert waited.code == 0, waited.stderr
+    answer = json.loads(waited.stdout)
+    # Allowed with a word to the user, nothing asked of the manager, no turn counted.
+    assert "decision" not in answer
+    message = answer["systemMessage"]
+    assert "2 background tasks still running (npm test; " in message and "x" * 119 + "…" in message
+    assert "judges the turn once they end" in message
+    assert manager.requests_for(schema="Verdict") == []
+    state = state_json(repo)
+    assert state["iteration"] == 0 and state["status"] == "running"
+    events = (project_dir(repo) / "events.jsonl").read_text()
+    assert '"stop.background"' in events
+    # The session woke when the work ended and stopped again: now the turn is judged.
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    done = payload("Stop", repo, background_tasks=[])
+    judged = run_launcher(["hook", "Stop", "--host", "claude"], json.dumps(done).encode(), cwd=repo)
+    assert json.loads(judged.stdout)["decision"] == "block"
+    assert len(manager.requests_for(schema="Verdict")) == 1
+    assert state_json(repo)["iteration"] == 1
+
+
 # -- 9: guidance that agrees with itself ----------------------------------------------------
 
 

@@ -162,11 +162,24 @@ def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -
             state, guarded = paused
     if guarded is not None:
         return finish(ctx, fx, state, guarded)
+    if ctx.payload.background:
+        return finish(ctx, fx, state, waiting(ctx.payload.background))
     taken = inflight.claim(
         state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
     fx.store.save(taken or state)
     return None if taken is not None else busy(ctx, state)
+
+
+def waiting(tasks: tuple[str, ...]) -> Decision:
+    """The host says the session waits for background work to wake it: the turn is not over,
+    so nothing is judged (no call, no block) until a Stop with nothing left in flight."""
+    shown = "; ".join(tasks[:3]) + (f"; {len(tasks) - 3} more" if len(tasks) > 3 else "")
+    return guards.allow(
+        "stop.background",
+        f"autopilot-codex: {len(tasks)} background task{'s' if len(tasks) != 1 else ''} still "
+        f"running ({shown}); the manager judges the turn once {'they end' if len(tasks) != 1 else 'it ends'}.",
+    )
 
 
 def busy(ctx: HookContext, state: State) -> Decision:

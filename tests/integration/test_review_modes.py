@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autopilot_codex.cli import main
+from autopilot_codex.manager.attempts import TRANSIENT_ATTEMPTS
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
     Hook,
@@ -19,7 +21,7 @@ from tests.conftest import (
     review_body,
     verdict_body,
 )
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.reviews import review_requests, wait_reviews
 
 
@@ -87,6 +89,29 @@ def test_stop_mode_reviews_and_judges_in_one_call(
     # One manager latency for the Stop: the review of the final diff rides on the verdict's call.
     assert [r.schema_name for r in manager.requests[1:]] == ["Judgement"]
     assert "+v1" in manager.requests[-1].prompt_text
+
+
+def test_16_a_stop_in_stop_mode_keeps_one_deadline_for_its_review_and_verdict(
+    repo: Path,
+    manager: FakeOpenAI,
+    hook: Hook,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 27, item 16: the review of the final diff and the verdict were two calls, each with
+    the whole timeout; now they are one call, and its attempts share the call's one deadline."""
+    start(repo, manager, capsys, "stop")
+    monkeypatch.setenv("AUTOPILOT_CODEX_TIMEOUT_S", "2")
+    never = threading.Event()  # the manager never answers (released when the server closes)
+    manager.default = Reply(body=verdict_body("continue"), hold=never)
+    (repo / "file1.txt").write_text("v1\n")
+    hook("PostToolUse", edit_payload(repo))
+    out = hook("Stop", payload("Stop", repo)).json
+    assert "decision" not in out and "manager unavailable" in out["systemMessage"]
+    calls = [r.schema_name for r in manager.requests[1:]]
+    # One call: no Review then Verdict, and no more attempts than one deadline allows.
+    assert set(calls) == {"Judgement"} and 1 <= len(calls) <= TRANSIENT_ATTEMPTS, calls
+    assert "timed out" in json.loads((project_dir(repo) / "state.json").read_text())["stop_reason"]
 
 
 def test_stop_mode_fix_blocks_without_a_verdict(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 import pytest
@@ -71,6 +72,43 @@ def test_live_view_on_a_terminal() -> None:
     view.round_ended(record(), 0.5, "All good.")
     view.close()
     assert "round 2 verify: ok" in out.getvalue()
+
+
+def screen(raw: str) -> list[str]:
+    """The lines a terminal shows after `raw`, for the few controls rich's live display writes:
+    newline, carriage return, cursor up, erase line; colours and cursor visibility dropped."""
+    lines, row, col = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", raw):
+        if token == "\n":
+            row, col = row + 1, 0
+            lines += [""] * (row + 1 - len(lines))
+        elif token == "\r":
+            col = 0
+        elif token.startswith("\x1b["):
+            if token.endswith("A"):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == "\x1b[2K":
+                lines[row] = ""
+        else:
+            line = lines[row].ljust(col)
+            lines[row] = line[:col] + token + line[col + len(token) :]
+            col += len(token)
+    return [line for line in lines if line.strip()]
+
+
+def test_the_live_panel_leaves_no_frame_after_the_final_line() -> None:
+    """Issue 27, item 9: the panel's last frame stayed on screen below the run's final line."""
+    out = Terminal()
+    view = make_view(out)
+    view.round_started(1, 2, "implement", 1)
+    view.update(StreamState("claude", last_action="Write: a.py", cost_usd=0.5))
+    view.round_ended(record(), 0.5, "All good.")
+    view.note("autopilot-codex: run complete")
+    view.close()
+    shown = screen(out.getvalue())
+    assert shown[-1] == "autopilot-codex: run complete", shown
+    assert not any("so far" in line and "round 1/2" in line for line in shown), shown
+    assert any(line.startswith("round 2 verify: ok") for line in shown), shown
 
 
 def test_host_base_override() -> None:

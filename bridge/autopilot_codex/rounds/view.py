@@ -106,8 +106,13 @@ class LiveView:
         self.action, self.round_cost = "", 0.0
         self.round_started_at = time.monotonic()
         if self.live is None:
+            # Transient: the panel is wiped when the run ends, so the run's last line is the
+            # last thing on screen (printed lines above it stay).
             self.live = Live(
-                get_renderable=self._render, console=self.console, refresh_per_second=4
+                get_renderable=self._render,
+                console=self.console,
+                refresh_per_second=4,
+                transient=True,
             )
             self.live.start()
 

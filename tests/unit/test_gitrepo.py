@@ -47,6 +47,25 @@ def test_excluded_directories_are_left_out(tmp_path: Path) -> None:
     assert "running" not in diff.text and diff.files == ("x.txt",)
 
 
+def test_the_changed_names_are_the_files_the_diff_names(tmp_path: Path) -> None:
+    """What a prompt that only names earlier tasks' files reads instead of a whole diff."""
+    repo = make_repo(tmp_path / "r", {"app.py": "a = 1\n", "conf/.env": "K=old\n", "old.txt": "o\n"})
+    base = gitrepo.head_sha(repo)
+    (repo / "app.py").write_text("a = 2\n")
+    (repo / "conf/.env").write_text("K=new\n")
+    git(repo, "rm", "-q", "old.txt")
+    git(repo, "commit", "-qam", "edit")
+    (repo / "new dir").mkdir()
+    (repo / "new dir/notes.txt").write_text("hello\n")
+    (repo / "sub").mkdir()
+    (repo / "sub/.env.local").write_text("TOKEN=x\n")
+    (repo / ".state").mkdir()
+    (repo / ".state/state.json").write_text("{}\n")
+    names = gitrepo.changed_names(repo, base, exclude=(".state",))
+    assert names == ("app.py", "old.txt", "new dir/notes.txt")
+    assert set(names) == set(gitrepo.diff_since(repo, base, exclude=(".state",)).files)
+
+
 def test_identical_trees_give_identical_digests(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     base = gitrepo.head_sha(repo)

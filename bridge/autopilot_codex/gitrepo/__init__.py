@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..rails.secrets import is_secret_path
-from .review import UNTRACKED_BYTES_MAX, UNTRACKED_FILES_MAX, Diff, diff_since
+from .review import UNTRACKED_BYTES_MAX, UNTRACKED_FILES_MAX, Diff, changed_names, diff_since
 from .runner import Location, identity, locate, run_bytes, run_git
 from .tamper import GitFinding, findings
 
@@ -25,6 +25,7 @@ __all__ = [
     "GitFinding",
     "Location",
     "commits_since",
+    "changed_names",
     "diff_since",
     "findings",
     "git_path",

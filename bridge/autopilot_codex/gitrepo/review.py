@@ -98,6 +98,23 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
     return Diff("\n".join(parts), tuple(dict.fromkeys(files)), found)
 
 
+def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The files `diff_since` would name (tracked changes and untracked files, secrets and
+    `exclude` left out) from two name-only git calls: for a prompt that names files, not their
+    changes."""
+    tracked = run_bytes(worktree, "diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
+    others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
+    names = [*_names(tracked), *_names(others)]
+    return tuple(
+        dict.fromkeys(
+            p
+            for p in names
+            if not is_secret_path(p)
+            and not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
+        )
+    )
+
+
 def exclude_lines(exclude: tuple[str, ...]) -> tuple[str, ...]:
     """The `.git/info/exclude` lines the loop itself may have written for its own folders."""
     return tuple(f"{e.strip('/')}/" for e in exclude) + tuple(f"/{e.strip('/')}/" for e in exclude)

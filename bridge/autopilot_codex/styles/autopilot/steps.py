@@ -82,8 +82,8 @@ def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str
     ledger = findings_store.load(ctx.store, state)
     others: list[str] = []
     if state.base_sha != state.task_base_sha:
-        loop = gitrepo.diff_since(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
-        others = [f for f in loop.files if f not in set(files)]
+        loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
+        others = [f for f in loop if f not in set(files)]
     return ledger_text(listing(ledger, state.current_task or "wrap-up"), others)
 
 

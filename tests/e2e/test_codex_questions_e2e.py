@@ -79,7 +79,7 @@ def test_the_manager_answers_codexs_question_in_the_turn(
     )
 
     assert run.ok, run.describe()
-    assert run.wall_time < 60, run.wall_time
+    assert run.wall_time < 90, run.wall_time  # never the host's hook timeout
     consulted = openai_fake.requests_for(schema="Consultation")
     assert len(consulted) == 1, [r.schema_name for r in openai_fake.requests]
     assert "Which storage should the cache use?" in consulted[0].prompt_text

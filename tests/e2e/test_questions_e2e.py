@@ -83,7 +83,7 @@ def test_the_manager_answers_the_implementers_question_in_the_turn(
         stdin=(json.dumps(message) + "\n").encode(),
     )
     assert run.ok, run.describe()
-    assert run.wall_time < 60, run.wall_time
+    assert run.wall_time < 90, run.wall_time  # never the host's hook timeout
     assert fake_anthropic.errors == [], fake_anthropic.dump_log()
     consulted = openai_fake.requests_for(schema="Consultation")
     assert len(consulted) == 1, [r.schema_name for r in openai_fake.requests]
@@ -118,7 +118,7 @@ def test_a_session_cut_short_before_its_stop_is_recorded_by_session_end(
         extra_args=["--max-turns", "1"],
     )
 
-    assert run.wall_time < 60, run.wall_time
+    assert run.wall_time < 90, run.wall_time  # never the host's hook timeout
     state = ap.state()
     assert state["status"] == "running"
     ended = [e for e in ap.events() if e["event"] == "session.ended"]
@@ -156,7 +156,7 @@ def test_a_question_the_manager_leaves_to_the_user_goes_to_the_host_and_pauses_t
     )
 
     assert run.ok, run.describe()
-    assert run.wall_time < 60, run.wall_time
+    assert run.wall_time < 90, run.wall_time  # never the host's hook timeout
     assert len(openai_fake.requests_for(schema="Consultation")) == 1
     # The CLI put the question to its client: the hook did not answer it.
     assert run.result is not None

@@ -21,7 +21,7 @@ from .errors import BridgeError
 from .paths import state_home
 
 if TYPE_CHECKING:
-    from .check_records import CheckSpec
+    from .checks.records import CheckSpec
     from .state import State
 
 APIS = ("responses", "chat")
@@ -291,7 +291,7 @@ def _special(name: str, raw: Any, said: str) -> Any:
 
 def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
     """The `checks` setting as given, once `checks.specs_from_config` accepts every entry."""
-    from .checks import specs_from_config
+    from .checks.run import specs_from_config
 
     items = list(raw) if isinstance(raw, list | tuple) else raw
     try:
@@ -303,7 +303,7 @@ def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
 
 def check_specs(config: Config) -> list[CheckSpec]:
     """The checks a loop started with these settings runs, as specs."""
-    from .checks import specs_from_config
+    from .checks.run import specs_from_config
 
     return specs_from_config(list(config.checks))
 

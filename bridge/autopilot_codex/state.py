@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import defaults, typedjson
-from .check_records import CheckResult, CheckSpec
+from .checks.records import CheckResult, CheckSpec
 from .state_file import envelope, flatten, migrate
 
 __all__ = ["migrate"]

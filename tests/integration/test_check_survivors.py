@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks, evidence
-from autopilot_codex.checks import CheckSpec, run_checks
+from autopilot_codex.checks import evidence
+from autopilot_codex.checks import run as checks
+from autopilot_codex.checks.run import CheckSpec, run_checks
 from tests.conftest import ROOT, make_repo
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks
-from autopilot_codex.checks import CheckResult, CheckSpec, run_checks
+from autopilot_codex.checks import run as checks
+from autopilot_codex.checks.run import CheckResult, CheckSpec, run_checks
 from autopilot_codex.state import Plan, Task
 from tests.conftest import PLANTED_KEY, make_repo
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import evidence
-from autopilot_codex.checks import spec
+from autopilot_codex.checks import evidence
+from autopilot_codex.checks.run import spec
 from autopilot_codex.config import config_file
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.store import Store

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks_tree, gitrepo
+from autopilot_codex import gitrepo
+from autopilot_codex.checks import tree as checks_tree
 from autopilot_codex.cli import main
 from autopilot_codex.gitrepo import binary, runner
 from autopilot_codex.paths import project_dir

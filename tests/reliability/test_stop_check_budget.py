@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import evidence
-from autopilot_codex.checks import CheckSpec
+from autopilot_codex.checks import evidence
+from autopilot_codex.checks.run import CheckSpec
 from autopilot_codex.store import Store
 
 

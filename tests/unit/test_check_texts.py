@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autopilot_codex import checks, checks_proc, typedjson
-from autopilot_codex.checks import CheckResult, CheckSpec
-from autopilot_codex.checks_watch import Watch
+from autopilot_codex import typedjson
+from autopilot_codex.checks import proc as checks_proc
+from autopilot_codex.checks import run as checks
+from autopilot_codex.checks.run import CheckResult, CheckSpec
+from autopilot_codex.checks.watch import Watch
 from tests.conftest import make_repo
 from tests.unit.test_reducer import make_state
 

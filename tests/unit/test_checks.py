@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks, checks_proc, typedjson
-from autopilot_codex.checks import CheckResult, CheckSpec
-from autopilot_codex.checks_detect import detect_check
-from autopilot_codex.checks_tree import tree_hash
+from autopilot_codex import typedjson
+from autopilot_codex.checks import proc as checks_proc
+from autopilot_codex.checks import run as checks
+from autopilot_codex.checks.detect import detect_check
+from autopilot_codex.checks.run import CheckResult, CheckSpec
+from autopilot_codex.checks.tree import tree_hash
 from autopilot_codex.errors import BridgeError
 from tests.conftest import git, make_repo
 

@@ -86,7 +86,7 @@ def test_rounds_exit_needs_green_checks() -> None:
 def test_state_files_keep_checks_and_older_files_still_load() -> None:
     import json
 
-    from autopilot_codex.checks import CheckResult, CheckSpec
+    from autopilot_codex.checks.run import CheckResult, CheckSpec
     from autopilot_codex.state import parse_state
 
     result = CheckResult("pytest -q", 1, "fail", 1.5, "tail", 4, "", NOW, "a", "b")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autopilot_codex.checks_watch import Watch, read
+from autopilot_codex.checks.watch import Watch, read
 
 
 def test_a_link_and_an_unreadable_path_read_as_texts_of_their_own(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import checks_tree, gitrepo
+from autopilot_codex import gitrepo
+from autopilot_codex.checks import tree as checks_tree
 from tests.conftest import git, make_repo
 
 MARKER = "MARKER-7f3a"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import contract, gitrepo
-from ..checks import CheckSpec
+from ..checks.run import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
 from ..guarded import HostWall, headline, host_wall
@@ -209,7 +209,7 @@ def checks_note(specs: list[CheckSpec], worktree: Path) -> str:
         return f"Checks run by the bridge before it believes done: {listed}."
     from shlex import quote
 
-    from ..checks_detect import detect_check
+    from ..checks.detect import detect_check
 
     found = detect_check(worktree)
     if found is None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import defaults, gitrepo, hosts, meters
-from ..checks import CheckSpec
+from ..checks.evidence import user_checks
+from ..checks.run import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
-from ..evidence import user_checks
 from ..state import State, planless
 from ..store import Store
 from ..styles.ralph import reducer

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import output
+from ..checks.evidence import user_checks
 from ..closing import closing
 from ..config import check, load_config
 from ..errors import BridgeError
-from ..evidence import user_checks
 from ..gitrepo import toplevel
 from ..guarded import HostWall, headline
 from ..manager import select

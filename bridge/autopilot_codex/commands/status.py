@@ -52,7 +52,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
             f"Last verdict: {_claimed(state)} (iteration {v.iteration}) — "
             f"{contract.clip(v.reason, 200)}"
         )
-    from ..checks import status_lines
+    from ..checks.run import status_lines
     from ..guarded import status_line
 
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..codex_config import top_level
+from ..hosts.codex.config_toml import top_level
 from . import Outcome
 from .attempts import Charged, Invalid, ask
 from .pricing import MOST_EXPENSIVE, Price, Usage, price_for

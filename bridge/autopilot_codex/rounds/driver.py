@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import cleanenv, meters
-from ..checks import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
+from ..checks.evidence import record_tamper, store_watch
+from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
 from ..errors import BridgeError
-from ..evidence import record_tamper, store_watch
 from ..gitrepo import head_sha, toplevel
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round

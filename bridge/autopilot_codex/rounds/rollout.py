@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from .. import typedjson
-from ..checks import CheckSpec
+from ..checks.run import CheckSpec
 from ..errors import BridgeError
 
 Outcome = Literal["ok", "crashed", "timeout", "stream_error", "interrupted"]

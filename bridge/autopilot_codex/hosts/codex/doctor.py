@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...codex_config import top_level
 from ...errors import BridgeError
 from ..protocol import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
 from . import install as codex_install
 from . import trust as codex_trust
+from .config_toml import top_level
 
 PLUGIN = "autopilot-codex"
 INSTALL_CODEX = "autopilot-codex install codex --user"

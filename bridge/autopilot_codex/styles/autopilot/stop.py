@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ... import gitrepo, guards, implementer_spend
-from ...check_records import CheckResult
+from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
@@ -239,7 +239,7 @@ def checks(ctx: HookContext, fx: Effects, token: str) -> list[CheckResult] | Non
 
 def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
     """Each fresh run is written to the ledger; the caller keeps the results in the state."""
-    from ...evidence import gather
+    from ...checks.evidence import gather
 
     # One call is left after the checks: the verdict, with the final diff's review folded in.
     timeout = for_loop(state, fx.environ, ctx.config).timeout_s
@@ -279,7 +279,7 @@ def prepare_verdict(
     if state.checks:
         # At every verdict Stop: whether the manager would end the loop or advance is known
         # only after it; an unchanged tree reruns nothing.
-        from ...checks import evidence_text, failure_reason
+        from ...checks.run import evidence_text, failure_reason
 
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)

@@ -149,8 +149,8 @@ def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -
     promise = ralph.completion_promise
     if not state.checks or not promise or not reducer.promise_met(message, promise):
         return state, ""
-    from ...checks import failure_reason
-    from ...evidence import gather
+    from ...checks.evidence import gather
+    from ...checks.run import failure_reason
 
     state, results = gather(ctx.store, state, manager_calls=0, call_timeout_s=0.0)
     red = failure_reason(results)

@@ -27,7 +27,7 @@ def status_text(state: State, store: Store) -> str:
         f"Session {owner} · started {minutes:.0f} min ago · stalls {ralph.idle_stop_blocks}/"
         f"{ralph.stall_limit}",
     ]
-    from ...checks import status_lines
+    from ...checks.run import status_lines
     from ...guarded import status_line
 
     lines += spend_lines(state, ralph.budget_usd)

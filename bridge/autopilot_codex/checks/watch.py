@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fileio import atomic_write_bytes
+from ..fileio import atomic_write_bytes
 
 # Every watched file's bytes (None: no such file).
 Snapshot = dict[Path, "bytes | None"]

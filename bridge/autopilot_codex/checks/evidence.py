@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import witness, witness_key
-from .checks import CheckResult, CheckSpec, run_checks, spec, status_line
-from .checks_watch import Snapshot, Watch, appended, read
-from .config import check_specs, config_file, load_config
-from .errors import BridgeError
-from .state import State
-from .store import Store
+from .. import witness, witness_key
+from ..config import check_specs, config_file, load_config
+from ..errors import BridgeError
+from ..state import State
+from ..store import Store
+from .run import CheckResult, CheckSpec, run_checks, spec, status_line
+from .watch import Snapshot, Watch, appended, read
 
 # The host kills a Stop hook after this many seconds (hooks/hooks.json, hooks/codex.json).
 HOOK_TIMEOUT_S = 600.0

@@ -36,16 +36,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import checks_proc, cleanenv
-from .check_records import CheckResult as CheckResult
-from .check_records import CheckSpec as CheckSpec
-from .check_records import CheckStatus as CheckStatus
-from .checks_tree import tree_hash
-from .checks_watch import Watch
-from .errors import BridgeError
+from .. import cleanenv
+from ..errors import BridgeError
+from . import proc
+from .records import CheckResult as CheckResult
+from .records import CheckSpec as CheckSpec
+from .records import CheckStatus as CheckStatus
+from .tree import tree_hash
+from .watch import Watch
 
 if TYPE_CHECKING:
-    from .state import State
+    from ..state import State
 
 DEFAULT_TIMEOUT_S = 300.0
 # The kept output: this many lines, and at most this many characters of them.
@@ -123,7 +124,7 @@ def run_checks(
             limit = min(limit, deadline - time.monotonic())
         at = _stamp()
         seen = watch.take() if watch is not None else {}
-        outcome = checks_proc.run(item.command, worktree, env, limit)
+        outcome = proc.run(item.command, worktree, env, limit)
         if watch is not None:
             changed = watch.settle(item.command, seen)
             if changed:
@@ -227,7 +228,7 @@ def _quoted(r: CheckResult, limit: int) -> list[str]:
 def _result(
     item: CheckSpec,
     started_at: str,
-    outcome: checks_proc.Outcome,
+    outcome: proc.Outcome,
     redact: _Redact,
     before: str,
     after: str,
@@ -247,7 +248,7 @@ def _result(
     )
 
 
-def _judge(outcome: checks_proc.Outcome) -> tuple[CheckStatus, str]:
+def _judge(outcome: proc.Outcome) -> tuple[CheckStatus, str]:
     code = outcome.exit_code
     if outcome.tampered:
         return "fail", (

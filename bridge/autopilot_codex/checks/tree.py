@@ -19,8 +19,8 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import BridgeError
-from .gitrepo import run_bytes
+from ..errors import BridgeError
+from ..gitrepo import run_bytes
 
 _READ_BYTES = 1024 * 1024
 

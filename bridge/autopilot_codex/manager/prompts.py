@@ -94,28 +94,50 @@ def framed(label: str, body: str) -> str:
     return f"{UNTRUSTED_NOTE}\n<<<DATA {label} {nonce}\n{body}\nDATA {label} {nonce}>>>"
 
 
+# Where one part of the review's diff starts: a file, the git-settings findings, the ignored list.
+_PART = re.compile(r"(?m)^(?=diff --git |# git: |# ignored by )")
+
+
 def bound_diff(diff: str, limit: int) -> str:
-    """The diff if it fits, else a per-file summary followed by as much of the diff as fits."""
+    """The diff if it fits; else a per-file summary, then every part of the diff with a fair
+    share of the room: the smaller parts whole, the larger ones cut to an even share. A large
+    file can then never push a small edit (or the git findings) out of what the manager reads."""
     if len(diff) <= limit:
         return diff
-    chunks = re.split(r"(?m)^(?=diff --git )", diff)
+    parts = [part.rstrip("\n") for part in _PART.split(diff) if part.strip()]
     summary = ["Diff too large to send whole; per-file summary (+added/-removed lines):"]
-    for chunk in chunks:
-        if not chunk.strip():
+    for part in parts:
+        first = part.splitlines()[0]
+        if not first.startswith("diff --git "):
             continue
-        first = chunk.splitlines()[0]
         name = first.split(" b/", 1)[-1] if " b/" in first else first[:120]
-        added = sum(
-            1 for ln in chunk.splitlines() if ln.startswith("+") and not ln.startswith("+++")
-        )
-        removed = sum(
-            1 for ln in chunk.splitlines() if ln.startswith("-") and not ln.startswith("---")
-        )
+        lines = part.splitlines()
+        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
         summary.append(f"  {name[:200]}  +{added} -{removed}")
-    head = clip("\n".join(summary), limit // 2)
-    room = limit - len(head) - 60
-    body = clip(diff, room) if room > 200 else ""
-    return f"{head}\n\nStart of the diff:\n{body}" if body else head
+    head = clip("\n".join(summary), limit // 3)
+    intro = "\n\nEach file's part of the diff (the largest cut to fit):\n"
+    shares = _fair_shares([len(part) for part in parts], limit - len(head) - len(intro))
+    body = "\n".join(clip(part, share) for part, share in zip(parts, shares, strict=True))
+    return clip(head + intro + body, limit)
+
+
+# A part's share is never below this: enough for its header and the note that it was cut.
+_MIN_SHARE = 200
+
+
+def _fair_shares(sizes: list[int], room: int) -> list[int]:
+    """Water-filling: the smallest parts get their whole size while that is under an even split
+    of what is left; the rest split the remainder evenly (each at least `_MIN_SHARE`)."""
+    shares = [0] * len(sizes)
+    left, waiting = max(0, room), len(sizes)
+    # Each part's separator (a newline) comes out of the room too.
+    for index in sorted(range(len(sizes)), key=lambda i: sizes[i]):
+        even = max(_MIN_SHARE, left // waiting - 1)
+        shares[index] = min(sizes[index], even)
+        left -= shares[index] + 1
+        waiting -= 1
+    return shares
 
 
 def plan_prompt(

@@ -233,6 +233,9 @@ DANGEROUS: list[tuple[str, str]] = [
     ("cd ~/.claude/projects && rm -f -- */*.jsonl", "spend-records"),
     ("mv ~/.claude ~/.claude-old", "spend-records"),
     ("find ~/.codex/sessions -type f -delete", "spend-records"),
+    ("find ~/.claude/projects -name '*.jsonl' -exec truncate -s 0 {} +", "spend-records"),
+    ("find ~/.codex/sessions -type f -execdir sh -c ': > \"$1\"' _ {} \\;", "spend-records"),
+    ("find ~/.claude/projects -fprint ~/.claude/projects/-repo/sess-1.jsonl", "spend-records"),
     ("truncate -s0 ~/.codex/sessions/2026/12/02/rollout-2026-12-02T00-00-00-a.jsonl", "spend-records"),
     ("echo '{}' > ~/.codex/sessions/2026/12/02/rollout-2026-12-02T00-00-00-a.jsonl", "spend-records"),
     # unreadable
@@ -366,6 +369,8 @@ HARMLESS = [
     "mkdir -p docs/claude && ls docs/claude",
     "echo 'run claude -p to try it' >> notes.md",
     "tail -n 5 ~/.claude/projects/-repo/sess-1.jsonl",
+    "find ~/.claude/projects -name '*.jsonl' -newer /tmp/started",
+    "find ~/.codex/sessions -type f -name 'rollout-*' -print",
     "grep -c usage ~/.codex/sessions/2026/12/02/rollout-2026-12-02T00-00-00-a.jsonl",
     "echo note >> ~/.claude/projects/-repo/memory/MEMORY.md",
     "echo '{}' >> logs/sessions/run.jsonl",

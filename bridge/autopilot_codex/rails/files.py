@@ -17,6 +17,10 @@ PRINTERS = frozenset({"echo", "printf"})
 READERS = frozenset(
     {"cat", "less", "more", "head", "tail", "grep", "rg", "jq", "wc", "diff", "ls", "stat", "file"}
 )
+# `find` only reads what it walks unless one of these actions writes, deletes or runs.
+_FIND_WRITES = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
 _ENVIRON = re.compile(r"/proc/[^/]+/environ")
 
 
@@ -117,7 +121,9 @@ def _glob_reaches(raw: str, cwd: str, where: Where) -> bool:
 
 def _paths(command: Command) -> Iterator[tuple[str, bool]]:
     """Each word that may name a file, and whether the command only reads it."""
-    reading = command.name in READERS
+    reading = command.name in READERS or (
+        command.name == "find" and not _FIND_WRITES.intersection(command.argv)
+    )
     words = () if command.name in PRINTERS else command.argv
     for raw, read in (*((w, reading) for w in words), *((r, False) for r in command.redirects)):
         text = raw.strip("'\"")

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAI
+
 from .claude_cli import (
     CLAUDE_CODE_VERSION,
     ClaudeInstallError,
@@ -126,3 +128,10 @@ def claude(
         )
 
     return runner
+
+
+@pytest.fixture
+def openai_fake() -> Iterator[FakeOpenAI]:
+    """The manager: answers only what a scenario queues (anything else gets a 503)."""
+    with FakeOpenAI() as server:
+        yield server

@@ -44,12 +44,6 @@ echo "$chain" >> {log}
 
 
 @pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def ap(git_repo: Path, tmp_path: Path) -> Iterator[Autopilot]:
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot

@@ -5,7 +5,6 @@ the same turn; the consultation is charged to the loop and is not an iteration."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,12 +22,6 @@ from .fake_anthropic import FakeAnthropic, Text, ToolUse
 pytestmark = pytest.mark.e2e
 
 ANSWER = "Yes: end file1.txt with a newline, as the README does."
-
-
-@pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 def test_the_implementer_asks_mid_turn_and_goes_on(

@@ -50,13 +50,6 @@ RUN_TIMEOUT = 90
 
 
 @pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    """The manager: answers only what a scenario queues (anything else gets a 503)."""
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def ap(git_repo: Path, tmp_path: Path) -> Iterator[Autopilot]:
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot

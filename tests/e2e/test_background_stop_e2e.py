@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,6 @@ from .conftest import ClaudeRunner
 from .fake_anthropic import FakeAnthropic, Text, ToolUse
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 def test_a_stop_with_a_background_shell_running_waits_for_it_then_is_judged(

@@ -4,7 +4,6 @@ failed; Claude fixes it, and only then does the loop end `done`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,6 @@ from .fake_anthropic import FakeAnthropic, Text, ToolUse
 pytestmark = pytest.mark.e2e
 
 CHECK = "grep -qx 2 total.txt || (echo test_total_is_right FAILED: total.txt is not 2; exit 1)"
-
-
-@pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 def write(name: str, content: str) -> ToolUse:

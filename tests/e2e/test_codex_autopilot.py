@@ -29,12 +29,6 @@ GOAL = "write file1.txt and file2.txt"
 
 
 @pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
     assert (
         install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0

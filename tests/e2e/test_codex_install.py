@@ -4,7 +4,6 @@ installed hooks run, because the trust entries are what Codex itself would have 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,6 @@ from .fake_codex_model import FakeCodexModel, Shell
 pytestmark = pytest.mark.e2e
 
 PLUGIN_ID = "autopilot-codex@autopilot-codex"
-
-
-@pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture

@@ -40,12 +40,6 @@ WRITE = Patch("*** Begin Patch\n*** Add File: file1.txt\n+one\n*** End Patch\n")
 
 
 @pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
     assert install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")

@@ -5,7 +5,6 @@ request in the same turn, and the ledger holds the exchange and its cost."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +34,6 @@ QUESTION = {
         }
     ]
 }
-
-
-@pytest.fixture
-def openai_fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 def test_the_manager_answers_the_implementers_question_in_the_turn(

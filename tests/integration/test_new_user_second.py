@@ -533,6 +533,27 @@ def test_11_of_two_promise_tags_the_first_counts(repo: Path) -> None:
     assert state_json(repo)["status"] == "running"
 
 
+def test_14_a_ralph_stop_with_background_work_running_waits_for_it(repo: Path) -> None:
+    started = run_launcher(["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo)
+    assert started.code == 0, started.stdout + started.stderr
+    before = state_json(repo)["iteration"]
+    shell = {"id": "b1", "type": "shell", "status": "running", "description": "make test"}
+    # Even a promise said while the work runs is read only once the session is woken.
+    paused = payload("Stop", repo, "s1", last_assistant_message="<promise>DONE</promise>", background_tasks=[shell])
+    waited = run_launcher(["hook", "Stop"], stdin=json.dumps(paused).encode(), cwd=repo)
+    answer = json.loads(waited.stdout)
+    assert "decision" not in answer
+    assert answer["systemMessage"] == (
+        "autopilot-codex: 1 background task still running (make test); the prompt comes back once it ends."
+    )
+    state = state_json(repo)
+    assert state["status"] == "running"
+    assert state["iteration"] == before
+    woken = payload("Stop", repo, "s1", last_assistant_message="still working", background_tasks=[])
+    judged = run_launcher(["hook", "Stop"], stdin=json.dumps(woken).encode(), cwd=repo)
+    assert json.loads(judged.stdout)["decision"] == "block"  # the prompt comes back
+
+
 # -- 8: the user's commands -----------------------------------------------------------------
 
 

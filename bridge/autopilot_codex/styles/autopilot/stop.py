@@ -174,12 +174,9 @@ def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -
 def waiting(tasks: tuple[str, ...]) -> Decision:
     """The host says the session waits for background work to wake it: the turn is not over,
     so nothing is judged (no call, no block) until a Stop with nothing left in flight."""
-    shown = "; ".join(tasks[:3]) + (f"; {len(tasks) - 3} more" if len(tasks) > 3 else "")
-    return guards.allow(
-        "stop.background",
-        f"autopilot-codex: {len(tasks)} background task{'s' if len(tasks) != 1 else ''} still "
-        f"running ({shown}); the manager judges the turn once {'they end' if len(tasks) != 1 else 'it ends'}.",
-    )
+    from ..waiting import line
+
+    return guards.allow("stop.background", line(tasks, "the manager judges the turn"))
 
 
 def busy(ctx: HookContext, state: State) -> Decision:

@@ -87,6 +87,13 @@ def on_stop(ctx: HookContext) -> Answer:
             ctx.store.save(put(state.evolve(compaction_pending=False), ralph))
             _record(ctx.store, "stop.after_compaction", ralph, "allow")
             return ALLOW
+        if payload.background:
+            # Paused until its background work wakes it: no promise read, no iteration.
+            from ..waiting import line
+
+            ctx.store.save(state)
+            _record(ctx.store, "stop.background", ralph, "allow")
+            return Answer(message=line(payload.background, "the prompt comes back"))
         state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
         now = meters.clock()
         ralph, decision = reducer.on_stop(

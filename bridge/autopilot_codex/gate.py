@@ -216,11 +216,11 @@ def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
             if isinstance(root, str) and root and within(real, root):
                 # A worktree removed from disk guards nothing (a late hook from it is a no-op).
                 # A marker in both indexes beats one in a single index (a planted marker for a
-                # subfolder must not shadow the real loop); then the deepest worktree wins.
+                # subfolder must not shadow the real loop); then the deepest worktree wins,
+                # also between two copies of one marker that disagree (whichever index).
                 better = best is None or (not repair, len(root)) > (not best[2], len(best[0]))
                 if better and os.path.isdir(root):
                     best = (root, marker, repair)
-                break
     if best is not None or not damaged:
         return best
     from .paths import project_key

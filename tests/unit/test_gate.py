@@ -142,6 +142,22 @@ def test_a_torn_copy_does_not_hide_the_good_one(tmp_path: Path) -> None:
     assert admitted is not None and admitted.repair and admitted.style == "ralph"
 
 
+@pytest.mark.parametrize("deeper_in", ["active", "rails"])
+def test_of_two_copies_that_disagree_the_deepest_worktree_wins_in_either_index(
+    tmp_path: Path, deeper_in: str
+) -> None:
+    """A pair edited apart names two worktrees: the rule is the one for two loops (the deepest
+    that holds the hook's folder guards it), not which index is read first."""
+    repo = make_repo(tmp_path / "r")
+    (repo / "sub").mkdir()
+    mark(repo, "s1")
+    deeper = {"worktree": str(find_worktree(repo) / "sub"), "session_id": "s1", "style": "ralph"}
+    (active_marker(repo) if deeper_in == "active" else rails_marker(repo)).write_text(json.dumps(deeper))
+    admitted = admit(hook(repo / "sub", "s1"), "Stop")
+    assert admitted is not None and admitted.repair
+    assert admitted.worktree == deeper["worktree"] and admitted.style == "ralph"
+
+
 @pytest.mark.parametrize("style", [5, ["ralph"], ""])
 def test_a_marker_style_that_is_not_a_name_is_an_autopilot_loop(
     tmp_path: Path, style: object

@@ -629,6 +629,23 @@ def test_10_plan_with_stash_starts_from_head_and_keeps_the_work(
     assert included.stdout.startswith("Uncommitted work included in the loop's review: other.txt.")
 
 
+def test_10_a_plan_that_fails_after_its_stash_gives_the_work_back(
+    repo: Path, manager: FakeOpenAI
+) -> None:
+    (repo / "README.md").write_text("# edited, not committed\n")
+    (repo / "notes.txt").write_text("mine\n")
+    # Nothing queued: the manager answers 503 and the plan fails after the stash.
+    failed = run_launcher(["plan", "--stash", "build", "it"], cwd=repo)
+    assert failed.code == 1, failed.stdout
+    assert "was given back" in failed.stdout
+    assert (repo / "README.md").read_text() == "# edited, not committed\n"
+    assert (repo / "notes.txt").read_text() == "mine\n"
+    stashes = subprocess.run(
+        ["git", "stash", "list"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+    assert stashes == ""
+
+
 def test_9_a_run_that_is_not_running_says_run_resume(repo: Path, manager: FakeOpenAI) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0

@@ -151,7 +151,7 @@ def test_of_two_copies_that_disagree_the_deepest_worktree_wins_in_either_index(
     repo = make_repo(tmp_path / "r")
     (repo / "sub").mkdir()
     mark(repo, "s1")
-    deeper = {"worktree": str(find_worktree(repo) / "sub"), "session_id": "s1", "style": "ralph"}
+    deeper = {"worktree": str(repo.resolve() / "sub"), "session_id": "s1", "style": "ralph"}
     (active_marker(repo) if deeper_in == "active" else rails_marker(repo)).write_text(json.dumps(deeper))
     admitted = admit(hook(repo / "sub", "s1"), "Stop")
     assert admitted is not None and admitted.repair

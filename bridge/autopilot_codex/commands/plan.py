@@ -17,7 +17,7 @@ from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
 from . import entry, worktree_of
-from .plan_dirty import settle
+from .plan_dirty import give_back, settle
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -72,6 +72,28 @@ def plan(
     previous = _previous(store)
     # Before the paid call: a stash changes what the plan starts from.
     dirty_lines = settle(worktree, dirty)
+    stashed = dirty == "stash" and bool(dirty_lines)
+    try:
+        return _planned(worktree, goal, config, manager, store, previous, session_id, host, wall, dirty_lines)
+    except BridgeError as exc:
+        if not stashed:
+            raise
+        raise BridgeError(f"{exc}\n{give_back(worktree)}") from exc
+
+
+def _planned(
+    worktree: Path,
+    goal: str,
+    config: Config,
+    manager: ManagerFactory,
+    store: Store,
+    previous: State | None,
+    session_id: str | None,
+    host: str,
+    wall: HostWall,
+    dirty_lines: list[str],
+) -> str:
+    """The plan call and the new loop's state, once the tree is as the plan starts from."""
     base = gitrepo.head_sha(worktree)
     outcome = _ask_for_plan(worktree, goal, config, manager, store)
     assert outcome.value is not None

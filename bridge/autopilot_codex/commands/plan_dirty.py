@@ -32,6 +32,23 @@ def uncommitted(worktree: Path) -> list[str]:
     return paths
 
 
+def give_back(worktree: Path) -> str:
+    """Put the work `settle` kept aside back, after a plan that failed; what to tell the user."""
+    from ..errors import BridgeError
+
+    top = gitrepo.run_git(worktree, "stash", "list", "-n", "1", "--format=%s")
+    if STASH_MESSAGE not in top:
+        return f'Your uncommitted work is in git stash ("{STASH_MESSAGE}"): `git stash pop`.'
+    try:
+        gitrepo.run_git(worktree, "stash", "pop", "--index")
+    except BridgeError:
+        return (
+            f'Your uncommitted work is still in git stash ("{STASH_MESSAGE}"): it did not '
+            "apply cleanly; `git stash pop` when the tree allows."
+        )
+    return "The uncommitted work kept aside for it was given back (git stash pop)."
+
+
 def settle(worktree: Path, choice: str | None) -> list[str]:
     """Apply the choice for uncommitted work before the plan; the lines that say what was done."""
     paths = uncommitted(worktree)

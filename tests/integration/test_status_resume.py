@@ -123,5 +123,34 @@ def test_status_of_a_rounds_run_with_a_damaged_rollout_still_answers(
     assert f"Not running; see {rollout}. Next: `autopilot-codex run --resume`." in out
     code, out = cli(capsys, "-C", str(repo), "resume")
     assert code == 1
-    said = "the last loop here was a rounds loop; start it again with `autopilot-codex run --resume`"
+    said = "the last loop here was a rounds loop; start it again with `autopilot-codex run"
     assert said in out
+
+
+def test_a_running_loop_takes_new_token_and_time_caps_at_once_and_says_which(
+    planned: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = planned
+    code, out = cli(capsys, "-C", str(repo), "resume", "--max-tokens", "5000")
+    assert code == 0
+    assert out.strip() == (
+        "autopilot-codex: the loop is running; new caps apply now (at most 5000 tokens)."
+    )
+    code, out = cli(capsys, "-C", str(repo), "resume", "--budget", "9", "--max-duration", "90m")
+    assert code == 0
+    assert out.strip() == (
+        "autopilot-codex: the loop is running; new caps apply now (budget $9.00, at most 1h30m)."
+    )
+    state = state_of(repo)
+    assert (state["max_tokens"], state["max_seconds"], state["budget_usd"]) == (5000, 5400, 9)
+    # The ledger names every cap the user raised.
+    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    caps = [json.loads(x) for x in lines if json.loads(x)["event"] == "caps"]
+    assert [(c["budget_usd"], c.get("max_tokens"), c.get("max_seconds")) for c in caps] == [
+        (None, 5000, None),
+        (9.0, None, 5400.0),
+    ]
+    # 0 lifts a cap, and is said so.
+    code, out = cli(capsys, "-C", str(repo), "resume", "--max-tokens", "0", "--max-duration", "0")
+    assert code == 0 and out.strip().endswith("new caps apply now (no token cap, no time cap).")
+    assert (state_of(repo)["max_tokens"], state_of(repo)["max_seconds"]) == (0, 0)

@@ -320,3 +320,39 @@ def test_an_answered_ask_leaves_no_reservation(
     manager.enqueue(consultation(), schema="Consultation")
     assert run(capsys, "-C", str(repo), "ask", "a question")[0] == 0
     assert state_of(repo)["reservations"] == []
+
+
+def test_an_answer_for_a_loop_removed_meanwhile_is_not_given(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    start(repo, manager, capsys)
+
+    def remove_then_answer(request: LoggedRequest) -> Reply:
+        # The state goes while the manager is thinking (removed outside the bridge).
+        (project_dir(repo) / "state.json").unlink()
+        return Reply(body=consultation())
+
+    manager.responder = remove_then_answer
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and "no answer: the loop was removed while the manager answered" in out
+    orphaned = [e for e in events(repo) if e.get("decision") == "orphaned"]
+    assert len(orphaned) == 1 and orphaned[0]["cost_usd"] > 0
+    assert "Use the existing helper" not in out
+
+
+def test_an_ask_interrupted_after_its_loop_was_removed_charges_nothing(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autopilot_codex.commands.ask import ask
+
+    start(repo, manager, capsys)
+
+    class RemovedThenInterrupted:
+        def ask(self, *args: Any) -> Any:
+            (project_dir(repo) / "state.json").unlink()
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ask(cwd=repo, question="q", session_id=None, manager=lambda m, c: RemovedThenInterrupted())
+    assert not (project_dir(repo) / "state.json").exists()
+    assert [e for e in events(repo) if e.get("decision") == "interrupted"] == []

@@ -70,3 +70,28 @@ def test_uninstall_claude_names_claude_codes_own_command(
     code, out = cli(capsys, "uninstall", "claude")
     assert code == 1
     assert "remove the plugin with `claude plugin uninstall autopilot-codex@autopilot-codex`" in out
+
+
+def test_doctor_json_never_writes_the_wall(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = cli(capsys, "-C", str(repo), "doctor", "--json", "--wall")
+    assert code == 1 and "--wall writes your settings; run it without --json" in out
+    assert not (repo / ".claude").exists()
+
+
+def test_ralph_over_a_damaged_state_sets_it_aside_and_starts_clean(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert cli(capsys, "-C", str(repo), "ralph", "--session-id", "s", "first")[0] == 0
+    assert cli(capsys, "-C", str(repo), "cancel")[0] == 0
+    (project_dir(repo) / "state.json").write_text("{ damaged")
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "s", "second")
+    assert code == 0, out
+    state = json.loads((project_dir(repo) / "state.json").read_text())
+    assert (state["status"], state["ralph"]["prompt"], state["generation"]) == (
+        "running",
+        "second",
+        1,
+    )
+    assert len(list(project_dir(repo).glob("state.json.corrupt-*"))) == 1

@@ -250,3 +250,32 @@ def test_a_git_override_that_is_not_an_absolute_path_is_a_fault(
     monkeypatch.setenv("AUTOPILOT_CODEX_GIT", str(git_wrapper(tmp_path, "git version 2.47.0")))
     (line,) = lines_with(report(tmp_path), "git: ")
     assert line.startswith("ok ") and "(2.47.0)" in line
+
+
+@pytest.mark.parametrize(
+    ("status", "ok", "says"),
+    [
+        (401, False, "refused the key (401); check it or run `login`"),
+        (403, False, "refused the key (403); check its access"),
+        (404, True, "answers (it has no model list to check)"),
+        (422, False, "answered HTTP 422 to its model list"),
+    ],
+)
+def test_the_free_reach_check_reads_each_answer_of_the_model_list(
+    env: Path, tmp_path: Path, manager: FakeOpenAI, status: int, ok: bool, says: str
+) -> None:
+    manager.models_status = status
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line == f"{'ok  ' if ok else 'FIX '} manager: {manager.base_url} {says}"
+    assert [r.method for r in manager.requests] == ["GET"]
+
+
+def test_the_reach_check_says_when_the_model_is_offered(
+    env: Path, tmp_path: Path, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_MODEL", "gpt-6.2-astra")
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line.startswith("-- ") and "does not list the model gpt-6.2-astra" in line
+    manager.models = ["other", "gpt-6.2-astra"]
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line == f"ok   manager: {manager.base_url} answers and offers gpt-6.2-astra (free check)"

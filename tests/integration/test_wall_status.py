@@ -237,6 +237,29 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     assert "ok   wall (Codex): on" in text
 
 
+@pytest.mark.parametrize("content", ["[]", "{ not json"], ids=["not-an-object", "not-json"])
+def test_doctor_wall_never_writes_over_settings_it_cannot_read(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(content)
+    code, out = cli(capsys, "-C", str(repo), "doctor", "--wall")
+    assert code == 1 and f"{settings}" in out and "nothing was written" in out
+    assert settings.read_text() == content
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]
+
+
+def test_doctor_wall_writes_fresh_settings_without_a_backup(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    code, out = cli(capsys, "-C", str(repo), "doctor", "--wall")
+    assert "Backed up" not in out and f"Wrote the wall for {repo} into {settings}:" in out
+    assert json.loads(settings.read_text()) == boundary(repo, machine)
+    assert settings.stat().st_mode & 0o777 == 0o600
+
+
 def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
     repo: Path,
     manager: FakeOpenAI,

@@ -95,3 +95,12 @@ def test_ralph_over_a_damaged_state_sets_it_aside_and_starts_clean(
         1,
     )
     assert len(list(project_dir(repo).glob("state.json.corrupt-*"))) == 1
+
+
+@pytest.mark.parametrize("budget", ["0", "-1", "nan"])
+def test_ralph_refuses_a_budget_of_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    code, out = cli(capsys, "-C", str(repo), "ralph", f"--budget={budget}", "go")
+    assert code == 1 and f"--budget {budget} is not accepted" in out
+    assert not (project_dir(repo) / "state.json").exists()

@@ -146,6 +146,14 @@ def test_a_missing_tool_is_an_error_not_a_pass(tmp_path: Path) -> None:
     assert not checks.passed([result])
 
 
+def test_a_check_that_is_not_executable_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"check.sh": "#!/bin/sh\nexit 0\n"})
+    (result,) = run(repo, "./check.sh", timeout_s=60)
+    assert result.status == "error" and result.exit_code == 126
+    assert result.note == "command not executable (exit 126)"
+    assert "could NOT run" in checks.failure_reason([result])
+
+
 def test_a_check_that_cannot_start_is_an_error(tmp_path: Path) -> None:
     (result,) = run(tmp_path / "gone", "true", timeout_s=10)
     assert result.status == "error" and result.exit_code is None

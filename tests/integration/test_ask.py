@@ -356,3 +356,30 @@ def test_an_ask_interrupted_after_its_loop_was_removed_charges_nothing(
         ask(cwd=repo, question="q", session_id=None, manager=lambda m, c: RemovedThenInterrupted())
     assert not (project_dir(repo) / "state.json").exists()
     assert [e for e in events(repo) if e.get("decision") == "interrupted"] == []
+
+
+def test_a_dead_askers_reservation_is_charged_even_when_the_ask_is_refused(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An earlier `ask` overran its deadline (its process gone): its worst case is charged
+    when the next ask reclaims the slot, and stays charged though this ask is refused."""
+    from autopilot_codex.state import Reservation
+    from tests.conftest import edit_state
+
+    start(repo, manager, capsys, "--budget", "0.2")
+    before = state_of(repo)["budget_used_usd"]
+    held = Reservation(token="t-old", pid=999_999_999, usd=0.05, deadline=1.0)
+    edit_state(repo, reservations=[held])
+    monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "20000")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and out.startswith("autopilot-codex: not asked: budget used up")
+    assert asks(manager) == []
+    after = state_of(repo)
+    assert after["reservations"] == [] and after["status"] == "running"
+    assert after["budget_used_usd"] == pytest.approx(before + 0.05)
+    reclaimed = [e for e in events(repo) if e["event"] == "ask.reclaimed"]
+    assert [(e["pid"], e["charged_usd"]) for e in reclaimed] == [(999_999_999, 0.05)]
+    assert events(repo)[-1]["event"] == "ask.refused"

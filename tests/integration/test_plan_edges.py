@@ -121,3 +121,16 @@ def test_a_damaged_state_is_set_aside_and_a_new_plan_starts_clean(
     assert (state["goal"], state["status"], state["generation"]) == ("second", "running", 1)
     (aside,) = folder.glob("state.json.corrupt-*")
     assert aside.read_text() == "{ this is not json"
+
+
+def test_a_staged_rename_is_named_once_by_its_new_path(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import git
+
+    git(repo, "mv", "README.md", "DOCS.md")
+    (repo / "notes.txt").write_text("mine\n")
+    manager.enqueue(plan_body(1), schema="Plan")
+    code, out = run(capsys, "-C", str(repo), "plan", "goal")
+    assert code == 0, out
+    assert "Note: uncommitted work here (DOCS.md, notes.txt) is part of" in out

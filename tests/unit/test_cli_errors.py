@@ -61,3 +61,16 @@ def test_an_unknown_host_is_a_clear_non_blocking_answer(
     # The in-process hook path agrees for a known host with no loop: silent allow.
     run = run_hook_inproc("Stop", {"cwd": str(repo), "session_id": "s"}, capsys, monkeypatch)
     assert (run.code, run.stdout) == (0, "")
+
+
+def test_an_option_a_command_does_not_take_is_refused_with_the_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`status` has no words to take an unknown option into (as a goal does): refused, exit 2."""
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["status", "--verbose"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: autopilot-codex") and err.endswith(
+        "autopilot-codex: error: unrecognized arguments: --verbose\n"
+    )

@@ -10,7 +10,7 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
-from tests.conftest import edit_state, plan_body
+from tests.conftest import Hook, edit_state, payload, plan_body
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -104,3 +104,19 @@ def test_ralph_refuses_a_budget_of_nothing(
     code, out = cli(capsys, "-C", str(repo), "ralph", f"--budget={budget}", "go")
     assert code == 1 and f"--budget {budget} is not accepted" in out
     assert not (project_dir(repo) / "state.json").exists()
+
+
+def test_a_ralph_state_without_its_record_is_said_so_and_blocks_no_stop(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
+    assert cli(capsys, "-C", str(repo), "ralph", "--session-id", "s", "go")[0] == 0
+    edit_state(repo, ralph=None)
+    code, out = cli(capsys, "-C", str(repo), "status")
+    assert code == 0
+    assert out.splitlines() == [
+        "autopilot-codex: ralph running (no ralph record)",
+        f"State: {project_dir(repo) / 'state.json'}",
+    ]
+    before = (project_dir(repo) / "state.json").read_text()
+    assert hook("Stop", payload("Stop", repo, "s")).stdout == ""
+    assert (project_dir(repo) / "state.json").read_text() == before

@@ -46,6 +46,18 @@ def test_a_bug_is_one_line_exit_3_and_the_traceback_goes_to_the_log(
     assert "Traceback" in log and "ZeroDivisionError" in log
 
 
+def test_a_bug_is_still_one_line_when_the_log_cannot_be_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    isolated.mkdir(parents=True)
+    (isolated / "logs").write_text("a file where the log folder belongs\n")
+    fail_with(monkeypatch, ZeroDivisionError("division by zero"))
+    assert cli.main(["status"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (ZeroDivisionError" in err
+    assert (isolated / "logs").read_text() == "a file where the log folder belongs\n"
+
+
 def test_an_unknown_host_is_a_clear_non_blocking_answer(
     repo: Path,
     monkeypatch: pytest.MonkeyPatch,

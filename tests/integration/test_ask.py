@@ -383,3 +383,31 @@ def test_a_dead_askers_reservation_is_charged_even_when_the_ask_is_refused(
     reclaimed = [e for e in events(repo) if e["event"] == "ask.reclaimed"]
     assert [(e["pid"], e["charged_usd"]) for e in reclaimed] == [(999_999_999, 0.05)]
     assert events(repo)[-1]["event"] == "ask.refused"
+
+
+def test_a_dead_askers_reservation_is_charged_at_the_next_stop(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from autopilot_codex.state import Reservation
+    from tests.conftest import edit_state
+
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert run(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "goal")[0] == 0
+    held = Reservation(token="t-old", pid=999_999_999, usd=0.05, deadline=1.0)
+    edit_state(repo, reservations=[held])
+    before = state_of(repo)["budget_used_usd"]
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    after = state_of(repo)
+    assert after["reservations"] == []
+    (reclaimed,) = [e for e in events(repo) if e["event"] == "ask.reclaimed"]
+    assert (reclaimed["pid"], reclaimed["charged_usd"], reclaimed["session"]) == (
+        999_999_999,
+        0.05,
+        "sess-1",
+    )
+    # Charged the reservation's worst case, and the verdict's own cost.
+    assert after["budget_used_usd"] > before + 0.05

@@ -336,3 +336,24 @@ def test_plan_in_a_codex_session_judges_the_effective_codex_config(
     assert "UNGUARDED (no sandbox, Codex)" in out
     assert "danger-full-access" in out
     assert state_of(repo)["host"] == "codex" and state_of(repo)["wall"] == "off"
+
+
+def test_install_claude_wall_writes_the_wall_before_doctor_reports(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    code, out = cli(capsys, "-C", str(repo), "install", "claude", "--wall")
+    assert out.startswith("autopilot-codex: added to Claude Code.\n")
+    assert f"Wrote the wall for {repo} into {settings}:" in out
+    assert json.loads(settings.read_text()) == boundary(repo, machine)
+    # Doctor reports last, and its verdict is the exit code.
+    assert out.rstrip().splitlines()[-1].startswith(("Ready.", "Not ready"))
+    assert code == (0 if "Ready." in out else 1)
+
+
+def test_install_codex_project_takes_the_global_directory(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = cli(capsys, "-C", str(repo), "install", "codex", "--project")
+    assert code == 0, out
+    assert (repo / ".codex" / "hooks.json").exists()

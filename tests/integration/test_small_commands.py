@@ -120,3 +120,15 @@ def test_a_ralph_state_without_its_record_is_said_so_and_blocks_no_stop(
     before = (project_dir(repo) / "state.json").read_text()
     assert hook("Stop", payload("Stop", repo, "s")).stdout == ""
     assert (project_dir(repo) / "state.json").read_text() == before
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf"])
+def test_run_refuses_a_round_timeout_that_never_or_always_ends(
+    repo: Path, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    code, out = cli(
+        capsys, "-C", str(repo), "run", "--timeout", timeout, "--implementer", "claude", "goal"
+    )
+    assert code == 1
+    assert f"autopilot-codex run: --timeout {timeout} is not accepted: it must be above 0" in out
+    assert not (project_dir(repo) / "state.json").exists()

@@ -33,7 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("install", "uninstall"):
             from .commands.install import main as host_install
 
-            return host_install([args.command, *args.words])
+            # The global -C names the repository (for --project, and the wall's worktree)
+            # unless the host's own -C does.
+            where = ["-C", args.cwd] if args.cwd and "-C" not in args.words else []
+            return host_install([args.command, *args.words, *where])
         code, text = _run(args, args.cwd or os.getcwd())
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")

@@ -25,7 +25,8 @@ def permission_denied(path: object) -> str:
 
 def os_problem(exc: OSError) -> str | None:
     """One line for a file system refusal the user can fix (a read-only or foreign folder, a
-    file where a folder belongs), or None for anything else (a bug, shown as one)."""
+    file where a folder belongs, or a folder where a file does), or None for anything else (a
+    bug, shown as one)."""
     import errno
 
     path = exc.filename or "the state home"
@@ -41,6 +42,13 @@ def os_problem(exc: OSError) -> str | None:
         return (
             f"cannot create {path}: a file stands where a folder belongs in that path; move the "
             "file, or set AUTOPILOT_CODEX_HOME to another folder, and run this again"
+        )
+    if exc.errno == errno.EISDIR:
+        # A rename onto a folder names the folder second: that is the path to fix.
+        where = exc.filename2 or path
+        return (
+            f"cannot write {where}: a folder stands where a file belongs; move the folder, or "
+            "set AUTOPILOT_CODEX_HOME to another folder, and run this again"
         )
     if exc.errno == errno.ENOSPC:
         return f"no space left for {path}; free some and run this again"

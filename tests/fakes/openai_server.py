@@ -259,6 +259,9 @@ class FakeOpenAI:
         self.default: Reply | None = default
         self.responder: Callable[[LoggedRequest], Reply | None] | None = responder
         self.requests: list[LoggedRequest] = []
+        # The model list (`GET /v1/models`): its ids, or the HTTP status it fails with.
+        self.models: list[str] = ["fake-model"]
+        self.models_status = 200
         self._log_path = log_path
         self._lock = threading.Lock()
         self._general: collections.deque[Reply] = collections.deque()
@@ -515,7 +518,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
         if api == "other":
             if self.command == "GET" and self.path.split("?", 1)[0].rstrip("/") == "/v1/models":
-                self._send_json(200, _models_body())
+                if fake.models_status != 200:
+                    message = f"fake OpenAI server: model list answered {fake.models_status}"
+                    self._send_json(
+                        fake.models_status, _error_body(fake.models_status, message, None)
+                    )
+                else:
+                    self._send_json(200, _models_body(fake.models))
             else:
                 message = f"fake OpenAI server: unknown endpoint {self.command} {self.path}"
                 self._send_json(404, _error_body(404, message, None))
@@ -606,10 +615,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def _models_body() -> dict[str, object]:
+def _models_body(ids: list[str]) -> dict[str, object]:
     return {
         "object": "list",
-        "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake-openai"}],
+        "data": [{"id": i, "object": "model", "created": 0, "owned_by": "fake-openai"} for i in ids],
     }
 
 

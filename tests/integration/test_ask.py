@@ -320,3 +320,94 @@ def test_an_answered_ask_leaves_no_reservation(
     manager.enqueue(consultation(), schema="Consultation")
     assert run(capsys, "-C", str(repo), "ask", "a question")[0] == 0
     assert state_of(repo)["reservations"] == []
+
+
+def test_an_answer_for_a_loop_removed_meanwhile_is_not_given(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    start(repo, manager, capsys)
+
+    def remove_then_answer(request: LoggedRequest) -> Reply:
+        # The state goes while the manager is thinking (removed outside the bridge).
+        (project_dir(repo) / "state.json").unlink()
+        return Reply(body=consultation())
+
+    manager.responder = remove_then_answer
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and "no answer: the loop was removed while the manager answered" in out
+    orphaned = [e for e in events(repo) if e.get("decision") == "orphaned"]
+    assert len(orphaned) == 1 and orphaned[0]["cost_usd"] > 0
+    assert "Use the existing helper" not in out
+
+
+def test_an_ask_interrupted_after_its_loop_was_removed_charges_nothing(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autopilot_codex.commands.ask import ask
+
+    start(repo, manager, capsys)
+
+    class RemovedThenInterrupted:
+        def ask(self, *args: Any) -> Any:
+            (project_dir(repo) / "state.json").unlink()
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ask(cwd=repo, question="q", session_id=None, manager=lambda m, c: RemovedThenInterrupted())
+    assert not (project_dir(repo) / "state.json").exists()
+    assert [e for e in events(repo) if e.get("decision") == "interrupted"] == []
+
+
+def test_a_dead_askers_reservation_is_charged_even_when_the_ask_is_refused(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An earlier `ask` overran its deadline (its process gone): its worst case is charged
+    when the next ask reclaims the slot, and stays charged though this ask is refused."""
+    from autopilot_codex.state import Reservation
+    from tests.conftest import edit_state
+
+    start(repo, manager, capsys, "--budget", "0.2")
+    before = state_of(repo)["budget_used_usd"]
+    held = Reservation(token="t-old", pid=999_999_999, usd=0.05, deadline=1.0)
+    edit_state(repo, reservations=[held])
+    monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "20000")
+    code, out = run(capsys, "-C", str(repo), "ask", "a question")
+    assert code == 1 and out.startswith("autopilot-codex: not asked: budget used up")
+    assert asks(manager) == []
+    after = state_of(repo)
+    assert after["reservations"] == [] and after["status"] == "running"
+    assert after["budget_used_usd"] == pytest.approx(before + 0.05)
+    reclaimed = [e for e in events(repo) if e["event"] == "ask.reclaimed"]
+    assert [(e["pid"], e["charged_usd"]) for e in reclaimed] == [(999_999_999, 0.05)]
+    assert events(repo)[-1]["event"] == "ask.refused"
+
+
+def test_a_dead_askers_reservation_is_charged_at_the_next_stop(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from autopilot_codex.state import Reservation
+    from tests.conftest import edit_state
+
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert run(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "goal")[0] == 0
+    held = Reservation(token="t-old", pid=999_999_999, usd=0.05, deadline=1.0)
+    edit_state(repo, reservations=[held])
+    before = state_of(repo)["budget_used_usd"]
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    after = state_of(repo)
+    assert after["reservations"] == []
+    (reclaimed,) = [e for e in events(repo) if e["event"] == "ask.reclaimed"]
+    assert (reclaimed["pid"], reclaimed["charged_usd"], reclaimed["session"]) == (
+        999_999_999,
+        0.05,
+        "sess-1",
+    )
+    # Charged the reservation's worst case, and the verdict's own cost.
+    assert after["budget_used_usd"] > before + 0.05

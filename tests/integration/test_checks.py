@@ -125,7 +125,10 @@ def test_what_a_finished_check_left_running_is_killed(tmp_path: Path) -> None:
     pid = tmp_path / "pid"
     # The background process keeps the output pipe open after bash has exited. Waiting for that
     # pipe to close would take the sleep's whole 600 s (and pytest's timeout would end the test).
-    script = f"sh -c 'echo $$ > {pid}; exec sleep 600' & echo served"
+    # The check waits for the pid to be written: it ends as bash does, and could otherwise
+    # kill its leftover before that wrote anything.
+    written = f"while [ ! -s {pid} ]; do sleep 0.01; done"
+    script = f"sh -c 'echo $$ > {pid}; exec sleep 600' & {written}; echo served"
     (result,) = run(repo, script, timeout_s=900)
     assert result.status == "pass" and result.duration_s < 600
     # Killed, not only left: reaping it is the system's business, so wait for that as long as
@@ -141,6 +144,14 @@ def test_a_missing_tool_is_an_error_not_a_pass(tmp_path: Path) -> None:
     assert "command not found" in result.note and "no-such-tool-anywhere" in result.tail
     assert "could NOT run" in checks.failure_reason([result])
     assert not checks.passed([result])
+
+
+def test_a_check_that_is_not_executable_is_an_error_not_a_failure(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"check.sh": "#!/bin/sh\nexit 0\n"})
+    (result,) = run(repo, "./check.sh", timeout_s=60)
+    assert result.status == "error" and result.exit_code == 126
+    assert result.note == "command not executable (exit 126)"
+    assert "could NOT run" in checks.failure_reason([result])
 
 
 def test_a_check_that_cannot_start_is_an_error(tmp_path: Path) -> None:
@@ -247,3 +258,51 @@ def test_the_users_index_is_not_touched(tmp_path: Path) -> None:
     before = (index.read_bytes(), index.stat().st_mtime_ns)
     run(repo, "true", timeout_s=10)
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+@pytest.mark.parametrize(
+    ("tail", "limit", "status"), [("sleep 60", 1.5, "timeout"), ("exit 3", 60, "fail")]
+)
+def test_a_check_that_closes_its_output_is_still_timed_and_judged(
+    tmp_path: Path, tail: str, limit: float, status: str
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    pids = tmp_path / "pids"
+    script = f"echo $$ > {pids}; echo said; exec >/dev/null 2>&1; {tail}"
+    (result,) = run(repo, script, timeout_s=limit)
+    assert result.status == status
+    if status == "fail":
+        assert result.exit_code == 3 and "said" in result.tail
+    else:
+        assert result.exit_code is None
+    assert live_members(int(pids.read_text())) == []
+
+
+
+def test_a_check_whose_background_child_keeps_writing_ends_with_bash(tmp_path: Path) -> None:
+    """`server & run-tests` where the server logs on: the check is over when bash is, not at
+    its time limit (the budget of every check after it), and the server goes with its group."""
+    repo = make_repo(tmp_path / "r")
+    pids = tmp_path / "pids"
+    ticker = f"(while :; do echo tick; sleep 0.05; done) & echo $$ > {pids}; echo served"
+    # Without the end of bash being noticed, this check would run its whole 900 s.
+    (result,) = run(repo, ticker, timeout_s=900)
+    assert result.status == "pass" and result.exit_code == 0
+    assert "served" in result.tail and result.duration_s < 600
+    assert live_members(int(pids.read_text())) == []
+
+
+def test_a_check_whose_daemon_left_its_group_still_ends(tmp_path: Path) -> None:
+    """A daemon in a session of its own is beyond the group kill and holds the output pipe
+    open, writing: the check still ends with bash, and what the daemon writes is not awaited."""
+    repo = make_repo(tmp_path / "r")
+    pid = tmp_path / "pid"
+    daemon = f"setsid sh -c 'echo $$ > {pid}; while :; do echo tick; sleep 0.05; done' &"
+    try:
+        written = f"while [ ! -s {pid} ]; do sleep 0.01; done"
+        (result,) = run(repo, f"{daemon} {written}; echo served", timeout_s=900)
+        assert result.status == "pass" and result.exit_code == 0
+        assert "served" in result.tail and result.duration_s < 600
+    finally:
+        if pid.exists():
+            os.kill(int(pid.read_text()), 9)

@@ -270,3 +270,37 @@ def test_a_resume_after_not_converging_counts_afresh(
     assert state_of(repo)["status"] == "running"
     assert "Manager verdict: continue" in answers[0].get("reason", ""), (answers, state_of(repo)["stop_reason"])
     assert ledger_of(repo)["entries"][0]["status"] == "disputed"
+
+
+def test_status_shows_only_the_ledger_the_bridge_wrote_for_this_loop(
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(review_body("fix"), schema="Review")
+    committing_turns(repo, hook, 1)
+    assert "Open review findings (this loop):" in status_text(repo, capsys)
+    path = project_dir(repo) / "findings.json"
+    digest = path.with_name("findings.json.sum")
+    kept = digest.read_text()
+
+    def sealed(text: str) -> None:
+        """A ledger with the digest the bridge would write beside it."""
+        path.write_text(text)
+        digest.write_text(hashlib.sha256(text.encode()).hexdigest() + "\n")
+
+    # Without its digest the ledger is not the bridge's: said, and its findings not shown.
+    digest.unlink()
+    shown = status_text(repo, capsys)
+    assert "Review findings: the ledger was changed outside the bridge" in shown
+    assert "Open review findings" not in shown
+    digest.write_text(kept)
+    assert "Open review findings" in status_text(repo, capsys)
+    # Another loop's ledger (an earlier plan's), and one that is not a ledger at all: nothing.
+    ours = ledger_of(repo)
+    other = {**ours, "loop": "0123456789abcdef"}
+    for text in (json.dumps(other), "[1, 2]", json.dumps({**ours, "entries": 7})):
+        sealed(text)
+        shown = status_text(repo, capsys)
+        assert "review findings" not in shown.lower(), text

@@ -202,3 +202,80 @@ def test_doctor_probe_sends_one_request_and_says_whether_the_schema_held(
         main(["-C", str(repo), "doctor"])
         assert len(server.requests_for("chat")) == 3
         assert server.requests[-1].method == "GET"
+
+
+def test_settings_that_do_not_parse_are_a_fault_and_no_manager_is_asked(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manager: FakeOpenAI
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_BUDGET_USD", "lots")
+    out = report(tmp_path)
+    (line,) = lines_with(out, "settings:")
+    assert line.startswith("FIX") and "AUTOPILOT_CODEX_BUDGET_USD" in line
+    # Without settings there is no manager to name or reach.
+    assert not lines_with(out, "manager:") and manager.requests == []
+    assert out.endswith("Not ready: fix the lines marked FIX, then run this again.")
+
+
+def git_wrapper(tmp_path: Path, version: str) -> Path:
+    """A git the user pointed the bridge at that says `version` and runs the system's git."""
+    wrapper = tmp_path / "old-git"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ "$1" = --version ]; then echo "{version}"; exit 0; fi\n'
+        'exec /usr/bin/git "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [("git version 2.20.1", "2.20.1"), ("", "unknown version")],
+    ids=["old", "unreadable"],
+)
+def test_a_git_too_old_or_unreadable_is_a_fault_naming_the_least_version(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str, says: str
+) -> None:
+    wrapper = git_wrapper(tmp_path, version)
+    monkeypatch.setenv("AUTOPILOT_CODEX_GIT", str(wrapper))
+    (line,) = lines_with(report(tmp_path), "git: ")
+    assert line == f"FIX  git: {wrapper} is {says}; the bridge needs 2.36 or later"
+
+
+def test_a_git_override_that_is_not_an_absolute_path_is_a_fault(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_GIT", "bin/git")
+    (line,) = lines_with(report(tmp_path), "git: ")
+    assert line == "FIX  git: AUTOPILOT_CODEX_GIT=bin/git is not an absolute path to an executable"
+    monkeypatch.setenv("AUTOPILOT_CODEX_GIT", str(git_wrapper(tmp_path, "git version 2.47.0")))
+    (line,) = lines_with(report(tmp_path), "git: ")
+    assert line.startswith("ok ") and "(2.47.0)" in line
+
+
+@pytest.mark.parametrize(
+    ("status", "ok", "says"),
+    [
+        (401, False, "refused the key (401); check it or run `login`"),
+        (403, False, "refused the key (403); check its access"),
+        (404, True, "answers (it has no model list to check)"),
+        (422, False, "answered HTTP 422 to its model list"),
+    ],
+)
+def test_the_free_reach_check_reads_each_answer_of_the_model_list(
+    env: Path, tmp_path: Path, manager: FakeOpenAI, status: int, ok: bool, says: str
+) -> None:
+    manager.models_status = status
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line == f"{'ok  ' if ok else 'FIX '} manager: {manager.base_url} {says}"
+    assert [r.method for r in manager.requests] == ["GET"]
+
+
+def test_the_reach_check_says_when_the_model_is_offered(
+    env: Path, tmp_path: Path, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPILOT_CODEX_MODEL", "gpt-6.2-astra")
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line.startswith("-- ") and "does not list the model gpt-6.2-astra" in line
+    manager.models = ["other", "gpt-6.2-astra"]
+    (line,) = lines_with(report(tmp_path), "manager: http")
+    assert line == f"ok   manager: {manager.base_url} answers and offers gpt-6.2-astra (free check)"

@@ -243,3 +243,18 @@ def test_login_status_and_logout_say_what_is_stored_and_how_safely(
 def test_the_key_comes_from_one_place_only() -> None:
     with pytest.raises(BridgeError, match="not both"):
         login(from_env=True, from_stdin=True, base_url=None, organization=None)
+
+
+def test_a_folder_where_the_login_file_belongs_is_named_and_nothing_is_left(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    where = credentials.path()
+    (where / "kept").mkdir(parents=True)
+    where.parent.chmod(0o700)
+    code, out = cli(capsys, "login", "-", stdin=STORED_KEY + "\n")
+    assert code == 1 and STORED_KEY not in out
+    assert f"cannot write {where}: a folder stands where a file belongs" in out
+    # The key was written to a temporary file first: it does not stay behind.
+    assert sorted(p.name for p in where.parent.iterdir()) == ["credentials.json"]
+    assert [p.name for p in where.iterdir()] == ["kept"]
+    assert not (state_home() / "logs" / "bridge.log").exists()

@@ -11,7 +11,7 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
-from tests.conftest import payload, plan_body, run_launcher
+from tests.conftest import Hook, payload, plan_body, run_launcher
 from tests.fakes.openai_server import FakeOpenAI
 
 QUESTION = {
@@ -148,3 +148,32 @@ def test_a_failing_manager_leaves_the_question_to_the_user_charged(
         ["failed"],
         ["interrupted"],
     )
+
+
+def test_the_manager_answering_for_the_user_sees_the_open_findings(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
+    from tests.conftest import review_body
+    from tests.integration.test_convergence import committing_turns
+
+    start(repo, manager, capsys)
+    manager.enqueue(review_body("fix"), schema="Review")
+    committing_turns(repo, hook, 1)
+    manager.enqueue(reply("Fix F1 first: the content is wrong."), schema="Consultation")
+    ask_tool(repo)
+    (asked,) = manager.requests_for(schema="Consultation")
+    assert "Open review findings (task T1):" in asked.prompt_text
+    assert "F1" in asked.prompt_text and "wrong content" in asked.prompt_text
+
+
+def test_a_question_tool_without_a_question_is_let_through_unasked(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    start(repo, manager, capsys)
+    data = payload(
+        "PreToolUse", repo, "sess-1", tool_name="AskUserQuestion", tool_input={"questions": []}
+    )
+    run = run_launcher(["hook", "PreToolUse", "--host", "claude"], json.dumps(data).encode(), repo)
+    assert (run.code, run.stdout) == (0, "")
+    assert manager.requests_for(schema="Consultation") == []
+    assert state_of(repo)["consultations"] == 0

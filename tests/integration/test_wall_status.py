@@ -237,6 +237,29 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     assert "ok   wall (Codex): on" in text
 
 
+@pytest.mark.parametrize("content", ["[]", "{ not json"], ids=["not-an-object", "not-json"])
+def test_doctor_wall_never_writes_over_settings_it_cannot_read(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(content)
+    code, out = cli(capsys, "-C", str(repo), "doctor", "--wall")
+    assert code == 1 and f"{settings}" in out and "nothing was written" in out
+    assert settings.read_text() == content
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]
+
+
+def test_doctor_wall_writes_fresh_settings_without_a_backup(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    code, out = cli(capsys, "-C", str(repo), "doctor", "--wall")
+    assert "Backed up" not in out and f"Wrote the wall for {repo} into {settings}:" in out
+    assert json.loads(settings.read_text()) == boundary(repo, machine)
+    assert settings.stat().st_mode & 0o777 == 0o600
+
+
 def test_a_file_tool_denial_of_an_unguarded_loop_names_the_seatbelt(
     repo: Path,
     manager: FakeOpenAI,
@@ -313,3 +336,24 @@ def test_plan_in_a_codex_session_judges_the_effective_codex_config(
     assert "UNGUARDED (no sandbox, Codex)" in out
     assert "danger-full-access" in out
     assert state_of(repo)["host"] == "codex" and state_of(repo)["wall"] == "off"
+
+
+def test_install_claude_wall_writes_the_wall_before_doctor_reports(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = machine / ".claude" / "settings.json"
+    code, out = cli(capsys, "-C", str(repo), "install", "claude", "--wall")
+    assert out.startswith("autopilot-codex: added to Claude Code.\n")
+    assert f"Wrote the wall for {repo} into {settings}:" in out
+    assert json.loads(settings.read_text()) == boundary(repo, machine)
+    # Doctor reports last, and its verdict is the exit code.
+    assert out.rstrip().splitlines()[-1].startswith(("Ready.", "Not ready"))
+    assert code == (0 if "Ready." in out else 1)
+
+
+def test_install_codex_project_takes_the_global_directory(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = cli(capsys, "-C", str(repo), "install", "codex", "--project")
+    assert code == 0, out
+    assert (repo / ".codex" / "hooks.json").exists()

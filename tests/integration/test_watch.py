@@ -215,3 +215,92 @@ def test_the_live_view_redraws_each_period_and_ends_on_an_interrupt(
     monkeypatch.setattr("time.sleep", one_period)
     said = watching.watch(once=False, as_json_out=False, silence="1000d", here=None, every_s=2.5)
     assert said == "" and periods == [2.5, 2.5]
+
+
+def ledger_lines(folder: Path, *events: dict[str, object]) -> Path:
+    path = folder / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+@pytest.mark.parametrize("stamp", [12345, "last tuesday"], ids=["not-text", "not-a-time"])
+def test_an_event_without_a_readable_time_is_aged_by_its_ledger_file(
+    isolated: Path, tmp_path: Path, stamp: object
+) -> None:
+    import os
+
+    folder = plant(isolated, tmp_path / "odd", "running", "unused")
+    path = ledger_lines(folder, {"ts": stamp, "event": "review"})
+    now = time.time()
+    os.utime(path, (now - 2 * HOUR, now - 2 * HOUR))
+    (row,) = rows(now=now, silence_s=HOUR, here=None)
+    assert row.last_event == "review" and row.last_event_age_s == pytest.approx(2 * HOUR, abs=1)
+    assert row.silent == ["no ledger event for 2h"]
+
+
+def test_the_meters_show_what_the_state_holds_and_a_call_in_time_is_not_overdue(
+    isolated: Path, tmp_path: Path
+) -> None:
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(now))
+    folder = plant(isolated, tmp_path / "lean", "running", stamp)
+    # A state of another style: no budget, no iteration cap, only its questions counted.
+    lean = {
+        "status": "running",
+        "style": "ralph",
+        "worktree": str(tmp_path / "lean"),
+        "consultations_total": 3,
+        "inflight": {"kind": "review", "deadline": now + HOUR},
+        "reservations": [{"kind": "ask", "deadline": now + HOUR}, {"usd": 0.1}, "junk"],
+    }
+    (folder / "state.json").write_text(json.dumps(lean))
+    (row,) = rows(now=now, silence_s=HOUR, here=None)
+    assert row.meters == {"asked": "3"}
+    assert row.inflight == "review, ask, call" and row.silent == []
+    assert row.task == ""
+
+
+def test_an_empty_machine_and_an_empty_ledger_are_shown_as_such(
+    isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = cli(capsys, "watch", "--once")
+    assert code == 0 and "│ no loops" in out
+    assert cli(capsys, "watch", "--json")[1].strip() == "[]"
+    folder = plant(isolated, tmp_path / "new", "running", "unused")
+    ledger_lines(folder)
+    (row,) = rows(silence_s=HOUR, here=None)
+    assert row.last_event == "" and row.last_event_age_s is None
+    assert row.silent == ["no ledger event yet"] and row.recorded == []
+    code, out = cli(capsys, "watch", "--once", "--silence", "1000d")
+    assert "no loops" not in out and "running SILENT: no ledger event" in out
+    assert "- (- ago)" in out
+
+
+def test_the_live_view_tells_the_terminal_of_a_new_silence_once(
+    isolated: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from autopilot_codex.commands import watch as watching
+
+    where = make_repo(tmp_path / "quiet")
+    plant(isolated, where, "running", "2026-03-01T10:00:00+00:00")
+    periods: list[float] = []
+
+    def one_period(seconds: float) -> None:  # the clock: ^C in the third period
+        periods.append(seconds)
+        if len(periods) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("time.sleep", one_period)
+    capsys.readouterr()
+    assert watching.watch(once=False, as_json_out=False, silence="1h", here=None, every_s=1) == ""
+    out = capsys.readouterr().out
+    # One notice, though the loop was silent at each of the three redraws: the first sweep
+    # recorded it in the ledger.
+    assert out.count("\x1b]9;autopilot-codex: ") == 1
+    assert out.count("\x1b]777;notify;autopilot-codex;") == 1
+    assert f"{where}: no ledger event for " in out
+    silent = [e for e in Store(where).tail_events(10) if e["event"] == SILENT]
+    assert [e["kind"] for e in silent] == ["quiet"]

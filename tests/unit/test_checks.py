@@ -227,6 +227,21 @@ def test_the_tree_digest_sees_every_kind_of_change(tmp_path: Path) -> None:
     assert not changed()
 
 
+def test_a_folder_replaced_by_a_file_is_digested_not_fatal(tmp_path: Path) -> None:
+    """The tracked `pkg/mod.py` now lies under a file `pkg`: looking it up fails with
+    ENOTDIR, which is a state of the tree like any other, and the new file still counts."""
+    import shutil
+
+    repo = make_repo(tmp_path / "r", {"pkg/mod.py": "x = 1\n"})
+    clean = tree_hash(repo)
+    shutil.rmtree(repo / "pkg")
+    (repo / "pkg").write_text("one\n")
+    first = tree_hash(repo)
+    assert first not in ("", clean)
+    (repo / "pkg").write_text("two\n")
+    assert tree_hash(repo) not in ("", clean, first)
+
+
 def test_the_same_content_gives_the_same_digest(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "a = 1\n"})
     clean = tree_hash(repo)

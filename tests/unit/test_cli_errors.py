@@ -46,6 +46,18 @@ def test_a_bug_is_one_line_exit_3_and_the_traceback_goes_to_the_log(
     assert "Traceback" in log and "ZeroDivisionError" in log
 
 
+def test_a_bug_is_still_one_line_when_the_log_cannot_be_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    isolated.mkdir(parents=True)
+    (isolated / "logs").write_text("a file where the log folder belongs\n")
+    fail_with(monkeypatch, ZeroDivisionError("division by zero"))
+    assert cli.main(["status"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (ZeroDivisionError" in err
+    assert (isolated / "logs").read_text() == "a file where the log folder belongs\n"
+
+
 def test_an_unknown_host_is_a_clear_non_blocking_answer(
     repo: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -61,3 +73,16 @@ def test_an_unknown_host_is_a_clear_non_blocking_answer(
     # The in-process hook path agrees for a known host with no loop: silent allow.
     run = run_hook_inproc("Stop", {"cwd": str(repo), "session_id": "s"}, capsys, monkeypatch)
     assert (run.code, run.stdout) == (0, "")
+
+
+def test_an_option_a_command_does_not_take_is_refused_with_the_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`status` has no words to take an unknown option into (as a goal does): refused, exit 2."""
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["status", "--verbose"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: autopilot-codex") and err.endswith(
+        "autopilot-codex: error: unrecognized arguments: --verbose\n"
+    )

@@ -79,3 +79,13 @@ def test_with_no_user_bin_on_path_it_says_what_to_add(tmp_path: Path, launcher: 
     line = put_on_path({"PATH": str(tmp_path / "empty"), "HOME": str(home)}, launcher)
     assert "is not on your PATH" in line and f'export PATH="{launcher.parent}:$PATH"' in line
     assert not (home / ".local" / "bin" / NAME).exists()
+
+
+def test_a_link_that_loops_is_someone_else_s_and_kept(tmp_path: Path, launcher: Path) -> None:
+    home = tmp_path / "home"
+    folder = user_bin(home)
+    (folder / NAME).symlink_to(folder / "other")
+    (folder / "other").symlink_to(folder / NAME)
+    line = put_on_path({"PATH": str(folder), "HOME": str(home)}, launcher)
+    assert line.startswith(f"  PATH: `{NAME}` is not on your PATH.")
+    assert (folder / NAME).readlink() == folder / "other"

@@ -113,13 +113,14 @@ def _read(proc: subprocess.Popen[bytes], window: _Window, deadline: float) -> bo
                 return False
             if selector.select(min(remaining, _POLL_S)):
                 chunk = os.read(fd, CHUNK_BYTES)
-                if chunk:
-                    window.add(chunk)
+                if not chunk:
+                    open_pipe = False
                     continue
-                open_pipe = False
-            elif proc.poll() is not None:
-                # bash is gone but something it started still holds the pipe: the check is
-                # over, and that leftover is killed with the group.
+                window.add(chunk)
+            # bash is gone but something it started still holds the pipe (and may write on,
+            # a server's log): the check is over, and that leftover is killed with the group.
+            # Asked after output too, or a chatty leftover would hold the check to its limit.
+            if proc.poll() is not None:
                 return False
 
 

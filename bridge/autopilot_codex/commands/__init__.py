@@ -11,7 +11,6 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..paths import find_worktree
-from ..store import Store
 
 TERMINAL = ("done", "aborted")
 
@@ -58,7 +57,3 @@ def worktree_of(cwd: str | Path) -> Path:
             f"{cwd} is not inside a git repository; autopilot-codex needs one (run `git init`)"
         )
     return worktree
-
-
-def store_of(cwd: str | Path) -> Store:
-    return Store(worktree_of(cwd))

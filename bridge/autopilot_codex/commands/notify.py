@@ -58,7 +58,7 @@ def _system(name: str) -> str | None:
 
 
 def _desktop(message: str) -> list[list[str]]:
-    if platform.system() == "Darwin":
+    if platform.system() == "Darwin":  # pragma: no cover - macOS only
         osascript = _system("osascript")
         # The message goes in as an argument of the script, never spliced into its text.
         script = 'on run argv\ndisplay notification (item 1 of argv) with title "autopilot-codex"\nend run'
@@ -118,10 +118,11 @@ def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
             start_new_session=True,
             close_fds=True,
         )
+        pipe = child.stdin
+        assert pipe is not None  # stdin=PIPE always gives one
         with contextlib.suppress(OSError):
-            if child.stdin is not None:
-                child.stdin.write(stdin)
-                child.stdin.close()
+            pipe.write(stdin)
+            pipe.close()
         # Reaped when it ends, should this process still be there (`watch` goes on); a daemon
         # thread never holds this process's exit.
         threading.Thread(target=child.wait, daemon=True).start()

@@ -59,7 +59,7 @@ def put_on_path(env: Mapping[str, str], launcher: Path = LAUNCHER) -> str:
 def _same(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # a link that loops: RuntimeError before Python 3.13
         return False
 
 

@@ -55,8 +55,6 @@ def ralph(
         )
     except ValueError as exc:
         raise BridgeError(str(exc)) from exc
-    if budget_usd is not None and budget_usd <= 0:
-        raise BridgeError("--budget must be more than 0")
     store = Store(worktree)
     with store.locked():
         previous = _previous(store)

@@ -87,8 +87,10 @@ def resume(
             if handed:
                 said += f"; it now belongs to session {str(session_id)[:8]}"
             if budget is not None or iterations is not None or extra:
-                store.append_event("caps", budget_usd=budget, max_iterations=iterations)
-                said += f"; new caps apply now {_caps(budget, iterations)}"
+                store.append_event(
+                    "caps", budget_usd=budget, max_iterations=iterations, **extra
+                )
+                said += f"; new caps apply now {_caps(budget, iterations, extra)}"
             return said + "."
         resumed = guards.resume(state, budget_usd=budget, max_iterations=iterations)
         # The session that resumes may not be the one that planned: ownership is claimed afresh.
@@ -132,9 +134,15 @@ def _new_caps(state: State, budget: float | None, iterations: int | None) -> Sta
     return state.evolve(**changes)
 
 
-def _caps(budget: float | None, iterations: int | None) -> str:
+def _caps(budget: float | None, iterations: int | None, extra: dict[str, object]) -> str:
     parts = [
         f"budget ${budget:.2f}" if budget is not None else "",
         f"at most {iterations} iterations" if iterations else "",
     ]
+    # 0 lifts the cap (as in the config).
+    tokens, seconds = extra.get("max_tokens"), extra.get("max_seconds")
+    if isinstance(tokens, int):
+        parts.append(f"at most {tokens} tokens" if tokens else "no token cap")
+    if isinstance(seconds, float):
+        parts.append(f"at most {meters.duration(seconds)}" if seconds else "no time cap")
     return "(" + ", ".join(p for p in parts if p) + ")"

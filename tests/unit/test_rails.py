@@ -338,6 +338,15 @@ def test_a_command_nested_too_deep_is_denied(worktree: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "line", ["nohup " * 17 + "git push -f", "command " * 40 + "rm -rf /", "sudo " * 17 + "ls"]
+)
+def test_a_command_behind_too_many_wrappers_is_denied(line: str, worktree: Path) -> None:
+    # Not judged as the outermost wrapper left once unwrapping stops: that would let it run.
+    reason = check_command(line, Config(), worktree, None)
+    assert reason and "[unreadable]" in reason
+
+
+@pytest.mark.parametrize(
     ("path", "secret"),
     [
         (".env", True),

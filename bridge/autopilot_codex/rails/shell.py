@@ -48,7 +48,8 @@ class Command:
     stdin: str | None = None
     # Wrappers removed to reach argv (`env`, `sudo`, `sh -c`), outermost first.
     wrappers: tuple[str, ...] = ()
-    # A shell nested past MAX_DEPTH: not read, so it cannot be judged.
+    # A shell nested past MAX_DEPTH, or a command behind more than shellwrap.MAX_STEPS wrappers:
+    # not read, so it cannot be judged.
     too_deep: bool = False
     # It reads the output of an earlier pipeline stage (known or not).
     piped: bool = False
@@ -342,6 +343,7 @@ def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
         raw.redirects,
         raw.stdin,
         raw.wrappers + tuple(found.wrappers),
+        too_deep=found.too_deep,
         piped=raw.piped,
     )
     _emit(scope, command)

@@ -122,7 +122,8 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
         scope.env[name] = value
-        _emit(scope, Command((), text(node), scope.cwd, (name,), tuple(_expansions(node))))
+        expands = tuple(_expansions(scope.env, node))
+        _emit(scope, Command((), text(node), scope.cwd, (name,), expands))
         _nested(node, scope)
         return None
     if kind in ("declaration_command", "unset_command"):
@@ -220,7 +221,7 @@ def _command(
         text(node),
         scope.cwd,
         tuple(assigned),
-        tuple(_expansions(node, *redirects)),
+        tuple(_expansions(scope.env, node, *redirects)),
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
@@ -251,7 +252,7 @@ def _declaration(node: Any, scope: _Scope) -> Command:
         text(node),
         scope.cwd,
         tuple(assigned),
-        tuple(_expansions(node)),
+        tuple(_expansions(scope.env, node)),
         wrappers=scope.wrappers,
     )
     _emit(scope, command)
@@ -305,14 +306,20 @@ def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
     return name, word(value, scope.env) if value is not None else ""
 
 
-def _expansions(*nodes: Any) -> Iterator[str]:
+def _expansions(env: Mapping[str, str], *nodes: Any) -> Iterator[str]:
     stack = list(nodes)
     while stack:
         node = stack.pop()
         if node.type in ("simple_expansion", "expansion"):
             for child in node.named_children:
+                if child.type == "subscript":  # `${KEY[0]}` of a plain variable is its value
+                    child = child.child_by_field_name("name") or child
                 if child.type in ("variable_name", "special_variable_name"):
-                    yield text(child)
+                    name = text(child)
+                    yield name
+                    # `${!A}` expands the variable whose name A holds, when the line set A.
+                    if any(c.type == "!" for c in node.children[:2]) and name in env:
+                        yield env[name]
                     break
         stack.extend(node.named_children)
 

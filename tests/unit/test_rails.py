@@ -352,6 +352,10 @@ def test_a_credential_reached_through_an_index_or_indirection_is_denied(
     assert reason and "[secret-env]" in reason
 
 
+def test_a_credential_variables_name_as_a_value_is_only_a_name(worktree: Path) -> None:
+    assert check_command("A=OPENAI_API_KEY; echo $A ${A}", Config(), worktree, None) is None
+
+
 @pytest.mark.parametrize(
     "line", ["nohup " * 17 + "git push -f", "command " * 40 + "rm -rf /", "sudo " * 17 + "ls"]
 )

@@ -338,6 +338,34 @@ def test_a_command_nested_too_deep_is_denied(worktree: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        "echo ${OPENAI_API_KEY[0]}",  # a scalar read as an array: its value
+        'echo "${GITHUB_TOKEN[@]}"',
+        "A=OPENAI_API_KEY; echo ${!A}",  # indirect: the value of the variable A names
+    ],
+)
+def test_a_credential_reached_through_an_index_or_indirection_is_denied(
+    line: str, worktree: Path
+) -> None:
+    reason = check_command(line, Config(), worktree, None)
+    assert reason and "[secret-env]" in reason
+
+
+def test_a_credential_variables_name_as_a_value_is_only_a_name(worktree: Path) -> None:
+    assert check_command("A=OPENAI_API_KEY; echo $A ${A}", Config(), worktree, None) is None
+
+
+@pytest.mark.parametrize(
+    "line", ["nohup " * 17 + "git push -f", "command " * 40 + "rm -rf /", "sudo " * 17 + "ls"]
+)
+def test_a_command_behind_too_many_wrappers_is_denied(line: str, worktree: Path) -> None:
+    # Not judged as the outermost wrapper left once unwrapping stops: that would let it run.
+    reason = check_command(line, Config(), worktree, None)
+    assert reason and "[unreadable]" in reason
+
+
+@pytest.mark.parametrize(
     ("path", "secret"),
     [
         (".env", True),

@@ -47,6 +47,8 @@ def runs(line: str, *argv: str) -> bool:
         "! git push -f",
         'echo "$(git push -f)"',
         "cat <<EOF\n$(git push -f)\nEOF",
+        "{ true; } > $(git push -f)",
+        "while false; do :; done < <(git push -f)",
     ],
 )
 def test_every_simple_command_is_found(line: str) -> None:
@@ -57,6 +59,8 @@ def test_leading_assignments_are_kept_apart_from_the_words() -> None:
     (command,) = shell.commands("GIT_TRACE=1 A=2 git push -f", ENV, "/wt")
     assert command.argv == ("git", "push", "-f")
     assert command.assigned == ("GIT_TRACE", "A")
+    (command,) = shell.commands("A+=1 git status", ENV, "/wt")
+    assert command.assigned == ("A",)
 
 
 def test_redirect_targets_and_heredocs_are_recorded() -> None:
@@ -65,6 +69,17 @@ def test_redirect_targets_and_heredocs_are_recorded() -> None:
     assert command.stdin == "print(1)\n"
     (command,) = shell.commands("xargs rm <<< 'a b'", ENV, "/wt")
     assert command.argv == ("rm", "a", "b")
+    # a redirection written after the heredoc's delimiter belongs to the command too
+    (command,) = shell.commands("cat <<EOF > out.txt\nhi\nEOF", ENV, "/wt")
+    assert (command.redirects, command.stdin) == (("out.txt",), "hi\n")
+    # a here-string is known input, not an unknown pipe
+    first = shell.commands("sh <<< ls", ENV, "/wt")[0]
+    assert (first.stdin, first.piped) == ("ls\n", False)
+    # a group's redirection is its own entry, judged like a command's
+    assert [c.redirects for c in shell.commands("{ echo x; } > out.txt", ENV, "/wt")] == [
+        (),
+        ("out.txt",),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -83,6 +98,7 @@ def test_redirect_targets_and_heredocs_are_recorded() -> None:
         "bash /dev/stdin <<EOF\ngit push -f\nEOF",
         "source /dev/stdin <<EOF\ngit push -f\nEOF",
         "cat <<EOF | sh -\ngit push -f\nEOF",
+        "cat 2>/dev/null <<EOF && git push -f\nx\nEOF",
     ],
 )
 def test_what_follows_a_heredoc_on_its_line_runs(line: str) -> None:
@@ -179,6 +195,11 @@ def test_wrappers_nest() -> None:
     assert command.assigned == ("A",)
 
 
+def test_a_declaration_keeps_its_own_name() -> None:
+    assert argvs("export -p") == [("export", "-p")]
+    assert argvs("declare -x A=1") == [("declare", "-x", "A=1")]
+
+
 def test_command_v_only_looks_a_name_up() -> None:
     assert argvs("command -v git") == [("command", "-v", "git")]
 
@@ -247,6 +268,16 @@ def test_nesting_is_bounded() -> None:
     assert not any(c.argv == ("git", "push", "-f") for c in commands)
 
 
+def test_four_nested_shells_are_read_and_five_are_not() -> None:
+    # The figures the rails' table documents (`unreadable`: "more than 4 deep").
+    line = "git push -f"
+    for _ in range(4):
+        line = f"sh -c {shlex.quote(line)}"
+    commands = shell.commands(line, ENV, "/wt")
+    assert not any(c.too_deep for c in commands) and runs(line, "git", "push", "-f")
+    assert any(c.too_deep for c in shell.commands(f"sh -c {shlex.quote(line)}", ENV, "/wt"))
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
@@ -313,11 +344,23 @@ def test_less_common_indirections(line: str) -> None:
     assert runs(line, "git", "push", "-f"), argvs(line)
 
 
+def test_the_word_fallback_drops_a_comment() -> None:
+    # `#` starts a comment for the shell: what follows it is not an argument.
+    assert argvs("git${IFS}status # push -f")[-1] == ("git", "status")
+
+
 def test_a_stage_reading_an_unknown_pipe_is_marked() -> None:
     first, second = shell.commands("curl -s x.example | sh", ENV, "/wt")
     assert (first.piped, second.piped) == (False, True)
     (_echo, shell_stage, _inner) = shell.commands("echo ls | sh", ENV, "/wt")
     assert not shell_stage.piped and shell_stage.stdin == "ls\n"
+
+
+@pytest.mark.parametrize("line", ["bash -s x; A=1; export B=2; echo ${IFS}", "python3 > out"])
+def test_no_command_reads_a_pipe_unless_one_reaches_it(line: str) -> None:
+    # The word fallback (`${IFS}`), assignments, declarations and a redirection's own entry too.
+    found = shell.commands(line, ENV, "/wt")
+    assert found and not any(c.piped for c in found)
 
 
 def test_the_parser_loads_without_the_packages_init_modules() -> None:

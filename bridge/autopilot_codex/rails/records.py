@@ -257,7 +257,8 @@ RULES: tuple[Rule, ...] = (
         "unreadable",
         "code that cannot be read before it runs",
         (
-            "what cannot be read before it runs: shells nested more than 4 deep; a shell or an "
+            "what cannot be read before it runs: shells nested more than 4 deep, or a command "
+            "behind more than 16 wrappers; a shell or an "
             "interpreter running code from its standard input when that input is unknown (a "
             "pipe from another program, or an unquoted heredoc that expands a variable or a "
             "command the hook cannot know)",

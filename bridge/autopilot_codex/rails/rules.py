@@ -51,7 +51,7 @@ class Where:
 
 def unreadable(command: Command, where: Where) -> str | None:
     if command.too_deep:
-        return "shells nested this deep are not read; write the command plainly"
+        return "shells or wrappers nested this deep are not read; write the command plainly"
     readers = command.name in SHELLS or command.name in ("source", ".")
     if command.piped and readers and _reads_stdin(command.argv):
         return (

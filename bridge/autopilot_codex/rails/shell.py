@@ -48,7 +48,8 @@ class Command:
     stdin: str | None = None
     # Wrappers removed to reach argv (`env`, `sudo`, `sh -c`), outermost first.
     wrappers: tuple[str, ...] = ()
-    # A shell nested past MAX_DEPTH: not read, so it cannot be judged.
+    # A shell nested past MAX_DEPTH, or a command behind more than shellwrap.MAX_STEPS wrappers:
+    # not read, so it cannot be judged.
     too_deep: bool = False
     # It reads the output of an earlier pipeline stage (known or not).
     piped: bool = False
@@ -121,7 +122,8 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
     if kind == "variable_assignment":
         name, value = _assignment(node, scope)
         scope.env[name] = value
-        _emit(scope, Command((), text(node), scope.cwd, (name,), tuple(_expansions(node))))
+        expands = tuple(_expansions(scope.env, node))
+        _emit(scope, Command((), text(node), scope.cwd, (name,), expands))
         _nested(node, scope)
         return None
     if kind in ("declaration_command", "unset_command"):
@@ -219,7 +221,7 @@ def _command(
         text(node),
         scope.cwd,
         tuple(assigned),
-        tuple(_expansions(node, *redirects)),
+        tuple(_expansions(scope.env, node, *redirects)),
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
@@ -250,7 +252,7 @@ def _declaration(node: Any, scope: _Scope) -> Command:
         text(node),
         scope.cwd,
         tuple(assigned),
-        tuple(_expansions(node)),
+        tuple(_expansions(scope.env, node)),
         wrappers=scope.wrappers,
     )
     _emit(scope, command)
@@ -304,14 +306,20 @@ def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
     return name, word(value, scope.env) if value is not None else ""
 
 
-def _expansions(*nodes: Any) -> Iterator[str]:
+def _expansions(env: Mapping[str, str], *nodes: Any) -> Iterator[str]:
     stack = list(nodes)
     while stack:
         node = stack.pop()
         if node.type in ("simple_expansion", "expansion"):
             for child in node.named_children:
+                if child.type == "subscript":  # `${KEY[0]}` of a plain variable is its value
+                    child = child.child_by_field_name("name") or child
                 if child.type in ("variable_name", "special_variable_name"):
-                    yield text(child)
+                    name = text(child)
+                    yield name
+                    # `${!A}` expands the variable whose name A holds, when the line set A.
+                    if any(c.type == "!" for c in node.children[:2]) and name in env:
+                        yield env[name]
                     break
         stack.extend(node.named_children)
 
@@ -342,6 +350,7 @@ def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
         raw.redirects,
         raw.stdin,
         raw.wrappers + tuple(found.wrappers),
+        too_deep=found.too_deep,
         piped=raw.piped,
     )
     _emit(scope, command)

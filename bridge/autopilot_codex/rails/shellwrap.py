@@ -32,6 +32,8 @@ class Unwrapped:
     # Shell text this command runs: parsed again, one level deeper.
     scripts: list[str] = field(default_factory=list)
     wrappers: list[str] = field(default_factory=list)
+    # More than MAX_STEPS wrappers: what they run is not read, so it cannot be judged.
+    too_deep: bool = False
 
 
 Step = Callable[[list[str], "str | None", Unwrapped], "list[str] | None"]
@@ -40,13 +42,17 @@ Step = Callable[[list[str], "str | None", Unwrapped], "list[str] | None"]
 def unwrap(argv: list[str], stdin: str | None = None) -> Unwrapped:
     """The command `argv` runs once its wrappers are removed; argv[0] is a bare name."""
     result = Unwrapped(list(argv))
-    for _ in range(MAX_STEPS):
+    for steps in range(MAX_STEPS + 1):
         if not result.argv:
             break
         result.argv[0] = _SHELL_VARIABLES.get(result.argv[0], program(result.argv[0]))
         step = _STEPS.get(result.argv[0])
         inner = step(result.argv, stdin, result) if step is not None else None
         if inner is None:
+            break
+        if steps == MAX_STEPS:
+            # Still wrapped: judged as the wrapper, the command inside would go unread.
+            result.too_deep = True
             break
         result.wrappers.append(result.argv[0])
         result.argv = inner

@@ -35,17 +35,37 @@ def test_a_linked_worktree_is_found_through_its_git_file(tmp_path: Path) -> None
     assert gitrepo.run_git(linked, "status", "--porcelain").splitlines() == [" M a.txt"]
 
 
-def test_an_unreadable_commondir_falls_back_to_the_git_directory(tmp_path: Path) -> None:
+# A file that exists and cannot be read, even by root: reading /proc/self/mem at offset 0 fails.
+_UNREADABLE = Path("/proc/self/mem")
+needs_proc = pytest.mark.skipif(not _UNREADABLE.is_file(), reason="needs Linux's /proc")
+
+
+def _unreadable(path: Path, how: str) -> None:
+    if how == "link to an unreadable file":
+        path.symlink_to(_UNREADABLE)
+    else:
+        path.write_bytes(b"gitdir: \xff\xfe../..\n")
+
+
+HOW = ["not UTF-8", pytest.param("link to an unreadable file", marks=needs_proc)]
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_an_unreadable_commondir_falls_back_to_the_git_directory(
+    tmp_path: Path, how: str
+) -> None:
     main, linked = _linked(tmp_path)
     git_dir = main / ".git" / "worktrees" / "linked"
-    (git_dir / "commondir").write_bytes(b"\xff\xfe../..\n")
+    (git_dir / "commondir").unlink()
+    _unreadable(git_dir / "commondir", how)
     assert runner.locate(linked).common_dir == git_dir.resolve()
 
 
-def test_a_git_file_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", HOW)
+def test_an_unreadable_git_file_is_an_error(tmp_path: Path, how: str) -> None:
     folder = tmp_path / "odd"
     folder.mkdir()
-    (folder / ".git").write_bytes(b"gitdir: \xff\xfe\n")
+    _unreadable(folder / ".git", how)
     with pytest.raises(gitrepo.BridgeError, match="unreadable"):
         runner.locate(folder)
 
@@ -96,19 +116,49 @@ def test_identity_reads_the_xdg_config(tmp_path: Path, monkeypatch: pytest.Monke
     }
 
 
-def test_identity_from_a_git_that_hangs_is_none(
+def _git_script(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "bin" / "git-script"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_identity_goes_on_past_a_lookup_that_hangs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "user.email", "repo@example.com")
     for name in _AUTHOR_VARS:
         monkeypatch.delenv(name)
-    hung = tmp_path / "bin" / "git-hangs"
-    hung.parent.mkdir()
-    hung.write_text("#!/bin/sh\nexec sleep 600\n")
-    hung.chmod(0o755)
-    monkeypatch.setenv(binary.OVERRIDE, str(hung))
-    monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.2)
+    hangs_on_name = 'case "$*" in *user.name*) exec sleep 600;; esac\nexec git "$@"'
+    monkeypatch.setenv(binary.OVERRIDE, str(_git_script(tmp_path, hangs_on_name)))
+    monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.5)
+    assert runner.identity(repo) == {
+        "GIT_AUTHOR_EMAIL": "repo@example.com",
+        "GIT_COMMITTER_EMAIL": "repo@example.com",
+    }
+
+
+def test_a_git_that_disappears_is_a_bridge_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git removed while the bridge runs (its path is resolved once): a one-line BridgeError
+    for a call, no identity, never an OSError out of the runner."""
+    repo = make_repo(tmp_path / "repo")
+    for name in _AUTHOR_VARS:
+        monkeypatch.delenv(name)
+    script = _git_script(tmp_path, 'exec git "$@"')
+    monkeypatch.setenv(binary.OVERRIDE, str(script))
+    assert gitrepo.head_sha(repo)  # resolved and cached
+    script.unlink()
+    with pytest.raises(gitrepo.BridgeError, match="git status failed in"):
+        gitrepo.run_git(repo, "status")
     assert runner.identity(repo) == {}
+    # A config that includes another is read by git itself, for its filters: that call too.
+    git(repo, "config", "include.path", "more.cfg")
+    with pytest.raises(gitrepo.BridgeError, match="git config failed in"):
+        gitrepo.run_git(repo, "status")
 
 
 def test_author_passes_only_the_identity(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import fileio
-from autopilot_codex.errors import LockTimeout
+from autopilot_codex.errors import BridgeError, LockTimeout, StateCorrupt
 from autopilot_codex.state import Plan, State, Task
 from autopilot_codex.store import Store
 
@@ -90,3 +90,123 @@ def test_each_status_change_a_save_makes_is_kept_for_the_caller_to_tell(repo: Pa
         store.save(_state(repo))  # running again: no change
         paused = store.save(_state(repo, status="paused"))
     assert store.moved == [("running", paused)]
+
+
+# A file that exists and cannot be read, even by root: reading /proc/self/mem at offset 0 fails.
+_UNREADABLE = Path("/proc/self/mem")
+
+
+def _denied(tmp_path: Path) -> Path:
+    """A file this process may not read: a mode-0 file, or for root (whom no mode stops)
+    another process's memory, when the kernel refuses it."""
+    if os.geteuid() != 0:
+        closed = tmp_path / "closed"
+        closed.write_text("{}")
+        closed.chmod(0)
+        return closed
+    try:
+        Path("/proc/1/mem").read_bytes()
+    except PermissionError:
+        return Path("/proc/1/mem")
+    except OSError:
+        pass
+    pytest.skip("no file this root process is denied")
+
+
+def test_a_state_the_user_may_not_read_stays_where_it_is(repo: Path, tmp_path: Path) -> None:
+    """Not corrupt: the file is fine, its permission is not (a re-plan costs money)."""
+    store = _running(repo)
+    store.state_path.unlink()
+    store.state_path.symlink_to(_denied(tmp_path))
+    with pytest.raises(BridgeError, match="permission denied") as raised:
+        store.load()
+    assert not isinstance(raised.value, StateCorrupt)
+    assert store.state_path.is_symlink() and not list(store.dir.glob("state.json.corrupt-*"))
+
+
+@pytest.mark.skipif(not _UNREADABLE.is_file(), reason="needs Linux's /proc")
+def test_a_state_that_cannot_be_read_is_moved_aside(repo: Path) -> None:
+    store = _running(repo)
+    store.state_path.unlink()
+    store.state_path.symlink_to(_UNREADABLE)
+    with pytest.raises(StateCorrupt, match="unreadable"):
+        store.load()
+    assert not store.state_path.is_symlink()
+    assert list(store.dir.glob("state.json.corrupt-*"))
+    assert store.marker.exists()  # the rails stay
+
+
+def test_a_state_planted_beside_a_plan_with_no_state_yet_is_quarantined(repo: Path) -> None:
+    """A crash between the plan's write and the state's leaves a witness of the plan alone;
+    a state.json that appears then has no last state of the bridge's to go back to."""
+    store = Store(repo)
+    store.save_plan(_state(repo).plan)
+    store.state_path.write_text(_state(repo).to_json())
+    with pytest.raises(StateCorrupt, match="changed outside the bridge"):
+        Store(repo).load()
+    assert not store.state_path.exists()
+    assert list(store.dir.glob("state.json.changed-*"))
+    assert "state.corrupt" in [e["event"] for e in store.tail_events()]
+
+
+def test_a_done_save_takes_both_markers_off(repo: Path) -> None:
+    store = _running(repo)
+    assert store.marker.exists() and store.rails.exists()
+    with store.locked():
+        store.save(_state(repo, status="done"))
+    assert not store.marker.exists() and not store.rails.exists()
+    assert Store(repo).load() is not None  # the removal is the bridge's own, vouched for
+
+
+def test_a_file_written_beside_the_state_is_in_the_loop_s_folder(repo: Path) -> None:
+    store = _running(repo)
+    store.write_beside("findings.json", "[]\n")
+    assert (store.dir / "findings.json").read_text() == "[]\n"
+
+
+def test_markers_are_repaired_without_reading_the_plan(repo: Path) -> None:
+    """A removed copy of the marker (the rails' index) is put back from the state; a plan that
+    is gone too is not the repair's business (the next load that needs it says so), so the
+    state stays where it is."""
+    store = _running(repo)
+    kept = store.rails.read_text()
+    store.plan_path.unlink()
+    store.rails.unlink()
+    assert store.repair_markers() == ""
+    assert store.rails.read_text() == kept
+    assert store.state_path.exists() and not list(store.dir.glob("state.json.corrupt-*"))
+
+
+@pytest.mark.parametrize("text", ["[1, 2]\n", "{}\n", '{"schema_version": "3"}\n'])
+def test_a_state_that_is_not_a_versioned_record_is_moved_aside(repo: Path, text: str) -> None:
+    store = _running(repo)
+    store.state_path.write_text(text)
+    with pytest.raises(StateCorrupt):
+        store.load()
+    assert [p.read_text() for p in store.dir.glob("state.json.corrupt-*")] == [text]
+
+
+def test_markers_in_step_are_no_repair_and_no_event(repo: Path) -> None:
+    store = _running(repo)
+    events = store.events_path.read_bytes()
+    assert store.repair_markers() == ""
+    assert store.events_path.read_bytes() == events  # no `rails.tampered` for nothing
+
+
+def test_a_release_by_the_user_s_control_is_not_read_as_tampering(repo: Path) -> None:
+    """`stop` and `cancel` take the rails off a loop whose state stays: the witness vouches
+    for the markers' absence first."""
+    store = _running(repo)
+    with store.locked():
+        store.release()
+    assert not store.marker.exists() and not store.rails.exists()
+    state = Store(repo).load()
+    assert state is not None and state.status == "running"
+
+
+def test_a_state_that_is_not_json_is_moved_aside_with_where_it_breaks(repo: Path) -> None:
+    store = _running(repo)
+    store.state_path.write_text('{"goal": "g",\n "status": ')
+    with pytest.raises(StateCorrupt, match=r"not valid JSON \(Expecting value at line 2\)"):
+        store.load()
+    assert list(store.dir.glob("state.json.corrupt-*"))

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,20 +127,47 @@ def _git_script(tmp_path: Path, body: str) -> Path:
     return script
 
 
-def test_identity_goes_on_past_a_lookup_that_hangs(
+class _ManualTimer:
+    """The runner's timeout clock, run by the test: it fires when the test says so."""
+
+    made: list[_ManualTimer] = []
+
+    def __init__(self, interval: float, function: Callable[[], None]) -> None:
+        self.function = function
+        self.daemon = False
+        _ManualTimer.made.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+def test_identity_goes_on_past_a_lookup_that_times_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "user.email", "repo@example.com")
     for name in _AUTHOR_VARS:
         monkeypatch.delenv(name)
-    hangs_on_name = 'case "$*" in *user.name*) exec sleep 600;; esac\nexec git "$@"'
+    started = tmp_path / "started"
+    hangs_on_name = f'case "$*" in *user.name*) touch "{started}"; exec sleep 600;; esac\nexec git "$@"'
     monkeypatch.setenv(binary.OVERRIDE, str(_git_script(tmp_path, hangs_on_name)))
-    monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.5)
-    assert runner.identity(repo) == {
-        "GIT_AUTHOR_EMAIL": "repo@example.com",
-        "GIT_COMMITTER_EMAIL": "repo@example.com",
-    }
+    _ManualTimer.made = []
+    monkeypatch.setattr(threading, "Timer", _ManualTimer)
+    found: list[dict[str, str]] = []
+    worker = threading.Thread(target=lambda: found.append(runner.identity(repo)))
+    worker.start()
+    for _ in range(6000):  # a wedge bound, not a margin: the script starts at once
+        if started.exists() and _ManualTimer.made:
+            break
+        time.sleep(0.01)
+    _ManualTimer.made[0].function()  # the user.name lookup's time is up
+    worker.join(60)
+    assert found == [
+        {"GIT_AUTHOR_EMAIL": "repo@example.com", "GIT_COMMITTER_EMAIL": "repo@example.com"}
+    ]
 
 
 def test_a_git_that_disappears_is_a_bridge_error(

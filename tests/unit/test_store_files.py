@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -210,3 +211,80 @@ def test_a_state_that_is_not_json_is_moved_aside_with_where_it_breaks(repo: Path
     with pytest.raises(StateCorrupt, match=r"not valid JSON \(Expecting value at line 2\)"):
         store.load()
     assert list(store.dir.glob("state.json.corrupt-*"))
+
+
+def test_the_lock_file_is_the_user_s_alone(repo: Path) -> None:
+    store = _running(repo)
+    assert stat.S_IMODE(store.lock_path.stat().st_mode) == 0o600
+
+
+def test_a_tampered_loop_is_stopped_at_what_it_had_spent(repo: Path) -> None:
+    """The stopped state is the bridge's last one; no spend is added that the ledger does not
+    show (the loop here spent nothing)."""
+    store = _running(repo)
+    data = json.loads(store.state_path.read_text())
+    data["budget_usd"] = 999.0
+    store.state_path.write_text(json.dumps(data))
+    with pytest.raises(StateCorrupt, match="state.json was changed"):
+        Store(repo).load()
+    saved = json.loads(store.state_path.read_text())
+    assert (saved["status"], saved["budget_usd"], saved["budget_used_usd"]) == ("stopped", 5.0, 0.0)
+
+
+def test_a_plan_of_an_adopted_loop_that_does_not_type_check_is_moved_aside(repo: Path) -> None:
+    from tests.unit.test_migration import plant_v1
+
+    folder = plant_v1(repo)
+    (folder / "plan.json").write_text('{"summary": 1, "tasks": "none"}\n')
+    with pytest.raises(StateCorrupt):
+        Store(repo).load()
+    assert list(folder.glob("state.json.corrupt-*"))
+
+
+def test_a_paused_save_keeps_the_rails_when_one_index_still_marks_the_worktree(
+    repo: Path,
+) -> None:
+    store = _running(repo)
+    kept = store.marker.read_text()
+    store.rails.unlink()
+    with store.locked():
+        store.save(_state(repo, status="paused"))
+    assert store.rails.read_text() == store.marker.read_text() == kept
+
+
+def test_the_plan_and_result_files_keep_the_user_s_own_characters(repo: Path) -> None:
+    """Files a person reads (`status` points at them): text as written, not \\u escapes."""
+    store = Store(repo)
+    plan = _state(repo).plan
+    store.save_plan(type(plan)("Écrire les fichiers — vite", plan.tasks))
+    assert "Écrire les fichiers — vite" in store.plan_path.read_text(encoding="utf-8")
+    store.save_result({"reason": "terminé"})
+    assert "terminé" in store.result_path.read_text(encoding="utf-8")
+
+
+def test_markers_come_back_from_the_copy_that_parses(repo: Path) -> None:
+    store = _running(repo)
+    kept = store.rails.read_text()
+    store.marker.write_text("{ not a marker")
+    store.state_path.unlink()
+    store.repair_markers()
+    assert store.marker.read_text() == kept and store.rails.read_text() == kept
+
+
+def test_a_loop_whose_ledger_was_removed_anchors_its_new_ledger_after_the_next_save(
+    repo: Path,
+) -> None:
+    """The ledger starts again with the tamper event; the next save anchors the witness at its
+    end, so cutting that line off afterwards is noticed."""
+    store = _running(repo)
+    store.events_path.unlink()
+    with store.locked(), pytest.raises(StateCorrupt, match="events.jsonl"):
+        store.load()
+    with store.locked():
+        state = store.load()
+        assert state is not None and state.status == "stopped"
+        store.save(state)
+    lines = store.events_path.read_text().splitlines(keepends=True)
+    store.events_path.write_text("".join(lines[:-1]))
+    with pytest.raises(StateCorrupt):
+        Store(repo).load()

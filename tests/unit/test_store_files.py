@@ -219,8 +219,8 @@ def test_the_lock_file_is_the_user_s_alone(repo: Path) -> None:
 
 
 def test_a_tampered_loop_is_stopped_at_what_it_had_spent(repo: Path) -> None:
-    """The stopped state is the bridge's last one; no spend is added that the ledger does not
-    show (the loop here spent nothing)."""
+    """The stopped state is the bridge's last one; no spend or iteration is added that the
+    ledger does not show (the loop here spent nothing and ran none)."""
     store = _running(repo)
     data = json.loads(store.state_path.read_text())
     data["budget_usd"] = 999.0
@@ -229,6 +229,7 @@ def test_a_tampered_loop_is_stopped_at_what_it_had_spent(repo: Path) -> None:
         Store(repo).load()
     saved = json.loads(store.state_path.read_text())
     assert (saved["status"], saved["budget_usd"], saved["budget_used_usd"]) == ("stopped", 5.0, 0.0)
+    assert saved["iteration"] == 0  # nor an iteration it never ran
 
 
 def test_a_plan_of_an_adopted_loop_that_does_not_type_check_is_moved_aside(repo: Path) -> None:

@@ -36,6 +36,15 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "dev" / "mutation.toml"
 PACKAGE = Path("bridge") / "autopilot_codex"
 
+# A mutant whose tests run past TIMEOUT_FACTOR times the unmutated selection's own run (at
+# least TIMEOUT_FLOOR_S seconds) counts as caught: it hangs, which a user would see. The factor
+# leaves room for a machine busier than during the unmutated run; the floor, for a selection so
+# short that a pause of the machine would outlast a few times it. Each hanging mutant costs the
+# whole timeout, so these are kept low; the timed-out ones are counted apart (`timeouts`), so a
+# mutant caught only by a slow machine can be told from one that hangs.
+TIMEOUT_FACTOR = 3.0
+TIMEOUT_FLOOR_S = 15.0
+
 # The operators the audit keeps, in order of preference, close to what a careless edit does: a
 # comparison or a boolean flipped, an `and`/`or` swapped, a condition negated, an except clause
 # that no longer catches, a loop that never runs, the arithmetic a budget or a price goes
@@ -66,8 +75,10 @@ class Outcome:
     module: str
     mutants: int = 0
     caught: int = 0
+    timeouts: int = 0
     unmade: int = 0
     seconds: float = 0.0
+    timeout: float = 0.0
     error: str = ""
     survivors: list[str] = field(default_factory=list)
 
@@ -191,16 +202,16 @@ def run_module(module: Module) -> Outcome:
         tree = Path(tmp)
         copy_tree(tree)
         env = test_env(tree)
+        base_started = time.monotonic()
         baseline = subprocess.run(
             shlex.split(pytest_command(module)), cwd=tree, env=env, capture_output=True, text=True
         )
-        base_seconds = time.monotonic() - started
+        base_seconds = time.monotonic() - base_started
         if baseline.returncode != 0:
             outcome.error = "tests fail unmutated:\n" + baseline.stdout[-2000:]
             return outcome
-        # A mutant that makes the tests hang is caught by this timeout; five times the unmutated
-        # run leaves room for a loaded machine.
-        config = write_config(tree, module, max(60.0, 5 * base_seconds))
+        outcome.timeout = mutant_timeout(base_seconds)
+        config = write_config(tree, module, outcome.timeout)
         session = tree / "session.sqlite"
         for command in (
             [tool("cosmic-ray"), "init", str(config), str(session)],
@@ -231,10 +242,17 @@ def run_module(module: Module) -> Outcome:
         outcome.mutants += 1
         if result["worker_outcome"] == "abnormal" or result["test_outcome"] != "survived":
             outcome.caught += 1
+            # cosmic-ray's word for a test run it ended at the timeout.
+            outcome.timeouts += result["output"] == "timeout"
         else:
             outcome.survivors.append(describe(item, result))
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def mutant_timeout(base_seconds: float) -> float:
+    """Seconds a mutant's tests may run before the mutant counts as caught (it hangs)."""
+    return max(TIMEOUT_FLOOR_S, TIMEOUT_FACTOR * base_seconds)
 
 
 def describe(item: dict[str, object], result: dict[str, object]) -> str:
@@ -295,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             state = outcome.error.splitlines()[0] if outcome.error else f"{outcome.score:.0f} %"
             print(
                 f"{outcome.module}: {outcome.caught}/{outcome.mutants} {state}"
-                f" in {outcome.seconds / 60:.1f} min",
+                f" in {outcome.seconds / 60:.1f} min"
+                f" ({outcome.timeouts} by the {outcome.timeout:.0f} s timeout)",
                 flush=True,
             )
             if args.out:

@@ -240,10 +240,10 @@ def _spawn(
     Not `subprocess.run(timeout=...)`: with a timeout, its final wait polls with sleeps, which
     cost about a millisecond on every short git call; without one, the wait simply blocks.
     """
-    expired: list[bool] = []
+    expired = threading.Event()
 
     def kill() -> None:
-        expired.append(True)
+        expired.set()
         with contextlib.suppress(OSError):
             proc.kill()
 
@@ -262,7 +262,7 @@ def _spawn(
         out, err = proc.communicate(stdin)
     finally:
         timer.cancel()
-    if expired:
+    if expired.is_set():
         raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
     return proc.returncode, out, err
 
@@ -365,7 +365,7 @@ def _filter_names(where: Location) -> list[str]:
         return []
     names: list[str] = []
     for record in proc.stdout.split(b"\0"):
-        key = record.split(b"\n", 1)[0].decode("utf-8", "replace")
+        key = record.partition(b"\n")[0].decode("utf-8", "replace")
         if key.startswith("filter.") and key.count(".") >= 2:
             name = key[len("filter.") : key.rindex(".")]
             if name not in names:

@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.gate import admit
-from autopilot_codex.paths import active_dir, active_marker, find_worktree, rails_marker
+from autopilot_codex.gate import admit, helped
+from autopilot_codex.paths import (
+    active_dir,
+    active_marker,
+    find_worktree,
+    rails_marker,
+    state_home_str,
+)
 from tests.conftest import ROOT, make_repo
 
 
@@ -140,6 +146,27 @@ def test_a_torn_copy_does_not_hide_the_good_one(tmp_path: Path) -> None:
     marker.write_text("{torn")
     admitted = admit(hook(repo, "s1"), "Stop")
     assert admitted is not None and admitted.repair and admitted.style == "ralph"
+
+
+def test_a_late_hook_from_a_worktree_removed_from_disk_is_no_loop(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    gone = repo.resolve()
+    shutil.rmtree(repo)
+    assert admit(hook(gone, "s1"), "Stop") is None
+    assert admit(hook(gone / "src", "s1"), "PreToolUse") is None
+
+
+def test_with_the_helper_turned_off_a_hook_never_reaches_or_starts_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "r")
+    mark(repo, "s1")
+    admitted = admit(hook(repo, "s1"), "Stop")
+    assert admitted is not None
+    monkeypatch.setenv("AUTOPILOT_CODEX_HELPER", "0")
+    assert helped(["Stop", "--host", "claude"], admitted) is False
+    assert not (Path(state_home_str()) / "run").exists()  # no helper was started
 
 
 @pytest.mark.parametrize("deeper_in", ["active", "rails"])

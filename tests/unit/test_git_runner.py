@@ -73,6 +73,25 @@ def test_an_unreadable_git_file_is_an_error(tmp_path: Path, how: str) -> None:
         runner.locate(folder)
 
 
+@pytest.mark.parametrize("points_at", ["gitdir", "commondir"])
+def test_a_git_pointer_into_a_symlink_loop_is_a_bridge_error(tmp_path: Path, points_at: str) -> None:
+    """The implementer can write the worktree's `.git` file (or a linked worktree's
+    `commondir`): a pointer into a symlink loop is one line to read, never an internal error."""
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    if points_at == "gitdir":
+        (folder / ".git").write_text(f"gitdir: {loop}/x\n")
+        with pytest.raises(gitrepo.BridgeError, match="cannot be resolved"):
+            runner.locate(folder)
+    else:
+        main, linked = _linked(tmp_path)
+        git_dir = main / ".git" / "worktrees" / "linked"
+        (git_dir / "commondir").write_text(f"{loop}/x\n")
+        assert runner.locate(linked).common_dir == git_dir.resolve()
+
+
 def test_a_git_file_without_gitdir_is_passed_over(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "outer")
     inner = repo / "inner"

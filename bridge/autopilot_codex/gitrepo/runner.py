@@ -115,7 +115,13 @@ def locate(path: Path) -> Location:
             except (OSError, UnicodeDecodeError) as exc:
                 raise BridgeError(f"{dot} is unreadable: {exc}") from exc
             if line.startswith("gitdir:"):
-                return _location(folder, (folder / line[len("gitdir:") :].strip()).resolve())
+                pointed = folder / line[len("gitdir:") :].strip()
+                try:
+                    # A loop of links raises RuntimeError on Python 3.11, OSError later.
+                    git_dir = pointed.resolve()
+                except (OSError, RuntimeError) as exc:
+                    raise BridgeError(f"{dot} names {pointed}, which cannot be resolved: {exc}") from exc
+                return _location(folder, git_dir)
     raise BridgeError(f"{path} is not a git repository")
 
 
@@ -125,7 +131,7 @@ def _location(work_tree: Path, git_dir: Path) -> Location:
     if pointer.is_file():
         try:
             common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, RuntimeError):
             common = git_dir
     return Location(work_tree, git_dir, common)
 

@@ -73,10 +73,24 @@ def srv() -> Iterator[FakeOpenAI]:
         yield server
 
 
+# Every client a test makes, closed when it ends: a socket left for the garbage collector
+# warns in whichever later test the collector happens to run (a warning fails its test).
+_CLIENTS: list[openai.OpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+def _closed_clients() -> Iterator[None]:
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
 def make_client(srv: FakeOpenAI, *, max_retries: int = 0, timeout: float = 5.0) -> openai.OpenAI:
-    return openai.OpenAI(
+    client = openai.OpenAI(
         base_url=srv.base_url, api_key="sk-test", max_retries=max_retries, timeout=timeout
     )
+    _CLIENTS.append(client)
+    return client
 
 
 def ask_plan(client: openai.OpenAI) -> Plan | None:

@@ -101,7 +101,7 @@ def test_stream_carries_the_events_codex_reads(srv: FakeOpenAI) -> None:
 def test_openai_client_reads_the_stream(srv: FakeOpenAI) -> None:
     srv.enqueue(Reply(body=PLAN, output_tokens=9))
     client = openai.OpenAI(base_url=srv.base_url, api_key="sk-test", max_retries=0, timeout=5)
-    with client.responses.stream(model="m", input="plan", text_format=Plan) as stream:
+    with client, client.responses.stream(model="m", input="plan", text_format=Plan) as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_response()
     assert final.output_parsed == Plan.model_validate(PLAN)

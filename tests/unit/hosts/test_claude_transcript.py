@@ -216,3 +216,32 @@ def test_the_last_message_ids_are_remembered(tmp_path: Path) -> None:
     path.write_text("".join(line(f"m{n}", input=1) for n in range(33)))
     got = read(path)
     assert got.seen == tuple(f"m{n}" for n in range(33 - SEEN_KEPT, 33))
+
+
+# -- subagents: a record of their own beside the session's --------------------------------------
+
+
+def test_a_sessions_subagent_records_are_the_agent_files_in_its_subagents_folder(
+    tmp_path: Path,
+) -> None:
+    session = tmp_path / "sess-1.jsonl"
+    session.write_text("")
+    folder = tmp_path / "sess-1" / "subagents"
+    folder.mkdir(parents=True)
+    for name in ("agent-b.jsonl", "agent-a.jsonl", "agent-c.txt", "notes.jsonl", "agent-d.jsonl.bak"):
+        (folder / name).write_text("")
+    reader = TranscriptReader()
+    assert reader.related(str(session), 0.0) == [f"{folder}/agent-a.jsonl", f"{folder}/agent-b.jsonl"]
+    # No subagents folder, or a record that is not a session's: none.
+    assert reader.related(str(tmp_path / "other.jsonl"), 0.0) == []
+    assert reader.related(str(tmp_path / "sess-1"), 0.0) == []
+
+
+def test_at_most_4096_subagent_records_are_read_per_hook(tmp_path: Path) -> None:
+    session = tmp_path / "sess-1.jsonl"
+    folder = tmp_path / "sess-1" / "subagents"
+    folder.mkdir(parents=True)
+    for n in range(4097):
+        (folder / f"agent-{n:05d}.jsonl").touch()
+    related = TranscriptReader().related(str(session), 0.0)
+    assert len(related) == 4096 and related[-1].endswith("agent-04095.jsonl")

@@ -111,3 +111,51 @@ def test_status_knows_which_host_shows_the_implementer_s_spend(
     ]
     # Both hosts' records are read now (Codex: its session rollout), so neither says "not seen".
     assert codex == claude
+
+
+def test_the_total_is_the_manager_s_and_the_implementer_s_spend() -> None:
+    assert meters.total_usd(loop(budget_used_usd=0.25, implementer_used_usd=1.5)) == 1.75
+
+
+def test_a_ralph_loop_is_timed_from_its_own_start_against_its_own_cap() -> None:
+    from autopilot_codex.state import RalphState
+
+    ralph = RalphState(prompt="p", started_at=START + 100, max_seconds=600.0, iteration=3)
+    lines = meters.status_lines(
+        loop(ralph=ralph, status="running", budget_used_usd=0.5),
+        START + 400,
+        budget_usd=2.0,
+        reads_spend=True,
+    )
+    # 300 s since the ralph loop began (not 400 since the envelope's start), against its cap.
+    assert lines[1] == "Tokens: 0 · time 5m / 10m"
+    # Two iterations ended: the budget lasts 6 more at $0.25 each; the time cap 2 more.
+    assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 2 more."
+
+
+def test_a_meter_with_nothing_spent_yet_is_passed_over_and_the_next_still_projected() -> None:
+    r = meters.Reading(0.0, 0.0, 0, elapsed_s=120.0, budget_usd=5.0, max_seconds=600.0)
+    assert meters.projection(r, 2) == "At this rate the time cap lasts about 8 more iterations."
+
+
+def test_a_reading_without_token_or_time_caps_has_none() -> None:
+    r = meters.Reading(0.0, 0.0, 7, elapsed_s=30.0, budget_usd=None)
+    assert meters.meter_lines(r)[1] == "Tokens: 7 · time 30s"
+
+
+def test_status_names_every_record_found_tampered_with() -> None:
+    from autopilot_codex.state import SpendCursor
+
+    cursors = [
+        SpendCursor(path="/h/a.jsonl"),
+        SpendCursor(path="/h/b.jsonl", tampered="cut short"),
+        SpendCursor(path="/h/c.jsonl", tampered="rewritten"),
+    ]
+    lines = meters.status_lines(loop(spend_cursors=cursors), START, budget_usd=None, reads_spend=True)
+    told = [line for line in lines if "tampered" in line]
+    assert told == [
+        "The host's record /h/b.jsonl was found tampered with (cut short): the spend already "
+        "counted is kept (the ledger's spend.tampered).",
+        "The host's record /h/c.jsonl was found tampered with (rewritten): the spend already "
+        "counted is kept (the ledger's spend.tampered).",
+    ]

@@ -271,3 +271,13 @@ def script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Script:
     monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
     monkeypatch.setenv("FAKE_HOST_SCRIPT", str(path))
     return setup
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """`autopilot-codex ARGV` in-process: its exit code and everything it printed."""
+    from autopilot_codex.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err

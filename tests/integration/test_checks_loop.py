@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
     Hook,
+    cli,
     git,
     make_repo,
     payload,
@@ -33,13 +33,6 @@ from tests.fakes.openai_server import FakeOpenAI
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 RED = "def test_total_is_right():\n    assert 1 + 1 == 3\n"
 GREEN = "def test_total_is_right():\n    assert 1 + 1 == 2\n"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def plan(

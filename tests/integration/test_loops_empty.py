@@ -8,15 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.cli import main
 from autopilot_codex.paths import project_key
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+from tests.conftest import cli
 
 
 def test_no_loops_is_said_and_is_an_empty_list_in_json(

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from autopilot_codex.cli import main
 from autopilot_codex.manager import Outcome
 from autopilot_codex.paths import project_dir
+from tests.conftest import cli as run
 from tests.conftest import plan_body, state_of, task
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -21,13 +21,6 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 T = TypeVar("T", bound="BaseModel")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def test_a_goal_in_words_and_in_a_file_is_refused_before_any_call(

@@ -13,19 +13,11 @@ from typing import Any, cast
 
 import pytest
 
-from autopilot_codex.cli import main
 from autopilot_codex.paths import active_marker, project_dir
-from tests.conftest import Hook, HookRun, payload, state_of
+from tests.conftest import Hook, HookRun, cli, payload, state_of
 from tests.fakes.openai_server import FakeOpenAI
 
 PROMISE = "<promise>ALL GREEN</promise>"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def start(

@@ -8,17 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
-from tests.conftest import Hook, edit_state, payload, plan_body
+from tests.conftest import Hook, cli, edit_state, payload, plan_body
 from tests.fakes.openai_server import FakeOpenAI
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def test_next_without_a_loop_or_a_task_says_so(

@@ -24,28 +24,55 @@ STDIN_TIMEOUT_S = 5.0
 def hook_main(argv: list[str]) -> int:
     """`hook <event> --host <host>`: the gate, then the engine only if a loop here cares.
 
-    Always exit 0: even a broken install must not break the host's session.
+    Exit 0, even for a broken install, except where a walled loop's PreToolUse or Stop could
+    not be answered (`failclosed`): exit 2, the hosts' deny/block, with the reason on stderr.
     """
     try:
         admitted = admit(read_stdin(), argv[0] if argv else "")
-        if admitted is None:
-            return 0
-        if helped(argv, admitted):
-            return 0
-        _late_site()
-        from .hookrun import run_hook
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - no loop known: nothing to hold closed
         sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
         return 0
-    return run_hook(argv, admitted)
+    if admitted is None:
+        return 0
+    try:
+        code = helped(argv, admitted)
+        if code is not None:
+            return code
+        _late_site()
+        from .hookrun import run_hook
+
+        return run_hook(argv, admitted)
+    except Exception as exc:  # noqa: BLE001 - a loop is here: a guarded one fails closed
+        return engine_failed(argv, admitted, exc)
 
 
-def helped(argv: list[str], admitted: Admitted) -> bool:
-    """True when the resident helper answered this hook (see `helper`); else the direct path
-    runs here, as it would without a helper."""
+def engine_failed(argv: list[str], admitted: Admitted, exc: BaseException) -> int:
+    """The engine could not answer a hook of this loop (it did not import, the helper's child
+    died): `failclosed.exit_for`; should even that fail, a tool call is denied."""
+    event = argv[0] if argv else ""
+    try:
+        from .failclosed import exit_for
+
+        return exit_for(event, admitted.worktree, exc)
+    except Exception:  # noqa: BLE001 - the last line: even the fallback is broken
+        # Nothing can say whether the loop is walled or count a Stop's blocks: a tool call is
+        # denied (that wedges nothing), anything else goes on.
+        what = (
+            f"autopilot-codex: internal error in the {event or 'hook'} hook ({type(exc).__name__})"
+        )
+        deny = event == "PreToolUse"
+        sys.stderr.write(f"{what}; {'this call is denied' if deny else 'this hook was skipped'}\n")
+        return 2 if deny else 0
+
+
+def helped(argv: list[str], admitted: Admitted) -> int | None:
+    """The exit code when the resident helper answered this hook (see `helper`); None: the
+    direct path runs here, as it would without a helper."""
     from . import helper
 
-    return helper.enabled() and helper.run_via_helper(argv, admitted, state_home_str())
+    if not helper.enabled():
+        return None
+    return helper.run_via_helper(argv, admitted, state_home_str())
 
 
 def _late_site() -> None:
@@ -76,6 +103,7 @@ def loads(raw: bytes) -> object:
     data) goes to `json.loads`, so the answer is always the one `json.loads` would give."""
     try:
         from _json import make_scanner
+
         text = raw.decode("utf-8")
     except (ImportError, UnicodeDecodeError):
         import json

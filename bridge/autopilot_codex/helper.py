@@ -99,13 +99,19 @@ def enabled() -> bool:
         return False
 
 
-def run_via_helper(argv: list[str], admitted: Admitted, home: str) -> bool:
-    """True when the helper ran the hook (its answer is written); False: run it here."""
+class ChildDied(RuntimeError):
+    """The helper's child took the hook and ended without its exit code: it crashed or was
+    killed, and whatever it wrote is no answer (the gate fails closed, `failclosed`)."""
+
+
+def run_via_helper(argv: list[str], admitted: Admitted, home: str) -> int | None:
+    """The hook's exit code when the helper ran it (its answer is written); None: run it
+    here. Raises ChildDied when the child took the hook and never finished it."""
     ver = version()
     sock_path, lock_path, start_path = names(home, ver)
     if not private_dir(run_dir(home)):
         _spawn(home, ver, start_path)
-        return False
+        return None
     import _socket
 
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -118,7 +124,7 @@ def run_via_helper(argv: list[str], admitted: Admitted, home: str) -> bool:
             # No helper (never started, exited, crashed): this hook runs here, the next may not.
             if not _locked(lock_path):
                 _spawn(home, ver, start_path)
-            return False
+            return None
         return _handover(conn, argv, admitted, (ver, token), sock_path)
     finally:
         conn.close()
@@ -152,7 +158,7 @@ def token_path(sock_path: str) -> str:
 
 def _handover(
     conn: object, argv: list[str], admitted: Admitted, who: tuple[str, bytes], sock_path: str
-) -> bool:
+) -> int | None:
     import _socket
 
     ver, token = who
@@ -160,7 +166,7 @@ def _handover(
     try:
         cwd = os.open(".", os.O_RDONLY)
     except OSError:
-        return False
+        return None
     mask = os.umask(0o022)
     os.umask(mask)
     try:
@@ -183,9 +189,9 @@ def _handover(
             ready = _read_line(sock)
         except OSError:  # a timeout is an OSError too
             _replace_hung(sock, sock_path)
-            return False
+            return None
         if ready != b"R" + ver.encode():
-            return False
+            return None
         # The descriptors go with the go, not before: a helper that never reads must not hold
         # this hook's stdout open (the host would wait for its end).
         rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _fds(cwd))]
@@ -193,15 +199,17 @@ def _handover(
             sock.settimeout(None)
             sock.sendmsg([b"G"], rights)
         except OSError:
-            return False
+            return None
     finally:
         os.close(cwd)
     # From here the child runs the hook: whatever happens, it is not run again here.
     try:
-        sock.recv(16)
+        said = sock.recv(16)
     except OSError:
-        pass
-    return True
+        said = b""
+    if said[:1] != b"E" or not said[1:].isdigit():
+        raise ChildDied("the helper's child ended without answering")
+    return int(said[1:])
 
 
 def _fds(cwd: int) -> bytes:

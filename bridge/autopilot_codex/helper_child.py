@@ -182,8 +182,9 @@ def run(fields: list[bytes]) -> int:
     try:
         code = run_hook(argv, admitted)
     except Exception as exc:  # noqa: BLE001 - as the direct path: a hook always answers
-        sys.stderr.write(f"autopilot-codex: hook skipped ({type(exc).__name__}: {exc})\n")
-        code = 0
+        from .gate import engine_failed
+
+        code = engine_failed(argv, admitted, exc)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 
 def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None = None) -> int:
-    """A hook must never break the host's session: every failure becomes a non-blocking answer."""
+    """A hook must never break the host's session: a failure becomes a non-blocking answer,
+    except in a walled loop, where it denies or blocks (`failclosed`) and never wedges it."""
     event = argv[0] if argv else ""
     name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
     try:
@@ -39,15 +40,37 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0
     except BridgeError as exc:
-        answer = Answer(message=f"autopilot-codex: {exc}")
+        said = f"autopilot-codex: {exc}"
+        answer = _failed(event, admitted, said, Answer(message=said))
     except Exception as exc:  # noqa: BLE001 - a hook must answer whatever happens
         from .crashlog import log_crash
+        from .failclosed import describe
 
-        log = log_crash(f"hook {event}")
-        output.err(f"autopilot-codex: internal error ({type(exc).__name__}); details in {log}")
-        answer = ALLOW
+        what = describe(event, exc, str(log_crash(f"hook {event}")))
+        output.err(what)
+        answer = _failed(event, admitted, what, ALLOW)
+    else:
+        if event == "Stop":
+            from .failclosed import reset
+
+            reset(admitted.worktree)
     output.out(host.render(event, answer))
     return 0
+
+
+def _failed(event: str, admitted: Admitted, what: str, unguarded: Answer) -> Answer:
+    """The answer to a hook that failed: in a walled loop never an allow (`failclosed`);
+    in an unguarded one, `unguarded` (today's non-blocking answer)."""
+    from .failclosed import verdict, walled
+
+    if not walled(admitted.worktree):
+        return unguarded
+    kind, line = verdict(event, admitted.worktree, what)
+    if kind == "deny":
+        return Answer(deny=line)
+    if kind == "block":
+        return Answer(block=line)
+    return Answer(message=line)
 
 
 def _answer(

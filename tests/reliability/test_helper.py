@@ -10,6 +10,7 @@ is denied whatever path answers.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -241,6 +242,38 @@ def test_a_helper_of_another_release_is_never_used(
         fake.close()
     assert fake.connections == 1
     assert not fake.received.endswith(b"G")  # it was never told to go on
+
+
+@pytest.mark.parametrize(("wall", "code"), [("on", 2), ("off", 0)])
+def test_a_child_that_takes_the_hook_and_dies_fails_closed_in_a_walled_loop(
+    loop: Path, isolated: Path, wall: str, code: int
+) -> None:
+    """Issue 33: a helper's child that crashed after the go wrote no answer; the hook must not
+    read that silence as an allow. A harmless `ls` is denied (exit 2, the reason on stderr)
+    in a walled loop; an unguarded loop skips the hook as before."""
+    edit_state(loop, wall=wall)
+    sock, _, start = paths(isolated)
+    sock.parent.mkdir(mode=0o700, parents=True)
+    start.touch()  # no real helper is started meanwhile
+    fake = FakeHelper(sock, b"R" + helper.version().encode() + b"\n")  # says go, then dies
+    data = payload("PreToolUse", loop, tool_name="Bash", tool_input={"command": "ls"})
+    try:
+        result = run_launcher(
+            ["hook", "PreToolUse", "--host", "claude"], json.dumps(data).encode(), env=ON
+        )
+    finally:
+        fake.close()
+    assert fake.received.endswith(b"G")  # the child had the hook: it is not run again here
+    what = (
+        "autopilot-codex: internal error in the PreToolUse hook (ChildDied: the helper's "
+        "child ended without answering)"
+    )
+    tail = (
+        ". This call is denied: the loop is guarded and its supervisor could not judge it.\n"
+        if code
+        else "; this hook was skipped\n"
+    )
+    assert (result.code, result.stdout, result.stderr) == (code, "", what + tail)
 
 
 def test_a_socket_in_a_folder_others_can_write_is_not_used(loop: Path, isolated: Path) -> None:

@@ -165,7 +165,7 @@ def test_with_the_helper_turned_off_a_hook_never_reaches_or_starts_one(
     admitted = admit(hook(repo, "s1"), "Stop")
     assert admitted is not None
     monkeypatch.setenv("AUTOPILOT_CODEX_HELPER", "0")
-    assert helped(["Stop", "--host", "claude"], admitted) is False
+    assert helped(["Stop", "--host", "claude"], admitted) is None
     assert not (Path(state_home_str()) / "run").exists()  # no helper was started
 
 

@@ -31,8 +31,6 @@ COUNT_FILE = "crash-stops"
 _MAX_DETAIL = 200
 
 
-
-
 def _state(worktree: str) -> object:
     """state.json as plain JSON (the engine's loader may be what failed); None if unreadable."""
     import json

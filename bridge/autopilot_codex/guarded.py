@@ -33,6 +33,8 @@ class HostWall:
     level: Level
     missing: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()
+    # What was done to the host's settings before this judgement (`wall_install.extend`).
+    notes: tuple[str, ...] = ()
 
     @property
     def walled(self) -> bool:
@@ -101,8 +103,9 @@ def _prereq_missing(prereqs: Prereqs) -> list[str]:
 def headline(wall: HostWall, *, limit: int = 8) -> str:
     """`plan`'s lines: "walled", or UNGUARDED with each missing piece and its fix."""
     label = hosts.label(wall.host)
+    done = "".join(f"{note}\n" for note in wall.notes)
     if wall.walled:
-        return f"Wall: walled ({label}'s sandbox holds the implementer in)."
+        return f"{done}Wall: walled ({label}'s sandbox holds the implementer in)."
     how = "partly walled" if wall.level == "partly" else "no sandbox"
     lines = [
         f"UNGUARDED ({how}, {label}): the implementer can reach what the rails cannot see; "
@@ -112,7 +115,7 @@ def headline(wall: HostWall, *, limit: int = 8) -> str:
     if len(wall.missing) > limit:
         lines.append(f"  ... and {len(wall.missing) - limit} more (`autopilot-codex doctor`)")
     lines += [f"Fix: {f}" for f in wall.fixes]
-    return "\n".join(lines)
+    return done + "\n".join(lines)
 
 
 def status_line(wall: str, missing: list[str]) -> str:

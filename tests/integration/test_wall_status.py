@@ -109,10 +109,18 @@ def test_an_unguarded_loop_says_so_at_plan_status_stop_and_every_denial(
     assert stop_banner(repo, manager, capsys, monkeypatch).endswith(SEATBELT)
 
 
-def test_the_boundary_in_user_settings_is_partly_walled(
+def test_the_boundary_in_user_settings_walls_a_repository_without_settings_of_its_own(
     repo: Path, manager: FakeOpenAI, machine: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Not strict matters only where the repository has a settings file that could loosen the
+    boundary (now, or after a pull); nothing inside the wall can create one."""
     write(machine / ".claude" / "settings.json", boundary(repo, machine))
+    code, out = plan(capsys, repo, manager)
+    assert code == 0
+    assert "Wall: walled (Claude Code's sandbox holds the implementer in)." in out
+    assert state_of(repo)["wall"] == "on"
+    assert cli(capsys, "-C", str(repo), "stop")[0] == 0
+    write(repo / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
     code, out = plan(capsys, repo, manager)
     assert code == 0
     assert "UNGUARDED (partly walled, Claude Code)" in out
@@ -226,7 +234,7 @@ def test_doctor_wall_writes_claude_settings_and_codex_lines_make_codex_walled(
     assert f"Wrote the wall for {repo} into {settings}:" in out
     data = json.loads(settings.read_text())
     assert data["model"] == "mine" and data["sandbox"]["allowUnsandboxedCommands"] is False
-    assert "wall (Claude Code): partly" in out
+    assert "wall (Claude Code): on" in out
     lines = out.split("they were not written:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     config = machine.parent / "codex-home" / "config.toml"
     # Printed, never written: the user's Codex config is theirs to change.

@@ -78,10 +78,14 @@ def test_the_boundary_passed_with_settings_flag_is_on() -> None:
     assert is_strict({"flag": settings()})
 
 
-def test_the_same_boundary_in_user_settings_only_is_partly_not_strict() -> None:
-    status = effective_status(SPEC, {"user": settings()})
-    assert status.level == "partly"
-    assert len(status.missing) == 1 and "not strict" in status.missing[0]
+def test_the_same_boundary_in_user_settings_is_partly_not_strict_beside_a_repository_layer() -> (
+    None
+):
+    assert effective_status(SPEC, {"user": settings()}).level == "on"
+    for layer in ("project", "local"):
+        status = effective_status(SPEC, {"user": settings(), layer: {}})
+        assert status.level == "partly"
+        assert len(status.missing) == 1 and "not strict" in status.missing[0]
 
 
 def test_no_settings_at_all_is_off() -> None:
@@ -127,7 +131,7 @@ def test_each_missing_piece_is_named() -> None:
     doc["sandbox"]["credentials"]["envVars"] = []
     doc["sandbox"]["network"]["allowedDomains"].append("pastebin.example")
     doc["sandbox"]["allowUnsandboxedCommands"] = True
-    status = effective_status(SPEC, {"flag": doc})
+    status = effective_status(SPEC, {"flag": doc, "project": {}})
     assert status.level == "partly"
     text = "\n".join(status.missing)
     assert "Bash may read /h/.ssh" in text

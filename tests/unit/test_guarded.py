@@ -49,9 +49,13 @@ def test_no_settings_is_off_with_the_fix(home: Path, tmp_path: Path) -> None:
     assert any("install --wall" in f for f in wall.fixes)
 
 
-def test_the_boundary_in_user_settings_is_only_partly(home: Path, tmp_path: Path) -> None:
+def test_the_boundary_in_user_settings_is_only_partly_beside_a_repositorys_own(
+    home: Path, tmp_path: Path
+) -> None:
     boundary = claude_boundary.boundary_settings(spec_for(tmp_path, home))
     write(home / ".claude" / "settings.json", boundary)
+    assert claude(tmp_path) == HostWall("claude", "on")
+    write(tmp_path / ".claude" / "settings.local.json", {})
     wall = claude(tmp_path)
     assert wall.level == "partly"
     assert [m for m in wall.missing if not m.startswith("not strict")] == []

@@ -37,7 +37,14 @@ def parser() -> argparse.ArgumentParser:
     scope.add_argument("--project", dest="scope", action="store_const", const="project")
     p.add_argument("-C", dest="cwd", default=None, help="the repository for --project")
     p.add_argument("--probe", action="store_true", help="install claude: doctor --probe")
-    p.add_argument("--wall", action="store_true", help="install claude: doctor --wall")
+    guard = p.add_mutually_exclusive_group()
+    # The wall is the default now; --wall stays accepted for the commands people wrote down.
+    guard.add_argument("--wall", action="store_true", help="install claude: the default")
+    guard.add_argument(
+        "--unguarded",
+        action="store_true",
+        help="install claude: write no wall into your Claude Code settings (the rails only)",
+    )
     p.set_defaults(scope="user")
     return p
 
@@ -68,7 +75,8 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
 
 
 def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    """After the launcher added the plugin to Claude Code: the launcher on PATH, then doctor
+    """After the launcher added the plugin to Claude Code: the launcher on PATH, the wall and
+    the manager's key out of the implementer's environment (unless --unguarded), then doctor
     (whose exit code this is)."""
     if args.action != "install":
         output.out(
@@ -77,15 +85,11 @@ def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         )
         return 1
     from .doctor import render, run_checks
+    from .guard_install import guard_lines
 
     cwd = args.cwd or os.getcwd()
-    written = ""
-    if args.wall:
-        from . import worktree_of
-        from .wall_install import wall_install
-
-        written = wall_install(worktree_of(cwd)) + "\n\n"
-    lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n"]
+    guarded = guard_lines(cwd, environ, unguarded=args.unguarded)
+    lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n", *guarded]
     checks = run_checks(cwd, probe=args.probe)
-    output.out("\n".join(lines) + written + render(checks))
+    output.out("\n".join(lines) + render(checks))
     return 0 if all(c.ok for c in checks) else 1

@@ -135,6 +135,10 @@ def judge_wall(host: str, worktree: Path, require: bool, flag: Any = None) -> Ho
     """The wall this loop will run behind; with `require`, refuse (before any paid call) to
     start without one."""
     wall = host_wall(host, worktree, flag=flag)
+    if flag is None:
+        from .wall_install import extend
+
+        wall = extend(wall, worktree)
     if require and not wall.walled:
         raise BridgeError(
             "--require-wall: this loop would run unguarded, so it was not started.\n"

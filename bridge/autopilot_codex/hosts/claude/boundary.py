@@ -46,6 +46,8 @@ LAYERS: tuple[str, ...] = ("managed", "flag", "local", "project", "user")
 # Layers a strict sandbox still listens to: the repository's own files are left out.
 TRUSTED: frozenset[str] = frozenset({"managed", "flag", "user"})
 STRICT_SOURCES: frozenset[str] = frozenset({"managed", "flag"})
+# The repository's own layers: what a non-strict boundary cannot hold against.
+REPOSITORY: frozenset[str] = frozenset({"local", "project"})
 
 _BLOCK_WRITES = ("permissions", "blockWritesOutsideWorkingDirectories")
 
@@ -169,7 +171,11 @@ def effective_status(spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) ->
     loose = [(n, d) for n, d in docs if n in TRUSTED] if strict else docs
     enabled = _value(loose, ("sandbox", "enabled")) is True
     missing = [] if enabled else ["sandbox.enabled is not true: Bash runs unsandboxed"]
-    if not strict:
+    # Not strict matters where the repository has a settings file of its own: it can loosen
+    # the boundary now, or after a pull. Without one, a file that appears later would have to
+    # come from outside the wall (the boundary keeps `.claude` unwritable inside it, which
+    # `_paths_missing` checks), and the layers judged here are the session's.
+    if not strict and any(name in REPOSITORY for name, _ in docs):
         missing.append(
             "not strict: the boundary is not in --settings or managed settings with "
             "allowUnsandboxedCommands false, so a project's .claude/settings.json can loosen it"

@@ -73,6 +73,7 @@ def describe(event: str, exc: BaseException, log: str = "") -> str:
 
 def verdict(event: str, worktree: str, what: str) -> tuple[str, str]:
     """("deny" | "block" | "pass", the line to show) for a hook that failed in a walled loop."""
+    what = " ".join(what.split())  # a BridgeError's message may run over lines
     if event == "PreToolUse":
         return "deny", (
             f"{what}. This call is denied: the loop is guarded and its supervisor could not "

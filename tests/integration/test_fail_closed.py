@@ -197,7 +197,7 @@ def test_a_bridge_error_in_a_walled_loop_denies_too(
     edit_state(loop, wall="on")
 
     def refused(*_: object) -> object:
-        raise BridgeError("state.lock is held by another process")
+        raise BridgeError("state.lock is held\nby another process")
 
     monkeypatch.setattr(hookrun, "_dispatch", refused)
     result = run("PreToolUse", loop, "claude", capsys, monkeypatch, **tool("PreToolUse"))
@@ -205,3 +205,29 @@ def test_a_bridge_error_in_a_walled_loop_denies_too(
         "autopilot-codex: state.lock is held by another process. This call is denied: the "
         "loop is guarded and its supervisor could not judge it."
     )
+
+
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_git_refusing_a_corrupt_state_field_blocks_the_stop_of_a_walled_loop(
+    loop: Path,
+    host: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real bad input, no seam: a base the bridge hands git that git refuses. Before, the
+    error was a message on an allowed Stop: the turn ended unjudged."""
+    edit_state(loop, wall="on", base_sha="-x")
+    (loop / "f.txt").write_text("x\n")
+    result = run("Stop", loop, host, capsys, monkeypatch)
+    assert result.code == 0
+    answer = result.json
+    assert answer.get("decision") == "block", answer
+    reason = answer["reason"]
+    assert reason.startswith(f"autopilot-codex: git log failed in {loop}: ")  # git's own words
+    assert reason.endswith(
+        ". This Stop is blocked (1 of 3): the loop is guarded and its supervisor could not "
+        "judge the turn; end the turn again."
+    )
+    assert "\n" not in reason
+    edit_state(loop, wall="partly")
+    assert run("Stop", loop, host, capsys, monkeypatch).json.get("decision") is None

@@ -178,3 +178,18 @@ def test_the_key_line_says_what_to_run_when_none_is_exported_or_stored(
     monkeypatch.delenv("OPENAI_API_KEY")
     out = cli(capsys, "-C", str(repo), "install", "claude")[1]
     assert f"The manager's key is stored in {credentials.path()}.\n" in out
+
+
+def test_plan_beside_a_repositorys_own_settings_writes_nothing_more_and_says_partly(
+    repo: Path,
+    manager: FakeOpenAI,
+    machine: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cli(capsys, "-C", str(repo), "install", "claude")
+    before = settings_of(machine).read_bytes()
+    write(repo / ".claude" / "settings.json", {"sandbox": {"enabled": False}})
+    code, out = plan(capsys, repo, manager)
+    assert code == 0 and "UNGUARDED (no sandbox, Claude Code)" in out
+    assert "Wrote the wall" not in out
+    assert settings_of(machine).read_bytes() == before

@@ -123,3 +123,11 @@ def test_a_broken_fallback_still_denies_a_tool_and_never_wedges_a_stop(
     assert capsys.readouterr().err == (
         f"autopilot-codex: internal error in the {event} hook (KeyError); {tail}\n"
     )
+
+
+def test_a_count_file_that_does_not_read_as_a_number_starts_the_count_again(
+    tmp_path: Path,
+) -> None:
+    walled_state(tmp_path)
+    (project_dir(tmp_path) / failclosed.COUNT_FILE).write_text("garbage")
+    assert "(1 of 3)" in failclosed.verdict("Stop", str(tmp_path), "crash")[1]

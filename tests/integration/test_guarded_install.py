@@ -193,3 +193,22 @@ def test_plan_beside_a_repositorys_own_settings_writes_nothing_more_and_says_par
     assert code == 0 and "UNGUARDED (no sandbox, Claude Code)" in out
     assert "Wrote the wall" not in out
     assert settings_of(machine).read_bytes() == before
+
+
+def test_install_codex_prints_the_walls_lines_and_writes_none(
+    tmp_path: Path, repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex's profile names one repository as writable and the user's config.toml holds every
+    Codex session: written there, it would make every other repository read-only."""
+    config = machine.parent / "codex-home" / "config.toml"
+    code, out = cli(capsys, "-C", str(repo), "install", "codex")
+    assert code == 0, out
+    assert f"For Codex, put these lines at the top of {config} (before any [table]); they were " in out
+    assert "default_permissions" not in config.read_text()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = cli(capsys, "-C", str(elsewhere), "install", "codex")[1]
+    assert "  wall: run `autopilot-codex doctor --wall` inside the repository you will loop in" in out
+    out = cli(capsys, "-C", str(repo), "install", "codex", "--unguarded")[1]
+    assert "  wall: none (--unguarded): loops here run with the rails only" in out
+    assert "For Codex, put these lines" not in out

@@ -39,11 +39,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--probe", action="store_true", help="install claude: doctor --probe")
     guard = p.add_mutually_exclusive_group()
     # The wall is the default now; --wall stays accepted for the commands people wrote down.
-    guard.add_argument("--wall", action="store_true", help="install claude: the default")
+    guard.add_argument("--wall", action="store_true", help="the default: write the wall")
     guard.add_argument(
         "--unguarded",
         action="store_true",
-        help="install claude: write no wall into your Claude Code settings (the rails only)",
+        help="write no wall into the host's settings (loops run with the rails only)",
     )
     p.set_defaults(scope="user")
     return p
@@ -61,6 +61,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     try:
         if args.action == "install":
             lines = installer.install(args.scope, environ, cwd)
+            lines += _host_wall(cwd, environ, unguarded=args.unguarded)
             lines.append(put_on_path(environ))
         else:
             lines = installer.uninstall(args.scope, environ, cwd)
@@ -72,6 +73,25 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
         return 1
     output.out("\n".join(lines))
     return 0
+
+
+def _host_wall(cwd: Path, environ: Mapping[str, str], *, unguarded: bool) -> list[str]:
+    """What the host's own config needs for the wall, unless the user said --unguarded
+    (issue 33). Codex is the one host with an installer: its lines are printed, not written.
+    Its profile names one repository as writable, and `$CODEX_HOME/config.toml` applies to
+    every Codex session: written there, it would keep every other repository read-only."""
+    if unguarded:
+        return ["  wall: none (--unguarded): loops here run with the rails only"]
+    from ..paths import find_worktree
+    from .wall_install import codex_lines
+
+    worktree = find_worktree(cwd)
+    if worktree is None:
+        return [
+            "  wall: run `autopilot-codex doctor --wall` inside the repository you will loop "
+            "in: it prints the lines for Codex's config.toml (they name that repository)"
+        ]
+    return ["", *codex_lines(worktree, environ)]
 
 
 def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:

@@ -49,7 +49,10 @@ def walled(worktree: str) -> bool:
 
 
 def _idle(worktree: str) -> bool:
-    """The state says the loop is not running (paused, stopped, done): its Stop gates nothing."""
+    """The loop is not running (paused, stopped, done; or its state is gone, so there is
+    nothing left to drive): its Stop gates nothing."""
+    if not (project_dir(worktree) / "state.json").exists():
+        return True
     data = _state(worktree)
     status = data.get("status") if isinstance(data, dict) else None
     return isinstance(status, str) and status != "running"

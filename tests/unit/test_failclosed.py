@@ -43,12 +43,24 @@ def test_the_crash_line_never_carries_the_managers_key(monkeypatch: pytest.Monke
 
 
 def test_a_count_that_cannot_be_kept_lets_the_stop_through(tmp_path: Path) -> None:
-    # No project folder: the count has nowhere to go, and an uncounted block could be endless.
+    # The count has nowhere to go (its name is a folder): an uncounted block could be endless.
+    walled_state(tmp_path)
+    (project_dir(tmp_path) / failclosed.COUNT_FILE).mkdir()
     kind, line = failclosed.verdict("Stop", str(tmp_path), "crash")
     assert (kind, line) == (
         "pass",
         "crash. The Stop is let through: its crash count cannot be kept.",
     )
+
+
+def test_a_stop_of_a_loop_whose_state_is_gone_is_let_through(tmp_path: Path) -> None:
+    """Nothing left to drive (the state was moved aside as corrupt, say): no block; a tool
+    call is still denied, as the rails stay on."""
+    assert failclosed.verdict("Stop", str(tmp_path), "crash") == (
+        "pass",
+        "crash. The loop is not running: the Stop is let through.",
+    )
+    assert failclosed.verdict("PreToolUse", str(tmp_path), "crash")[0] == "deny"
 
 
 def test_a_pause_of_a_loop_whose_state_is_gone_or_broken_says_so(tmp_path: Path) -> None:

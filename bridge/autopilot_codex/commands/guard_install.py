@@ -46,9 +46,19 @@ def _wall(cwd: str, environ: Mapping[str, str]) -> list[str]:
             + "Until then loops run UNGUARDED (the rails only)."
         ]
     try:
-        return claude_lines(find_worktree(cwd), environ)
+        lines = claude_lines(find_worktree(cwd), environ)
     except BridgeError as exc:
         return [f"The wall was not written: {exc}"]
+    return [*lines, REACH]
+
+
+# Said at every install: the user's settings hold every session, not only a loop's.
+REACH = (
+    "The wall holds every Claude Code session of yours, loop or not: Bash runs in the sandbox, "
+    "writes the current repository only and reaches only the hosts in `wall_allow_hosts` "
+    "(config.json; a push needs its remote's host there). The backup named above, if any, "
+    "gives your settings back."
+)
 
 
 def _key(environ: Mapping[str, str]) -> list[str]:

@@ -166,6 +166,6 @@ def codex_lines(worktree: Path, env: Mapping[str, str] | None = None) -> list[st
     ]
 
 
-def wall_install(worktree: Path | None) -> str:
-    codex = codex_lines(worktree) if worktree is not None else []
-    return "\n".join([*claude_lines(worktree), *([""] + codex if codex else [])])
+def wall_install(worktree: Path) -> str:
+    """`doctor --wall`: the wall for this repository, Claude Code's written, Codex's printed."""
+    return "\n".join([*claude_lines(worktree), "", *codex_lines(worktree)])

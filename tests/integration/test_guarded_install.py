@@ -49,6 +49,7 @@ def test_install_outside_a_repository_then_plan_gives_a_walled_loop(
     assert stored is not None and stored.api_key == PLANTED_KEY
     assert f"Stored the manager's key from OPENAI_API_KEY in {credentials.path()}; now remove" in out
     assert PLANTED_KEY not in out
+    assert guard_install.REACH in out  # the user's settings hold every session: said
 
     code, out = plan(capsys, repo, manager)
     assert code == 0, out

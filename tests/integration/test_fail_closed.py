@@ -140,6 +140,9 @@ def test_crash_blocks_of_a_stop_end_in_a_pause_and_never_wedge_the_session(
         .json["systemMessage"]
         .endswith(". The loop is not running: the Stop is let through.")
     )
+    # Resumed, the loop's next crash starts a new count.
+    edit_state(loop, status="running")
+    assert "This Stop is blocked (1 of 3)" in stop(loop, capsys, monkeypatch).json["reason"]
 
 
 def test_a_stop_answered_between_crashes_starts_the_count_again(

@@ -129,8 +129,6 @@ def extend(wall: HostWall, worktree: Path, env: Mapping[str, str] | None = None)
         lines = write_claude(worktree, env)
     except BridgeError as exc:
         return replace(wall, notes=(f"The wall was not added for this repository: {exc}",))
-    if not lines:
-        return wall
     judged = host_wall("claude", worktree, env=env)
     said = [line[:-1] + "." if line.endswith(":") else line for line in lines[:-1]]
     return replace(judged, notes=tuple(said))

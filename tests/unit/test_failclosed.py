@@ -143,3 +143,23 @@ def test_a_count_file_that_does_not_read_as_a_number_starts_the_count_again(
     walled_state(tmp_path)
     (project_dir(tmp_path) / failclosed.COUNT_FILE).write_text("garbage")
     assert "(1 of 3)" in failclosed.verdict("Stop", str(tmp_path), "crash")[1]
+
+
+def test_a_helper_child_whose_engine_raises_fails_closed_as_the_direct_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex import helper_child, hookrun
+
+    def broken(*_: object) -> int:
+        raise RuntimeError("in the child")
+
+    walled_state(tmp_path)
+    monkeypatch.setattr(hookrun, "run_hook", broken)
+    monkeypatch.setattr("sys.argv", ["helper", "hook", "PreToolUse", "--host", "claude"])
+    fields = [b""] * 10
+    fields[4], fields[5], fields[7] = str(tmp_path).encode(), b"autopilot", b"{}"
+    assert helper_child.run(fields) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "autopilot-codex: internal error in the PreToolUse hook (RuntimeError: in the child)"
+    )

@@ -1,7 +1,7 @@
-"""Fail closed on the bridge's own errors (issue 33), through the real Claude Code CLI in its
-sandbox: in a walled loop whose Stop the bridge cannot judge (git refuses a corrupt state
-field), each Stop is blocked with the error named, three times, then the loop pauses and the
-session ends: never an allow, never a session held forever."""
+"""Fail closed on the bridge's own errors (issue 33), through the real Claude Code CLI (in its
+sandbox) and the real Codex CLI: in a walled loop whose Stop the bridge cannot judge (git
+refuses a corrupt state field), each Stop is blocked with the error named, three times, then
+the loop pauses and the session ends: never an allow, never a session held forever."""
 
 from __future__ import annotations
 

@@ -231,3 +231,52 @@ def test_a_hook_never_runs_a_half_built_venv(setup: Setup, tmp_path: Path) -> No
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert setup.built()
+
+
+def started_at(pid: int) -> str:
+    """A process's start time as the launcher reads it (`ps -o lstart=`)."""
+    ps = ["ps", "-o", "lstart=", "-p", str(pid)]
+    return subprocess.run(ps, capture_output=True, text=True, check=True).stdout.rstrip("\n")
+
+
+@pytest.mark.parametrize(
+    ("names", "waits"),
+    [
+        ("this process", True),
+        ("this pid, another start time", False),  # the pid was reused: its owner is gone
+        ("another host", True),  # cannot be asked from here: waited for, never taken
+    ],
+)
+def test_the_link_lock_is_taken_only_from_an_owner_that_is_gone(
+    tmp_path: Path, isolated: Path, names: str, waits: bool
+) -> None:
+    setup = Setup(tmp_path, isolated, "link")
+    host = os.uname().nodename
+    owner = {
+        "this process": f"{os.getpid()}|{host}|{started_at(os.getpid())}",
+        "this pid, another start time": f"{os.getpid()}|{host}|Thu Jan  1 00:00:00 1970",
+        "another host": f"{os.getpid()}|{host}.elsewhere|{started_at(os.getpid())}",
+    }[names]
+    setup.home.mkdir()
+    (setup.home / ".bootstrap.owner").symlink_to(owner)
+    result = setup.run("bootstrap", AUTOPILOT_CODEX_BOOTSTRAP_WAIT_S="1")
+    if waits:
+        assert result.returncode == 1
+        where = f" on {host}.elsewhere" if names == "another host" else ""
+        assert f"waiting for process {os.getpid()}{where} (starting)" in result.stderr
+        assert "is still setting up" in result.stderr and "[1/3]" not in result.stderr
+        assert (setup.home / ".bootstrap.owner").readlink().as_posix() == owner
+    else:
+        assert result.returncode == 0, result.stderr
+        assert "waiting for" not in result.stderr and setup.built()
+        assert not (setup.home / ".bootstrap.owner").is_symlink()
+
+
+def test_a_wait_cap_that_is_no_number_is_said_and_the_default_used(
+    tmp_path: Path, isolated: Path
+) -> None:
+    setup = Setup(tmp_path, isolated, "flock")
+    result = setup.run("bootstrap", AUTOPILOT_CODEX_BOOTSTRAP_WAIT_S="soon")
+    assert result.returncode == 0, result.stderr
+    assert "AUTOPILOT_CODEX_BOOTSTRAP_WAIT_S=soon is not accepted" in result.stderr
+    assert setup.built()

@@ -280,3 +280,18 @@ def test_a_wait_cap_that_is_no_number_is_said_and_the_default_used(
     assert result.returncode == 0, result.stderr
     assert "AUTOPILOT_CODEX_BOOTSTRAP_WAIT_S=soon is not accepted" in result.stderr
     assert setup.built()
+
+
+def test_a_file_system_that_cannot_lock_files_gets_the_link(tmp_path: Path, isolated: Path) -> None:
+    setup = Setup(tmp_path, isolated, "link")
+    # flock(1) on a file system without locks (say some network mounts) fails this way.
+    flock = setup.env["PATH"] + "/flock"
+    Path(flock).write_text("#!/bin/sh\necho 'flock: 9: No locks available' >&2\nexit 71\n")
+    Path(flock).chmod(0o755)
+    killed = setup.start("lock-taken")
+    setup.wait_for("lock-taken")
+    assert (setup.home / ".bootstrap.owner").readlink().as_posix().startswith(f"{killed.pid}|")
+    kill_group(killed)
+    following = setup.run("bootstrap")
+    assert following.returncode == 0, following.stderr
+    assert "waiting for" not in following.stderr and setup.built()

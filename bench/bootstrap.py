@@ -39,7 +39,9 @@ from benchlib import (
 )
 
 BENCH = "5 bootstrap"
-TOOLS = ("bash", "cat", "cksum", "cut", "mkdir", "find", "rm", "sleep", "dirname", "git", "env")
+SHELL_TOOLS = ("bash", "sh", "cat", "cksum", "cut", "mkdir", "rmdir", "rm", "ln", "mv", "sleep")
+TOOLS = (*SHELL_TOOLS, "readlink", "ps", "uname", "dirname", "git", "env")
+OPTIONAL_TOOLS = ("flock",)  # the setup's lock: flock where the system has it (not on macOS)
 
 
 def tool_dir(tmp: Path, python: str) -> Path:
@@ -50,6 +52,10 @@ def tool_dir(tmp: Path, python: str) -> Path:
         found = shutil.which(tool)
         expect(found is not None, f"{tool} is not installed")
         (bin_dir / tool).symlink_to(found)  # type: ignore[arg-type]
+    for tool in OPTIONAL_TOOLS:
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
     (bin_dir / "python3").symlink_to(python)
     return bin_dir
 

@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from . import hosts, output
 from .cli_parser import parser
 from .config import check
-from .errors import BridgeError, os_problem, permission_denied
+from .errors import BridgeError, UsageError, os_problem, permission_denied
 
 __all__ = ["main", "parser"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The one error handler: what the user must fix → 1, Ctrl-C → 130, a bug → 3, never a
-    raw traceback (it goes to bridge.log)."""
+    """The one error handler: what the user must fix → 1 (a command given wrongly → 2),
+    Ctrl-C → 130, a bug → 3, never a raw traceback (it goes to bridge.log)."""
     try:
         words = list(sys.argv[1:] if argv is None else argv)
         if _verb(words) == "run":
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, text = _run(args, args.cwd or os.getcwd())
     except BridgeError as exc:
         output.out(f"autopilot-codex: {exc}")
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     except PermissionError as exc:
         output.out(f"autopilot-codex: {permission_denied(exc.filename or exc)}")
         return 1

@@ -7,6 +7,10 @@ class BridgeError(RuntimeError):
     """A problem the user can act on; its message is shown as one line."""
 
 
+class UsageError(BridgeError):
+    """A command given in a way it cannot run (exit 2, as argparse's own refusals)."""
+
+
 class LockTimeout(BridgeError):
     """Another hook held the loop's lock for longer than the bounded wait."""
 

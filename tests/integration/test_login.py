@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
+import select
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +27,7 @@ from autopilot_codex.manager.openai_backend import api_key_problem
 from autopilot_codex.manager.prompts import redact
 from autopilot_codex.manager.select import backend_name
 from autopilot_codex.paths import project_dir, state_home
-from tests.conftest import PLANTED_KEY, payload, plan_body, run_hook_inproc, verdict_body
+from tests.conftest import LAUNCHER, PLANTED_KEY, payload, plan_body, run_hook_inproc, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
 STORED_KEY = "sk-stored-LOGINKEY-9876543210fedcbaQRS"
@@ -258,3 +262,57 @@ def test_a_folder_where_the_login_file_belongs_is_named_and_nothing_is_left(
     assert sorted(p.name for p in where.parent.iterdir()) == ["credentials.json"]
     assert [p.name for p in where.iterdir()] == ["kept"]
     assert not (state_home() / "logs" / "bridge.log").exists()
+
+
+def launcher_login(stdin: int) -> subprocess.CompletedProcess[bytes]:
+    """`login` through the launcher in a session of its own: no controlling terminal."""
+    return subprocess.run(
+        [str(LAUNCHER), "login"],
+        stdin=stdin,
+        capture_output=True,
+        env={**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable},
+        start_new_session=True,
+        timeout=60,
+    )
+
+
+def test_login_with_no_terminal_and_no_input_says_how_to_give_the_key() -> None:
+    """`login </dev/null` was an internal error (EOFError), exit 3."""
+    result = launcher_login(subprocess.DEVNULL)
+    said = (result.stdout + result.stderr).decode()
+    assert result.returncode == 2, said
+    assert said.count("\n") == 1 and "internal error" not in said and "Warning" not in said
+    assert "no terminal to type the key in" in said and "autopilot-codex login -" in said
+    assert not credentials.path().exists()
+
+
+def test_login_reads_a_key_typed_at_a_terminal_and_a_ctrl_d_is_no_key() -> None:
+    for typed, code in ((STORED_KEY.encode() + b"\n", 0), (b"\x04", 2)):
+        leader, follower = pty.openpty()
+        login = subprocess.Popen(
+            [str(LAUNCHER), "login"],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable},
+            start_new_session=True,
+        )
+        try:
+            assert login.stderr is not None
+            # Typed before the prompt, it would be flushed: wait for the prompt, on the terminal
+            # (or on stderr, where getpass writes it when the terminal cannot be opened).
+            asked, ends = b"", [leader, login.stderr.fileno()]
+            while b"(not shown): " not in asked:
+                ready, _, _ = select.select(ends, [], [], 60)
+                assert ready, asked
+                asked += os.read(ready[0], 4096)
+            os.write(leader, typed)
+            out, err = login.communicate(timeout=60)
+        finally:
+            os.close(leader)
+            os.close(follower)
+        said = (out + err).decode()
+        assert login.returncode == code, said
+        assert STORED_KEY not in said and "internal error" not in said
+    assert "no key was typed" in said
+    assert credentials.api_key() == STORED_KEY

@@ -151,8 +151,8 @@ def test_2_first_use_with_plugin_dir_builds_one_venv_and_says_so(
         env={**BOOTSTRAPPING, "PATH": path, "CLAUDE_PLUGIN_DATA": str(plugin_data)},
     )
     assert slash.code == 0, slash.stderr
-    assert "[1/2] creating the venv" in slash.stderr
-    assert "[2/2] installing its packages" in slash.stderr
+    assert "[1/3] creating the venv" in slash.stderr
+    assert "[2/3] installing its packages" in slash.stderr
     assert (isolated / "venv" / "bin" / "python").exists()
     assert not (plugin_data / "venv").exists()
     terminal = run_launcher(["status"], cwd=repo, env={**BOOTSTRAPPING, "PATH": path})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import credentials
 from ..credentials import Credentials
-from ..errors import BridgeError
+from ..errors import BridgeError, UsageError
 
 
 def login(
@@ -22,7 +22,7 @@ def login(
     base_url: str | None,
     organization: str | None,
     env: Mapping[str, str] | None = None,
-    prompt: Callable[[str], str] = getpass.getpass,
+    prompt: Callable[[str], str] | None = None,
 ) -> str:
     environ = os.environ if env is None else env
     if from_env and from_stdin:
@@ -36,8 +36,7 @@ def login(
     elif from_stdin:
         key = sys.stdin.readline()
     else:
-        # getpass reads from the terminal without echo; the key never reaches the screen.
-        key = prompt("OpenAI API key (not shown): ")
+        key = (prompt or typed)("OpenAI API key (not shown): ")
     creds = Credentials(
         api_key=credentials.check_key(key),
         base_url=(base_url or "").strip(),
@@ -54,6 +53,28 @@ def login(
             "see one."
         )
     return "\n".join(lines)
+
+
+def typed(question: str) -> str:
+    """The key typed at the terminal: getpass reads it there without echo, so it never reaches
+    the screen. With no terminal at all getpass would read the input instead, echo and all."""
+    if not _terminal():
+        raise UsageError(
+            "login: there is no terminal to type the key in; give it on stdin "
+            f"(`autopilot-codex login -`) or from {credentials.KEY_VAR} (`--from-env`)"
+        )
+    try:
+        return getpass.getpass(question)
+    except EOFError:  # Ctrl-D at the prompt
+        raise UsageError("login: no key was typed; nothing was stored") from None
+
+
+def _terminal() -> bool:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+    except OSError:
+        return sys.stdin.isatty()
+    return True
 
 
 def login_status() -> str:

@@ -11,10 +11,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NoReturn, TextIO
 
 from .. import output
 from ..checks.evidence import user_checks
@@ -34,27 +34,57 @@ NO_MANAGER = "none"
 ROUNDS = 10
 
 
+class _Parser(argparse.ArgumentParser):
+    """A wrong value is one line naming what is accepted, never argparse's whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message.removeprefix('argument ')} (see {self.prog} --help)\n")
+
+
+def _one_of(*names: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in names:
+            listed = f"{', '.join(names[:-1])} or {names[-1]}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not accepted; choose {listed}")
+        return text
+
+    return parse
+
+
+def _number(kind: type[int] | type[float], wanted: str) -> Callable[[str], Any]:
+    def parse(text: str) -> int | float:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not accepted; give {wanted}") from None
+
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    managers = (*select.BACKENDS.names, NO_MANAGER)
+    p = _Parser(
         prog="autopilot-codex run",
         description="Pursue a goal in rounds, each a fresh headless host process.",
     )
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
     p.add_argument(
         "--implementer",
+        type=_one_of(*implementers()),
         choices=implementers(),
         default=None,
         help="the host that implements (required, except with --resume)",
     )
     p.add_argument(
         "--rounds",
-        type=int,
+        type=_number(int, "a whole number of rounds, 1 or more"),
         default=None,
         help=f"counted rounds at most (default: {ROUNDS}; with --resume, the new limit)",
     )
     p.add_argument(
         "--manager",
-        choices=(*select.BACKENDS.names, NO_MANAGER),
+        type=_one_of(*managers),
+        choices=managers,
         default=None,
         help=f"who judges each round (default: {NO_MANAGER}: a verifier's exit and the checks; "
         "with --resume, the run's own)",
@@ -81,11 +111,14 @@ def parser() -> argparse.ArgumentParser:
         help="stop this long after the run started: 2h, 90m, 1h30m (0 = none)",
     )
     p.add_argument(
-        "--timeout", type=float, default=3600.0, help="seconds per round (default: 3600)"
+        "--timeout",
+        type=_number(float, "seconds, above 0"),
+        default=3600.0,
+        help="seconds per round (default: 3600)",
     )
     p.add_argument(
         "--no-progress-rounds",
-        type=int,
+        type=_number(int, "a whole number of rounds (0 turns this off)"),
         default=3,
         metavar="K",
         help="end the run after K rounds in a row that change nothing, or K equal failures "

@@ -68,6 +68,8 @@ class Config:
     checks: tuple[str | dict[str, Any], ...] = field(default_factory=tuple)
     # Names of environment variables the checks get on top of the scrubbed few (`cleanenv`).
     checks_env: tuple[str, ...] = field(default_factory=tuple)
+    # The checks' network and daemons' sockets (a local database): off unless the user says so.
+    checks_network: bool = False
     # The wall: the only hosts the implementer's network may reach (a push needs its remote's
     # host here), and more paths its tools may not read, on top of the state home and the
     # credential files the boundary always hides.

@@ -115,6 +115,7 @@ def run_checks(
     if previous and reusable(previous, specs, before):
         return list(previous)
     env = check_env(os.environ, env_names)
+    network = _network()
     redact = _redactor(os.environ)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     runs = []
@@ -124,7 +125,7 @@ def run_checks(
             limit = min(limit, deadline - time.monotonic())
         at = _stamp()
         seen = watch.take() if watch is not None else {}
-        outcome = proc.run(item.command, worktree, env, limit)
+        outcome = proc.run(item.command, worktree, env, limit, network=network)
         if watch is not None:
             changed = watch.settle(item.command, seen)
             if changed:
@@ -132,6 +133,14 @@ def run_checks(
         runs.append((item, at, outcome))
     after = tree_hash(worktree, exclude=exclude)
     return [_result(item, at, outcome, redact, before, after) for item, at, outcome in runs]
+
+
+def _network() -> bool:
+    """The config's `checks_network`: read from the state home's file alone (no environment
+    variable sets it), which nothing inside the wall can write."""
+    from ..config import load_config
+
+    return load_config(warnings=[]).checks_network
 
 
 def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], current: str) -> bool:

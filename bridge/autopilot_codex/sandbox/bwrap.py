@@ -41,8 +41,14 @@ def argv(
     if new_session:
         head.append("--new-session")
     head += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for mount in mounts(rules):
+    planned = mounts(rules)
+    for mount in planned:
         head += _flags(mount)
+    # A hidden folder is an empty tmpfs, made read-only once everything inside it is mounted
+    # (a mount point cannot be made in a read-only one): nothing is written there unseen.
+    for mount in planned:
+        if mount.kind == "hide" and mount.folder:
+            head += ["--remount-ro", mount.path]
     return [*head, "--chdir", cwd, "--", *command]
 
 

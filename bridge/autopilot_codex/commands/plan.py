@@ -146,8 +146,9 @@ def judge_wall(host: str, worktree: Path, require: bool, flag: Any = None) -> Ho
 def wall_lines(wall: HostWall) -> list[str]:
     """The wall's status, and the key's when the implementer can read it."""
     from .. import credentials
+    from .doctor_jail import jail_notes
 
-    lines = [headline(wall)]
+    lines = [headline(wall), *jail_notes()]
     if credentials.exposed():
         lines.append("Key: " + credentials.exposure_note())
     return lines

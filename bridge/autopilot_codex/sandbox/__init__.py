@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from . import checkcall, gitcall
-from .jail import Wall, assume, wall, wrap
+from .jail import Wall, wall, wrap
 
-__all__ = ["Wall", "assume", "check_command", "git_command", "note", "wall"]
+__all__ = ["Wall", "check_command", "git_command", "note", "wall"]
 
 
 def git_command(

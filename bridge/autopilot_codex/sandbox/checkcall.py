@@ -27,7 +27,7 @@ def rules(worktree: str, env: Mapping[str, str], *, network: bool = False) -> Ru
 
     tmp = env.get("TMPDIR", "")
     # `TMPDIR=/tmp` is served by the private `/tmp`: the shared one holds other programs' sockets.
-    own = os.path.isabs(tmp) and os.path.isdir(tmp) and os.path.realpath(tmp) != _TMP
+    own = Path(tmp).is_absolute() and Path(tmp).is_dir() and os.path.realpath(tmp) != _TMP
     temp = [tmp] if own else []
     sealed = [str(p) for p in spec_for(Path(worktree)).protected_paths()]
     return Rules(

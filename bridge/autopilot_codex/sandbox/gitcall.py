@@ -12,8 +12,8 @@ no lock: the runner sets `GIT_OPTIONAL_LOCKS=0`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 from .places import hidden, shown
@@ -60,9 +60,9 @@ def rules(
     """`program`: the git binary, shown even where a private `/tmp` would cover it (a git the
     user named in `AUTOPILOT_CODEX_GIT`)."""
     writes = WRITES.get(subcommand(args), "nothing")
-    own = [os.path.dirname(os.path.abspath(index_file))] if index_file else []
+    own = [str(Path(index_file).absolute().parent)] if index_file else []
     dirs = list(dict.fromkeys(git_dirs))
-    sealed = [os.path.join(d, name) for d in dirs for name in SEALED]
+    sealed = [str(Path(d) / name) for d in dirs for name in SEALED]
     if writes == "nothing":
         return Rules(
             writable=tuple(own),

@@ -4,8 +4,9 @@ Asked once per process (a bubblewrap that cannot create namespaces, inside a con
 under a policy that forbids them, fails the same way every time) by running the sandbox with
 fixed arguments: nothing the implementer wrote takes part in that answer, so no file it plants
 can switch the wall off. Once the wall is known to work, a walled call that fails is a failed
-call, never retried without the wall. There is no switch to turn it off: a test that needs the
-unwalled path says so through `assume`.
+call, never retried without the wall. There is no switch to turn it off (an environment
+variable or a file would be one the implementer could reach); a test that needs the unwalled
+path sets this module's answer itself.
 """
 
 from __future__ import annotations
@@ -53,12 +54,6 @@ def wall() -> Wall:
     if _known is None:
         _known = probe()
     return _known
-
-
-def assume(known: Wall | None) -> None:
-    """Set (or, with None, forget) this process's answer: for tests."""
-    global _known
-    _known = known
 
 
 def probe(system: str | None = None) -> Wall:

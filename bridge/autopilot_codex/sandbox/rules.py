@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Kind = Literal["fresh", "write", "show", "seal", "hide"]
@@ -57,7 +58,7 @@ def mounts(rules: Rules) -> list[Mount]:
     order = sorted(wanted.items(), key=lambda item: (_depth(item[0]), _RANK[item[1]], item[0]))
     done: list[Mount] = []
     for path, kind in order:
-        folder = kind != "hide" or os.path.isdir(path)
+        folder = kind != "hide" or Path(path).is_dir()
         if kind != "fresh" and not os.path.lexists(path):
             continue
         if _redundant(kind, _enclosing(done, path)):
@@ -67,7 +68,7 @@ def mounts(rules: Rules) -> list[Mount]:
 
 
 def _real(paths: Iterable[str]) -> list[str]:
-    return [os.path.realpath(p) for p in paths if p and os.path.isabs(p)]
+    return [os.path.realpath(p) for p in paths if p and Path(p).is_absolute()]
 
 
 def _depth(path: str) -> int:

@@ -28,7 +28,7 @@ def profile(rules: Rules) -> str:
 
 
 def _rule(mount: Mount) -> str:
-    where = f'({"subpath" if mount.folder else "literal"} {_quoted(mount.path)})'
+    where = f"({'subpath' if mount.folder else 'literal'} {_quoted(mount.path)})"
     if mount.kind in ("fresh", "write"):
         return f"(allow file-read* file-write* {where})"
     if mount.kind == "show":

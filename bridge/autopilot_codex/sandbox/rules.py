@@ -11,9 +11,9 @@ nothing to read there, and the read-only root keeps it from being made.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 Kind = Literal["fresh", "write", "show", "seal", "hide"]
@@ -52,23 +52,42 @@ def mounts(rules: Rules) -> list[Mount]:
     )
     wanted: dict[str, Kind] = {}
     for kind, paths in groups:
-        for path in _real(paths):
+        for path in _real(paths, kind == "fresh"):
             # The same path twice: the stricter rule (ranked later) holds.
             wanted[path] = kind
     order = sorted(wanted.items(), key=lambda item: (_depth(item[0]), _RANK[item[1]], item[0]))
     done: list[Mount] = []
     for path, kind in order:
-        folder = kind != "hide" or Path(path).is_dir()
-        if kind != "fresh" and not os.path.lexists(path):
-            continue
         if _redundant(kind, _enclosing(done, path)):
             continue
-        done.append(Mount(kind, path, folder))
+        done.append(Mount(kind, path, kind != "hide" or _is_folder(path)))
     return done
 
 
-def _real(paths: Iterable[str]) -> list[str]:
-    return [os.path.realpath(p) for p in paths if p and Path(p).is_absolute()]
+def _real(paths: Iterable[str], missing_too: bool) -> list[str]:
+    """The real paths of those that exist (all of them with `missing_too`). Checked on every
+    call, never cached: a credential store made a minute ago is hidden from the next call.
+    `lstat` first: most of the places named do not exist, and it is the cheapest answer."""
+    found = []
+    for path in paths:
+        if not path.startswith(os.sep):
+            continue
+        try:
+            os.lstat(path)
+        except OSError:
+            if not missing_too:
+                continue
+        real = os.path.realpath(path)
+        if missing_too or os.path.lexists(real):
+            found.append(real)
+    return found
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)  # a real path: no link left to follow
+    except OSError:
+        return False
 
 
 def _depth(path: str) -> int:

@@ -179,3 +179,24 @@ def test_a_walled_check_cannot_rewrite_the_git_config(world: World) -> None:
     before = (world.repo / ".git" / "config").read_text()
     status, _ = _check(world, "git config core.fsmonitor /bin/true")
     assert status == "fail" and (world.repo / ".git" / "config").read_text() == before
+
+
+def _running(token: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        try:
+            if token.encode() in (entry / "cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_walled_check_past_its_limit_is_killed_with_all_it_started(world: World) -> None:
+    (result,) = run_checks(world.repo, [CheckSpec("sleep 6001 & echo started; wait")], timeout_s=1)
+    assert result.status == "timeout" and "started" in result.tail
+    assert not _running("sleep\x006001")
+
+
+def test_a_walled_check_a_signal_ended_says_which(world: World) -> None:
+    (result,) = run_checks(world.repo, [CheckSpec("kill -TERM $$")], timeout_s=60)
+    assert (result.status, result.exit_code, result.note) == ("fail", None, "killed by signal 15")

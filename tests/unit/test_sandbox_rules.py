@@ -46,6 +46,13 @@ def test_what_changes_nothing_is_left_out(tmp_path: Path) -> None:
     assert mounts(rules) == [Mount("fresh", p["tmp"]), Mount("hide", f"{p['home']}/.netrc", False)]
 
 
+def test_a_fresh_folder_need_not_exist_and_a_dangling_link_hides_nothing(tmp_path: Path) -> None:
+    p = _tree(tmp_path)
+    (tmp_path / "home" / ".aws").symlink_to(tmp_path / "nowhere")
+    rules = Rules(fresh=(f"{p['home']}/scratch",), hidden=(f"{p['home']}/.aws",))
+    assert mounts(rules) == [Mount("fresh", f"{p['home']}/scratch")]
+
+
 def test_a_sealed_path_never_brings_back_a_hidden_one(tmp_path: Path) -> None:
     p = _tree(tmp_path)
     rules = Rules(sealed=(f"{p['home']}/.ssh",), hidden=(p["home"],), shown=("relative",))

@@ -11,9 +11,9 @@ nothing to read there, and the read-only root keeps it from being made.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Kind = Literal["fresh", "write", "show", "seal", "hide"]
@@ -60,7 +60,7 @@ def mounts(rules: Rules) -> list[Mount]:
     for path, kind in order:
         if _redundant(kind, _enclosing(done, path)):
             continue
-        done.append(Mount(kind, path, kind != "hide" or _is_folder(path)))
+        done.append(Mount(kind, path, kind != "hide" or Path(path).is_dir()))
     return done
 
 
@@ -81,13 +81,6 @@ def _real(paths: Iterable[str], missing_too: bool) -> list[str]:
         if missing_too or os.path.lexists(real):
             found.append(real)
     return found
-
-
-def _is_folder(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)  # a real path: no link left to follow
-    except OSError:
-        return False
 
 
 def _depth(path: str) -> int:

@@ -9,7 +9,9 @@ in the user's home, as a user has it: hidden by the sandbox's own rule, not by t
 
 from __future__ import annotations
 
+import shlex
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ import pytest
 
 from autopilot_codex import credentials
 from autopilot_codex.checks.run import CheckSpec, run_checks
-from autopilot_codex.sandbox import jail
+from autopilot_codex.sandbox import jail, places
 from tests.conftest import PLANTED_KEY, make_repo
 
 pytestmark = pytest.mark.skipif(not jail.probe().ok, reason="no working bubblewrap here")
@@ -200,3 +202,50 @@ def test_a_walled_check_past_its_limit_is_killed_with_all_it_started(world: Worl
 def test_a_walled_check_a_signal_ended_says_which(world: World) -> None:
     (result,) = run_checks(world.repo, [CheckSpec("kill -TERM $$")], timeout_s=60)
     assert (result.status, result.exit_code, result.note) == ("fail", None, "killed by signal 15")
+
+
+def test_a_tmpdir_in_the_home_is_not_made_writable(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's environment could name the settings folder as TMPDIR: it stays read-only."""
+    monkeypatch.setenv("TMPDIR", str(world.home / ".claude"))
+    status, path = _write(world, "the user's settings")
+    assert status == "fail" and "hooks" not in path.read_text()
+
+
+def test_the_password_database_s_home_is_hidden_too(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOME pointed elsewhere does not bring the real home's credentials into view."""
+    real = tmp_path / "real-home"
+    (real / ".aws").mkdir(parents=True)
+    (real / ".aws" / "credentials").write_text("aws_secret_access_key = real-secret-9\n")
+    (real / ".gnupg").mkdir()
+    (real / ".gnupg" / "private.key").write_text("gpg-private-7\n")
+    monkeypatch.setattr(places, "own_home", lambda: str(real))
+    for target, secret in ((".aws/credentials", "real-secret-9"), (".gnupg/private.key", "gpg-")):
+        status, tail = _check(world, f"cat {real / target}")
+        assert status == "fail" and secret not in tail
+
+
+def _agent(world: World) -> tuple[socket.socket, str]:
+    path = world.home / "agent.sock"
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(path))
+    agent.listen(1)
+    connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r})"
+    return agent, f"{sys.executable} -c {shlex.quote(connect)}"
+
+
+def test_a_check_reaches_no_agent_socket(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, command = _agent(world)
+    monkeypatch.setenv("SSH_AUTH_SOCK", agent.getsockname())
+    with agent:
+        assert _check(world, command)[0] == "fail"
+
+
+@pytest.mark.usefixtures("unwalled")
+def test_unwalled_the_same_check_reaches_it_the_agent(world: World) -> None:
+    agent, command = _agent(world)
+    with agent:
+        assert _check(world, command)[0] == "pass"

@@ -16,19 +16,30 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .places import hidden, shown
+from ..paths import within
+from .places import hidden, own_home, shown
 from .rules import Rules
 
 _TMP = os.path.realpath("/tmp")
+
+
+def _temporary(tmp: str, home: str) -> bool:
+    """Whether `TMPDIR` may be made writable: a folder of its own outside the home (where it
+    would make settings writable: the hook's environment is not the user's alone to set).
+    `TMPDIR=/tmp` is served by the private `/tmp`: the shared one holds other programs'
+    sockets."""
+    if not (Path(tmp).is_absolute() and Path(tmp).is_dir()):
+        return False
+    real = os.path.realpath(tmp)
+    homes = [os.path.realpath(h) for h in (home, own_home()) if h]
+    return real != _TMP and not any(within(real, h) or within(h, real) for h in homes)
 
 
 def rules(worktree: str, env: Mapping[str, str], *, network: bool = False) -> Rules:
     from ..guarded import spec_for
 
     tmp = env.get("TMPDIR", "")
-    # `TMPDIR=/tmp` is served by the private `/tmp`: the shared one holds other programs' sockets.
-    own = Path(tmp).is_absolute() and Path(tmp).is_dir() and os.path.realpath(tmp) != _TMP
-    temp = [tmp] if own else []
+    temp = [tmp] if _temporary(tmp, env.get("HOME", "")) else []
     sealed = [str(p) for p in spec_for(Path(worktree)).protected_paths()]
     return Rules(
         writable=(worktree, *temp),

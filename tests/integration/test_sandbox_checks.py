@@ -21,6 +21,7 @@ import pytest
 
 from autopilot_codex import credentials
 from autopilot_codex.checks.run import CheckSpec, run_checks
+from autopilot_codex.checks.watch import Watch
 from autopilot_codex.sandbox import jail, places
 from tests.conftest import PLANTED_KEY, make_repo
 
@@ -249,3 +250,19 @@ def test_unwalled_the_same_check_reaches_it_the_agent(world: World) -> None:
     agent, command = _agent(world)
     with agent:
         assert _check(world, command)[0] == "pass"
+
+
+def _watched_write(world: World) -> tuple[str, bool, str]:
+    config = world.state / "config.json"
+    command = f"echo '{{\"rails_allow\": [\".*\"]}}' > {config}"
+    (result,) = run_checks(world.repo, [CheckSpec(command)], timeout_s=60, watch=Watch([config]))
+    return result.status, "tampering" in result.note, config.read_text()
+
+
+def test_a_walled_check_cannot_change_a_watched_file_at_all(world: World) -> None:
+    assert _watched_write(world) == ("fail", False, "{}\n")
+
+
+@pytest.mark.usefixtures("unwalled")
+def test_unwalled_a_watched_file_is_put_back_and_named(world: World) -> None:
+    assert _watched_write(world) == ("fail", True, "{}\n")

@@ -17,6 +17,7 @@ from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
 from . import entry, worktree_of
+from .doctor_jail import jail_notes
 from .plan_dirty import give_back, settle
 
 if TYPE_CHECKING:
@@ -127,7 +128,13 @@ def _planned(
             wall=wall.level,
         )
     return "\n".join(
-        [*dirty_lines, render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)]
+        [
+            *jail_notes(),
+            *dirty_lines,
+            render_plan(state),
+            checks_note(state.checks, worktree),
+            *wall_lines(wall),
+        ]
     )
 
 
@@ -146,9 +153,8 @@ def judge_wall(host: str, worktree: Path, require: bool, flag: Any = None) -> Ho
 def wall_lines(wall: HostWall) -> list[str]:
     """The wall's status, and the key's when the implementer can read it."""
     from .. import credentials
-    from .doctor_jail import jail_notes
 
-    lines = [headline(wall), *jail_notes()]
+    lines = [headline(wall)]
     if credentials.exposed():
         lines.append("Key: " + credentials.exposure_note())
     return lines

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -266,3 +267,24 @@ def test_a_walled_check_cannot_change_a_watched_file_at_all(world: World) -> Non
 @pytest.mark.usefixtures("unwalled")
 def test_unwalled_a_watched_file_is_put_back_and_named(world: World) -> None:
     assert _watched_write(world) == ("fail", True, "{}\n")
+
+
+def _hunt_environments(world: World) -> str:
+    """Another process of the user holds the key in its environment (a host it was exported
+    to); the check greps every process's environment for it."""
+    holder = subprocess.Popen(["sleep", "600"], env={"OPENAI_API_KEY": PLANTED_KEY})
+    try:
+        hunt = "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c PLANTEDKEY"
+        return _check(world, hunt)[0]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_check_sees_no_other_process_s_environment(world: World) -> None:
+    assert _hunt_environments(world) == "fail"  # grep -c found nothing
+
+
+@pytest.mark.usefixtures("unwalled")
+def test_unwalled_the_same_check_finds_the_key_there(world: World) -> None:
+    assert _hunt_environments(world) == "pass"

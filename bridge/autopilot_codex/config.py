@@ -293,7 +293,7 @@ def _special(name: str, raw: Any, said: str) -> Any:
 
 def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
     """The `checks` setting as given, once `checks.specs_from_config` accepts every entry."""
-    from .checks.run import specs_from_config
+    from .checks.specs import specs_from_config
 
     items = list(raw) if isinstance(raw, list | tuple) else raw
     try:
@@ -305,7 +305,7 @@ def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
 
 def check_specs(config: Config) -> list[CheckSpec]:
     """The checks a loop started with these settings runs, as specs."""
-    from .checks.run import specs_from_config
+    from .checks.specs import specs_from_config
 
     return specs_from_config(list(config.checks))
 

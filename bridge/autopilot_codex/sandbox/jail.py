@@ -77,7 +77,8 @@ def probe(system: str | None = None) -> Wall:
 
 def _tried(candidate: Wall) -> Wall:
     """`candidate` when its sandbox runs a program with the rules every call uses."""
-    rules = Rules(fresh=("/tmp",))
+    # The kinds of mount every call uses: a private /tmp, a hidden folder made read-only.
+    rules = Rules(fresh=("/tmp",), hidden=("/run",))
     linux = candidate.system == "linux"
     program = [candidate.binary, "--version"] if linux else ["/usr/bin/true"]
     command = wrap(candidate, rules, "/", program)

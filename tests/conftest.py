@@ -281,3 +281,13 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+@pytest.fixture
+def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor's own git and checks run without its sandbox: for a test that watches a
+    check or a git program from outside the work tree (a file in tmp_path, a pid), which the
+    sandbox keeps read-only or numbers apart. tests/unit/test_sandbox_*.py run them walled."""
+    from autopilot_codex.sandbox import jail
+
+    monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))

@@ -68,6 +68,8 @@ class Config:
     checks: tuple[str | dict[str, Any], ...] = field(default_factory=tuple)
     # Names of environment variables the checks get on top of the scrubbed few (`cleanenv`).
     checks_env: tuple[str, ...] = field(default_factory=tuple)
+    # The checks' network and daemons' sockets (a local database): off unless the user says so.
+    checks_network: bool = False
     # The wall: the only hosts the implementer's network may reach (a push needs its remote's
     # host here), and more paths its tools may not read, on top of the state home and the
     # credential files the boundary always hides.
@@ -291,7 +293,7 @@ def _special(name: str, raw: Any, said: str) -> Any:
 
 def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
     """The `checks` setting as given, once `checks.specs_from_config` accepts every entry."""
-    from .checks.run import specs_from_config
+    from .checks.specs import specs_from_config
 
     items = list(raw) if isinstance(raw, list | tuple) else raw
     try:
@@ -303,7 +305,7 @@ def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
 
 def check_specs(config: Config) -> list[CheckSpec]:
     """The checks a loop started with these settings runs, as specs."""
-    from .checks.run import specs_from_config
+    from .checks.specs import specs_from_config
 
     return specs_from_config(list(config.checks))
 

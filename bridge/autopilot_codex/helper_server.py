@@ -133,6 +133,9 @@ def _preload() -> None:
 
     parser.parse("true")
     del judge
+    from . import sandbox
+
+    sandbox.wall()  # the sandbox is probed here once, not by every hook's child
     _warm_records()
     _warm_rails()
     for name in ("ralph", "rounds"):

@@ -16,6 +16,11 @@ from autopilot_codex.checks.run import CheckResult, CheckSpec, run_checks
 from autopilot_codex.state import Plan, Task
 from tests.conftest import PLANTED_KEY, make_repo
 
+# These tests watch a check from outside its work tree (pids, files in tmp_path), which the
+# supervisor's sandbox numbers apart or keeps read-only; tests/integration/test_sandbox_checks.py
+# runs the same behaviours walled.
+pytestmark = pytest.mark.usefixtures("unwalled")
+
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 RED = "def test_total_is_right():\n    assert 1 + 1 == 3\n"
 GREEN = "def test_total_is_right():\n    assert 1 + 1 == 2\n"

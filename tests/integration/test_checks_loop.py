@@ -124,7 +124,8 @@ def test_an_unchanged_tree_is_not_checked_again(
 ) -> None:
     # Three blocks without a commit would end the loop (the no-progress guard) before the last.
     monkeypatch.setenv("AUTOPILOT_CODEX_NO_PROGRESS_LIMIT", "10")
-    counter = tmp_path / "runs"
+    # In the git directory: a walled check writes the work tree, not tmp_path.
+    counter = repo / ".git" / "runs"
     check = f"echo run >> {shlex.quote(str(counter))}; exit 1"
     plan(repo, manager, capsys, "--check", check)
     for _ in range(2):
@@ -272,7 +273,8 @@ def test_a_stop_typed_during_a_long_check_is_not_kept_waiting(
     from tests.conftest import LAUNCHER
 
     # The Stop lets its check finish; 20 s is far longer than a `stop` takes on a loaded machine.
-    started, finished = repo.parent / "check-started", repo.parent / "check-finished"
+    # In the git directory: a walled check writes the work tree, not tmp_path.
+    started, finished = repo / ".git" / "check-started", repo / ".git" / "check-finished"
     plan(repo, manager, capsys, "--check", f"touch {started}; sleep 20; touch {finished}")
     (repo / "file1.txt").write_text("one\n")
     env = {**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable, "AUTOPILOT_CODEX_LOCK_TIMEOUT_S": "1"}

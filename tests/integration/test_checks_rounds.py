@@ -50,7 +50,8 @@ def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script: S
 
 
 def test_checks_run_only_at_a_verifier_exit(repo: Path, script: Script, tmp_path: Path) -> None:
-    counter = tmp_path / "runs"
+    # In the git directory: the check's sandbox lets it write the work tree, not tmp_path.
+    counter = repo / ".git" / "runs"
     script([READY, EXIT])
     code, record = drive(repo, "--check", f"echo run >> {shlex.quote(str(counter))}")
     assert (code, record["status"]) == (0, "complete")

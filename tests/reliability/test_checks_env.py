@@ -4,6 +4,10 @@ Each check runs at a ralph Stop through the real launcher (`bin/autopilot-codex 
 subprocess, as the host would run it: a check that hunts for the manager's key finds none in
 its own environment, and one that rewrites the loop's config or state fails, its change put
 back and recorded. Harmless look-alikes (reading the config, writing the worktree) pass.
+
+Where the supervisor's sandbox runs (`WALLED`), the state home is hidden from the check: its
+write fails outright and there is nothing to put back, so only the unwalled run records a
+`checks.tamper` event.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.config import config_file
 from autopilot_codex.paths import active_marker, project_dir
+from autopilot_codex.sandbox import jail
 from tests.conftest import PLANTED_KEY, payload, run_launcher, state_of
 
 PROMISE = "ALL GREEN"
+WALLED = jail.probe().ok
 
 
 def ralph(repo: Path, check: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,11 +84,12 @@ def test_a_check_that_allows_every_command_in_the_config_fails_and_is_undone(
     answer = stop(repo)
     assert config.read_text() == '{"allow_push": false}\n'
     assert answer["decision"] == "block"
-    assert "tampering" in answer["reason"] and "config.json" in answer["reason"]
     (result,) = state_of(repo)["last_checks"]
     assert result["status"] == "fail"
-    (event,) = events(repo, "checks.tamper")
-    assert event["changed"] == ["config.json"]
+    if not WALLED:
+        assert "tampering" in answer["reason"] and "config.json" in answer["reason"]
+        (event,) = events(repo, "checks.tamper")
+        assert event["changed"] == ["config.json"]
     # The rails never saw the forged allow rule: a force push is still denied.
     push = payload(
         "PreToolUse",
@@ -104,7 +111,8 @@ def test_a_config_the_check_creates_is_removed(
     ralph(repo, write + shlex.quote(str(config)), capsys)
     stop(repo)
     assert not config.exists()
-    assert events(repo, "checks.tamper")[0]["changed"] == ["config.json"]
+    if not WALLED:
+        assert events(repo, "checks.tamper")[0]["changed"] == ["config.json"]
 
 
 @pytest.mark.parametrize(
@@ -133,11 +141,18 @@ def test_a_check_that_edits_the_loops_state_fails_and_is_undone(
     before = {name: path.read_bytes() for name, path in where.items() if name != "events"}
     ledger = where["events"].read_bytes()
     answer = stop(repo)
+    state = state_of(repo)
+    assert where["events"].read_bytes().startswith(ledger)
+    assert state.get("budget_usd") != 9999
+    if WALLED:
+        # The write failed (a red check) or landed in the sandbox's empty stand-in for the
+        # state home (`rm -f` of a path that is not there: green, and the loop ends as the
+        # bridge decides, its own marker put away by the bridge itself).
+        assert (answer.get("decision") == "block") == (state["status"] == "running")
+        return
     assert answer["decision"] == "block" and "tampering" in answer["reason"]
     assert where["marker"].read_bytes() == before["marker"]
-    assert where["events"].read_bytes().startswith(ledger)
-    state = state_of(repo)
-    assert state["status"] == "running" and state.get("budget_usd") != 9999
+    assert state["status"] == "running"
     assert events(repo, "checks.tamper")
 
 
@@ -146,7 +161,8 @@ def test_a_check_that_edits_the_loops_state_fails_and_is_undone(
     [
         "cat {config} >/dev/null 2>&1; true",
         "echo built > build.log && test -s build.log",
-        "ls {folder} >/dev/null && true",
+        # Hidden from a walled check (so listed leniently): a check has no business there.
+        "ls {folder} >/dev/null 2>&1; true",
     ],
     ids=["reads-config", "writes-worktree", "lists-state"],
 )

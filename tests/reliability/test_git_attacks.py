@@ -254,6 +254,7 @@ def test_no_planted_program_runs(
     assert not ran.exists(), f"{route.name}: {ran.read_text()}"
 
 
+@pytest.mark.usefixtures("unwalled")  # the wrapper logs to tmp_path, read-only when walled
 def test_git_children_get_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every git child's environment, recorded by a trusted wrapper the user configured."""
     log = tmp_path / "env.log"

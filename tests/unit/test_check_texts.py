@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from autopilot_codex import typedjson
 from autopilot_codex.checks import proc as checks_proc
 from autopilot_codex.checks import run as checks
@@ -76,6 +78,7 @@ def test_a_spent_budget_reports_the_check_as_a_timeout_not_a_pass(tmp_path: Path
     )
 
 
+@pytest.mark.usefixtures("unwalled")  # walled, the write itself fails (test_sandbox_checks)
 def test_a_check_that_changes_a_watched_file_fails_whatever_its_exit_code(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     watched = tmp_path / "state.json"

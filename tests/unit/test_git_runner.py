@@ -16,6 +16,7 @@ import pytest
 
 from autopilot_codex import gitrepo
 from autopilot_codex.gitrepo import binary, runner
+from autopilot_codex.sandbox import jail
 from tests.conftest import git, make_repo
 
 _AUTHOR_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
@@ -170,6 +171,8 @@ def test_identity_goes_on_past_a_lookup_that_times_out(
     git(repo, "config", "user.email", "repo@example.com")
     for name in _AUTHOR_VARS:
         monkeypatch.delenv(name)
+    # The script marks its start in tmp_path, which the supervisor's sandbox keeps read-only.
+    monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))
     started = tmp_path / "started"
     hangs_on_name = f'case "$*" in *user.name*) touch "{started}"; exec sleep 600;; esac\nexec git "$@"'
     monkeypatch.setenv(binary.OVERRIDE, str(_git_script(tmp_path, hangs_on_name)))
@@ -204,9 +207,10 @@ def test_a_git_that_disappears_is_a_bridge_error(
     with pytest.raises(gitrepo.BridgeError, match="git status failed in"):
         gitrepo.run_git(repo, "status")
     assert runner.identity(repo) == {}
-    # A config that includes another is read by git itself, for its filters: that call too.
+    # A config that includes another is read by git itself, for its filters: that call too
+    # (walled, the sandbox reports the missing program and the call after it fails on it).
     git(repo, "config", "include.path", "more.cfg")
-    with pytest.raises(gitrepo.BridgeError, match="git config failed in"):
+    with pytest.raises(gitrepo.BridgeError, match="git (config|status) failed in"):
         gitrepo.run_git(repo, "status")
 
 

@@ -1,4 +1,5 @@
-"""One check command as a process: its own group, a hard time limit, a bounded output window.
+"""One check command as a process: its own group, a hard time limit, a bounded output window,
+walled in by the supervisor's sandbox (`sandbox/checkcall.py`).
 
 The command's process group is always killed once it is over, on time or not: a check that
 backgrounds a server and exits must not leave the server running in the user's session.
@@ -15,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..sandbox import check_command
+
 # The bytes held while reading: enough for the kept tail of lines however long they are.
 WINDOW_BYTES = 64 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -23,6 +26,9 @@ GRACE_S = 2.0
 # How long output is still read once the group is dead (a process outside it may hold the pipe).
 DRAIN_S = 1.0
 _POLL_S = 0.2
+# A walled command ended by signal N exits 128 + N (signals go up to 64 on Linux).
+_SIGNALLED = 128
+_SIGNALS = 64
 
 
 @dataclass(frozen=True)
@@ -58,14 +64,19 @@ class _Window:
             del self.data[: len(self.data) - WINDOW_BYTES]
 
 
-def run(command: str, cwd: Path, env: dict[str, str], limit_s: float) -> Outcome:
-    """Run `bash -c command` for at most `limit_s` seconds; never raises for the command's sake."""
+def run(
+    command: str, cwd: Path, env: dict[str, str], limit_s: float, *, network: bool = False
+) -> Outcome:
+    """Run `bash -c command` for at most `limit_s` seconds, inside the supervisor's sandbox
+    where there is one (`network`: the user's `checks_network`); never raises for the
+    command's sake."""
     if limit_s <= 0:
         return Outcome(None, b"", 0, 0.0, 0.0, timed_out=True, skipped=True)
     started = time.monotonic()
+    argv = check_command(["bash", "-c", command], str(cwd), env, network=network)
     try:
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -82,7 +93,7 @@ def run(command: str, cwd: Path, env: dict[str, str], limit_s: float) -> Outcome
         # Also on an exception in the bridge itself: no check outlives its run.
         _end_group(proc)
         _drain(proc, window)
-    code = None if timed_out else proc.returncode
+    code = None if timed_out else _code(proc.returncode, walled=argv[0] != "bash")
     return Outcome(
         code,
         bytes(window.data),
@@ -91,6 +102,14 @@ def run(command: str, cwd: Path, env: dict[str, str], limit_s: float) -> Outcome
         limit_s,
         timed_out=timed_out,
     )
+
+
+def _code(returncode: int, *, walled: bool) -> int:
+    """The code as subprocess gives it: the sandbox reports a command a signal ended as the
+    shell does (128 + the signal), which is read back as the signal (a negative code)."""
+    if walled and _SIGNALLED < returncode <= _SIGNALLED + _SIGNALS:
+        return _SIGNALLED - returncode
+    return returncode
 
 
 def _read(proc: subprocess.Popen[bytes], window: _Window, deadline: float) -> bool:

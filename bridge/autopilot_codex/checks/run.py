@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import cleanenv
-from ..errors import BridgeError
 from . import proc
 from .records import CheckResult as CheckResult
 from .records import CheckSpec as CheckSpec
 from .records import CheckStatus as CheckStatus
+from .specs import spec as spec
+from .specs import specs_from_config as specs_from_config
 from .tree import tree_hash
 from .watch import Watch
 
@@ -56,35 +57,6 @@ TAIL_CHARS = 6_000
 PASS_TAIL_LINES = 5
 
 _REDACT_MIN = 8
-
-
-def specs_from_config(value: object) -> list[CheckSpec]:
-    """The `checks` config key: a list of command strings or of {command, timeout_s} objects."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BridgeError("config: `checks` must be a list of commands")
-    specs = []
-    for item in value:
-        if isinstance(item, str):
-            specs.append(spec(item))
-        elif isinstance(item, dict) and set(item) <= {"command", "timeout_s"}:
-            timeout = item.get("timeout_s")
-            if timeout is not None and (
-                isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-            ):
-                raise BridgeError("config: a check's `timeout_s` must be a positive number")
-            specs.append(spec(item.get("command"), None if timeout is None else float(timeout)))
-        else:
-            raise BridgeError("config: each entry of `checks` is a command or {command, timeout_s}")
-    return specs
-
-
-def spec(command: object, timeout_s: float | None = None) -> CheckSpec:
-    """A spec from a `--check CMD` flag or a config entry; an empty command is refused."""
-    if not isinstance(command, str) or not command.strip():
-        raise BridgeError("a check must be a non-empty command")
-    return CheckSpec(command.strip(), timeout_s)
 
 
 def run_checks(
@@ -115,6 +87,7 @@ def run_checks(
     if previous and reusable(previous, specs, before):
         return list(previous)
     env = check_env(os.environ, env_names)
+    network = _network()
     redact = _redactor(os.environ)
     deadline = None if budget_s is None else time.monotonic() + budget_s
     runs = []
@@ -124,7 +97,7 @@ def run_checks(
             limit = min(limit, deadline - time.monotonic())
         at = _stamp()
         seen = watch.take() if watch is not None else {}
-        outcome = proc.run(item.command, worktree, env, limit)
+        outcome = proc.run(item.command, worktree, env, limit, network=network)
         if watch is not None:
             changed = watch.settle(item.command, seen)
             if changed:
@@ -132,6 +105,14 @@ def run_checks(
         runs.append((item, at, outcome))
     after = tree_hash(worktree, exclude=exclude)
     return [_result(item, at, outcome, redact, before, after) for item, at, outcome in runs]
+
+
+def _network() -> bool:
+    """The config's `checks_network`: read from the state home's file alone (no environment
+    variable sets it), which nothing inside the wall can write."""
+    from ..config import load_config
+
+    return load_config(warnings=[]).checks_network
 
 
 def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], current: str) -> bool:

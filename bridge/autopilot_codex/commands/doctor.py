@@ -17,6 +17,7 @@ from ..errors import BridgeError
 from ..hosts import terminal_command
 from ..paths import find_worktree, state_home
 from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
+from .doctor_jail import jail_line
 
 OPENAI_KEY_HINT = (
     "Store it with `autopilot-codex login` (the bridge reads it there, the implementer cannot), "
@@ -78,6 +79,7 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
     checks += wall_checks(Path(worktree) if worktree else Path(cwd))
+    checks.append(Check(True, *jail_line()))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:

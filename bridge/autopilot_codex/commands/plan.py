@@ -17,6 +17,7 @@ from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
 from . import entry, worktree_of
+from .doctor_jail import jail_notes
 from .plan_dirty import give_back, settle
 
 if TYPE_CHECKING:
@@ -127,7 +128,13 @@ def _planned(
             wall=wall.level,
         )
     return "\n".join(
-        [*dirty_lines, render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)]
+        [
+            *jail_notes(),
+            *dirty_lines,
+            render_plan(state),
+            checks_note(state.checks, worktree),
+            *wall_lines(wall),
+        ]
     )
 
 

@@ -35,6 +35,7 @@ def ralph(
     require_wall: bool = False,
 ) -> str:
     from ..config import load_config
+    from .doctor_jail import jail_notes
     from .plan import judge_wall, wall_lines
 
     # The time and token caps: flags, then the environment, then the config file.
@@ -85,7 +86,9 @@ def ralph(
             checks=[c.command for c in specs],
             wall=wall.level,
         )
-    return _started(record, host, "\n".join(wall_lines(wall))) + _checks_line(specs)
+    return _started(record, host, "\n".join([*jail_notes(), *wall_lines(wall)])) + _checks_line(
+        specs
+    )
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:

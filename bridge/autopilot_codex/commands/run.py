@@ -28,6 +28,7 @@ from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
 from ..rounds.view import make_view
+from .doctor_jail import jail_notes
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
 NO_MANAGER = "none"
@@ -247,6 +248,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     try:
         _refuse_unknown(cli, unknown)
         opts = _options(args)
+        for line in jail_notes():
+            output.err(line)
         wall = judge_wall(opts, args.require_wall)
         if not wall.walled:
             output.err(headline(wall))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -59,9 +60,10 @@ def _resolve(override: str, path: str) -> str:
     )
 
 
-def trusted(candidate: Path) -> bool:
-    """A git the user cannot have written or swapped (see the module's docstring)."""
-    if os.name == "posix" and os.geteuid() == 0 and str(candidate) not in SYSTEM_PLACES:
+def trusted(candidate: Path, system_places: Sequence[str] = SYSTEM_PLACES) -> bool:
+    """A git (or, with its own `system_places`, another system program) the user cannot have
+    written or swapped (see the module's docstring)."""
+    if os.name == "posix" and os.geteuid() == 0 and str(candidate) not in system_places:
         return False
     try:
         if not candidate.exists():

@@ -199,7 +199,7 @@ def identity(path: Path) -> dict[str, str]:
     for key, names in (("user.name", _IDENTITY[0::2]), ("user.email", _IDENTITY[1::2])):
         try:
             code, out, _ = _spawn(
-                [git_binary(), f"--git-dir={where.git_dir}", "config", "--get", key],
+                _walled([git_binary(), f"--git-dir={where.git_dir}", "config", "--get", key], where),
                 where.work_tree,
                 env,
                 None,
@@ -229,13 +229,27 @@ def run_bytes(
     env = child_env(index_file=index_file, config=filters(where))
     env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})
     try:
-        code, out, err = _spawn(argv(where, args), where.work_tree, env, stdin)
+        command = _walled(argv(where, args), where, args, index_file)
+        code, out, err = _spawn(command, where.work_tree, env, stdin)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BridgeError(f"git {args[0]} failed in {path}: {exc}") from exc
     if code not in ok_codes:
         detail = err.decode("utf-8", "replace").strip().splitlines()
         raise BridgeError(f"git {args[0]} failed in {path}: {detail[-1] if detail else code}")
     return out
+
+
+def _walled(
+    command: list[str],
+    where: Location,
+    args: Sequence[str] = ("config",),
+    index_file: str | None = None,
+) -> list[str]:
+    """`command` inside the supervisor's own sandbox (`sandbox/`), where this machine has one."""
+    from ..sandbox import git_command
+
+    dirs = (str(where.git_dir), str(where.common_dir))
+    return git_command(command, str(where.work_tree), dirs, args, index_file)
 
 
 def _spawn(
@@ -356,7 +370,7 @@ def _filter_names(where: Location) -> list[str]:
     base = [git_binary(), f"--git-dir={where.git_dir}", "config", "-z", "--get-regexp"]
     try:
         proc = subprocess.run(
-            [*base, r"^filter\..*\.(clean|smudge|process|required)$"],
+            _walled([*base, r"^filter\..*\.(clean|smudge|process|required)$"], where),
             cwd=where.work_tree,
             env=child_env(),
             stdin=subprocess.DEVNULL,

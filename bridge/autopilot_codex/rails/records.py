@@ -267,6 +267,24 @@ RULES: tuple[Rule, ...] = (
         (rules.unreadable, control.unreadable_code),
     ),
     Rule(
+        "unknown",
+        "a command whose program the rails cannot name before it runs",
+        (
+            "a program computed as the line runs, which no rule could judge first: a command "
+            "word that is an expansion or a substitution (`$l`, `${!x}`, `\"$@\"`, "
+            "`$(cat f)`), so also a loop running the lines or words of its data; text built "
+            "from such an expansion handed to `eval`, `sh -c` or `source`; `xargs` whose input "
+            "names its program or script; a script the same line writes and then runs (its "
+            "text is judged instead when the line wrote it from known words); git's subcommand "
+            "from a variable; `${!x}` or a nameref (`declare -n`, `local -n`, `typeset -n`) to "
+            "a variable that cannot be named (to a credential's: `secret-env`). A literal "
+            "program with computed arguments is fine (`for f in *.py; do ruff check \"$f\"; "
+            "done`)",
+            "`while read l; do $l; done <<EOF`, `eval \"$(cat f)\"`, `xargs -I{} sh -c {}`",
+        ),
+        (rules.unknown,),
+    ),
+    Rule(
         "user-deny",
         "your own `rails_deny` patterns",
         ("a `rails_deny` pattern from the user's config", ""),

@@ -62,6 +62,11 @@ def unreadable(command: Command, where: Where) -> str | None:
     return None
 
 
+def unknown(command: Command, where: Where) -> str | None:
+    """A program the line computes as it runs: no rule over names could judge it."""
+    return command.unknown or None
+
+
 def _reads_stdin(argv: tuple[str, ...]) -> bool:
     """A shell (or `source`) with no `-c` and no script file, or a script that is the standard
     input (`bash /dev/stdin`, `sh -`, `bash -s`), runs what arrives on its standard input."""

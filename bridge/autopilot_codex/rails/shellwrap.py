@@ -34,6 +34,8 @@ class Unwrapped:
     wrappers: list[str] = field(default_factory=list)
     # More than MAX_STEPS wrappers: what they run is not read, so it cannot be judged.
     too_deep: bool = False
+    # Why the program it runs cannot be named (its input or a word picks it), or "".
+    unknown: str = ""
 
 
 Step = Callable[[list[str], "str | None", Unwrapped], "list[str] | None"]
@@ -168,11 +170,25 @@ def _xargs(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] |
     )
     command = args[i:] or ["echo"]
     fed = split(stdin) if stdin is not None else []
+    if stdin is None and _runs_its_input(command, replace):
+        result.unknown = f"`{' '.join(args)}` runs a program or script its input names"
     # Its input becomes the command's arguments, as xargs would pass them.
     if replace:
         joined = " ".join(fed)
         return [w.replace(replace, joined) for w in command]
     return command + fed
+
+
+def _runs_its_input(command: list[str], replace: str | None) -> bool:
+    """xargs over input the hook cannot know, whose command is named by that input: `-I{} {}`,
+    or a wrapper or shell left with nothing of its own to run (`xargs sh -c`, `xargs env`)."""
+    if replace and replace in command[0]:
+        return True
+    inner = unwrap(command)
+    if replace and any(replace in s for s in inner.scripts):
+        return True
+    name = inner.argv[0] if inner.argv else ""
+    return name in _STEPS and name not in ("find", "alias") and not inner.scripts
 
 
 def _shell(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
@@ -249,6 +265,8 @@ def _git(argv: list[str], result: Unwrapped) -> list[str]:
     if i >= len(argv):
         return ["git", *argv[i:]]
     sub, rest = argv[i], argv[i + 1 :]
+    if "$" in sub or "`" in sub:
+        result.unknown = f"git's subcommand `{sub}` cannot be known before it runs"
     if sub == "config":
         _configured_alias(rest, result)
     for config in configs:

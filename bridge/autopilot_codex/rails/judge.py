@@ -93,6 +93,9 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
     env = {"HOME": os.path.expanduser("~"), "AUTOPILOT_CODEX_HOME": state_home_str()}
     # The hosts' config folders, so `$CODEX_HOME/sessions/...` names the records it holds.
     env.update({k: os.environ[k] for k in HOST_FOLDERS if os.environ.get(k, "").strip()})
+    # `$TMPDIR` is the session's scratch folder when the environment sets it (unset, the
+    # shell expands it to nothing, so it stays unknown).
+    env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})
     unknown: str | None = None
     for part in shell.commands(command, env, cwd or str(worktree)):
         normal = " ".join(part.argv)

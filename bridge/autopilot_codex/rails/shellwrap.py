@@ -64,9 +64,11 @@ def unwrap(argv: list[str], stdin: str | None = None) -> Unwrapped:
 
 
 def program(word: str) -> str:
-    """A path to a binary is that binary: `/usr/bin/git` is `git`."""
+    """A path to a binary is that binary: `/usr/bin/git`, `${ROOT}/bin/git` are `git`. A name
+    computed as the line runs (`$(cat /x/cmd)`, `<(curl ...)`) names no binary: it stays whole."""
     stripped = word.rstrip("/")
-    return stripped.rsplit("/", 1)[-1] if "/" in stripped else word
+    name = stripped.rsplit("/", 1)[-1] if "/" in stripped else word
+    return word if re.search(r"[$`()]", name) else name
 
 
 def split(text: str) -> list[str]:

@@ -107,7 +107,12 @@ def written(argv: tuple[str, ...]) -> list[str]:
         return []
     options = _OUTPUT_OPTIONS[name]
     if options:
-        found = [argv[i + 1] for i in range(1, len(argv) - 1) if argv[i] in options]
+        letter = options[0][1]  # also in a cluster: `curl -so f`
+        found = [
+            argv[i + 1]
+            for i in range(1, len(argv) - 1)
+            if argv[i] in options or re.fullmatch(f"-[a-zA-Z]*{letter}", argv[i])
+        ]
         return found + [w.split("=", 1)[1] for w in argv if w.startswith("--output")]
     words = [w for w in argv[1:] if not w.startswith("-")]
     return words if name == "tee" else words[-1:]

@@ -72,6 +72,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "e": "\x1b"}
 def printf(args: list[str]) -> str | None:
     """What `printf FORMAT ARGS...` prints, for the plain formats (`%s`, `%b`, `%d`, `%c`, and
     backslash escapes); None for any other."""
+    args = args[1:] if args[:1] == ["--"] else args
     if not args or re.search(r"%(?![sbdc])", args[0].replace("%%", "")):
         return None
     pieces = _FORMAT.split(args[0])  # text, conversion, escape, text, ...

@@ -171,14 +171,29 @@ def _xargs(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] |
         next((w[2:] for w in args[1:i] if w.startswith("-I") and len(w) > 2), None),
     )
     command = args[i:] or ["echo"]
-    fed = split(stdin) if stdin is not None else []
     if stdin is None and _runs_its_input(command, replace):
         result.unknown = f"`{' '.join(args)}` runs a program or script its input names"
-    # Its input becomes the command's arguments, as xargs would pass them.
-    if replace:
-        joined = " ".join(fed)
-        return [w.replace(replace, joined) for w in command]
-    return command + fed
+    items = _items(args[1:i], stdin, bool(replace)) if stdin is not None else []
+    if not replace:  # its input becomes the command's arguments, as xargs would pass them
+        return command + items
+    # One run per item; the runs after the first are read as scripts of their own.
+    runs = [[w.replace(replace, item) for w in command] for item in items or [""]]
+    result.scripts.extend(shlex.join(run) for run in runs[1:])
+    return runs[0]
+
+
+def _items(options: list[str], stdin: str, lines: bool) -> list[str]:
+    """xargs's input items: split on NULs (`-0`) or a delimiter (`-d`) as they are, quotes and
+    all; else on blanks, or on lines with `-I`, with its quotes removed."""
+    if "-0" in options or "--null" in options:
+        return [item for item in stdin.split("\0") if item]
+    delimiter = next((options[j + 1] for j in range(len(options) - 1) if options[j] == "-d"), None)
+    if delimiter is not None:
+        cut = "\n" if delimiter in ("\\n", "\n") else delimiter[:1] or "\n"
+        return [item for item in stdin.split(cut) if item]
+    if lines:
+        return [" ".join(split(line)) for line in stdin.splitlines() if line.strip()]
+    return split(stdin)
 
 
 def _runs_its_input(command: list[str], replace: str | None) -> bool:

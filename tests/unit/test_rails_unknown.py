@@ -147,6 +147,10 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         ("printf '%s\\n' 'git push -f' | xargs -d '\\n' -I@ sh -c @", "force-push"),
         ("printf 'ls\\ngit reset --hard\\n' | xargs -I@ sh -c @", "reset-hard"),
         ("printf 'a b\\n' | xargs -d , rm -r", None),
+        ("printf '%-5s\\n' 'git push -f' | sh", "unreadable"),
+        ("printf 'git push -f' | sh", "force-push"),
+        ("echo -e 'git\\x20push -f' | sh", "force-push"),
+        ("echo -n 'git push -f' | sh", "force-push"),
     ],
 )
 def test_the_edges(command: str, rule: str | None, worktree: Path) -> None:

@@ -7,9 +7,6 @@ from dataclasses import dataclass
 
 from .shellwords import printf
 
-# Commands whose output is their arguments: what they print can be fed to a shell or xargs.
-ECHOES = frozenset({"echo", "printf"})
-
 
 @dataclass(frozen=True)
 class Command:
@@ -46,13 +43,14 @@ def output_of(command: Command | None) -> str | None:
     """What a command is known to write: its words if it echoes, else its known input."""
     if command is None:
         return None
-    if command.name == "printf":
-        printed = printf(list(command.argv[1:]))
-        if printed is not None:
-            return printed
-    if command.name in ECHOES:
+    if command.name == "printf":  # a format it cannot follow prints what cannot be known
+        return printf(list(command.argv[1:]))
+    if command.name == "echo":
+        flags = "".join(w for w in command.argv[1:] if re.fullmatch(r"-[neE]+", w))
         words = [w for w in command.argv[1:] if not re.fullmatch(r"-[neE]+", w)]
-        return " ".join(words[1:] if words[:1] == ["--"] else words) + "\n"
+        said = " ".join(words[1:] if words[:1] == ["--"] else words) + "\n"
+        # `echo -e 'git\x20push'` prints what its escapes spell.
+        return printf([said.replace("%", "%%")]) if "e" in flags else said
     if command.name == "cat" and len(command.argv) == 1:
         return command.stdin
     return None

@@ -220,3 +220,12 @@ def test_scratch_below_a_temporary_folder_may_be_removed(
 def test_a_temporary_folder_holding_the_worktree_is_not_scratch(worktree: Path) -> None:
     # tmp_path is under the system's temporary folder: so is the worktree here.
     assert rule_of("rm -rf ../elsewhere", worktree) == "rm"
+
+
+def test_a_store_that_becomes_a_link_later_is_still_the_store(
+    worktree: Path, tmp_path: Path
+) -> None:
+    assert rule_of("cat ~/.azure/token", worktree) == "secrets"  # the stores are now known
+    (tmp_path / "elsewhere").mkdir()
+    (Path.home() / ".azure").symlink_to(tmp_path / "elsewhere")
+    assert rule_of("cat ~/.azure/token", worktree) == "secrets"

@@ -5,6 +5,7 @@ commands that print what a credential helper or a keychain holds.
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import os
@@ -42,33 +43,39 @@ _GLOB = re.compile(r"[*?\[]")
 _MATCHES = 1000
 
 
-def stores() -> list[Path]:
+def stores() -> tuple[Path, ...]:
     """Every credential store's path, as the hook's environment names them."""
-    home = Path(os.path.expanduser("~"))
-    found = [home / store for store in HOME_STORES]
-    for variable, name in HOST_LOGINS:
-        value = os.environ.get(variable, "").strip()
-        if value:
-            found.append(Path(value) / name)
-    return [_real(path) for path in found]
+    home = os.path.expanduser("~")
+    logins = tuple(os.environ.get(variable, "").strip() for variable, _name in HOST_LOGINS)
+    return _stores(home, logins)
+
+
+@functools.lru_cache(maxsize=4)
+def _stores(home: str, logins: tuple[str, ...]) -> tuple[Path, ...]:
+    # Resolved once per process (and environment): every word of every command meets them. The
+    # path as named is kept beside, for a store that becomes a link later (the helper lives on).
+    found = [Path(home) / store for store in HOME_STORES]
+    found += [Path(v) / name for v, (_var, name) in zip(logins, HOST_LOGINS, strict=True) if v]
+    return tuple({*found, *(_real(path) for path in found)})
 
 
 def stored(command: Command, where: Where) -> str | None:
     """A word or redirection naming a credential store (through a link, too)."""
     places = stores()
     for raw in _words(command):
+        named = Path(os.path.normpath(Path(command.cwd, os.path.expanduser(raw))))
         resolved = where.resolve(raw, command.cwd)
-        if any(resolved == place or inside(resolved, place) for place in places):
+        if any(p == place or inside(p, place) for p in (named, resolved) for place in places):
             return f"{raw} is a credential store; the loop does not read or write it"
     return None
 
 
 def globbed(command: Command, where: Where) -> str | None:
     """A pattern (`cat .e*`) is the files it matches now: a secret among them is read."""
-    places = stores()
     for raw in _words(command):
         if not _GLOB.search(raw):
             continue
+        places = stores()
         pattern = os.path.join(command.cwd, os.path.expanduser(raw))  # noqa: PTH118
         for match in itertools.islice(glob.iglob(pattern), _MATCHES):  # noqa: PTH207
             real = _real(Path(match))

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .command import Command
-from .rules import Where, inside
+from .rules import Where
 from .secrets import is_secret_path
 
 # Under the user's home: each a credential store, or a folder of them.
@@ -43,7 +43,7 @@ _GLOB = re.compile(r"[*?\[]")
 _MATCHES = 1000
 
 
-def stores() -> tuple[Path, ...]:
+def stores() -> tuple[str, ...]:
     """Every credential store's path, as the hook's environment names them."""
     home = os.path.expanduser("~")
     logins = tuple(os.environ.get(variable, "").strip() for variable, _name in HOST_LOGINS)
@@ -51,21 +51,20 @@ def stores() -> tuple[Path, ...]:
 
 
 @functools.lru_cache(maxsize=4)
-def _stores(home: str, logins: tuple[str, ...]) -> tuple[Path, ...]:
+def _stores(home: str, logins: tuple[str, ...]) -> tuple[str, ...]:
     # Resolved once per process (and environment): every word of every command meets them. The
     # path as named is kept beside, for a store that becomes a link later (the helper lives on).
     found = [Path(home) / store for store in HOME_STORES]
     found += [Path(v) / name for v, (_var, name) in zip(logins, HOST_LOGINS, strict=True) if v]
-    return tuple({*found, *(_real(path) for path in found)})
+    return tuple({*map(str, found), *(str(_real(path)) for path in found)})
 
 
 def stored(command: Command, where: Where) -> str | None:
     """A word or redirection naming a credential store (through a link, too)."""
     places = stores()
     for raw in _words(command):
-        named = Path(os.path.normpath(Path(command.cwd, os.path.expanduser(raw))))
-        resolved = where.resolve(raw, command.cwd)
-        if any(p == place or inside(p, place) for p in (named, resolved) for place in places):
+        named = os.path.normpath(os.path.join(command.cwd, os.path.expanduser(raw)))  # noqa: PTH118
+        if _within((named, str(where.resolve(raw, command.cwd))), places):
             return f"{raw} is a credential store; the loop does not read or write it"
     return None
 
@@ -78,8 +77,7 @@ def globbed(command: Command, where: Where) -> str | None:
         places = stores()
         pattern = os.path.join(command.cwd, os.path.expanduser(raw))  # noqa: PTH118
         for match in itertools.islice(glob.iglob(pattern), _MATCHES):  # noqa: PTH207
-            real = _real(Path(match))
-            if is_secret_path(match) or any(real == p or inside(real, p) for p in places):
+            if is_secret_path(match) or _within((str(_real(Path(match))),), places):
                 return f"{raw} matches {match}, which holds credentials"
     return None
 
@@ -105,6 +103,10 @@ def helper_program(command: Command, where: Where) -> str | None:
     if command.name.startswith(("git-credential-", "docker-credential-")):
         return f"`{command.name}` hands out stored credentials"
     return None
+
+
+def _within(paths: tuple[str, ...], places: tuple[str, ...]) -> bool:
+    return any(p == place or p.startswith(place + "/") for p in paths for place in places)
 
 
 def _words(command: Command) -> Iterator[str]:

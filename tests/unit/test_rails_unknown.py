@@ -142,6 +142,7 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         ("echo ${!OPENAI*}", None),
         ("echo ${!arr[@]}", None),
         ("sh -c $'echo $x'", None),
+        ("$'\\ ' x", None),
         ("cat ~/.kube/c*", "secrets"),
         ("cat $(printf 'a%c%s' xyz b)", None),
         ("printf '%s\\n' 'git push -f' | xargs -d '\\n' -I@ sh -c @", "force-push"),
@@ -151,6 +152,15 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         ("printf 'git push -f' | sh", "force-push"),
         ("echo -e 'git\\x20push -f' | sh", "force-push"),
         ("echo -n 'git push -f' | sh", "force-push"),
+        ("trap 'git push -f' EXIT", "force-push"),
+        ('trap "$x" EXIT', "unknown"),
+        ("trap -p EXIT", None),
+        ("trap - EXIT", None),
+        ("coproc git push -f", "force-push"),
+        ("coproc X { git reset --hard; }", "reset-hard"),
+        ("coproc { git reset --hard; }", "reset-hard"),
+        ("sh -c '$0' 'git push -f'", "unknown"),
+        ("sh -c '\"$@\"' _ git push -f", "unknown"),
     ],
 )
 def test_the_edges(command: str, rule: str | None, worktree: Path) -> None:

@@ -129,8 +129,12 @@ def tilde(text: str, env: Mapping[str, str]) -> str:
 
 
 def _ansi_c(body: str) -> str:
+    import warnings
+
     try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        with warnings.catch_warnings():  # `$'\ '`: an escape Python does not know stays as is
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return body
 

@@ -19,9 +19,9 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 # A script path that is the standard input: `bash /dev/stdin`, `source /dev/stdin`, `sh -`.
 STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# `$SHELL -c '...'` runs a shell whichever it is.
+# `$SHELL -c '...'` runs a shell whichever it is (not `$0`: in `sh -c '$0' x` it is `x`).
 _SHELL_VARIABLES = {
-    f"{d}{n}{e}": "sh" for n in ("SHELL", "BASH", "0") for d, e in (("$", ""), ("${", "}"))
+    f"{d}{n}{e}": "sh" for n in ("SHELL", "BASH") for d, e in (("$", ""), ("${", "}"))
 }
 
 
@@ -242,6 +242,20 @@ def _source(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] 
     return args[1:] or None
 
 
+def _trap(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    """`trap 'git push -f' EXIT` runs its action later: the action is read as a script."""
+    i = _options(args, 1, frozenset())
+    if i < len(args) and args[i] != "-" and not any(w in ("-p", "-l") for w in args[1:i]):
+        result.scripts.append(args[i])
+    return None
+
+
+def _coproc(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    """`coproc cmd`, `coproc NAME { cmd; }`: the command runs beside the shell."""
+    start = 3 if args[2:3] == ["{"] else 2 if args[1:2] == ["{"] else 1
+    return args[start:] or None
+
+
 def _watch(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
     i = _options(args, 1, frozenset({"-n", "--interval", "-q", "--equexit"}))
     if any(w in ("-x", "--exec") for w in args[1:i]):
@@ -329,6 +343,8 @@ _STEPS: dict[str, Step] = {
     "source": _source,
     ".": _source,
     "watch": _watch,
+    "trap": _trap,
+    "coproc": _coproc,
     "find": _find,
     **dict.fromkeys(("uv", "poetry", "pdm", "pipenv", "hatch", "rye", "pipx"), _runner),
     **dict.fromkeys(

@@ -43,6 +43,9 @@ def output_of(command: Command | None) -> str | None:
     """What a command is known to write: its words if it echoes, else its known input."""
     if command is None:
         return None
+    if command.name in ("echo", "printf") and any(c in w for w in command.argv for c in "$`"):
+        # What the shell expanded cannot be known, and a shell reading it parses it again.
+        return None
     if command.name == "printf":  # a format it cannot follow prints what cannot be known
         return printf(list(command.argv[1:]))
     if command.name == "echo":

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .shellwords import heredoc_text, word
+from .shellwords import opaque as is_opaque
 
 
 def targets(redirects: list[Any], env: Mapping[str, str]) -> tuple[list[str], str | None, bool]:
@@ -20,10 +21,10 @@ def targets(redirects: list[Any], env: Mapping[str, str]) -> tuple[list[str], st
             if dest is not None:
                 found.append(word(dest, env))
         elif redirect.type == "herestring_redirect":
-            fed, opaque = (
-                " ".join(word(p, env) for p in redirect.named_children) + "\n",
-                False,
-            )
+            parts = redirect.named_children
+            # Like a heredoc: what it expands from data cannot be known, nor read as a script.
+            opaque = any(is_opaque(p, env) for p in parts)
+            fed = None if opaque else " ".join(word(p, env) for p in parts) + "\n"
         elif redirect.type == "heredoc_redirect":
             fed = heredoc_text(redirect, env)
             opaque = fed is None

@@ -190,8 +190,8 @@ RULES: tuple[Rule, ...] = (
         "the stores in your home",
         (
             "credential files, by file tools, as a word of a command, a redirection, a pattern "
-            "matching one (`cat .e*`), a `$(printf ...)` or `$(echo ...)` spelling one, or a "
-            "string in interpreter code; the standard stores in your home (`~/.git-credentials`, "
+            "matching one (`cat .e*`), a `$(printf ...)` or `$(echo ...)` spelling one, curl's "
+            "`@.env`, git's `HEAD:.env`, or a string in interpreter code; the standard stores in your home (`~/.git-credentials`, "
             "`~/.netrc`, `~/.ssh`, `~/.aws`, `~/.azure`, `~/.kube`, `~/.gnupg`, "
             "`~/.docker/config.json`, `~/.config/gcloud`, `~/.config/gh/hosts.yml`) and the hosts' "
             "logins (`$CODEX_HOME/auth.json`, `$CLAUDE_CONFIG_DIR/.credentials.json`, their "
@@ -201,7 +201,13 @@ RULES: tuple[Rule, ...] = (
             "`~/.ssh/*`, `~/.aws/*` (`.env.example`, `.sample`, `.template`, `.dist` and "
             "`credentials.py` are fine; `echo .env >> .gitignore` is fine)",
         ),
-        (files.secret_file, control.code_secrets, stores.stored, stores.globbed),
+        (
+            files.secret_file,
+            control.code_secrets,
+            stores.stored,
+            stores.globbed,
+            stores.spelled,
+        ),
     ),
     Rule(
         "credentials",

@@ -82,6 +82,17 @@ def globbed(command: Command, where: Where) -> str | None:
     return None
 
 
+def spelled(command: Command, where: Where) -> str | None:
+    """A secret file spelled the way a program takes it: curl's `@.env`, git's `HEAD:.env`."""
+    for raw in _words(command):
+        named = raw[1:] if raw.startswith("@") else None
+        if command.name == "git" and ":" in raw:
+            named = raw.rsplit(":", 1)[1]
+        if named and is_secret_path(named):
+            return f"{raw} names {named}, which holds credentials"
+    return None
+
+
 # `git config` keys whose values are credentials or run a program that hands them out.
 _CREDENTIAL_KEY = re.compile(r"credential(\.|$)", re.IGNORECASE)
 

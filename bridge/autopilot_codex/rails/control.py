@@ -52,8 +52,7 @@ def supervisor(command: Command, where: Where) -> str | None:
     code = interpreter_code(command)
     if not code:
         return None
-    # `.autopilot-codex` is the state home's name, judged by `code_state`; the launcher has no dot.
-    if MODULE in code or re.search(r"(?<!\.)" + LAUNCHER, code):
+    if MODULE in code or _steers(code):
         return f"this {command.name} code drives {LAUNCHER} itself, the user's control"
     if SETTINGS_PREFIX in code and not _names_state(code, where):
         return f"this {command.name} code names the loop's settings ({SETTINGS_PREFIX}*)"
@@ -132,6 +131,17 @@ def code_secrets(command: Command, where: Where) -> str | None:
         if is_secret_path(token):
             return f"this {command.name} code names {token}, which holds credentials"
     return None
+
+
+# The launcher named in code (`.autopilot-codex` is the state home, judged by `code_state`), and
+# the word after it, past quotes, commas, brackets and `-C DIR`.
+_NAMED = re.compile(r"(?<!\.)" + LAUNCHER + r"""\b(?:[\s'",\[\]]|-C\s*\S+)*([\w-]*)""")
+
+
+def _steers(code: str) -> bool:
+    """Code naming the launcher with a verb other than the read-only ones, or none it can show
+    (`"autopilot-codex " + verb`); `print("try autopilot-codex status")` is words in a string."""
+    return any(m.group(1) not in READ_ONLY_VERBS for m in _NAMED.finditer(code))
 
 
 def _names_state(code: str, where: Where) -> bool:

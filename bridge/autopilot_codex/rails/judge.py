@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..hosts import Host
 
 _IDS = frozenset(RULE_IDS)
+UNKNOWN = "unknown"
 
 
 def check(
@@ -92,15 +93,23 @@ def check_command(command: str, config: Config, worktree: Path, cwd: str | None)
     env = {"HOME": os.path.expanduser("~"), "AUTOPILOT_CODEX_HOME": state_home_str()}
     # The hosts' config folders, so `$CODEX_HOME/sessions/...` names the records it holds.
     env.update({k: os.environ[k] for k in HOST_FOLDERS if os.environ.get(k, "").strip()})
+    # `$TMPDIR` is the session's scratch folder when the environment sets it (unset, the
+    # shell expands it to nothing, so it stays unknown).
+    env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})
+    unknown: str | None = None
     for part in shell.commands(command, env, cwd or str(worktree)):
         normal = " ".join(part.argv)
         denied = next((p for p in config.rails_deny if normal and _search(p, normal)), None)
         if denied:
             return _deny("user-deny", f"denied by your configuration ({denied})")
         for rule_id, why in _findings(part, where):
-            if not _user_allows((part.text, normal), config, rule_id):
+            if _user_allows((part.text, normal), config, rule_id):
+                continue
+            if rule_id != UNKNOWN:
                 return _deny(rule_id, why)
-    return None
+            # A rule that names what the line does says more than "cannot be named".
+            unknown = unknown or _deny(rule_id, why)
+    return unknown
 
 
 def _findings(command: shell.Command, where: Where) -> Iterator[tuple[str, str]]:

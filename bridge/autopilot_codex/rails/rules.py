@@ -62,6 +62,11 @@ def unreadable(command: Command, where: Where) -> str | None:
     return None
 
 
+def unknown(command: Command, where: Where) -> str | None:
+    """A program the line computes as it runs: no rule over names could judge it."""
+    return command.unknown or None
+
+
 def _reads_stdin(argv: tuple[str, ...]) -> bool:
     """A shell (or `source`) with no `-c` and no script file, or a script that is the standard
     input (`bash /dev/stdin`, `sh -`, `bash -s`), runs what arrives on its standard input."""
@@ -96,7 +101,7 @@ def _git_args(command: Command, sub: str | tuple[str, ...]) -> tuple[str, ...] |
 
 def force_push(command: Command, where: Where) -> str | None:
     args = _git_args(command, "push")
-    forced = _force(args) if args is not None else None
+    forced = _force(args) if args is not None and not _push_dry_run(args) else None
     if forced is None:
         return None
     return (
@@ -107,9 +112,14 @@ def force_push(command: Command, where: Where) -> str | None:
 
 def push(command: Command, where: Where) -> str | None:
     args = _git_args(command, "push")
-    if args is None or where.allow_push or _force(args):
+    if args is None or where.allow_push or _force(args) or _push_dry_run(args):
         return None
     return PUSH_WHY
+
+
+def _push_dry_run(args: tuple[str, ...]) -> bool:
+    """`git push --dry-run` (`-n`) sends nothing: it is not a push, forced or not."""
+    return "n" in _shorts(args) or any(_flag(a, "dry-run", 3) for a in args)
 
 
 def reset_hard(command: Command, where: Where) -> str | None:
@@ -191,10 +201,15 @@ def verbs(programs: str, valued: str, listed: str) -> Verbs:
     )
 
 
-def subcommands(why: str, *table: Verbs) -> Callable[[Command, Where], str | None]:
-    """A matcher denying the listed subcommands of the listed programs, with `why`."""
+def subcommands(
+    why: str, *table: Verbs, dry_runs: bool = False
+) -> Callable[[Command, Where], str | None]:
+    """A matcher denying the listed subcommands of the listed programs, with `why`; with
+    `dry_runs`, a `--dry-run` makes the command harmless (it changes nothing)."""
 
     def match(command: Command, where: Where) -> str | None:
+        if dry_runs and dry_run(command.argv):
+            return None
         for entry in table:
             if command.name in entry[0]:
                 verb = _verb_of(command.argv, entry)
@@ -203,6 +218,21 @@ def subcommands(why: str, *table: Verbs) -> Callable[[Command, Where], str | Non
         return None
 
     return match
+
+
+def dry_run(argv: tuple[str, ...]) -> bool:
+    """`--dry-run` (`=client`, `=server`, `=true`; not `=none` or `=false`), and cargo's `-n`."""
+    for arg in argv[1:]:
+        name, _, value = arg.partition("=")
+        if name == "--dry-run" and value.lower() not in ("none", "false", "0"):
+            return True
+    return argv[:1] == ("cargo",) and "-n" in argv
+
+
+def raw_kubeconfig(command: Command, where: Where) -> str | None:
+    if command.name == "kubectl" and "--raw" in command.argv and "view" in command.argv:
+        return "`kubectl config view --raw` prints the cluster credentials"
+    return None
 
 
 def _verb_of(argv: tuple[str, ...], entry: Verbs) -> tuple[str, ...] | None:
@@ -232,6 +262,12 @@ def environment(command: Command, where: Where) -> str | None:
         return f"${secret} holds a credential"
     argv = command.argv
     name = command.name
+    if name in (*_DECLARES, "local", "readonly") and any(
+        re.fullmatch(r"-\w*p\w*", a) for a in argv
+    ):
+        secret = next((a for a in argv[1:] if SECRET_VAR.fullmatch(a)), None)
+        if secret:
+            return f"`{' '.join(argv)}` prints ${secret}, which holds a credential"
     if name in _DUMPS:
         # `printenv HOME` prints one harmless name; only no name (every one) or a credential's.
         named = [a for a in argv[1:] if not a.startswith("-")]
@@ -272,9 +308,29 @@ def rm(command: Command, where: Where) -> str | None:
         glob = min((target.index(c) for c in "*?[" if c in target), default=None)
         base = target if glob is None else (target[:glob].rpartition("/")[0] or ".")
         resolved = resolve(base, command.cwd)
-        if resolved == worktree or not inside(resolved, worktree):
+        if resolved == worktree or not (inside(resolved, worktree) or _scratch(resolved, where)):
             return f"rm -r of {target} reaches outside the worktree or removes its root"
     return None
+
+
+def temp_roots() -> list[Path]:
+    """The system's temporary folders: `$TMPDIR` (as the hook's environment has it), `/tmp`,
+    `/var/tmp`."""
+    import tempfile
+
+    tmpdir = os.environ.get("TMPDIR", "").strip() or tempfile.gettempdir()
+    return sorted({resolve(tmpdir, "/"), resolve("/tmp", "/"), resolve("/var/tmp", "/")})
+
+
+def _scratch(path: Path, where: Where) -> bool:
+    """Something below a temporary folder (never the folder itself) that holds neither the
+    worktree, nor your home, nor the loop's state: scratch space anyone may clear. A temporary
+    folder holding the worktree or the home is where work lives, not scratch."""
+    keep = (where.worktree, where.home, resolve("~", "/"))
+    return any(
+        path != root and inside(path, root) and not any(inside(k, root) for k in keep)
+        for root in temp_roots()
+    )
 
 
 def resolve(raw: str, cwd: str) -> Path:

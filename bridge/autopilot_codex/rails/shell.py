@@ -20,43 +20,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import parser, shellwrap
-from .shellwords import expand_text, heredoc_text, split_outside_quotes, text, word
+from . import parser, shellwrap, unknown
+from .command import Command, output_of
+from .redirects import targets as redirect_targets
+from .shellwords import expand_text, opaque, split_outside_quotes, text, word
+
+__all__ = ["Command", "commands"]
 
 # `sh -c "sh -c '...'"` nested deeper than this is not read but denied: no line needs it.
 MAX_DEPTH = 4
-# Commands whose output is their arguments: what they print can be fed to a shell or xargs.
-_ECHOES = frozenset({"echo", "printf"})
 _IFS = re.compile(r"\$\{?IFS\}?")
-
-
-@dataclass(frozen=True)
-class Command:
-    """One simple command as it would run, after its wrappers are removed."""
-
-    argv: tuple[str, ...]
-    # The source text, for the user's allow and deny patterns.
-    text: str
-    cwd: str
-    # Variables this command sets, exports or unsets, for itself or for the rest of the line.
-    assigned: tuple[str, ...] = ()
-    # Variables it expands, wherever in its words.
-    expands: tuple[str, ...] = ()
-    # Files it redirects from or to.
-    redirects: tuple[str, ...] = ()
-    # What is known to reach its standard input: a heredoc, a here-string, `echo ... |`.
-    stdin: str | None = None
-    # Wrappers removed to reach argv (`env`, `sudo`, `sh -c`), outermost first.
-    wrappers: tuple[str, ...] = ()
-    # A shell nested past MAX_DEPTH, or a command behind more than shellwrap.MAX_STEPS wrappers:
-    # not read, so it cannot be judged.
-    too_deep: bool = False
-    # It reads the output of an earlier pipeline stage (known or not).
-    piped: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.argv[0] if self.argv else ""
 
 
 @dataclass
@@ -70,6 +43,10 @@ class _Scope:
     out: list[Command] = field(default_factory=list)
     # Redirections tree-sitter hangs on a list or pipeline, by the command they belong to.
     attached: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
+    # Files the line has written so far, by name, with their text when it is known.
+    written: dict[str, str | None] = field(default_factory=dict)
+    # Variables declared as namerefs (`declare -n r`), whose next value names a variable.
+    namerefs: set[str] = field(default_factory=set)
 
 
 def commands(
@@ -123,9 +100,16 @@ def _walk(node: Any, scope: _Scope, stdin: str | None, piped: bool = False) -> C
         name, value = _assignment(node, scope)
         scope.env[name] = value
         expands = tuple(_expansions(scope.env, node))
-        _emit(scope, Command((), text(node), scope.cwd, (name,), expands))
+        why = unknown.indirection(scope.env, [node])
+        if name in scope.namerefs:  # `declare -n r; r=KEY` points r at KEY
+            target, why = unknown.referred(value)
+            expands += (target,)
+        _emit(scope, Command((), text(node), scope.cwd, (name,), expands, unknown=why))
         _nested(node, scope)
         return None
+    if kind == "for_statement":  # the loop's variable takes each value in turn
+        variable = node.child_by_field_name("variable")
+        scope.env.pop(text(variable) if variable is not None else "", None)
     if kind in ("declaration_command", "unset_command"):
         return _declaration(node, scope)
     if kind in ("heredoc_body", "string", "concatenation"):
@@ -142,7 +126,7 @@ def _stages(
     """Walk pipeline stages; each reads what the one before it is known to write."""
     for child in stages:
         last = _walk(child, scope, stdin, piped)
-        stdin, piped = _output_of(last), True
+        stdin, piped = output_of(last), True
     return last
 
 
@@ -157,7 +141,7 @@ def _redirected(node: Any, scope: _Scope, stdin: str | None, piped: bool) -> Com
         scope.attached[(last_command.start_byte, last_command.end_byte)] = redirects
         return _walk(body, scope, stdin, piped)
     last = _walk(body, scope, stdin, piped) if body is not None else None
-    targets, _fed, _opaque = _redirect_targets(redirects, scope)
+    targets, _fed, _opaque = redirect_targets(redirects, scope.env)
     if targets:
         _emit(scope, Command((), text(node), scope.cwd, redirects=tuple(targets)))
     for redirect in redirects:
@@ -186,7 +170,7 @@ def _rest_of_line(redirects: list[Any], scope: _Scope, last: Command | None) -> 
         for child in _continuation(redirect):
             first = child.children[0].type if child.children else ""
             if child.type == "pipeline" and first in ("|", "|&"):
-                last = _stages(child.named_children, scope, _output_of(last), True)
+                last = _stages(child.named_children, scope, output_of(last), True)
             else:
                 last = _walk(child, scope, None)
     return last
@@ -201,21 +185,25 @@ def _command(
 ) -> Command | None:
     assigned: list[str] = []
     words: list[str] = []
+    built: list[str] = []
     redirects = list(outer)
     for child in node.named_children:
         kind = child.type
         if kind == "variable_assignment":
             name, _value = _assignment(child, scope)
             assigned.append(name)
-        elif kind in _REDIRECTS:
+            continue
+        if kind in _REDIRECTS:
             redirects.append(child)
-        elif kind == "command_name":
-            words.append(
-                word(child.named_children[0] if child.named_children else child, scope.env)
-            )
-        else:
-            words.append(word(child, scope.env))
-    targets, fed, opaque = _redirect_targets(redirects, scope)
+            continue
+        if kind == "command_name" and child.named_children:
+            child = child.named_children[0]
+        value = word(child, scope.env)
+        # An unquoted expansion is split into words: `x="git push -f"; $x` runs `git`.
+        words += value.split() if child.type == "simple_expansion" else [value]
+        if opaque(child, scope.env):
+            built.append(value)
+    targets, fed, opaque_stdin = redirect_targets(redirects, scope.env)
     raw = Command(
         tuple(words),
         text(node),
@@ -225,26 +213,38 @@ def _command(
         tuple(targets),
         fed if fed is not None else stdin,
         scope.wrappers,
-        piped=opaque or (piped and fed is None and stdin is None),
+        piped=opaque_stdin or (piped and fed is None and stdin is None),
+        unknown=unknown.indirection(scope.env, [node, *redirects]),
     )
     for child in (*node.named_children, *outer):
         _nested(child, scope)
-    return _rest_of_line(redirects, scope, _unwrap_and_emit(raw, scope))
+    command = _unwrap_and_emit(raw, scope, built)
+    for path, whole in unknown.redirected(redirects, scope.env):
+        scope.written[unknown.base(path)] = output_of(command) if whole else None
+    return _rest_of_line(redirects, scope, command)
 
 
 def _declaration(node: Any, scope: _Scope) -> Command:
     """`export A=1`, `declare -x A`, `local a`, `unset A`: a command whose words are names."""
     words = [text(node.children[0])] if node.children else []
     assigned: list[str] = []
+    referred: list[str] = []
+    why = ""
+    nameref = unknown.nameref([*words, *(text(c) for c in node.named_children)])
     for child in node.named_children:
         if child.type == "variable_assignment":
             name, value = _assignment(child, scope)
             scope.env[name] = value
             assigned.append(name)
             words.append(f"{name}={value}")
+            if nameref:  # `declare -n r=KEY` reads KEY wherever r is expanded
+                target, why = unknown.referred(value)
+                referred.append(target)
         elif child.type == "variable_name":
             assigned.append(text(child))
             words.append(text(child))
+            if nameref:
+                scope.namerefs.add(text(child))
         else:
             words.append(word(child, scope.env))
     command = Command(
@@ -252,8 +252,9 @@ def _declaration(node: Any, scope: _Scope) -> Command:
         text(node),
         scope.cwd,
         tuple(assigned),
-        tuple(_expansions(scope.env, node)),
+        (*_expansions(scope.env, node), *referred),
         wrappers=scope.wrappers,
+        unknown=why or unknown.indirection(scope.env, [node]),
     )
     _emit(scope, command)
     _nested(node, scope)
@@ -273,32 +274,6 @@ def _nested(node: Any, scope: _Scope) -> None:
         _nested(child, scope)
 
 
-def _redirect_targets(redirects: list[Any], scope: _Scope) -> tuple[list[str], str | None, bool]:
-    """The files redirected to, what is known to reach stdin, and whether stdin is a heredoc
-    whose text the hook cannot know."""
-    targets: list[str] = []
-    fed: str | None = None
-    opaque = False
-    for redirect in redirects:
-        if redirect.type == "file_redirect":
-            dest = redirect.child_by_field_name("destination")
-            if dest is not None:
-                targets.append(word(dest, scope.env))
-        elif redirect.type == "herestring_redirect":
-            fed, opaque = (
-                " ".join(word(p, scope.env) for p in redirect.named_children) + "\n",
-                False,
-            )
-        elif redirect.type == "heredoc_redirect":
-            fed = heredoc_text(redirect, scope.env)
-            opaque = fed is None
-            for inner in redirect.named_children:
-                if inner.type == "file_redirect":
-                    more, _, _ = _redirect_targets([inner], scope)
-                    targets += more
-    return targets, fed, opaque
-
-
 def _assignment(node: Any, scope: _Scope) -> tuple[str, str]:
     name_node = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
@@ -310,6 +285,8 @@ def _expansions(env: Mapping[str, str], *nodes: Any) -> Iterator[str]:
     stack = list(nodes)
     while stack:
         node = stack.pop()
+        if node.type == "arithmetic_expansion":  # `$((KEY))` evaluates KEY (and prints it)
+            yield from (text(c) for c in node.named_children if c.type == "variable_name")
         if node.type in ("simple_expansion", "expansion"):
             for child in node.named_children:
                 if child.type == "subscript":  # `${KEY[0]}` of a plain variable is its value
@@ -327,20 +304,18 @@ def _expansions(env: Mapping[str, str], *nodes: Any) -> Iterator[str]:
 # -- unwrapping and emitting ---------------------------------------------------------------------
 
 
-def _output_of(command: Command | None) -> str | None:
-    """What a pipeline stage is known to write: its words if it echoes, else its known input."""
-    if command is None:
-        return None
-    if command.name in _ECHOES:
-        words = [w for w in command.argv[1:] if not re.fullmatch(r"-[neE]+", w)]
-        return " ".join(words[1:] if words[:1] == ["--"] else words) + "\n"
-    if command.name == "cat" and len(command.argv) == 1:
-        return command.stdin
-    return None
-
-
-def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
+def _unwrap_and_emit(raw: Command, scope: _Scope, built: list[str] | None = None) -> Command:
     found = shellwrap.unwrap(list(raw.argv), raw.stdin)
+    wrapper = found.wrappers[-1] if found.wrappers else raw.name
+    why = (
+        raw.unknown
+        or found.unknown
+        or unknown.program(tuple(found.argv))
+        or unknown.handed(found.scripts, built or (), wrapper)
+    )
+    generated = scope.written.get(unknown.base(found.argv[0])) if found.argv else None
+    if found.argv and unknown.base(found.argv[0]) in scope.written and generated is None:
+        why = why or f"`{found.argv[0]}` runs a file this line writes, which cannot be read first"
     command = Command(
         tuple(found.argv),
         raw.text,
@@ -352,9 +327,14 @@ def _unwrap_and_emit(raw: Command, scope: _Scope) -> Command:
         raw.wrappers + tuple(found.wrappers),
         too_deep=found.too_deep,
         piped=raw.piped,
+        unknown=why,
     )
     _emit(scope, command)
-    for script in found.scripts:
+    for name in unknown.read_names(command.argv):
+        scope.env.pop(name, None)
+    for path in unknown.written(command.argv):
+        scope.written[unknown.base(path)] = None
+    for script in (*found.scripts, *([generated] if generated else [])):
         scope.out.extend(
             commands(script, scope.env, scope.cwd, depth=scope.depth + 1, wrappers=command.wrappers)
         )
@@ -397,4 +377,4 @@ def _words_fallback(line: str, scope: _Scope) -> None:
             tuple(expands),
             wrappers=scope.wrappers,
         )
-        _unwrap_and_emit(raw, scope)
+        _unwrap_and_emit(raw, scope, [w for w in words if "$" in w or "`" in w])

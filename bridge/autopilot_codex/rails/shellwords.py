@@ -48,16 +48,73 @@ def _variable(node: Any, env: Mapping[str, str]) -> str:
 
 
 def _echoed(node: Any, env: Mapping[str, str]) -> str:
-    """`$(echo git)` is `git`; any other substitution stays as written (it contains `$`)."""
+    """`$(echo git)` is `git`, `$(printf '.e%s' nv)` is `.env`; any other substitution stays as
+    written (it contains `$`)."""
     inner = node.named_children
     if len(inner) == 1 and inner[0].type == "command":
         words = [
             word(c.named_children[0] if c.type == "command_name" else c, env)
             for c in inner[0].named_children
         ]
-        if words and words[0] == "echo" and all("$" not in w for w in words):
-            return " ".join(w for w in words[1:] if w != "-n")
+        if words and all("$" not in w for w in words):
+            if words[0] == "echo":
+                return " ".join(w for w in words[1:] if w != "-n")
+            printed = printf(words[1:]) if words[0] == "printf" else None
+            if printed is not None:
+                return printed.rstrip("\n")  # a substitution drops trailing newlines
     return text(node)
+
+
+_FORMAT = re.compile(r"%([%sbdc])|\\(x[0-9a-fA-F]{1,2}|0?[0-7]{1,3}|.)", re.DOTALL)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "e": "\x1b"}
+
+
+def printf(args: list[str]) -> str | None:
+    """What `printf FORMAT ARGS...` prints, for the plain formats (`%s`, `%b`, `%d`, `%c`, and
+    backslash escapes); None for any other."""
+    args = args[1:] if args[:1] == ["--"] else args
+    if not args or re.search(r"%(?![sbdc])", args[0].replace("%%", "")):
+        return None
+    pieces = _FORMAT.split(args[0])  # text, conversion, escape, text, ...
+    rest, out = list(args[1:]), []
+    while True:
+        used = 0
+        for index, piece in enumerate(pieces):
+            kind = index % 3
+            if kind == 0 or piece is None:
+                out.append(piece or "")
+            elif kind == 2:
+                out.append(_escape(piece))
+            elif piece == "%":
+                out.append("%")
+            else:
+                value = rest[used] if used < len(rest) else ""
+                used += 1
+                out.append(value[:1] if piece == "c" else value)
+        rest = rest[used:]
+        if not rest or not used:  # the format is reused while arguments are left
+            return "".join(out)
+
+
+def _escape(code: str) -> str:
+    if code[0] == "x":
+        return chr(int(code[1:], 16))
+    if code[0] in "01234567":
+        return chr(int(code, 8) & 0xFF)
+    return _ESCAPES.get(code, "\\" + code)
+
+
+def opaque(node: Any, env: Mapping[str, str]) -> bool:
+    """A word holding an expansion the hook cannot know, outside single quotes: a shell that is
+    handed it (`eval`, `sh -c "..."`) parses whatever it turns out to be."""
+    kind = node.type
+    if kind in ("raw_string", "ansi_c_string"):
+        return False
+    if kind in ("simple_expansion", "expansion", "command_substitution"):
+        return word(node, env) == text(node)
+    if kind in ("process_substitution", "arithmetic_expansion"):
+        return True
+    return any(opaque(child, env) for child in node.named_children)
 
 
 def _unescape(text: str) -> str:
@@ -72,8 +129,12 @@ def tilde(text: str, env: Mapping[str, str]) -> str:
 
 
 def _ansi_c(body: str) -> str:
+    import warnings
+
     try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        with warnings.catch_warnings():  # `$'\ '`: an escape Python does not know stays as is
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return body
 

@@ -19,9 +19,9 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"})
 # A script path that is the standard input: `bash /dev/stdin`, `source /dev/stdin`, `sh -`.
 STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# `$SHELL -c '...'` runs a shell whichever it is.
+# `$SHELL -c '...'` runs a shell whichever it is (not `$0`: in `sh -c '$0' x` it is `x`).
 _SHELL_VARIABLES = {
-    f"{d}{n}{e}": "sh" for n in ("SHELL", "BASH", "0") for d, e in (("$", ""), ("${", "}"))
+    f"{d}{n}{e}": "sh" for n in ("SHELL", "BASH") for d, e in (("$", ""), ("${", "}"))
 }
 
 
@@ -34,6 +34,8 @@ class Unwrapped:
     wrappers: list[str] = field(default_factory=list)
     # More than MAX_STEPS wrappers: what they run is not read, so it cannot be judged.
     too_deep: bool = False
+    # Why the program it runs cannot be named (its input or a word picks it), or "".
+    unknown: str = ""
 
 
 Step = Callable[[list[str], "str | None", Unwrapped], "list[str] | None"]
@@ -62,9 +64,11 @@ def unwrap(argv: list[str], stdin: str | None = None) -> Unwrapped:
 
 
 def program(word: str) -> str:
-    """A path to a binary is that binary: `/usr/bin/git` is `git`."""
+    """A path to a binary is that binary: `/usr/bin/git`, `${ROOT}/bin/git` are `git`. A name
+    computed as the line runs (`$(cat /x/cmd)`, `<(curl ...)`) names no binary: it stays whole."""
     stripped = word.rstrip("/")
-    return stripped.rsplit("/", 1)[-1] if "/" in stripped else word
+    name = stripped.rsplit("/", 1)[-1] if "/" in stripped else word
+    return word if re.search(r"[$`()]", name) else name
 
 
 def split(text: str) -> list[str]:
@@ -167,12 +171,41 @@ def _xargs(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] |
         next((w[2:] for w in args[1:i] if w.startswith("-I") and len(w) > 2), None),
     )
     command = args[i:] or ["echo"]
-    fed = split(stdin) if stdin is not None else []
-    # Its input becomes the command's arguments, as xargs would pass them.
-    if replace:
-        joined = " ".join(fed)
-        return [w.replace(replace, joined) for w in command]
-    return command + fed
+    if stdin is None and _runs_its_input(command, replace):
+        result.unknown = f"`{' '.join(args)}` runs a program or script its input names"
+    items = _items(args[1:i], stdin, bool(replace)) if stdin is not None else []
+    if not replace:  # its input becomes the command's arguments, as xargs would pass them
+        return command + items
+    # One run per item; the runs after the first are read as scripts of their own.
+    runs = [[w.replace(replace, item) for w in command] for item in items or [""]]
+    result.scripts.extend(shlex.join(run) for run in runs[1:])
+    return runs[0]
+
+
+def _items(options: list[str], stdin: str, lines: bool) -> list[str]:
+    """xargs's input items: split on NULs (`-0`) or a delimiter (`-d`) as they are, quotes and
+    all; else on blanks, or on lines with `-I`, with its quotes removed."""
+    if "-0" in options or "--null" in options:
+        return [item for item in stdin.split("\0") if item]
+    delimiter = next((options[j + 1] for j in range(len(options) - 1) if options[j] == "-d"), None)
+    if delimiter is not None:
+        cut = "\n" if delimiter in ("\\n", "\n") else delimiter[:1] or "\n"
+        return [item for item in stdin.split(cut) if item]
+    if lines:
+        return [" ".join(split(line)) for line in stdin.splitlines() if line.strip()]
+    return split(stdin)
+
+
+def _runs_its_input(command: list[str], replace: str | None) -> bool:
+    """xargs over input the hook cannot know, whose command is named by that input: `-I{} {}`,
+    or a wrapper or shell left with nothing of its own to run (`xargs sh -c`, `xargs env`)."""
+    if replace and replace in command[0]:
+        return True
+    inner = unwrap(command)
+    if replace and any(replace in s for s in inner.scripts):
+        return True
+    name = inner.argv[0] if inner.argv else ""
+    return name in _STEPS and name not in ("find", "alias") and not inner.scripts
 
 
 def _shell(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
@@ -207,6 +240,20 @@ def _source(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] 
             result.scripts.append(stdin)
         return None
     return args[1:] or None
+
+
+def _trap(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    """`trap 'git push -f' EXIT` runs its action later: the action is read as a script."""
+    i = _options(args, 1, frozenset())
+    if i < len(args) and args[i] != "-" and not any(w in ("-p", "-l") for w in args[1:i]):
+        result.scripts.append(args[i])
+    return None
+
+
+def _coproc(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
+    """`coproc cmd`, `coproc NAME { cmd; }`: the command runs beside the shell."""
+    start = 3 if args[2:3] == ["{"] else 2 if args[1:2] == ["{"] else 1
+    return args[start:] or None
 
 
 def _watch(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
@@ -249,6 +296,8 @@ def _git(argv: list[str], result: Unwrapped) -> list[str]:
     if i >= len(argv):
         return ["git", *argv[i:]]
     sub, rest = argv[i], argv[i + 1 :]
+    if "$" in sub or "`" in sub:
+        result.unknown = f"git's subcommand `{sub}` cannot be known before it runs"
     if sub == "config":
         _configured_alias(rest, result)
     for config in configs:
@@ -294,6 +343,8 @@ _STEPS: dict[str, Step] = {
     "source": _source,
     ".": _source,
     "watch": _watch,
+    "trap": _trap,
+    "coproc": _coproc,
     "find": _find,
     **dict.fromkeys(("uv", "poetry", "pdm", "pipenv", "hatch", "rye", "pipx"), _runner),
     **dict.fromkeys(

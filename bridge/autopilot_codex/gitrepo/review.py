@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rails.secrets import is_secret_path
-from . import tamper
+from . import inside, nested, tamper
 from .runner import run_bytes, run_git
 
 # Untracked files are diffed in Python: this many shown in full, each up to this size.
@@ -39,7 +39,7 @@ _SNIFF = 8000  # git's own window for telling binary from text
 # Untracked files by the in-tree .gitignore files only, never .git/info/exclude or an excludes
 # file (`--exclude-standard` would read both).
 _PER_DIR = ("--exclude-per-directory=.gitignore",)
-_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
+_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,14 @@ class Diff:
         return not self.text.strip()
 
 
-def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> Diff:
+def diff_since(
+    worktree: Path, base: str, *, exclude: tuple[str, ...] = (), baseline: Path | None = None
+) -> Diff:
     """Working tree against `base`, untracked files included, secrets left out.
+
+    `baseline`: the manifest of nested repositories recorded when the loop started
+    (nested.record); files inside them whose bytes differ from it are shown. Without one,
+    every file inside a nested repository is shown as new.
 
     Secrets are found by name in Python and excluded by literal path only when present: glob
     pathspecs for every secret pattern made each `git diff` about 2.6 times slower.
@@ -84,8 +90,12 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
     parts += [text for _, text in flagged_changed]
     others = _names(run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z"))
     untracked = [p for p in others if not hidden(p)]
+    untracked = [p for p in untracked if not p.endswith("/")]  # nested repositories: below
     for n, path in enumerate(untracked):
         parts.append(_new_file(worktree, path, full=n < UNTRACKED_FILES_MAX))
+    inner = inside.changes(worktree, nested.load(baseline) if baseline else None, hidden)
+    room = max(0, UNTRACKED_FILES_MAX - len(untracked))
+    parts += inside.sections(worktree, inner, _new_file, shown=room)
     if any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
         parts += _ignored(worktree, hidden)
     found = tuple(tamper.findings(worktree, own_excludes=exclude_lines(exclude)))
@@ -94,7 +104,7 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
         lines = "\n".join(f"# - {f.line()}" for f in found)
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
     files = [p for p in changed if p not in secret and p not in flagged]
-    files += [p for p, _ in flagged_changed] + untracked
+    files += [p for p, _ in flagged_changed] + untracked + [c.path for c in inner.files]
     return Diff("\n".join(parts), tuple(dict.fromkeys(files)), found)
 
 

@@ -20,7 +20,8 @@ STASH_MESSAGE = "autopilot-codex: work kept aside before plan"
 
 def uncommitted(worktree: Path) -> list[str]:
     """Changed, staged and untracked paths (ignored files are not work)."""
-    out = gitrepo.run_git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    args = ("--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
+    out = gitrepo.run_git(worktree, "status", *args)
     paths: list[str] = []
     entries = iter(out.split("\0"))
     for entry in entries:

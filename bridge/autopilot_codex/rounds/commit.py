@@ -11,8 +11,8 @@ file says by then) and files named like secrets (`.env`, keys), which stay in th
 uncommitted; nested repositories and submodules (a folder with its own `.git`), which stay as
 they are: the driver never stages a gitlink, since the next git to see one would descend into
 it and run its config, and a gitlink the round staged itself is unstaged again (its commit as
-HEAD has it stays). They are named in the run's log. Hooks are off for this commit (`core.hooksPath=/dev/null`, `--no-verify`): they
-are files the round could have written.
+HEAD has it stays). They are named in the run's log. Hooks are off for this commit
+(`core.hooksPath=/dev/null`, `--no-verify`): they are files the round could have written.
 """
 
 from __future__ import annotations
@@ -68,20 +68,18 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     )
     secret = sorted({p for p in changed if is_secret_path(p)})
     inner = [r.path for r in nested.find(root)]
+    committed = _gitlinks(root, "ls-tree", "-r", "HEAD")
     # Naming an ignored path, even to exclude it, makes `add` fail: the run's folder is
     # unstaged afterwards instead, should the round have un-ignored it.
     _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in [*secret, *inner]))
-    moved = _gitlinks(root, "ls-files", "--stage") - _gitlinks(root, "ls-tree", "-r", "HEAD")
-    _unstage(root, sorted({p for p, _ in moved}))
+    moved = {p for p, _ in _gitlinks(root, "ls-files", "--stage") - committed}
+    _unstage(root, sorted(moved))
     staged = _names(_git(root, "diff", "--cached", "--name-only", "--no-renames", "-z"))
     kept_out = [p for p in staged if is_secret_path(p) or p.startswith(f"{WORKSPACE}/")]
     # Staged by the round itself, or un-ignored: unstaged again, never committed here.
     _unstage(root, kept_out)
     left_out = tuple(sorted({*secret, *(p for p in kept_out if is_secret_path(p))}))
-    kept = tuple(
-        p for p in inner if p not in {q for q, _ in _gitlinks(root, "ls-tree", "-r", "HEAD")}
-    )
-    kept += tuple(p for p, _ in moved if p not in kept)
+    kept = tuple(sorted(moved | (set(inner) - {p for p, _ in committed})))
     if not _has_staged(root):
         return Committed("", left_out, kept)
     run_git(

@@ -249,6 +249,8 @@ def _commit(run: Run, result: RoundResult, round_no: int, view: View) -> str:
         return ""
     if done.left_out:
         view.note(f"left uncommitted (named like secrets): {', '.join(done.left_out)}")
+    if done.nested:
+        view.note(f"left as they are (nested repositories): {', '.join(done.nested)}")
     return done.sha
 
 

@@ -40,15 +40,11 @@ def snapshot(root: Path) -> str:
             shutil.copyfile(index, private)
         _unflag(root, private)
         inner = nested.find(root)
-        _git(root, private, "add", "-A", "--", ".", *(_literal(r.path, True) for r in inner))
+        _git(root, private, "add", "-A", "--", ".", *(f":(exclude,literal){r.path}" for r in inner))
         _add_excluded(root, private)
         for repo in inner:
             _stand_in(root, private, repo)
         return _git(root, private, "write-tree").strip()
-
-
-def _literal(path: str, exclude: bool = False) -> str:
-    return f":({'exclude,' if exclude else ''}literal){path}"
 
 
 def _stand_in(root: Path, index: str, repo: nested.Nested) -> None:

@@ -105,7 +105,7 @@ def diff_since(
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
     files = [p for p in changed if p not in secret and p not in flagged]
     files += [p for p, _ in flagged_changed] + untracked + [c.path for c in inner.files]
-    return Diff("\n".join(parts), tuple(dict.fromkeys(files)), found)
+    return Diff(shown("\n".join(parts)), tuple(dict.fromkeys(map(shown, files))), found)
 
 
 def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -117,12 +117,19 @@ def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -
     names = [*_names(tracked), *_names(others)]
     return tuple(
         dict.fromkeys(
-            p
+            shown(p)
             for p in names
             if not is_secret_path(p)
             and not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
         )
     )
+
+
+def shown(text: str) -> str:
+    """Text for the manager and the logs: a name's bytes that are not UTF-8 (decoded by
+    `os.fsdecode` as lone surrogates, which no JSON encoder or HTTP client will send) written
+    as `\\xff` escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def exclude_lines(exclude: tuple[str, ...]) -> tuple[str, ...]:

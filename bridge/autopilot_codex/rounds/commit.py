@@ -17,10 +17,11 @@ HEAD has it stays). They are named in the run's log. Hooks are off for this comm
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_git
+from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_bytes, run_git
 from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
@@ -53,8 +54,9 @@ def message(last_message: str, round_no: int, run: str) -> str:
     )
 
 
-def _names(output: str) -> list[str]:
-    return [n for n in output.split("\0") if n]
+def _names(root: Path, *args: str) -> list[str]:
+    """Paths git lists with `-z`, decoded as the file system's names are (never replaced)."""
+    return [os.fsdecode(n) for n in run_bytes(root, *SAFE, *args, "-z").split(b"\0") if n]
 
 
 def _git(root: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
@@ -63,9 +65,7 @@ def _git(root: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
 
 def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Committed:
     """Commit what the round left uncommitted; raises BridgeError when git refuses."""
-    changed = _names(
-        _git(root, "ls-files", "--modified", "--deleted", "--others", "--exclude-standard", "-z")
-    )
+    changed = _names(root, "ls-files", "--modified", "--deleted", "--others", "--exclude-standard")
     secret = sorted({p for p in changed if is_secret_path(p)})
     inner = [r.path for r in nested.find(root)]
     committed = _gitlinks(root, "ls-tree", "-r", "HEAD")
@@ -74,7 +74,7 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in [*secret, *inner]))
     moved = {p for p, _ in _gitlinks(root, "ls-files", "--stage") - committed}
     _unstage(root, sorted(moved))
-    staged = _names(_git(root, "diff", "--cached", "--name-only", "--no-renames", "-z"))
+    staged = _names(root, "diff", "--cached", "--name-only", "--no-renames")
     kept_out = [p for p in staged if is_secret_path(p) or p.startswith(f"{WORKSPACE}/")]
     # Staged by the round itself, or un-ignored: unstaged again, never committed here.
     _unstage(root, kept_out)
@@ -100,7 +100,7 @@ def _gitlinks(root: Path, *listing: str) -> set[tuple[str, str]]:
     if listing[0] == "ls-tree" and head_sha(root) == EMPTY_TREE:
         return set()
     found = set()
-    for entry in _names(run_git(root, *listing, "-z")):
+    for entry in _names(root, *listing):
         meta, _, path = entry.partition("\t")
         fields = meta.split()
         if fields and fields[0] == "160000":

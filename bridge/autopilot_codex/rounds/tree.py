@@ -88,5 +88,7 @@ def _add_excluded(root: Path, index: str) -> None:
 def changed_between(root: Path, before: str, after: str) -> list[str]:
     if before == after:
         return []
-    out = run_git(root, "diff", "--name-only", "--no-renames", "-z", before, after)
-    return sorted(n for n in out.split("\0") if n and not n.startswith(f"{WORKSPACE}/"))
+    out = run_bytes(root, "diff", "--name-only", "--no-renames", "-z", before, after)
+    # Names as bytes, decoded the way the file system's are: never a replacement character.
+    names = (os.fsdecode(n) for n in out.split(b"\0") if n)
+    return sorted(n for n in names if not n.startswith(f"{WORKSPACE}/"))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import nested
+from . import ignored, nested
 from .nested import Entry
 
 # Files inside nested repositories named in one review; the rest are counted.
@@ -45,7 +45,7 @@ def current(worktree: Path, previous: Mapping[str, Entry] | None = None) -> nest
 
 def record(worktree: Path, file: Path) -> None:
     """The baseline the review compares with, written to `file` in the state home."""
-    nested.write(file, current(worktree))
+    nested.write(file, current(worktree), ignored.stats(worktree))
 
 
 def changes(

@@ -211,23 +211,24 @@ def digest(worktree: Path) -> bytes:
     return b"\0".join(lines)
 
 
-def write(file: Path, data: Manifest) -> None:
-    """A manifest, written whole (a temporary file moved over it) to `file`."""
+def write(file: Path, data: Manifest, ignored: Mapping[str, tuple[int, ...]]) -> None:
+    """The baseline: nested files and ignored files' stats, written whole to `file`."""
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(file.name + ".tmp")
-    tmp.write_text(json.dumps({"files": data}), encoding="utf-8")
+    tmp.write_text(json.dumps({"files": data, "ignored": ignored}), encoding="utf-8")
     tmp.replace(file)
 
 
-def load(file: Path) -> Manifest | None:
-    """A recorded manifest; None when there is none or it is unreadable (then every file of a
-    nested repository is shown as new)."""
+def load(file: Path) -> tuple[Manifest, dict[str, tuple[int, ...]]] | None:
+    """A recorded baseline (nested files, ignored files' stats); None when there is none or it
+    is unreadable (then every file of a nested repository is shown as new)."""
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
-        files = raw["files"]
-        return {str(k): _entry(v) for k, v in files.items()}
+        files = {str(k): _entry(v) for k, v in raw["files"].items()}
+        ignored = {str(k): tuple(int(n) for n in v) for k, v in raw["ignored"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    return files, ignored
 
 
 def _entry(value: object) -> Entry:

@@ -4,7 +4,11 @@ What git's own view would hide is shown or named anyway:
 
 - untracked files are listed without `.git/info/exclude` and `core.excludesFile`, only the
   in-tree `.gitignore` files (which are themselves in the diff when the change edits them);
-  when the change touches a `.gitignore`, the files it now ignores are named too;
+  every file under an ignore rule made or changed since the loop started (its stat against
+  the baseline recorded then) is named with its size and hash (ignored.py); without a
+  baseline, when the change touches a `.gitignore`, the files it now ignores are named;
+- files inside nested repositories and submodules are read as bytes and compared with the
+  baseline (inside.py); git never enters them;
 - paths flagged skip-worktree or assume-unchanged are compared with the base by content read
   here, since git's diff trusts the index for them;
 - `-diff` or `binary` attributes cannot hide text: the diff runs with `--text`, and only
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rails.secrets import is_secret_path
-from . import inside, nested, tamper
+from . import ignored, inside, nested, tamper
 from .runner import run_bytes, run_git
 
 # Untracked files are diffed in Python: this many shown in full, each up to this size.
@@ -39,6 +43,7 @@ _SNIFF = 8000  # git's own window for telling binary from text
 # Untracked files by the in-tree .gitignore files only, never .git/info/exclude or an excludes
 # file (`--exclude-standard` would read both).
 _PER_DIR = ("--exclude-per-directory=.gitignore",)
+_IGNORED_SINCE = "# files under an ignore rule, made or changed since the loop started:\n"
 _DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
 
 
@@ -93,10 +98,15 @@ def diff_since(
     untracked = [p for p in untracked if not p.endswith("/")]  # nested repositories: below
     for n, path in enumerate(untracked):
         parts.append(_new_file(worktree, path, full=n < UNTRACKED_FILES_MAX))
-    inner = inside.changes(worktree, nested.load(baseline) if baseline else None, hidden)
+    recorded = nested.load(baseline) if baseline else None
+    inner = inside.changes(worktree, recorded[0] if recorded else None, hidden)
     room = max(0, UNTRACKED_FILES_MAX - len(untracked))
     parts += inside.sections(worktree, inner, _new_file, shown=room)
-    if any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
+    named: list[tuple[str, str]] = []
+    if recorded is not None:
+        named = ignored.changes(worktree, recorded[1], hidden)
+        parts += [_IGNORED_SINCE + "\n".join(line for _, line in named)] if named else []
+    elif any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
         parts += _ignored(worktree, hidden)
     found = tuple(tamper.findings(worktree, own_excludes=exclude_lines(exclude)))
     found += tuple(tamper.flag_findings(flagged))
@@ -105,6 +115,7 @@ def diff_since(
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
     files = [p for p in changed if p not in secret and p not in flagged]
     files += [p for p, _ in flagged_changed] + untracked + [c.path for c in inner.files]
+    files += [p for p, _ in named if p]
     return Diff(shown("\n".join(parts)), tuple(dict.fromkeys(map(shown, files))), found)
 
 

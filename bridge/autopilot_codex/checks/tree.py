@@ -41,16 +41,14 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
     )
     # Untracked files by the in-tree .gitignore files alone: status would also apply
     # `.git/info/exclude`, which the implementer can write.
-    others = _git(worktree, "ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+    others = _git(worktree, *nested.OTHERS)
+    stage = _git(worktree, *nested.STAGE)
     # Skip-worktree ("S") and assume-unchanged (lowercase) entries: status trusts the index
     # for them, so an edit under either flag would keep the digest.
     tagged = _git(worktree, "ls-files", "-v", "-z")
-    if out is None or others is None or tagged is None:
+    if out is None or others is None or tagged is None or stage is None:
         return ""
-    try:
-        inner = nested.digest(worktree)
-    except BridgeError:
-        return ""
+    inner = nested.digest(worktree, nested.found(worktree, stage, others))
     out += b"".join(b"? " + name + b"\0" for name in others.split(b"\0") if name)
     for entry in tagged.split(b"\0"):
         if entry[:1] == b"S" or entry[:1].islower():

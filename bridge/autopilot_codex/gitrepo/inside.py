@@ -90,6 +90,7 @@ def _section(worktree: Path, change: Change, render: Callable[..., str], *, full
         return f"# nested repository {repo}/: HEAD {was or 'unreadable'} -> {now or 'unreadable'}"
     where = "# inside a nested repository (read as files; git never runs in it)"
     if new is None:
+        assert old is not None  # a change has a side
         return f"diff --git a/{path} b/{path}\n{where}: removed, was {_what(old)}"
     text = render(worktree, path, full=full)
     head, _, rest = text.partition("\n")
@@ -97,9 +98,7 @@ def _section(worktree: Path, change: Change, render: Callable[..., str], *, full
     return f"{head}\n{note}\n{rest}"
 
 
-def _what(entry: Entry | None) -> str:
-    if entry is None:
-        return "absent"
+def _what(entry: Entry) -> str:
     kind, _, size, *_, sha = entry
     if kind == "link":
         return f"a link to {sha!r}"

@@ -52,18 +52,26 @@ class Nested:
     head: str  # its HEAD commit read from its files; "" when there is none to read
 
 
+STAGE = ("ls-files", "--stage", "-z")
+OTHERS = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+
+
 def find(worktree: Path) -> list[Nested]:
     """The gitlinks of the top index and the untracked folders holding a `.git`."""
-    found: dict[str, str] = {}
-    for entry in run_bytes(worktree, "ls-files", "--stage", "-z").split(b"\0"):
+    return found(worktree, run_bytes(worktree, *STAGE), run_bytes(worktree, *OTHERS))
+
+
+def found(worktree: Path, stage: bytes, others: bytes) -> list[Nested]:
+    """`find` from the output of the two listings (STAGE, OTHERS), read already."""
+    kinds: dict[str, str] = {}
+    for entry in stage.split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         if meta.startswith(_GITLINK + b" ") and name:
-            found[os.fsdecode(name)] = "submodule"
-    others = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
-    for name in run_bytes(worktree, *others).split(b"\0"):
+            kinds[os.fsdecode(name)] = "submodule"
+    for name in others.split(b"\0"):
         if name.endswith(b"/"):
-            found.setdefault(os.fsdecode(name.rstrip(b"/")), "repository")
-    return [Nested(p, kind, head(worktree / p)) for p, kind in sorted(found.items())]
+            kinds.setdefault(os.fsdecode(name.rstrip(b"/")), "repository")
+    return [Nested(p, kind, head(worktree / p)) for p, kind in sorted(kinds.items())]
 
 
 def _small(path: Path) -> str:
@@ -198,10 +206,10 @@ def manifest(
     return found
 
 
-def digest(worktree: Path) -> bytes:
+def digest(worktree: Path, repos: list[Nested]) -> bytes:
     """One line per nested repository and per file in it: what changes when any byte does."""
     lines: list[bytes] = []
-    for repo in find(worktree):
+    for repo in repos:
         lines.append(f"nested {repo.kind} {repo.head}".encode() + b"\0" + os.fsencode(repo.path))
         for rel, entry in sorted(scan(worktree, repo.path).items()):
             kind, mode, size, *_, sha = entry

@@ -33,10 +33,12 @@ def listing(worktree: Path) -> list[str]:
 
 
 def stats(worktree: Path) -> dict[str, Stat]:
+    # Joined as bytes: a Path per file costs more than its lstat (a virtualenv holds 10,000).
+    base = os.fsencode(worktree) + b"/"
     found: dict[str, Stat] = {}
     for name in listing(worktree):
         try:
-            info = (worktree / name).lstat()
+            info = os.lstat(base + os.fsencode(name))
         except OSError:
             continue
         found[name] = _stat(info)

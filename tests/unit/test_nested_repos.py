@@ -175,7 +175,8 @@ def test_head_is_read_from_files_only_as_a_commit_id(tmp_path: Path) -> None:
 
 def test_a_damaged_baseline_reads_as_none(tmp_path: Path) -> None:
     file = tmp_path / "nested.json"
-    for text in ("{", '{"files": {"a": [1]}}', '{"files": []}', "[]"):
+    bad = ('{"files": {}, "ignored": {"a": [1]}}', '{"files": {}, "ignored": {"a": 1}}')
+    for text in ("{", '{"files": {"a": [1]}}', '{"files": []}', "[]", *bad):
         file.write_text(text)
         assert nested.load(file) is None
     assert nested.load(tmp_path / "absent.json") is None

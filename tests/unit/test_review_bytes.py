@@ -98,3 +98,28 @@ def test_an_ignored_file_that_cannot_be_read_is_named_so(
     assert "# - build/locked (new, unreadable 13)" in text
     assert "# - build/link (new, unreadable 13)" in text
     assert "vanished" not in text  # listed, then gone before its stat
+
+
+def test_a_cache_rewritten_with_the_same_bytes_is_not_named(repo: Path) -> None:
+    (repo / "build/cache").write_text("same\n")
+    base, baseline = _started(repo)
+    (repo / "build/cache").unlink()
+    (repo / "build/cache").write_text("same\n")  # a new inode and ctime, the same bytes
+    assert gitrepo.diff_since(repo, base, baseline=baseline).empty
+    (repo / "build/cache").write_text("other\n")
+    assert "# - build/cache (changed, 6 bytes" in _text(repo, base, baseline)
+
+
+def _text(repo: Path, base: str, baseline: Path) -> str:
+    return gitrepo.diff_since(repo, base, baseline=baseline).text
+
+
+def test_a_large_ignored_file_is_named_whenever_its_stat_changes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ignored, "RECORD_MAX", 4)
+    (repo / "build/big.bin").write_text("large\n")
+    base, baseline = _started(repo)
+    assert gitrepo.diff_since(repo, base, baseline=baseline).empty
+    os.utime(repo / "build/big.bin", ns=(1, 1))  # its bytes kept, but never read at the start
+    assert "# - build/big.bin (changed, 6 bytes" in _text(repo, base, baseline)

@@ -45,7 +45,7 @@ def current(worktree: Path, previous: Mapping[str, Entry] | None = None) -> nest
 
 def record(worktree: Path, file: Path) -> None:
     """The baseline the review compares with, written to `file` in the state home."""
-    nested.write(file, current(worktree), ignored.stats(worktree))
+    nested.write(file, current(worktree), ignored.record(worktree))
 
 
 def changes(

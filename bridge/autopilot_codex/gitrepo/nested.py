@@ -219,7 +219,7 @@ def digest(worktree: Path, repos: list[Nested]) -> bytes:
     return b"\0".join(lines)
 
 
-def write(file: Path, data: Manifest, ignored: Mapping[str, tuple[int, ...]]) -> None:
+def write(file: Path, data: Manifest, ignored: Mapping[str, list[object]]) -> None:
     """The baseline: nested files and ignored files' stats, written whole to `file`."""
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(file.name + ".tmp")
@@ -227,16 +227,23 @@ def write(file: Path, data: Manifest, ignored: Mapping[str, tuple[int, ...]]) ->
     tmp.replace(file)
 
 
-def load(file: Path) -> tuple[Manifest, dict[str, tuple[int, ...]]] | None:
+def load(file: Path) -> tuple[Manifest, dict[str, tuple[object, ...]]] | None:
     """A recorded baseline (nested files, ignored files' stats); None when there is none or it
     is unreadable (then every file of a nested repository is shown as new)."""
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
         files = {str(k): _entry(v) for k, v in raw["files"].items()}
-        ignored = {str(k): tuple(int(n) for n in v) for k, v in raw["ignored"].items()}
+        ignored = {str(k): _stat(v) for k, v in raw["ignored"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return files, ignored
+
+
+def _stat(value: object) -> tuple[object, ...]:
+    """An ignored file's record: five numbers of its stat, then its digest."""
+    if not isinstance(value, list) or len(value) != 6:
+        raise ValueError("not an ignored file's record")
+    return (*(int(n) for n in value[:5]), str(value[5]))
 
 
 def _entry(value: object) -> Entry:

@@ -123,3 +123,12 @@ def test_a_large_ignored_file_is_named_whenever_its_stat_changes(
     assert gitrepo.diff_since(repo, base, baseline=baseline).empty
     os.utime(repo / "build/big.bin", ns=(1, 1))  # its bytes kept, but never read at the start
     assert "# - build/big.bin (changed, 6 bytes" in _text(repo, base, baseline)
+
+
+def test_a_repository_made_in_an_ignored_folder_is_named_file_by_file(repo: Path) -> None:
+    base, baseline = _started(repo)
+    make_repo(repo / "build/inner", {"run.py": PAYLOAD.decode(), "deep/x.py": "x\n"})
+    text = _text(repo, base, baseline)
+    assert f"# - build/inner/run.py (new, {len(PAYLOAD)} bytes, sha256 {SHA})" in text
+    assert "# - build/inner/deep/x.py (new, 2 bytes" in text
+    assert "build/inner/.git" not in text

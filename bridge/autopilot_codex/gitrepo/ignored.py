@@ -18,6 +18,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from .nested import walk
 from .runner import run_bytes
 
 # Ignored files named in one review; the rest are counted.
@@ -29,10 +30,16 @@ _LIST = ("ls-files", "--others", "--ignored", "--exclude-per-directory=.gitignor
 
 
 def listing(worktree: Path) -> list[str]:
-    """Every ignored file (the in-tree .gitignore files' rules only), a nested repository
-    left out (its files are nested.py's)."""
-    out = run_bytes(worktree, *_LIST)
-    return [os.fsdecode(n) for n in out.split(b"\0") if n and not n.endswith(b"/")]
+    """Every ignored file (the in-tree .gitignore files' rules only). git names a nested
+    repository under an ignored folder as one entry, `path/`: its files are listed here,
+    walked in Python (no `.git` entered)."""
+    names: list[str] = []
+    for raw in run_bytes(worktree, *_LIST).split(b"\0"):
+        if raw.endswith(b"/"):
+            names += [rel for rel, _ in walk(worktree, os.fsdecode(raw.rstrip(b"/")))]
+        elif raw:
+            names.append(os.fsdecode(raw))
+    return names
 
 
 def stats(worktree: Path) -> dict[str, Stat]:

@@ -134,7 +134,7 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
     """Every file under `root/folder` (no `.git` entered, no link followed), by path relative
     to `root`. An entry whose stat equals its `previous` record keeps that record's hash."""
     found: Manifest = {}
-    for rel, info in _walk(root, folder):
+    for rel, info in walk(root, folder):
         mode = stat.S_IFMT(info.st_mode)
         known = (previous or {}).get(rel)
         key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
@@ -152,7 +152,7 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
     return found
 
 
-def _walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
+def walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
     stack = [folder]
     while stack:
         current = stack.pop()

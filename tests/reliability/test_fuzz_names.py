@@ -91,6 +91,8 @@ def _through_every_reader(template: Path, work: Path, batch: list[bytes]) -> Non
             made.append(name)
         tracked = os.fsdecode(b"tracked-" + raw)
         if (top / tracked).exists():
+            # Flagged so git's diff skips it: read from disk and named among the findings.
+            git(top, "update-index", "--skip-worktree", "--", tracked)
             (top / tracked).write_bytes(f"AFTER-{n}\n".encode())
             made.append(tracked)
     diff = gitrepo.diff_since(top, base, baseline=baseline)
@@ -99,7 +101,8 @@ def _through_every_reader(template: Path, work: Path, batch: list[bytes]) -> Non
     assert named <= set(diff.files)
     outside = {n for n in named if not n.startswith("vendor/")}
     assert outside <= set(gitrepo.changed_names(top, base))
-    diff.text.encode("utf-8")  # nothing a JSON encoder or an HTTP client would refuse
+    # Nothing a JSON encoder or an HTTP client would refuse, in the text or the findings.
+    "\n".join([diff.text, *diff.files, *(f.line() for f in diff.findings)]).encode("utf-8")
     for n in range(len(batch)):
         assert f"CONTENT-{n}" in diff.text
     assert tree_hash(top) != digest

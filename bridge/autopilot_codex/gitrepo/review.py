@@ -109,7 +109,7 @@ def diff_since(
     elif any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
         parts += _ignored(worktree, hidden)
     found = tuple(tamper.findings(worktree, own_excludes=exclude_lines(exclude)))
-    found += tuple(tamper.flag_findings(flagged))
+    found += tuple(tamper.flag_findings({shown(p): why for p, why in flagged.items()}))
     if found:
         lines = "\n".join(f"# - {f.line()}" for f in found)
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
@@ -121,11 +121,12 @@ def diff_since(
 
 def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The files `diff_since` would name (tracked changes and untracked files, secrets and
-    `exclude` left out) from two name-only git calls: for a prompt that names files, not their
-    changes."""
+    `exclude` left out, files flagged skip-worktree or assume-unchanged included) from
+    name-only git calls: for a prompt that names files, not their changes."""
     tracked = run_bytes(worktree, "diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
     others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
     names = [*_names(tracked), *_names(others)]
+    names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree))]
     return tuple(
         dict.fromkeys(
             shown(p)

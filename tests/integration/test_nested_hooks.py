@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.cli import main
-from tests.conftest import Hook, cli, edit_payload, payload, plan_body, review_body, verdict_body
+from tests.conftest import (
+    Hook,
+    Script,
+    cli,
+    edit_payload,
+    git,
+    payload,
+    plan_body,
+    review_body,
+    verdict_body,
+)
 from tests.fakes.openai_server import FakeOpenAI
-from tests.nested_plant import plant_all, ran
+from tests.nested_plant import plant_all, program, ran
 
 
 def test_no_hook_or_command_runs_what_a_nested_repository_names(
@@ -36,3 +46,29 @@ def test_no_hook_or_command_runs_what_a_nested_repository_names(
         code, _ = cli(capsys, "-C", str(top), *command)
         assert code == 0
     assert ran(markers) == []
+
+
+def test_the_rounds_driver_never_runs_a_nested_filter_and_leaves_the_repository(
+    repo: Path, script: Script, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.integration.test_rounds_driver import EXIT, drive, rounds_of
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    program(tmp_path / "bin", "filter-clean", markers)
+    plant = (
+        "git init -q inner && cd inner && echo one > a.txt && echo '* filter=evil' > .gitattributes"
+        " && git add -A && git -c user.name=i -c user.email=i@i commit -qm inner"
+        f" && git config filter.evil.clean {tmp_path}/bin/filter-clean && echo two > a.txt"
+        " && cd .. && git add inner"
+    )
+    ready = {"shell": plant, "write": {"hello.txt": "hello\n"}, "say": "Done.\n::potter(ready)"}
+    edit = {"shell": "echo three > inner/a.txt", "say": "::potter(exit)"}
+    script([ready, edit, EXIT])
+    code, record = drive(repo)
+    assert (code, record["status"]) == (0, "complete"), record
+    assert ran(markers) == []
+    assert [r.files_changed for r in rounds_of(repo)][1] == ["inner"]
+    assert "left as they are (nested repositories): inner" in capsys.readouterr().err
+    staged = git(repo, "ls-files", "--stage")
+    assert "inner" not in staged and "hello.txt" in staged

@@ -72,3 +72,15 @@ def test_the_rounds_driver_never_runs_a_nested_filter_and_leaves_the_repository(
     assert "left as they are (nested repositories): inner" in capsys.readouterr().err
     staged = git(repo, "ls-files", "--stage")
     assert "inner" not in staged and "hello.txt" in staged
+
+
+def test_a_plan_that_stashes_work_and_gives_it_back_runs_no_nested_program(
+    tmp_path: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    top, markers = plant_all(tmp_path)
+    (top / "README.md").write_text("# top, edited\n")
+    # No plan queued: the manager fails, and the plan gives the stashed work back.
+    code, out = cli(capsys, "-C", str(top), "plan", "--stash", "goal")
+    assert code == 1 and "given back" in out, out
+    assert ran(markers) == []
+    assert (top / "README.md").read_text() == "# top, edited\n"

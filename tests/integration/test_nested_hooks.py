@@ -15,9 +15,11 @@ from tests.conftest import (
     cli,
     edit_payload,
     git,
+    make_repo,
     payload,
     plan_body,
     review_body,
+    state_of,
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
@@ -84,3 +86,21 @@ def test_a_plan_that_stashes_work_and_gives_it_back_runs_no_nested_program(
     assert code == 1 and "given back" in out, out
     assert ran(markers) == []
     assert (top / "README.md").read_text() == "# top, edited\n"
+
+
+def test_a_vendored_clone_and_line_ending_attributes_work_unasked(
+    tmp_path: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dep = make_repo(tmp_path / "dep", {"lib.py": "def f():\n    return 1\n"})
+    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n", ".gitattributes": "* text=auto eol=lf\n"})
+    git(top, "clone", "-q", str(dep), "vendor/dep")
+    manager.enqueue(plan_body(1), schema="Plan")
+    argv = ["-C", str(top), "plan", "--include-dirty", "--review", "stop", "--check", "true"]
+    assert main([*argv, "--session-id", "sess-1", "goal"]) == 0
+    (top / "app.py").write_text("x = 2\r\n")
+    manager.enqueue(review_body("approve"), schema="Review")
+    manager.enqueue(verdict_body("done", done=True), schema="Verdict")
+    hook("Stop", payload("Stop", top))
+    asked = "\n".join(r.prompt_text for r in manager.requests[1:])
+    assert "+x = 2" in asked and "vendor/dep" not in asked
+    assert state_of(top)["status"] == "done"

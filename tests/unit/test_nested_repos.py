@@ -25,10 +25,10 @@ from autopilot_codex.gitrepo import inside, nested, tamper
 from autopilot_codex.rounds.commit import commit_round
 from autopilot_codex.rounds.tree import changed_between, snapshot
 from tests.conftest import git, make_repo
-from tests.nested_plant import plant_all, ran
+from tests.nested_plant import HOOKS, KEYS, plant_all, ran
 
 
-def _review(top: Path) -> object:
+def _review(top: Path) -> gitrepo.Diff:
     return gitrepo.diff_since(top, gitrepo.head_sha(top), baseline=top.parent / "nested.json")
 
 
@@ -258,3 +258,33 @@ def test_files_that_cannot_be_read_are_named_so(
     assert sorted(found) == ["n/file", "n/link"]  # the folder denied, the vanished file gone
     assert found["n/file"][6] == "unreadable 13" and found["n/link"][6] == "unreadable 5"
     monkeypatch.setattr(Path, "readlink", real_readlink)
+
+
+def test_the_review_names_what_a_nested_config_would_run_read_as_text(tmp_path: Path) -> None:
+    top, markers = plant_all(tmp_path)
+    found = [f.line() for f in _review(top).findings if f.kind == "nested"]
+    for repo in ("loose", "staged", "sub"):
+        keys = {line.split()[2].rstrip(":").lower() for line in found if f" {repo}/ " in line}
+        assert {k.lower() for k, _ in KEYS} | {"include.path", "core.hookspath"} <= keys
+        assert {f"hooks/{h}" for h in HOOKS} <= keys
+    assert ran(markers) == []
+
+
+def test_a_vendored_clone_has_no_findings_and_config_text_is_read_plainly(
+    tmp_path: Path,
+) -> None:
+    top, baseline = _vendor(tmp_path)
+    assert gitrepo.diff_since(top, gitrepo.head_sha(top), baseline=baseline).findings == ()
+    text = (
+        "; a comment\nstray = before any section\n[Core]\n\tPager = less\n"
+        '[filter "A b"] clean = x\n[diff.old]\n\ttextconv = "y"\n# done\n'
+    )
+    assert tamper._config_text(text) == [
+        ("core.pager", "less"),
+        ("filter.A b.clean", "x"),
+        ("diff.old.textconv", "y"),
+    ]
+    empty = tmp_path / "uninitialised"
+    empty.mkdir()
+    (empty / ".git").mkdir()  # no hooks folder, no config
+    assert tamper.nested_findings(tmp_path, ["uninitialised", "absent"]) == []

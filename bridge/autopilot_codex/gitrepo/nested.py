@@ -74,7 +74,7 @@ def found(worktree: Path, stage: bytes, others: bytes) -> list[Nested]:
     return [Nested(p, kind, head(worktree / p)) for p, kind in sorted(kinds.items())]
 
 
-def _small(path: Path) -> str:
+def small(path: Path) -> str:
     """A small regular file's text; "" for anything else (a link, a fifo, a folder)."""
     try:
         info = path.lstat()
@@ -95,7 +95,7 @@ def git_dir(folder: Path) -> Path | None:
         return None
     if stat.S_ISDIR(info.st_mode):
         return dot
-    line = _small(dot).strip()
+    line = small(dot).strip()
     if not line.startswith("gitdir:"):
         return None
     return folder / line[len("gitdir:") :].strip()
@@ -107,23 +107,23 @@ def head(folder: Path) -> str:
     if where is None:
         return ""
     common = where
-    pointer = _small(where / "commondir").strip()
+    pointer = small(where / "commondir").strip()
     if pointer:
         common = where / pointer
-    value = _small(where / "HEAD").strip()
+    value = small(where / "HEAD").strip()
     for _ in range(5):  # a symbolic ref may name another; git stops at five as well
         if not value.startswith("ref:"):
             break
         ref = value[len("ref:") :].strip()
         if ".." in ref.split("/") or not ref.startswith("refs/"):
             return ""
-        value = _small(where / ref).strip() or _small(common / ref).strip()
+        value = small(where / ref).strip() or small(common / ref).strip()
         value = value or _packed(common, ref)
     return value if _SHA.fullmatch(value) else ""
 
 
 def _packed(common: Path, ref: str) -> str:
-    for line in _small(common / "packed-refs").splitlines():
+    for line in small(common / "packed-refs").splitlines():
         sha, _, name = line.partition(" ")
         if name.strip() == ref:
             return sha

@@ -110,6 +110,7 @@ def diff_since(
         parts += _ignored(worktree, hidden)
     found = tuple(tamper.findings(worktree, own_excludes=exclude_lines(exclude)))
     found += tuple(tamper.flag_findings({shown(p): why for p, why in flagged.items()}))
+    found += tuple(tamper.nested_findings(worktree, [r.path for r in inner.repos]))
     if found:
         lines = "\n".join(f"# - {f.line()}" for f in found)
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
@@ -297,8 +298,6 @@ def _new_file(root: Path, path: str, *, full: bool) -> str:
         return (
             f"{header}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{target}"
         )
-    if kind == "directory":
-        return f"{header}\n# new nested git repository (its own files are not shown)"
     if data is None:
         return f"{header}\nnew file\n# ({kind})"
     # Size and hash only where content is left out: a file shown whole must read the same as

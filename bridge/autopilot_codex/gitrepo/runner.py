@@ -68,10 +68,8 @@ OVERRIDES: tuple[tuple[str, str], ...] = (
     ("diff.relative", "false"),  # 2.28
     ("diff.noprefix", "false"),  # 1.x: the a/ b/ prefixes parsers expect
     ("diff.mnemonicPrefix", "false"),  # 1.6.x
-    # A repository inside the work tree is never entered: git would run what ITS config
-    # names (a filter driver this config does not define, so `filters` cannot blank it).
-    # Callers also pass `--ignore-submodules=all`, which `submodule.<name>.ignore` in
-    # `.gitmodules` cannot override; nested content is read as bytes (nested.py).
+    # Never enter a nested repository: its own config would run (nested.py). Callers also
+    # pass `--ignore-submodules=all`, which `.gitmodules` cannot override.
     ("diff.ignoreSubmodules", "all"),  # 1.7.2
     ("diff.submodule", "short"),  # 1.7.11: never `diff`, which diffs inside the submodule
     ("submodule.recurse", "false"),  # 2.14
@@ -130,9 +128,7 @@ def locate(path: Path) -> Location:
                     # A loop of links raises RuntimeError on Python 3.11, OSError later.
                     git_dir = pointed.resolve()
                 except (OSError, RuntimeError) as exc:
-                    raise BridgeError(
-                        f"{dot} names {pointed}, which cannot be resolved: {exc}"
-                    ) from exc
+                    raise BridgeError(f"{dot} names {pointed}, which cannot be resolved: {exc}") from exc
                 return _location(folder, git_dir)
     raise BridgeError(f"{path} is not a git repository")
 

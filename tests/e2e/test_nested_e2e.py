@@ -149,17 +149,17 @@ def test_claude_rounds_walled_a_nested_filter_never_runs_under_the_driver(
          *(f"--host-arg={a}" for a in host_args)],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
-    assert proc.returncode in (0, 2), proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr + fake_anthropic.dump_log()
+    assert proc.returncode in (0, 2), said
     assert_never_ran_and_live(git_repo, outside)
     # The driver committed the round's own files, never the nested repository.
     assert_not_committed(git_repo)
-    assert "nested repositories" in proc.stderr and "inner" in proc.stderr
+    assert "left as they are (nested repositories): inner" in proc.stderr, said
     # The verifier's edit inside the nested repository was seen as a change of the tree, so
-    # its exit did not count and the run went on to its round limit, supervised.
+    # its exit did not count and the run went on, supervised.
     rollout = (ap.project_dir / "rounds" / "rollout.jsonl").read_text().splitlines()
     verify = [json.loads(r) for r in rollout if '"role": "verify"' in r]
-    assert verify[0]["files_changed"] == ["inner"], verify
-    assert json.loads(proc.stdout)["status"] == "round_limit"
+    assert ["inner"] in [r["files_changed"] for r in verify], said
     assert ap.state()["wall"] == "on" and ap.state()["status"] != "running"
     assert not (ap.home / "logs" / "bridge.log").exists()
 

@@ -72,9 +72,16 @@ def test_ignored_files_past_the_bound_are_counted(
     base, baseline = _started(repo)
     for n in range(5):
         (repo / f"build/f{n}").write_text("x\n")
-    monkeypatch.setattr(ignored, "NAMED_MAX", 2)
+    (repo / "tools").mkdir()
+    (repo / "tools/.gitignore").write_text("*\n")
+    (repo / "tools/payload.sh").write_bytes(PAYLOAD)
+    monkeypatch.setattr(ignored, "NAMED_MAX", 3)
     diff = gitrepo.diff_since(repo, base, baseline=baseline)
-    assert diff.text.count("# - build/f") == 2 and "# ... and 3 more" in diff.text
+    # The folders with the fewest changes first: the planted pair is named, the many counted.
+    assert f"# - tools/payload.sh (new, {len(PAYLOAD)} bytes, sha256 {SHA})" in diff.text
+    assert "# - tools/.gitignore (new" in diff.text
+    assert diff.text.count("# - build/f") == 1
+    assert "# ... and 4 more new, changed or removed in build/" in diff.text
     assert "" not in diff.files
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -68,26 +69,39 @@ def record(worktree: Path) -> dict[str, list[object]]:
 def changes(
     worktree: Path, baseline: Mapping[str, Sequence[object]], hidden: Callable[[str], bool]
 ) -> list[tuple[str, str]]:
-    """(name, line) per ignored file new, gone or changed in content since `baseline`; past
-    NAMED_MAX, one line that counts the rest (its name "")."""
+    """(name, line) per ignored file new, gone or changed in content since `baseline`.
+
+    At most NAMED_MAX are named (and only those are read): the folders with the fewest
+    changes first, so a file planted alone is named while a cache folder of thousands is
+    counted, one line per folder (its name "")."""
     now = stats(worktree)
-    lines: list[tuple[str, str]] = []
-    for name in sorted(set(now) | set(baseline)):
+    moved: list[str] = []
+    for name in set(now) | set(baseline):
         before, after = baseline.get(name), now.get(name)
         # The stat first: naming a secret costs more than an lstat, for each of 10,000 files.
-        if (before is not None and tuple(before[:5]) == after) or hidden(name):
-            continue
-        if after is None:
+        if (before is None or tuple(before[:5]) != after) and not hidden(name):
+            moved.append(name)
+    per_folder = Counter(_folder(n) for n in moved)
+    lines: list[tuple[str, str]] = []
+    counted: Counter[str] = Counter()
+    for name in sorted(moved, key=lambda n: (per_folder[_folder(n)], n)):
+        before, after = baseline.get(name), now.get(name)
+        if len(lines) >= NAMED_MAX:
+            counted[_folder(name)] += 1
+        elif after is None:
             lines.append((name, f"# - {name} (removed)"))
-            continue
-        digest = _digest(worktree / name, after[0])
-        if before is not None and (before[0], before[5]) == (after[0], digest):
-            continue
-        what = "new" if before is None else "changed"
-        lines.append((name, f"# - {name} ({what}, {_describe(after, digest)})"))
-    if len(lines) > NAMED_MAX:
-        lines = [*lines[:NAMED_MAX], ("", f"# ... and {len(lines) - NAMED_MAX} more")]
+        else:
+            digest = _digest(worktree / name, after[0])
+            if before is None or (before[0], before[5]) != (after[0], digest):
+                what = "new" if before is None else "changed"
+                lines.append((name, f"# - {name} ({what}, {_describe(after, digest)})"))
+    for folder, n in sorted(counted.items()):
+        lines.append(("", f"# ... and {n} more new, changed or removed in {folder}/"))
     return lines
+
+
+def _folder(name: str) -> str:
+    return name.rpartition("/")[0] or "."
 
 
 def _describe(info: Stat, digest: str) -> str:

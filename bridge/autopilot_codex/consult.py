@@ -82,7 +82,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
             store.append_event(
                 "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session_id
             )
-        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded())
+        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded(), baseline=store.nested_path)
         prompt = ask_prompt(
             goal=state.goal,
             plan=state.plan,

@@ -50,6 +50,8 @@ class Store:
         self.events_path = self.dir / "events.jsonl"
         self.lock_path = self.dir / "state.lock"
         self.witness_path = self.dir / "witness.json"
+        # The files of nested repositories as the loop started (gitrepo/inside.py).
+        self.nested_path = self.dir / "nested.json"
         # How the last loop ended (ralph): kept after the loop is off, replaced by the next.
         self.result_path = self.dir / "last.json"
         self.marker = active_marker(worktree, self.home)

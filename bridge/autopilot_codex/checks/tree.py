@@ -8,8 +8,9 @@ refreshing the user's index. Untracked files come from `ls-files` with the in-tr
 changes the digest; so do paths flagged skip-worktree or assume-unchanged, read from disk. The alternative, `git add -A` into a temporary index and
 `git write-tree`, is about as fast but writes every untracked file into the object store.
 
-Known blind spot: edits inside a submodule that is already dirty do not change the digest
-(only its commit and dirty flags are seen).
+Submodules and nested repositories are never entered by git (their own config would run):
+their HEAD and every file in them are read as bytes in Python (gitrepo/nested.py), so an
+edit inside one changes the digest.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import stat
 from pathlib import Path
 
 from ..errors import BridgeError
-from ..gitrepo import run_bytes
+from ..gitrepo import nested, run_bytes
 
 _READ_BYTES = 1024 * 1024
 
@@ -36,16 +37,18 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
         "--branch",
         "--untracked-files=no",
         "--no-renames",
-        "--ignore-submodules=none",
+        "--ignore-submodules=all",
     )
     # Untracked files by the in-tree .gitignore files alone: status would also apply
     # `.git/info/exclude`, which the implementer can write.
-    others = _git(worktree, "ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+    others = _git(worktree, *nested.OTHERS)
+    stage = _git(worktree, *nested.STAGE)
     # Skip-worktree ("S") and assume-unchanged (lowercase) entries: status trusts the index
     # for them, so an edit under either flag would keep the digest.
     tagged = _git(worktree, "ls-files", "-v", "-z")
-    if out is None or others is None or tagged is None:
+    if out is None or others is None or tagged is None or stage is None:
         return ""
+    inner = nested.digest(worktree, nested.found(worktree, stage, others))
     out += b"".join(b"? " + name + b"\0" for name in others.split(b"\0") if name)
     for entry in tagged.split(b"\0"):
         if entry[:1] == b"S" or entry[:1].islower():
@@ -59,6 +62,7 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
             # The field says "N..." for anything but a submodule, staged or not: not content.
             flags = sub if sub.startswith(b"S") else b""
             digest.update(path + b"\0" + flags + b"\0" + _describe(worktree, path) + b"\0")
+    digest.update(b"nested\0" + inner)
     return digest.hexdigest()
 
 
@@ -103,9 +107,8 @@ def _describe(worktree: Path, path: bytes) -> bytes:
         except OSError as exc:  # replaced since the lstat
             return f"unreadable {exc.errno}".encode()
     if stat.S_ISDIR(info.st_mode):
-        # A submodule or a nested repository: its own HEAD stands for its content.
-        head = _git(full, "rev-parse", "--verify", "--quiet", "HEAD")
-        return b"repo " + (head or b"").strip()
+        # A submodule or a nested repository: its files are in the nested part of the digest.
+        return b"repo"
     if not stat.S_ISREG(info.st_mode):
         # Never open a fifo or a device: reading one can block or never end.
         return f"special {stat.S_IFMT(info.st_mode)}".encode()

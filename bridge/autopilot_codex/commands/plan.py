@@ -96,6 +96,8 @@ def _planned(
 ) -> str:
     """The plan call and the new loop's state, once the tree is as the plan starts from."""
     base = gitrepo.head_sha(worktree)
+    # What nested repositories hold as the loop starts: the review compares their files with it.
+    gitrepo.record_nested(worktree, store.nested_path)
     outcome = _ask_for_plan(worktree, goal, config, manager, store)
     assert outcome.value is not None
     planned: Plan = Plan.of(outcome.value)

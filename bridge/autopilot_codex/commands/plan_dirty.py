@@ -20,7 +20,8 @@ STASH_MESSAGE = "autopilot-codex: work kept aside before plan"
 
 def uncommitted(worktree: Path) -> list[str]:
     """Changed, staged and untracked paths (ignored files are not work)."""
-    out = gitrepo.run_git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    args = ("--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all")
+    out = gitrepo.run_git(worktree, "status", *args)
     paths: list[str] = []
     entries = iter(out.split("\0"))
     for entry in entries:
@@ -40,7 +41,9 @@ def give_back(worktree: Path) -> str:
     if STASH_MESSAGE not in top:
         return f'Your uncommitted work is in git stash ("{STASH_MESSAGE}"): `git stash pop`.'
     try:
-        gitrepo.run_git(worktree, "stash", "pop", "--index")
+        # Quiet: otherwise stash runs `git status`, which a `.gitmodules` can send into a
+        # submodule whatever `diff.ignoreSubmodules` says.
+        gitrepo.run_git(worktree, "stash", "pop", "-q", "--index")
     except BridgeError:
         return (
             f'Your uncommitted work is still in git stash ("{STASH_MESSAGE}"): it did not '
@@ -58,7 +61,11 @@ def settle(worktree: Path, choice: str | None) -> list[str]:
         f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else ""
     )
     if choice == "stash":
-        gitrepo.run_git(worktree, "stash", "push", "--include-untracked", "-m", STASH_MESSAGE)
+        # Nested repositories and submodules left out by path: stash would otherwise run a
+        # status inside each, under their own config, whatever `diff.ignoreSubmodules` says.
+        inner = [f":(exclude,literal){r.path}" for r in gitrepo.nested.find(worktree)]
+        args = ("push", "--include-untracked", "-m", STASH_MESSAGE, "--", ".", *inner)
+        gitrepo.run_git(worktree, "stash", *args)
         return [
             f'Uncommitted work ({named}) was kept aside with git stash ("{STASH_MESSAGE}"); '
             "the loop starts from HEAD. `git stash pop` brings it back once the loop is done."

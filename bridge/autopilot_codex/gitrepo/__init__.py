@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..rails.secrets import is_secret_path
+from . import nested
+from .inside import record as record_nested
 from .review import UNTRACKED_BYTES_MAX, UNTRACKED_FILES_MAX, Diff, changed_names, diff_since
 from .runner import Location, identity, locate, run_bytes, run_git
 from .tamper import GitFinding, findings
@@ -32,6 +34,8 @@ __all__ = [
     "head_sha",
     "identity",
     "locate",
+    "nested",
+    "record_nested",
     "run_bytes",
     "run_git",
     "toplevel",

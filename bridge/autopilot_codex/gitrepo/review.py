@@ -4,7 +4,11 @@ What git's own view would hide is shown or named anyway:
 
 - untracked files are listed without `.git/info/exclude` and `core.excludesFile`, only the
   in-tree `.gitignore` files (which are themselves in the diff when the change edits them);
-  when the change touches a `.gitignore`, the files it now ignores are named too;
+  every file under an ignore rule made or changed since the loop started (its stat against
+  the baseline recorded then) is named with its size and hash (ignored.py); without a
+  baseline, when the change touches a `.gitignore`, the files it now ignores are named;
+- files inside nested repositories and submodules are read as bytes and compared with the
+  baseline (inside.py); git never enters them;
 - paths flagged skip-worktree or assume-unchanged are compared with the base by content read
   here, since git's diff trusts the index for them;
 - `-diff` or `binary` attributes cannot hide text: the diff runs with `--text`, and only
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..rails.secrets import is_secret_path
-from . import tamper
+from . import ignored, inside, nested, tamper
 from .runner import run_bytes, run_git
 
 # Untracked files are diffed in Python: this many shown in full, each up to this size.
@@ -39,7 +43,8 @@ _SNIFF = 8000  # git's own window for telling binary from text
 # Untracked files by the in-tree .gitignore files only, never .git/info/exclude or an excludes
 # file (`--exclude-standard` would read both).
 _PER_DIR = ("--exclude-per-directory=.gitignore",)
-_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-relative")
+_IGNORED_SINCE = "# files under an ignore rule, made or changed since the loop started:\n"
+_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
 
 
 @dataclass(frozen=True)
@@ -57,8 +62,14 @@ class Diff:
         return not self.text.strip()
 
 
-def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> Diff:
+def diff_since(
+    worktree: Path, base: str, *, exclude: tuple[str, ...] = (), baseline: Path | None = None
+) -> Diff:
     """Working tree against `base`, untracked files included, secrets left out.
+
+    `baseline`: the manifest of nested repositories recorded when the loop started
+    (nested.record); files inside them whose bytes differ from it are shown. Without one,
+    every file inside a nested repository is shown as new.
 
     Secrets are found by name in Python and excluded by literal path only when present: glob
     pathspecs for every secret pattern made each `git diff` about 2.6 times slower.
@@ -84,35 +95,54 @@ def diff_since(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> D
     parts += [text for _, text in flagged_changed]
     others = _names(run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z"))
     untracked = [p for p in others if not hidden(p)]
+    untracked = [p for p in untracked if not p.endswith("/")]  # nested repositories: below
     for n, path in enumerate(untracked):
         parts.append(_new_file(worktree, path, full=n < UNTRACKED_FILES_MAX))
-    if any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
+    recorded = nested.load(baseline) if baseline else None
+    inner = inside.changes(worktree, recorded[0] if recorded else None, hidden)
+    room = max(0, UNTRACKED_FILES_MAX - len(untracked))
+    parts += inside.sections(worktree, inner, _new_file, shown=room)
+    named: list[tuple[str, str]] = []
+    if recorded is not None:
+        named = ignored.changes(worktree, recorded[1], hidden)
+        parts += [_IGNORED_SINCE + "\n".join(line for _, line in named)] if named else []
+    elif any(Path(p).name == ".gitignore" for p in [*changed, *untracked]):
         parts += _ignored(worktree, hidden)
     found = tuple(tamper.findings(worktree, own_excludes=exclude_lines(exclude)))
-    found += tuple(tamper.flag_findings(flagged))
+    found += tuple(tamper.flag_findings({shown(p): why for p, why in flagged.items()}))
+    found += tuple(tamper.nested_findings(worktree, [r.path for r in inner.repos]))
     if found:
         lines = "\n".join(f"# - {f.line()}" for f in found)
         parts.append(f"# git: settings and files that run programs or hide changes\n{lines}")
     files = [p for p in changed if p not in secret and p not in flagged]
-    files += [p for p, _ in flagged_changed] + untracked
-    return Diff("\n".join(parts), tuple(dict.fromkeys(files)), found)
+    files += [p for p, _ in flagged_changed] + untracked + [c.path for c in inner.files]
+    files += [p for p, _ in named if p]
+    return Diff(shown("\n".join(parts)), tuple(dict.fromkeys(map(shown, files))), found)
 
 
 def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The files `diff_since` would name (tracked changes and untracked files, secrets and
-    `exclude` left out) from two name-only git calls: for a prompt that names files, not their
-    changes."""
+    `exclude` left out, files flagged skip-worktree or assume-unchanged included) from
+    name-only git calls: for a prompt that names files, not their changes."""
     tracked = run_bytes(worktree, "diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
     others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
     names = [*_names(tracked), *_names(others)]
+    names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree))]
     return tuple(
         dict.fromkeys(
-            p
+            shown(p)
             for p in names
             if not is_secret_path(p)
             and not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
         )
     )
+
+
+def shown(text: str) -> str:
+    """Text for the manager and the logs: a name's bytes that are not UTF-8 (decoded by
+    `os.fsdecode` as lone surrogates, which no JSON encoder or HTTP client will send) written
+    as `\\xff` escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def exclude_lines(exclude: tuple[str, ...]) -> tuple[str, ...]:
@@ -268,8 +298,6 @@ def _new_file(root: Path, path: str, *, full: bool) -> str:
         return (
             f"{header}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+{target}"
         )
-    if kind == "directory":
-        return f"{header}\n# new nested git repository (its own files are not shown)"
     if data is None:
         return f"{header}\nnew file\n# ({kind})"
     # Size and hash only where content is left out: a file shown whole must read the same as

@@ -68,7 +68,15 @@ OVERRIDES: tuple[tuple[str, str], ...] = (
     ("diff.relative", "false"),  # 2.28
     ("diff.noprefix", "false"),  # 1.x: the a/ b/ prefixes parsers expect
     ("diff.mnemonicPrefix", "false"),  # 1.6.x
-    ("diff.ignoreSubmodules", "none"),  # 1.7.2
+    # Never enter a nested repository: its own config would run (nested.py). Callers also
+    # pass `--ignore-submodules=all`, which `.gitmodules` cannot override.
+    ("diff.ignoreSubmodules", "all"),  # 1.7.2
+    ("diff.submodule", "short"),  # 1.7.11: never `diff`, which diffs inside the submodule
+    ("submodule.recurse", "false"),  # 2.14
+    ("status.submoduleSummary", "false"),  # 1.7.x: would run `git submodule summary`
+    ("fetch.recurseSubmodules", "false"),  # 1.7.3
+    ("push.recurseSubmodules", "no"),  # 2.7
+    ("submodule.propagateBranches", "false"),  # 2.36
     ("status.showUntrackedFiles", "all"),  # 1.5.x
     ("color.ui", "false"),  # 1.5.x
     ("log.showSignature", "false"),  # 2.10: would run gpg

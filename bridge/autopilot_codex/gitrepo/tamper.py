@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BridgeError
+from .nested import git_dir, small
 from .runner import Location, locate, run_bytes
 
 # Keys (lowercased, subsection as `*`) that run a program, whatever their value.
@@ -140,6 +141,51 @@ def _replace_refs(path: Path) -> list[GitFinding]:
         return []
     refs = out.decode("utf-8", "replace").split()
     return [GitFinding("replace", r, "replaces an object in every git view") for r in refs]
+
+
+_SECTION = re.compile(r'^\[\s*([^\s\]"]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+
+
+def nested_findings(worktree: Path, repos: list[str]) -> list[GitFinding]:
+    """What the config and hooks of each nested repository would run, read as text (git is
+    never run there): for the manager, since the implementer may have planted it there."""
+    found: list[GitFinding] = []
+    for path in repos:
+        where = git_dir(worktree / path)
+        if where is None:
+            continue
+        for key, value in _config_text(small(where / "config")):
+            if _RUNS.match(_generic(key)) and value.strip().lower() not in _OFF:
+                what = f"runs {value!r} in git there (never run by the bridge)"
+                found.append(GitFinding("nested", f"{path}/ {key}", what))
+        try:
+            hooks = sorted(h.name for h in (where / "hooks").iterdir())
+        except OSError:
+            hooks = []
+        for hook in (h for h in hooks if not h.endswith(".sample")):
+            found.append(GitFinding("nested", f"{path}/ hooks/{hook}", "runs on git there"))
+    return found
+
+
+def _config_text(text: str) -> list[tuple[str, str]]:
+    """(key, value) of a git config file read as text: `[section "sub"]` and the old
+    `[section.sub]` headers, one `name = value` a line (continuations and includes are not
+    followed: this only names, it never decides)."""
+    pairs: list[tuple[str, str]] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        header = _SECTION.match(line)
+        if header:
+            name, sub = header.group(1), header.group(2)
+            # Section and key names are caseless (git lowercases them); a subsection is not.
+            section = f"{name.lower()}.{sub}" if sub is not None else name.lower()
+            line = line[header.end() :].strip()
+        if not line or line[0] in "#;" or not section:
+            continue
+        name, _, value = line.partition("=")
+        pairs.append((f"{section}.{name.strip().lower()}", value.strip().strip('"')))
+    return pairs
 
 
 def flag_findings(flagged: dict[str, str]) -> list[GitFinding]:

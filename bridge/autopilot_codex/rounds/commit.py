@@ -8,16 +8,20 @@ round's own summary as the message and a trailer naming the round.
 
 What the driver never commits: the run's folder (`.autopilot-codex/`, whatever the exclude
 file says by then) and files named like secrets (`.env`, keys), which stay in the worktree
-uncommitted. Hooks are off for this commit (`core.hooksPath=/dev/null`, `--no-verify`): they
-are files the round could have written.
+uncommitted; nested repositories and submodules (a folder with its own `.git`), which stay as
+they are: the driver never stages a gitlink, since the next git to see one would descend into
+it and run its config, and a gitlink the round staged itself is unstaged again (its commit as
+HEAD has it stays). They are named in the run's log. Hooks are off for this commit
+(`core.hooksPath=/dev/null`, `--no-verify`): they are files the round could have written.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gitrepo import EMPTY_TREE, head_sha, identity, run_git
+from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_bytes, run_git
 from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
@@ -32,6 +36,7 @@ SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false")
 class Committed:
     sha: str  # "" when there was nothing to commit
     left_out: tuple[str, ...]  # secret-named files left uncommitted
+    nested: tuple[str, ...] = ()  # nested repositories and submodules left as they were
 
 
 def subject(last_message: str, round_no: int) -> str:
@@ -49,8 +54,9 @@ def message(last_message: str, round_no: int, run: str) -> str:
     )
 
 
-def _names(output: str) -> list[str]:
-    return [n for n in output.split("\0") if n]
+def _names(root: Path, *args: str) -> list[str]:
+    """Paths git lists with `-z`, decoded as the file system's names are (never replaced)."""
+    return [os.fsdecode(n) for n in run_bytes(root, *SAFE, *args, "-z").split(b"\0") if n]
 
 
 def _git(root: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
@@ -59,24 +65,23 @@ def _git(root: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
 
 def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Committed:
     """Commit what the round left uncommitted; raises BridgeError when git refuses."""
-    changed = _names(
-        _git(root, "ls-files", "--modified", "--deleted", "--others", "--exclude-standard", "-z")
-    )
+    changed = _names(root, "ls-files", "--modified", "--deleted", "--others", "--exclude-standard")
     secret = sorted({p for p in changed if is_secret_path(p)})
+    inner = [r.path for r in nested.find(root)]
+    committed = _gitlinks(root, "ls-tree", "-r", "HEAD")
     # Naming an ignored path, even to exclude it, makes `add` fail: the run's folder is
     # unstaged afterwards instead, should the round have un-ignored it.
-    _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in secret))
-    staged = _names(_git(root, "diff", "--cached", "--name-only", "--no-renames", "-z"))
+    _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in [*secret, *inner]))
+    moved = {p for p, _ in _gitlinks(root, "ls-files", "--stage") - committed}
+    _unstage(root, sorted(moved))
+    staged = _names(root, "diff", "--cached", "--name-only", "--no-renames")
     kept_out = [p for p in staged if is_secret_path(p) or p.startswith(f"{WORKSPACE}/")]
-    if kept_out:
-        # Staged by the round itself, or un-ignored: unstaged again, never committed here.
-        if head_sha(root) == EMPTY_TREE:
-            _git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *kept_out)
-        else:
-            _git(root, "reset", "-q", "--", *kept_out)
+    # Staged by the round itself, or un-ignored: unstaged again, never committed here.
+    _unstage(root, kept_out)
     left_out = tuple(sorted({*secret, *(p for p in kept_out if is_secret_path(p))}))
+    kept = tuple(sorted(moved | (set(inner) - {p for p, _ in committed})))
     if not _has_staged(root):
-        return Committed("", left_out)
+        return Committed("", left_out, kept)
     run_git(
         root,
         *SAFE,
@@ -87,7 +92,29 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
         message(last_message, round_no, run),
         author=identity(root),
     )
-    return Committed(head_sha(root), left_out)
+    return Committed(head_sha(root), left_out, kept)
+
+
+def _gitlinks(root: Path, *listing: str) -> set[tuple[str, str]]:
+    """(path, commit) of each gitlink `ls-files --stage` or `ls-tree -r HEAD` lists."""
+    if listing[0] == "ls-tree" and head_sha(root) == EMPTY_TREE:
+        return set()
+    found = set()
+    for entry in _names(root, *listing):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if fields and fields[0] == "160000":
+            found.add((path, fields[1] if listing[0] == "ls-files" else fields[2]))
+    return found
+
+
+def _unstage(root: Path, paths: list[str]) -> None:
+    if not paths:
+        return
+    if head_sha(root) == EMPTY_TREE:
+        _git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *paths)
+    else:
+        _git(root, "reset", "-q", "--", *paths)
 
 
 def _has_staged(root: Path) -> bool:

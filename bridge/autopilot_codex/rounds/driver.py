@@ -24,7 +24,7 @@ from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
 from ..errors import BridgeError
-from ..gitrepo import head_sha, toplevel
+from ..gitrepo import head_sha, record_nested, toplevel
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
@@ -114,6 +114,8 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
             "rounds.tamper", decision="set_aside", changed=[ROLLOUT_NAME], reason=wrong
         )
     handoff = write_handoff(root, Handoff(opts.goal), today=date.fromtimestamp(now))
+    # What nested repositories hold as the run starts: the manager's check compares with it.
+    record_nested(root, store.nested_path)
     header = rollout.RunHeader(
         kind="run",
         run=handoff.stem,
@@ -247,6 +249,8 @@ def _commit(run: Run, result: RoundResult, round_no: int, view: View) -> str:
         return ""
     if done.left_out:
         view.note(f"left uncommitted (named like secrets): {', '.join(done.left_out)}")
+    if done.nested:
+        view.note(f"left as they are (nested repositories): {', '.join(done.nested)}")
     return done.sha
 
 

@@ -6,15 +6,22 @@ left uncommitted; so each side is a snapshot of the working tree (tracked and un
 the in-tree .gitignore files respected; `.git/info/exclude` and the index's skip-worktree and
 assume-unchanged flags, which a round can set, are not) written as a git tree through a private index. Nothing visible changes:
 no ref, no index, no stash — only unreferenced objects that git's gc collects.
+
+A nested repository or submodule is never entered: `add` leaves its path alone (a gitlink
+there would make the next git descend into it and run its config), and the snapshot holds,
+at its path, a blob listing its HEAD and every file in it with size and sha256, read in
+Python (gitrepo/nested.py). So an edit inside one changes the snapshot and is named by the
+repository's path.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from ..gitrepo import git_path, run_bytes, run_git
+from ..gitrepo import git_path, nested, run_bytes, run_git
 from .handoff import WORKSPACE
 
 
@@ -32,9 +39,24 @@ def snapshot(root: Path) -> str:
             # The real index's stat cache makes `add -A` rehash only what changed.
             shutil.copyfile(index, private)
         _unflag(root, private)
-        _git(root, private, "add", "-A")
+        inner = nested.find(root)
+        _git(root, private, "add", "-A", "--", ".", *(f":(exclude,literal){r.path}" for r in inner))
         _add_excluded(root, private)
+        for repo in inner:
+            _stand_in(root, private, repo)
         return _git(root, private, "write-tree").strip()
+
+
+def _stand_in(root: Path, index: str, repo: nested.Nested) -> None:
+    """A blob at the nested repository's path: its HEAD and its files, as read in Python."""
+    lines = [f"{repo.kind} HEAD {repo.head}".encode()]
+    for rel, (kind, mode, size, *_, sha) in sorted(nested.scan(root, repo.path).items()):
+        lines.append(
+            f"{kind} {mode:o} {size} ".encode() + os.fsencode(sha) + b"\t" + os.fsencode(rel)
+        )
+    blob = run_bytes(root, "hash-object", "-w", "--no-filters", "--stdin", stdin=b"\n".join(lines))
+    info = f"100644,{blob.decode('ascii').strip()},{repo.path}"
+    run_bytes(root, "update-index", "--add", "--replace", "--cacheinfo", info, index_file=index)
 
 
 def _unflag(root: Path, index: str) -> None:
@@ -57,7 +79,7 @@ def _add_excluded(root: Path, index: str) -> None:
     files are the change's own, and in the snapshot): a round can write that file."""
     args = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
     names = [n for n in run_bytes(root, *args, index_file=index).split(b"\0") if n]
-    names = [n for n in names if not n.endswith(b"/")]  # a nested repository
+    names = [n for n in names if not n.endswith(b"/")]  # a nested repository: _stand_in
     if names:
         stdin = b"\0".join(names) + b"\0"
         run_bytes(root, "update-index", "--add", "-z", "--stdin", index_file=index, stdin=stdin)
@@ -66,5 +88,7 @@ def _add_excluded(root: Path, index: str) -> None:
 def changed_between(root: Path, before: str, after: str) -> list[str]:
     if before == after:
         return []
-    out = run_git(root, "diff", "--name-only", "--no-renames", "-z", before, after)
-    return sorted(n for n in out.split("\0") if n and not n.startswith(f"{WORKSPACE}/"))
+    out = run_bytes(root, "diff", "--name-only", "--no-renames", "-z", before, after)
+    # Names as bytes, decoded the way the file system's are: never a replacement character.
+    names = (os.fsdecode(n) for n in out.split(b"\0") if n)
+    return sorted(n for n in names if not n.startswith(f"{WORKSPACE}/"))

@@ -13,6 +13,7 @@ from .. import gitrepo
 from ..contract import clip
 from ..errors import BridgeError
 from ..manager import prompts
+from .handoff import WORKSPACE
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -53,8 +54,10 @@ class ManagerVerdict:
     def __call__(self, worktree: Path, base_sha: str) -> bool:
         from ..manager import schemas
         from ..manager.select import worst_case_usd
+        from .hold import store_for
 
-        diff = gitrepo.diff_since(worktree, base_sha, exclude=(".autopilot-codex",))
+        baseline = store_for(worktree).nested_path
+        diff = gitrepo.diff_since(worktree, base_sha, exclude=(WORKSPACE,), baseline=baseline)
         commits = gitrepo.commits_since(worktree, base_sha)
         prompt = verdict_prompt(self.goal, commits, diff.text, self.config.prompt_chars)
         estimate = worst_case_usd(

@@ -119,7 +119,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         repo = ctx.store.worktree
-        diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded())
+        diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded(), baseline=ctx.store.nested_path)
         key = steps.diff_key(diff)
         if diff.empty or key == tried or state.cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or

@@ -1,0 +1,255 @@
+"""Repositories inside the work tree, read as data: git never runs with one as its git dir.
+
+A nested repository (a folder with its own `.git`, staged as a gitlink or not) or a
+submodule carries its own config, which the implementer can write: a git started inside it,
+or a git of the top repository that descends into it (a status of a gitlink runs one), runs
+the filters, fsmonitor and hooks that config names, as the user, outside any wall. So the
+bridge and the driver never enter one (runner.py: `--ignore-submodules=all` and its kin), and
+what they need of it is read here in Python:
+
+- which there are: gitlinks of the top index, and the untracked folders holding a `.git`
+  that the top repository's own `ls-files --others` names (both git calls of the top
+  repository, which list a nested repository without entering it);
+- its HEAD, from `.git` (a folder or a `gitdir:` file), `HEAD`, the loose ref or
+  `packed-refs`: only a commit id is ever returned, so a `.git` file pointing elsewhere
+  cannot make the bridge print another file;
+- its files, walked without following a link and without entering any `.git`, each as kind,
+  mode, size and sha256 (a link as its target). A manifest of them is recorded when the loop
+  starts (`record`, in the state home, out of the implementer's reach) and the review shows
+  the files whose bytes differ from it; the stat of each entry is kept so an unchanged file
+  is not read again (its ctime, which no write can keep, is part of the stat).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .runner import run_bytes
+
+_GITLINK = b"160000"
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_SMALL = 64 * 1024  # HEAD, a ref, a `.git` file: never more than this is read
+_READ = 1024 * 1024
+
+# One file's record: kind, mode, size, mtime_ns, ctime_ns, inode, sha256 (a link: its target).
+Entry = tuple[str, int, int, int, int, int, str]
+Manifest = dict[str, Entry]
+
+
+@dataclass(frozen=True)
+class Nested:
+    """One repository inside the work tree."""
+
+    path: str  # relative to the top work tree, no trailing slash
+    kind: str  # "submodule" (a gitlink in the top index) or "repository" (untracked)
+    head: str  # its HEAD commit read from its files; "" when there is none to read
+
+
+STAGE = ("ls-files", "--stage", "-z")
+OTHERS = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
+
+
+def find(worktree: Path) -> list[Nested]:
+    """The gitlinks of the top index and the untracked folders holding a `.git`."""
+    return found(worktree, run_bytes(worktree, *STAGE), run_bytes(worktree, *OTHERS))
+
+
+def found(worktree: Path, stage: bytes, others: bytes) -> list[Nested]:
+    """`find` from the output of the two listings (STAGE, OTHERS), read already."""
+    kinds: dict[str, str] = {}
+    for entry in stage.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if meta.startswith(_GITLINK + b" ") and name:
+            kinds[os.fsdecode(name)] = "submodule"
+    for name in others.split(b"\0"):
+        if name.endswith(b"/"):
+            kinds.setdefault(os.fsdecode(name.rstrip(b"/")), "repository")
+    return [Nested(p, kind, head(worktree / p)) for p, kind in sorted(kinds.items())]
+
+
+def small(path: Path) -> str:
+    """A small regular file's text; "" for anything else (a link, a fifo, a folder)."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _SMALL:
+            return ""
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def git_dir(folder: Path) -> Path | None:
+    """The git directory of the repository in `folder`: its `.git` folder or what its `.git`
+    file names; None when there is neither."""
+    dot = folder / ".git"
+    try:
+        info = dot.lstat()
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return dot
+    line = small(dot).strip()
+    if not line.startswith("gitdir:"):
+        return None
+    return folder / line[len("gitdir:") :].strip()
+
+
+def head(folder: Path) -> str:
+    """HEAD's commit id, read from the files of the repository in `folder`; "" when unknown."""
+    where = git_dir(folder)
+    if where is None:
+        return ""
+    common = where
+    pointer = small(where / "commondir").strip()
+    if pointer:
+        common = where / pointer
+    value = small(where / "HEAD").strip()
+    for _ in range(5):  # a symbolic ref may name another; git stops at five as well
+        if not value.startswith("ref:"):
+            break
+        ref = value[len("ref:") :].strip()
+        if ".." in ref.split("/") or not ref.startswith("refs/"):
+            return ""
+        value = small(where / ref).strip() or small(common / ref).strip()
+        value = value or _packed(common, ref)
+    return value if _SHA.fullmatch(value) else ""
+
+
+def _packed(common: Path, ref: str) -> str:
+    for line in small(common / "packed-refs").splitlines():
+        sha, _, name = line.partition(" ")
+        if name.strip() == ref:
+            return sha
+    return ""
+
+
+def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -> Manifest:
+    """Every file under `root/folder` (no `.git` entered, no link followed), by path relative
+    to `root`. An entry whose stat equals its `previous` record keeps that record's hash."""
+    found: Manifest = {}
+    for rel, info in walk(root, folder):
+        mode = stat.S_IFMT(info.st_mode)
+        known = (previous or {}).get(rel)
+        key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        if known is not None and known[0] != "special" and known[2:6] == key:
+            found[rel] = known
+            continue
+        if mode == stat.S_IFLNK:
+            kind, digest = "link", _target(root / rel)
+        elif mode == stat.S_IFREG:
+            kind, digest = "file", _sha256(root / rel)
+        else:
+            # Never open a fifo or a device: reading one can block or never end.
+            kind, digest = "special", str(mode)
+        found[rel] = (kind, info.st_mode & 0o777, *key, digest)
+    return found
+
+
+def walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(root / current) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in listed:
+            if entry.name == ".git":
+                continue
+            rel = f"{current}/{entry.name}"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(rel)
+            else:
+                yield rel, info
+
+
+def _target(path: Path) -> str:
+    try:
+        return os.fsdecode(path.readlink())
+    except OSError as exc:
+        return f"unreadable {exc.errno}"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
+        with os.fdopen(fd, "rb") as handle:
+            while chunk := handle.read(_READ):
+                digest.update(chunk)
+    except OSError as exc:
+        return f"unreadable {exc.errno}"
+    return digest.hexdigest()
+
+
+def manifest(
+    worktree: Path, nested: list[Nested], previous: Mapping[str, Entry] | None = None
+) -> Manifest:
+    """The files of every nested repository, one manifest."""
+    found: Manifest = {}
+    for repo in nested:
+        found.update(scan(worktree, repo.path, previous))
+    return found
+
+
+def digest(worktree: Path, repos: list[Nested]) -> bytes:
+    """One line per nested repository and per file in it: what changes when any byte does."""
+    lines: list[bytes] = []
+    for repo in repos:
+        lines.append(f"nested {repo.kind} {repo.head}".encode() + b"\0" + os.fsencode(repo.path))
+        for rel, entry in sorted(scan(worktree, repo.path).items()):
+            kind, mode, size, *_, sha = entry
+            lines.append(
+                os.fsencode(rel) + f"\0{kind} {mode:o} {size} ".encode() + os.fsencode(sha)
+            )
+    return b"\0".join(lines)
+
+
+def write(file: Path, data: Manifest, ignored: Mapping[str, list[object]]) -> None:
+    """The baseline: nested files and ignored files' stats, written whole to `file`."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    tmp.write_text(json.dumps({"files": data, "ignored": ignored}), encoding="utf-8")
+    tmp.replace(file)
+
+
+def load(file: Path) -> tuple[Manifest, dict[str, tuple[object, ...]]] | None:
+    """A recorded baseline (nested files, ignored files' stats); None when there is none or it
+    is unreadable (then every file of a nested repository is shown as new)."""
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+        files = {str(k): _entry(v) for k, v in raw["files"].items()}
+        ignored = {str(k): _stat(v) for k, v in raw["ignored"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return files, ignored
+
+
+def _stat(value: object) -> tuple[object, ...]:
+    """An ignored file's record: five numbers of its stat, then its digest."""
+    if not isinstance(value, list) or len(value) != 6:
+        raise ValueError("not an ignored file's record")
+    # Not converted field by field (10,000 of them): a value of the wrong type compares
+    # unequal to the file's stat, so the file is read and named, which is safe.
+    return tuple(value)
+
+
+def _entry(value: object) -> Entry:
+    if not isinstance(value, list) or len(value) != 7:
+        raise ValueError("not a manifest entry")
+    kind, mode, size, mtime, ctime, ino, sha = value
+    return (str(kind), int(mode), int(size), int(mtime), int(ctime), int(ino), str(sha))

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from . import hosts
-from .hosts.wall import Level, Prereqs, WallSpec, sandbox_usable
+from .hosts.runfiles import nested_git
+from .hosts.wall import Level, Prereqs, WallSpec, credential_stores, sandbox_usable
 from .paths import state_home
 from .seatbelt import seatbelt_note, unguarded, with_seatbelt
 
@@ -39,12 +40,16 @@ class HostWall:
         return self.level == "on"
 
 
-def spec_for(worktree: Path, home: Path | None = None) -> WallSpec:
+def spec_for(
+    worktree: Path, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> WallSpec:
     """The wall for this worktree, with the user's own additions from the config
-    (`wall_allow_hosts`, `wall_deny_read`; `~` is the user's home)."""
+    (`wall_allow_hosts`, `wall_deny_read`; `~` is the user's home), the hosts' logins wherever
+    `env` (the process's own by default) puts them, and the repositories nested in it now."""
     from .config import load_config
 
     user = home or Path(os.path.expanduser("~"))
+    environ = os.environ if env is None else env
     config = load_config(warnings=[])
     hidden = tuple(
         user / p[2:] if p.startswith("~/") else Path(p)
@@ -57,6 +62,8 @@ def spec_for(worktree: Path, home: Path | None = None) -> WallSpec:
         home=user,
         deny_read=hidden,
         allow_hosts=config.wall_allow_hosts,
+        logins=tuple(credential_stores(user, environ)),
+        nested_git=nested_git(worktree),
     )
 
 
@@ -80,7 +87,7 @@ def host_wall(
     layers = boundary.layers(worktree, home, environ, name)
     if flag is not None:
         layers[boundary.flag_layer] = dict(flag)
-    status = boundary.judge(spec_for(worktree, home), layers)
+    status = boundary.judge(spec_for(worktree, home, environ), layers)
     fixes = boundary.fixes(status, home, environ, name)
     usable, prereqs = sandbox_usable(boundary.needs_tools, name, which)
     missing = list(status.missing)

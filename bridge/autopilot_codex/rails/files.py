@@ -49,7 +49,7 @@ def host_settings(command: Command, where: Where) -> str | None:
                 f"{path} decides which hooks the host runs; changing it could switch the "
                 "supervisor off"
             )
-        if _run_file(path, command.cwd, where):
+        if _run_file(path, command.cwd, where) and not _copied_from(command, path):
             return (
                 f"{path} is a file a host or git reads to decide what programs to run; it is "
                 "the user's to change, not the loop's (reading it is fine)"
@@ -73,6 +73,15 @@ def _reads_only(command: Command) -> bool:
     if command.name != "git" or len(command.argv) < 2 or command.argv[1] not in _GIT_READS:
         return False
     return not any(arg.startswith("--output") for arg in command.argv)
+
+
+def _copied_from(command: Command, path: str) -> bool:
+    """`cp .mcp.json backup.json` reads its sources: only the last word is written (unless a
+    `-t` names the target first)."""
+    if command.name != "cp" or any(a.startswith(("-t", "--target")) for a in command.argv):
+        return False
+    words = [a for a in command.argv[1:] if not a.startswith("-")]
+    return len(words) > 1 and path in words[:-1] and path != words[-1]
 
 
 def _run_file(raw: str, cwd: str, where: Where) -> bool:

@@ -10,6 +10,7 @@ the level it started with (`State.wall`); anything short of "on" is unguarded, a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from typing import Any
 
 from . import hosts
 from .hosts.runfiles import nested_git
-from .hosts.wall import Level, Prereqs, WallSpec, credential_stores, sandbox_usable
+from .hosts.wall import Level, Prereqs, WallSpec, sandbox_usable
 from .paths import state_home
 from .seatbelt import seatbelt_note, unguarded, with_seatbelt
 
@@ -56,13 +57,10 @@ def spec_for(
         for p in config.wall_deny_read
         if p.startswith(("/", "~/"))
     )
-    return WallSpec(
-        worktree=worktree,
-        state_home=state_home(),
-        home=user,
+    return dataclasses.replace(
+        hosts.wall_spec(worktree, state_home(), user, environ),
         deny_read=hidden,
         allow_hosts=config.wall_allow_hosts,
-        logins=tuple(credential_stores(user, environ)),
         nested_git=nested_git(worktree),
     )
 

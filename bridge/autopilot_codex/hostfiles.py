@@ -14,8 +14,8 @@ import json
 from typing import TYPE_CHECKING
 
 from .fileio import read_text
+from .hosts import run_files
 from .hosts.runfiles import changes, scan
-from .hosts.wall import host_run_files
 
 if TYPE_CHECKING:
     from .hookio import Answer
@@ -27,7 +27,7 @@ NAMED = 5
 
 
 def _current(store: Store) -> dict[str, str]:
-    return scan(store.worktree, host_run_files())
+    return scan(store.worktree, run_files())
 
 
 def record(store: Store) -> list[str]:

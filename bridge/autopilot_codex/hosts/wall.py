@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import platform
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -64,24 +64,6 @@ HIDDEN_ENV: tuple[str, ...] = (
 Level = Literal["on", "off", "partly"]
 
 
-def host_run_files() -> tuple[str, ...]:
-    """Git's run files and every registered host's (`Host.run_files`), as worktree patterns."""
-    from . import every
-
-    return tuple(dict.fromkeys([*GIT_RUN_FILES, *(p for host in every() for p in host.run_files)]))
-
-
-def credential_stores(home: Path, env: Mapping[str, str]) -> list[Path]:
-    """Every standard credential store under `home`, and each registered host's login both at
-    its default place and wherever `env` moves it (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`)."""
-    from . import every
-
-    stores = [home / rel for rel in CREDENTIALS_IN_HOME]
-    for host in every():
-        stores += [*host.logins({}, home), *host.logins(env, home)]
-    return _unique(stores)
-
-
 def literal(pattern: str) -> str:
     """The top instance of a run-file pattern, as a path a sandbox without globs can protect:
     `**/.claude/**` is `.claude`, `**/.git/hooks/**` is `.git/hooks`."""
@@ -95,9 +77,10 @@ def literal(pattern: str) -> str:
 class WallSpec:
     """What walls one implementer in. Paths are absolute; `deny_read` and `allow_hosts` are the
     user's additions (extra paths to hide, the only hosts its network may reach); `logins` the
-    hosts' logins where the environment puts them; `run_files` the patterns (relative to the
-    worktree) of the files git and the hosts run programs from; `nested_git` the git
-    directories of the repositories nested in the worktree when the spec was made."""
+    hosts' logins, `run_files` the patterns (relative to the worktree) of the files git and the
+    hosts run programs from: every registered host's, as `hosts.wall_spec` fills them in (this
+    module knows no host); `nested_git` the git directories of the repositories nested in the
+    worktree when the spec was made."""
 
     worktree: Path
     state_home: Path
@@ -108,7 +91,7 @@ class WallSpec:
     # False keeps the whole git directory read-only (a round: the driver commits for it).
     git_writable: bool = True
     logins: tuple[Path, ...] = ()
-    run_files: tuple[str, ...] = field(default_factory=host_run_files)
+    run_files: tuple[str, ...] = GIT_RUN_FILES
     nested_git: tuple[Path, ...] = ()
 
     def protected_paths(self) -> list[Path]:
@@ -137,7 +120,7 @@ class WallSpec:
 
     def hidden_paths(self) -> list[Path]:
         """Everything the implementer must not read, the state home first."""
-        creds = credential_stores(self.home, {})
+        creds = [self.home / rel for rel in CREDENTIALS_IN_HOME]
         return _unique([self.state_home, *creds, *self.logins, *self.deny_read])
 
 

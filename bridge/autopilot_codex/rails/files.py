@@ -88,13 +88,13 @@ def _run_file(raw: str, cwd: str, where: Where) -> bool:
     """Does `raw` name, inside the worktree, a file some host or git runs programs from
     (`Host.run_files`, `GIT_RUN_FILES`)? Both as written and as resolved: a link to
     `.mcp.json` names it too."""
+    from ..hosts import run_files
     from ..hosts.runfiles import matches
-    from ..hosts.wall import host_run_files
 
     written = Path(os.path.normpath(Path(cwd) / os.path.expanduser(raw)))
     for path in (written, where.resolve(raw, cwd)):
         if inside(path, where.worktree) and matches(
-            path.relative_to(where.worktree).as_posix(), host_run_files()
+            path.relative_to(where.worktree).as_posix(), run_files()
         ):
             return True
     return False

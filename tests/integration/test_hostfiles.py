@@ -97,6 +97,7 @@ def test_resume_accepts_the_files_as_they_are(
     session_start(hook, repo)
     code, out = cli(capsys, "-C", str(repo), "resume")
     assert code == 0, out
+    assert "accepted as they are now: .mcp.json (added)" in out
     assert state_of(repo)["status"] == "running"
     (resumed,) = [e for e in events_of(repo) if e["event"] == "resume"]
     assert resumed["accepted"] == [".mcp.json (added)"]

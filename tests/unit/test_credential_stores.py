@@ -68,3 +68,14 @@ def test_the_spec_names_the_repositories_nested_in_the_worktree(tmp_path: Path) 
     assert spec.nested_git == (nested,)
     assert nested / "config" in spec.protected_paths()
     assert nested / "hooks" in spec.protected_folders()
+
+
+def test_both_hosts_hide_the_same_list_and_protect_the_same_files(tmp_path: Path) -> None:
+    """Codex's wall matches Claude's: the same hidden paths, the same protected ones (those
+    Codex can hold: a file that does not exist yet is left to the comparison)."""
+    spec = spec_for(tmp_path / "repo", tmp_path / "home", {"CODEX_HOME": str(tmp_path / "c")})
+    claude = claude_boundary.boundary_settings(spec)["sandbox"]["filesystem"]
+    table = codex_boundary.filesystem_table(spec, lambda p: True)
+    assert set(claude["denyRead"]) == {k for k, v in table.items() if v == "none"}
+    protected = {k for k, v in table.items() if v == "read" and k != ":root"}
+    assert set(claude["denyWrite"]) == protected

@@ -57,6 +57,7 @@ def test_the_file_tools_may_not_write_a_run_file(worktree: Path, rel: str) -> No
         "cp /tmp/evil.json .mcp.json",
         "tee vendor/dep/.git/config < x",
         "mkdir -p .claude/agents",
+        "mkdir -p sub/.git/hooks",
         "mv hooks.json .codex/hooks.json",
         "git diff --output=.mcp.json",
         "ln -s /tmp/evil .git/hooks/pre-commit",
@@ -86,6 +87,7 @@ def test_a_link_to_a_run_file_is_that_file(worktree: Path) -> None:
         "git status",
         "cp .mcp.json /tmp/backup.json",
         "ls -la .codex .agents",
+        "mkdir -p sub/.git",
     ],
 )
 def test_reading_or_mentioning_a_run_file_is_fine(worktree: Path, command: str) -> None:

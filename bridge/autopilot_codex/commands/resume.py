@@ -103,10 +103,19 @@ def resume(
         accepted = hostfiles.record(store)
         store.append_event("resume", decision="running", previous=state.status, accepted=accepted)
     task = resumed.task()
-    text = f"autopilot-codex: loop resumed (was {state.status})."
+    text = f"autopilot-codex: loop resumed (was {state.status}).{_accepted(accepted)}"
     if task is not None:
         text += "\nContinue with:\n" + contract.task_contract(task, resumed.task_position())
     return text + "\n" + headline(wall)
+
+
+def _accepted(changed: list[str]) -> str:
+    if not changed:
+        return ""
+    return (
+        "\nFiles the host or git runs programs from, accepted as they are now: "
+        + ", ".join(changed)
+    )
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:

@@ -49,7 +49,7 @@ def host_settings(command: Command, where: Where) -> str | None:
                 f"{path} decides which hooks the host runs; changing it could switch the "
                 "supervisor off"
             )
-        if _run_file(path, command.cwd, where) and not _copied_from(command, path):
+        if _run_file(path, command.cwd, where) and not _spared(command, path):
             return (
                 f"{path} is a file a host or git reads to decide what programs to run; it is "
                 "the user's to change, not the loop's (reading it is fine)"
@@ -75,9 +75,13 @@ def _reads_only(command: Command) -> bool:
     return not any(arg.startswith("--output") for arg in command.argv)
 
 
-def _copied_from(command: Command, path: str) -> bool:
-    """`cp .mcp.json backup.json` reads its sources: only the last word is written (unless a
-    `-t` names the target first)."""
+def _spared(command: Command, path: str) -> bool:
+    """Words that name a run file without writing one: `mkdir sub/.git` makes a folder (the
+    link file of that name is what git would follow; what lands inside is compared at the
+    next start), and `cp .mcp.json backup.json` reads its sources (only the last word is
+    written, unless a `-t` names the target first)."""
+    if command.name == "mkdir":
+        return path.rstrip("/").rsplit("/", 1)[-1] == ".git"
     if command.name != "cp" or any(a.startswith(("-t", "--target")) for a in command.argv):
         return False
     words = [a for a in command.argv[1:] if not a.startswith("-")]

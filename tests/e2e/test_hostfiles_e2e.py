@@ -28,7 +28,7 @@ from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
 from .autopilot_helpers import ROOT, Autopilot
 from .codex_fixtures import CodexRunner
 from .conftest import ClaudeRunner
-from .fake_anthropic import FakeAnthropic, Text, ToolUse
+from .fake_anthropic import FakeAnthropic, Text, ToolUse, Turn
 from .fake_codex_model import FakeCodexModel, Shell
 from .test_wall_e2e import tool_results
 
@@ -155,7 +155,10 @@ def test_claude_no_credential_store_can_be_read_inside_the_wall_and_each_can_out
     state.mkdir()
     settings = json.dumps(boundary_settings(spec(tmp_path, state, home, env)))
     command = reader(files)
-    script = [[ToolUse("Bash", {"command": command, "description": "read"})], [Text("Done.")]]
+    script: list[Turn] = [
+        [ToolUse("Bash", {"command": command, "description": "read"})],
+        [Text("Done.")],
+    ]
     # Two runs, one after the other: the fake plays the turns in order.
     fake_anthropic.script = [*script, *script]
     walled = claude("read", extra_env=env, extra_args=["--settings", settings])

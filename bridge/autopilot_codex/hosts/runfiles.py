@@ -84,10 +84,15 @@ def _digest(entry: os.DirEntry[str]) -> str:
 
 def scan(worktree: Path, patterns: Sequence[str]) -> dict[str, str]:
     """{relative path: digest} of every file (or link) in `worktree` that matches `patterns`."""
+    # A path can match only if it holds one of the patterns' names: most files are passed over
+    # without matching (a session start walks the whole tree).
+    names = {part for pattern in patterns for part in pattern.split("/") if part != "**"}
     return {
         rel: _digest(entry)
         for rel, entry in _walk(worktree)
-        if not entry.is_dir(follow_symlinks=False) and matches(rel, patterns)
+        if not names.isdisjoint(rel.split("/"))
+        and not entry.is_dir(follow_symlinks=False)
+        and matches(rel, patterns)
     }
 
 

@@ -206,3 +206,11 @@ def test_a_session_started_in_the_worktree_during_a_run_is_held(repo: Path, hook
         (repo / ".mcp.json").write_text(MCP)
         assert ".mcp.json (added)" in session_start(hook, repo)["systemMessage"]
         assert state_of(repo)["status"] == "stopped"
+
+
+def test_any_session_started_in_the_worktree_is_compared(ralph: Path, hook: Hook) -> None:
+    """Not only the owner's: every session started here reads the same files."""
+    (ralph / ".mcp.json").write_text(MCP)
+    out = hook("SessionStart", payload("SessionStart", ralph, "another-session", source="startup"))
+    assert ".mcp.json (added)" in out.json["systemMessage"]
+    assert state_of(ralph)["status"] == "stopped"

@@ -189,8 +189,10 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
     admitted = Admitted(
         raw, worktree, style if isinstance(style, str) and style else "autopilot", repair
     )
-    if event == "PreToolUse" or repair or marker.get("owner") == "driver":
+    if event in ("PreToolUse", "SessionStart") or repair or marker.get("owner") == "driver":
         # A driver-owned loop (rounds) starts a fresh session per round: every one is admitted.
+        # Every session start too, whoever's: the files it reads to decide what to run are
+        # compared with the loop's start (`hostfiles`).
         return admitted
     owner = marker.get("session_id")
     if isinstance(owner, str) and owner:

@@ -10,6 +10,7 @@ the level it started with (`State.wall`); anything short of "on" is unguarded, a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import hosts
+from .hosts.runfiles import nested_git
 from .hosts.wall import Level, Prereqs, WallSpec, sandbox_usable
 from .paths import state_home
 from .seatbelt import seatbelt_note, unguarded, with_seatbelt
@@ -41,24 +43,27 @@ class HostWall:
         return self.level == "on"
 
 
-def spec_for(worktree: Path, home: Path | None = None) -> WallSpec:
+def spec_for(
+    worktree: Path, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> WallSpec:
     """The wall for this worktree, with the user's own additions from the config
-    (`wall_allow_hosts`, `wall_deny_read`; `~` is the user's home)."""
+    (`wall_allow_hosts`, `wall_deny_read`; `~` is the user's home), the hosts' logins wherever
+    `env` (the process's own by default) puts them, and the repositories nested in it now."""
     from .config import load_config
 
     user = home or Path(os.path.expanduser("~"))
+    environ = os.environ if env is None else env
     config = load_config(warnings=[])
     hidden = tuple(
         user / p[2:] if p.startswith("~/") else Path(p)
         for p in config.wall_deny_read
         if p.startswith(("/", "~/"))
     )
-    return WallSpec(
-        worktree=worktree,
-        state_home=state_home(),
-        home=user,
+    return dataclasses.replace(
+        hosts.wall_spec(worktree, state_home(), user, environ),
         deny_read=hidden,
         allow_hosts=config.wall_allow_hosts,
+        nested_git=nested_git(worktree),
     )
 
 
@@ -82,7 +87,7 @@ def host_wall(
     layers = boundary.layers(worktree, home, environ, name)
     if flag is not None:
         layers[boundary.flag_layer] = dict(flag)
-    status = boundary.judge(spec_for(worktree, home), layers)
+    status = boundary.judge(spec_for(worktree, home, environ), layers)
     fixes = boundary.fixes(status, home, environ, name)
     usable, prereqs = sandbox_usable(boundary.needs_tools, name, which)
     missing = list(status.missing)

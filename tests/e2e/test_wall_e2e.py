@@ -5,6 +5,7 @@ still succeeds. Files on disk are the judge, not what the commands print."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import tempfile
@@ -17,6 +18,7 @@ from typing import Any, cast
 
 import pytest
 
+from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings
 from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
 from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
@@ -56,7 +58,7 @@ class Scene:
     home: Path
 
     def spec(self) -> WallSpec:
-        return WallSpec(worktree=self.repo, state_home=self.state, home=self.home)
+        return hosts.wall_spec(self.repo, self.state, self.home, {})
 
     def head(self) -> str:
         return git(self.repo, "rev-parse", "HEAD")
@@ -230,9 +232,7 @@ def test_claude_walled_network_reaches_the_allowlist_only(
     claude: ClaudeRunner, fake_anthropic: FakeAnthropic, scene: Scene, two_servers: tuple[int, int]
 ) -> None:
     on_list, off_list = two_servers
-    spec = WallSpec(
-        worktree=scene.repo, state_home=scene.state, home=scene.home, allow_hosts=("localhost",)
-    )
+    spec = dataclasses.replace(scene.spec(), allow_hosts=("localhost",))
     # The sandbox has its own network: only the proxy leads out, and `no_proxy` lists
     # localhost, so the client is told to use the proxy for every host.
     fake_anthropic.script = [

@@ -220,6 +220,9 @@ DANGEROUS: list[tuple[str, str]] = [
     ("echo '{\"disableAllHooks\": true}' > .claude/settings.local.json", "host-settings"),
     ("cp /tmp/s.json ~/.claude/settings.json", "host-settings"),
     ("sed -i 's/autopilot//' .codex/hooks.json", "host-settings"),
+    # ... and every file a host runs programs from (`.claude/**`: its commands and agents too)
+    ("mkdir -p .claude && cp settings.example.json .claude/commands.md", "host-settings"),
+    ("echo '{\"mcpServers\": {}}' > .mcp.json", "host-settings"),
     ("git config alias.ship '!git push --force'", "force-push"),
     # spend-records: the host's own records of what the implementer spent
     ("truncate -s 0 ~/.claude/projects/-repo/sess-1.jsonl", "spend-records"),
@@ -455,7 +458,6 @@ HARMLESS = [
     "grep -c usage ~/.codex/sessions/2026/12/02/rollout-2026-12-02T00-00-00-a.jsonl",
     "echo note >> ~/.claude/projects/-repo/memory/MEMORY.md",
     "echo '{}' >> logs/sessions/run.jsonl",
-    "mkdir -p .claude && cp settings.example.json .claude/commands.md",
     # the program is a literal word, whatever its arguments hold
     'for f in *.py; do ruff check "$f"; done',
     'while read -r f; do wc -l "$f"; done < files.txt',

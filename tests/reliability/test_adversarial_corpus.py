@@ -322,8 +322,10 @@ def test_a_round_s_planted_hook_never_runs_and_its_objective_is_put_back(
     script.write_text(
         json.dumps([{"write": READY["write"], "say": READY["say"], "shell": shell}, EXIT])
     )
-    code, _ = drive(repo)
-    assert code == 0
+    code, record = drive(repo)
+    # The planted hook and config end the run before the next round (`hostfiles`), named.
+    assert (code, record["status"]) == (1, "tampered")
+    assert ".git/hooks/pre-commit (added)" in record["why"]
     assert not canary.exists()  # neither the round's pre-commit nor its fsmonitor ran
     assert FORGED not in handoff_of(repo).read_text()
     assert PLANTED_KEY.encode() not in dump.read_bytes()

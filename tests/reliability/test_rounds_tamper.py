@@ -165,8 +165,11 @@ def test_the_driver_commits_and_runs_no_hook_the_round_planted(
     }
     script([step, EXIT])
     base = git(repo, "rev-parse", "HEAD")
-    code, _ = drive(repo)
-    assert code == 0
+    code, record = drive(repo)
+    # What the round planted for git to run ends the run before the next round (`hostfiles`).
+    assert (code, record["status"]) == (1, "tampered")
+    assert ".git/config (changed)" in record["why"]
+    assert ".git/hooks/pre-commit (added)" in record["why"]
     assert not canary.exists()
     assert git(repo, "rev-list", "--count", f"{base}..HEAD") == "1"
     body = git(repo, "log", "-1", "--format=%B")

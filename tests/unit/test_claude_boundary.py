@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings, effective_status, is_strict
-from autopilot_codex.hosts.wall import (
-    CREDENTIALS_IN_HOME,
-    PROTECTED_IN_WORKTREE,
-    WallSpec,
-    check_wall_prereqs,
-)
+from autopilot_codex.hosts.wall import CREDENTIALS_IN_HOME, check_wall_prereqs
 
-SPEC = WallSpec(
-    worktree=Path("/w/repo"),
-    state_home=Path("/h/.autopilot-codex"),
-    home=Path("/h"),
+SPEC = dataclasses.replace(
+    hosts.wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
     deny_read=(Path("/h/private"),),
     allow_hosts=("github.com", "localhost"),
 )
@@ -43,11 +38,18 @@ def test_the_sandbox_is_on_with_no_way_out() -> None:
 
 def test_writes_are_denied_on_git_and_host_settings_inside_the_worktree() -> None:
     deny = settings()["sandbox"]["filesystem"]["denyWrite"]
-    assert deny == [f"/w/repo/{rel}" for rel in PROTECTED_IN_WORKTREE]
+    assert deny == [str(p) for p in SPEC.protected_paths()]
+    for rel in (".git/config", ".git/hooks", ".git/info", ".gitmodules", ".mcp.json", ".claude"):
+        assert f"/w/repo/{rel}" in deny
+    assert {"/w/repo/.codex", "/w/repo/.agents"} <= set(deny)
     rules = settings()["permissions"]["deny"]
-    # The file tools are not sandboxed: the same paths are permission rules too.
+    # The file tools are not sandboxed: the same paths are permission rules too, and their
+    # rules take globs: a run file at any depth, created later or not.
     assert "Edit(//w/repo/.git/config)" in rules
     assert "Edit(//w/repo/.claude/**)" in rules
+    assert "Edit(//w/repo/**/.git/config)" in rules
+    assert "Edit(//w/repo/**/.git/hooks/**)" in rules
+    assert "Edit(//w/repo/.mcp.json)" in rules
     assert settings()["permissions"]["blockWritesOutsideWorkingDirectories"] is True
 
 
@@ -147,10 +149,13 @@ def test_a_wider_deny_covers_the_paths_below_it() -> None:
     doc = copy.deepcopy(settings())
     doc["sandbox"]["filesystem"]["denyWrite"] = ["/w/repo/.git/**", "/w/repo/.claude"]
     doc["sandbox"]["filesystem"]["denyWrite"] += ["/w/repo/.codex/", "/w/repo/.agents"]
+    doc["sandbox"]["filesystem"]["denyWrite"] += ["/w/repo/.mcp.json", "/w/repo/.gitmodules"]
     doc["permissions"]["deny"] = ["Edit(//w/repo/.git/**)", "Edit(//w/repo/.claude)"]
     doc["permissions"]["deny"] += ["Edit(//w/repo/.codex)", "Edit(//w/repo/.agents/**)"]
+    doc["permissions"]["deny"] += ["Edit(//w/repo/.mcp.json)", "Edit(//w/repo/.gitmodules)"]
     doc["permissions"]["deny"] += ["Read(~/.autopilot-codex)", "Read(//h/private)"]
     doc["permissions"]["deny"] += [f"Read(~/{rel})" for rel in CREDENTIALS_IN_HOME]
+    doc["permissions"]["deny"] += ["Read(~/.codex)", "Read(~/.claude/.credentials.json)"]
     assert effective_status(SPEC, {"flag": doc}).level == "on"
 
 

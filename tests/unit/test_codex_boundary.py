@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from autopilot_codex import hosts
 from autopilot_codex.hosts.codex.boundary import (
     PROFILE,
     boundary_overrides,
@@ -15,12 +17,9 @@ from autopilot_codex.hosts.codex.boundary import (
     prepare_worktree,
     toml_string,
 )
-from autopilot_codex.hosts.wall import WallSpec
 
-SPEC = WallSpec(
-    worktree=Path("/w/repo"),
-    state_home=Path("/h/.autopilot-codex"),
-    home=Path("/h"),
+SPEC = dataclasses.replace(
+    hosts.wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
     deny_read=(Path("/h/private"),),
 )
 
@@ -144,13 +143,34 @@ def test_env_exclude_patterns_are_globs() -> None:
 
 
 def test_prepare_worktree_creates_the_protected_folders(tmp_path: Path) -> None:
-    spec = WallSpec(worktree=tmp_path, state_home=tmp_path / "s", home=tmp_path / "h")
+    spec = hosts.wall_spec(tmp_path, tmp_path / "s", tmp_path / "h", {})
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("[core]\n")
     prepare_worktree(spec)
     for rel in (".git/hooks", ".git/info", ".claude", ".codex", ".agents"):
         assert (tmp_path / rel).is_dir()
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    # A protected file is never made up: an empty `.mcp.json` or `.gitmodules` would be read.
+    assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".gitmodules").exists()
+
+
+def test_a_missing_protected_file_is_left_to_the_comparison() -> None:
+    """Codex leaves a placeholder of a missing path it is told to protect in the worktree: a
+    rule for `.mcp.json` that does not exist would create an empty one."""
+    table = filesystem_table(SPEC, lambda p: p.name == "config")
+    assert "/w/repo/.mcp.json" not in table and "/w/repo/.gitmodules" not in table
+    assert table["/w/repo/.git/config"] == "read"
+    present = filesystem_table(SPEC, everything)
+    assert present["/w/repo/.mcp.json"] == "read" and present["/w/repo/.gitmodules"] == "read"
+    config = parse_overrides(boundary_overrides(SPEC, lambda p: p.name == "config"))
+    assert effective_status(SPEC, {"overrides": config}, lambda p: p.name == "config").level == "on"
+
+
+def test_nested_repositories_config_and_hooks_are_read_only(tmp_path: Path) -> None:
+    nested = tmp_path / "vendor" / "dep" / ".git"
+    spec = dataclasses.replace(SPEC, nested_git=(nested,))
+    table = filesystem_table(spec, everything)
+    assert table[str(nested / "config")] == "read" and table[str(nested / "hooks")] == "read"
 
 
 def session_config() -> dict[str, Any]:

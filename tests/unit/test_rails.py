@@ -453,7 +453,8 @@ def test_the_hosts_spend_records_may_be_read_but_not_changed(
     memory = claude / "projects" / "-repo" / "memory" / "MEMORY.md"
     assert check_command(f"echo note >> {memory}", Config(), worktree, None) is None
     line = "mkdir -p .claude/projects/x && mv .codex/sessions .codex/old"
-    assert check_command(line, Config(), worktree, None) is None
+    # (Those folders are what the host runs from, which another rail keeps: `host-settings`.)
+    assert "[spend-records]" not in (check_command(line, Config(), worktree, None) or "")
 
 
 def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:

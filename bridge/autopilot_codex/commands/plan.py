@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import contract, gitrepo
+from .. import contract, gitrepo, hostfiles
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
@@ -118,6 +118,7 @@ def _planned(
             raise BridgeError(f"a loop started here meanwhile; stop it first with {entry('stop')}")
         store.save_plan(state.plan)
         state = store.save(state)
+        hostfiles.record(store)
         store.append_event(
             "plan",
             decision="running",

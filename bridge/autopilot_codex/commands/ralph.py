@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import defaults, gitrepo, hosts, meters
+from .. import defaults, gitrepo, hostfiles, hosts, meters
 from ..checks.evidence import user_checks
 from ..checks.run import CheckSpec
 from ..contract import PREFIX
@@ -77,6 +77,7 @@ def ralph(
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
         state = store.save(put(state, record))
+        hostfiles.record(store)
         store.append_event(
             "ralph.start",
             decision="running",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import contract, guards, meters
+from .. import contract, guards, hostfiles, meters
 from ..config import check
 from ..errors import BridgeError
 from ..guarded import headline, host_wall
@@ -99,12 +99,23 @@ def resume(
         wall = host_wall(state.host, store.worktree)
         resumed = resumed.evolve(wall=wall.level, wall_missing=list(wall.missing))
         resumed = store.save(resumed)
-        store.append_event("resume", decision="running", previous=state.status)
+        # Resuming accepts the run files as they are now (a stop named any that changed).
+        accepted = hostfiles.record(store)
+        store.append_event("resume", decision="running", previous=state.status, accepted=accepted)
     task = resumed.task()
-    text = f"autopilot-codex: loop resumed (was {state.status})."
+    text = f"autopilot-codex: loop resumed (was {state.status}).{_accepted(accepted)}"
     if task is not None:
         text += "\nContinue with:\n" + contract.task_contract(task, resumed.task_position())
     return text + "\n" + headline(wall)
+
+
+def _accepted(changed: list[str]) -> str:
+    if not changed:
+        return ""
+    return (
+        "\nFiles the host or git runs programs from, accepted as they are now: "
+        + ", ".join(changed)
+    )
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:

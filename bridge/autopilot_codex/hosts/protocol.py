@@ -178,6 +178,16 @@ class Host(Protocol):
     # The tools by which the implementer asks the user a question; while a loop runs in the
     # owner's session, the manager answers them (`questions`).
     question_tools: frozenset[str]
+    # The files this host reads to decide what to run (its MCP servers, hooks, settings, skills),
+    # as patterns relative to the worktree (`**`: any folders, none included). They are the
+    # user's: the wall keeps them unwritable, the rails deny writing them, and the loop compares
+    # them with what it started with (`hosts/runfiles.py`). Git's own are not a host's.
+    run_files: tuple[str, ...]
+
+    def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Where this host keeps its own login for `env` (its variables may move it): the wall
+        hides it from every implementer, whichever host runs."""
+        ...
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         """This host's hook payload as the one host-neutral event."""

@@ -16,31 +16,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-# Paths under the worktree the implementer must not write: git runs what `.git/config`,
-# `.git/hooks` and `.git/info/attributes` name, and the hosts load their settings and hooks
-# from the other three.
-PROTECTED_IN_WORKTREE: tuple[str, ...] = (
-    ".git/config",
-    ".git/hooks",
-    ".git/info",
-    ".claude",
-    ".codex",
-    ".agents",
+# Files git runs programs from, wherever a repository sits in the worktree (a nested clone, a
+# submodule's git directory under `.git/modules`): every host's concern, so no host's list.
+# Patterns are relative to the worktree; `**` is any number of folders, none included. A `.git`
+# file is a link to a git directory elsewhere, whose config git then runs.
+GIT_RUN_FILES: tuple[str, ...] = (
+    "**/.git/config",
+    "**/.git/hooks/**",
+    "**/.git/modules/**/config",
+    "**/.git/modules/**/hooks/**",
+    "**/.git",
+    "**/.gitmodules",
 )
 
-# Credential files and folders under the user's home that no implementer needs to read.
+# The top repository's own `info` folder (`attributes` names the filters its config defines):
+# kept read-only by the wall, not compared (the user edits `info/exclude` freely).
+GIT_INFO = ".git/info"
+
+# Credential stores under the user's home that no implementer needs to read, whichever host
+# runs it; each host adds its own login (`Host.logins`), wherever its variables put it.
 CREDENTIALS_IN_HOME: tuple[str, ...] = (
-    ".codex/auth.json",
-    ".claude/.credentials.json",
-    ".ssh",
-    ".config/gh",
-    ".aws",
-    ".config/gcloud",
-    ".azure",
-    ".docker/config.json",
+    ".git-credentials",
+    ".config/git/credentials",
     ".netrc",
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
     ".npmrc",
     ".pypirc",
+    ".config/gh",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
 )
 
 # Variables taken out of the implementer's shell: the manager's key, the hosts' own keys (its
@@ -55,10 +64,23 @@ HIDDEN_ENV: tuple[str, ...] = (
 Level = Literal["on", "off", "partly"]
 
 
+def literal(pattern: str) -> str:
+    """The top instance of a run-file pattern, as a path a sandbox without globs can protect:
+    `**/.claude/**` is `.claude`, `**/.git/hooks/**` is `.git/hooks`."""
+    parts = pattern.split("/")
+    while parts and parts[0] == "**":
+        parts.pop(0)
+    return "/".join(parts[: parts.index("**")] if "**" in parts else parts)
+
+
 @dataclass(frozen=True)
 class WallSpec:
     """What walls one implementer in. Paths are absolute; `deny_read` and `allow_hosts` are the
-    user's additions (extra paths to hide, the only hosts its network may reach)."""
+    user's additions (extra paths to hide, the only hosts its network may reach); `logins` the
+    hosts' logins, `run_files` the patterns (relative to the worktree) of the files git and the
+    hosts run programs from: every registered host's, as `hosts.wall_spec` fills them in (this
+    module knows no host); `nested_git` the git directories of the repositories nested in the
+    worktree when the spec was made."""
 
     worktree: Path
     state_home: Path
@@ -68,17 +90,38 @@ class WallSpec:
     hidden_env: tuple[str, ...] = HIDDEN_ENV
     # False keeps the whole git directory read-only (a round: the driver commits for it).
     git_writable: bool = True
+    logins: tuple[Path, ...] = ()
+    run_files: tuple[str, ...] = GIT_RUN_FILES
+    nested_git: tuple[Path, ...] = ()
 
     def protected_paths(self) -> list[Path]:
+        """The run files as paths, for a sandbox that takes no globs: each pattern's top
+        instance, the top repository's `info`, and each nested repository's config and hooks.
+        A `.git` link file is left to the comparison: the folder of the same name is written by
+        every commit."""
+        tops = [literal(p) for p in self.run_files if literal(p) != ".git"]
+        nested = [d / leaf for d in self.nested_git for leaf in ("config", "hooks")]
         if self.git_writable:
-            return [self.worktree / rel for rel in PROTECTED_IN_WORKTREE]
-        rest = [rel for rel in PROTECTED_IN_WORKTREE if not rel.startswith(".git/")]
-        return [self.worktree / ".git", *(self.worktree / rel for rel in rest)]
+            rels = [*tops, GIT_INFO]
+            return _unique([*(self.worktree / rel for rel in rels), *nested])
+        rest = [rel for rel in tops if not rel.startswith(".git/")]
+        return _unique([self.worktree / ".git", *(self.worktree / rel for rel in rest), *nested])
+
+    def protected_folders(self) -> list[Path]:
+        """The protected paths that are folders (a pattern that goes on below its top)."""
+        tops = {literal(p) for p in self.run_files if literal(p) != p.lstrip("*/")}
+        folders = [self.worktree / rel for rel in (*tops, GIT_INFO)]
+        folders += [d / "hooks" for d in self.nested_git]
+        return [p for p in self.protected_paths() if p in folders or p == self.worktree / ".git"]
+
+    def protected_globs(self) -> list[str]:
+        """The run files as absolute patterns, for a host whose rules take globs."""
+        return [f"{self.worktree.as_posix()}/{pattern}" for pattern in self.run_files]
 
     def hidden_paths(self) -> list[Path]:
         """Everything the implementer must not read, the state home first."""
         creds = [self.home / rel for rel in CREDENTIALS_IN_HOME]
-        return _unique([self.state_home, *creds, *self.deny_read])
+        return _unique([self.state_home, *creds, *self.logins, *self.deny_read])
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ file tool (which `judge` reads as `cat PATH` or `> PATH`).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from .rules import Where, inside
 from .secrets import is_secret_path
@@ -40,10 +42,17 @@ def process_environment(command: Command, where: Where) -> str | None:
 
 def host_settings(command: Command, where: Where) -> str | None:
     for path, reading in _paths(command):
-        if not reading and _host_settings(path):
+        if reading or _reads_only(command):
+            continue
+        if _host_settings(path):
             return (
                 f"{path} decides which hooks the host runs; changing it could switch the "
                 "supervisor off"
+            )
+        if _run_file(path, command.cwd, where) and not _spared(command, path):
+            return (
+                f"{path} is a file a host or git reads to decide what programs to run; it is "
+                "the user's to change, not the loop's (reading it is fine)"
             )
     return None
 
@@ -54,6 +63,45 @@ def _host_settings(path: str) -> bool:
     from .. import hosts
 
     return any(host.is_settings_file(path) for host in hosts.every())
+
+
+# Git verbs that name a path without writing it: `git add .mcp.json`, `git log -- .claude`.
+_GIT_READS = frozenset({"add", "blame", "diff", "grep", "log", "ls-files", "show", "status"})
+
+
+def _reads_only(command: Command) -> bool:
+    if command.name != "git" or len(command.argv) < 2 or command.argv[1] not in _GIT_READS:
+        return False
+    return not any(arg.startswith("--output") for arg in command.argv)
+
+
+def _spared(command: Command, path: str) -> bool:
+    """Words that name a run file without writing one: `mkdir sub/.git` makes a folder (the
+    link file of that name is what git would follow; what lands inside is compared at the
+    next start), and `cp .mcp.json backup.json` reads its sources (only the last word is
+    written, unless a `-t` names the target first)."""
+    if command.name == "mkdir":
+        return path.rstrip("/").rsplit("/", 1)[-1] == ".git"
+    if command.name != "cp" or any(a.startswith(("-t", "--target")) for a in command.argv):
+        return False
+    words = [a for a in command.argv[1:] if not a.startswith("-")]
+    return len(words) > 1 and path in words[:-1] and path != words[-1]
+
+
+def _run_file(raw: str, cwd: str, where: Where) -> bool:
+    """Does `raw` name, inside the worktree, a file some host or git runs programs from
+    (`Host.run_files`, `GIT_RUN_FILES`)? Both as written and as resolved: a link to
+    `.mcp.json` names it too."""
+    from ..hosts import run_files
+    from ..hosts.runfiles import matches
+
+    written = Path(os.path.normpath(Path(cwd) / os.path.expanduser(raw)))
+    for path in (written, where.resolve(raw, cwd)):
+        if inside(path, where.worktree) and matches(
+            path.relative_to(where.worktree).as_posix(), run_files()
+        ):
+            return True
+    return False
 
 
 def spend_record(command: Command, where: Where) -> str | None:

@@ -33,6 +33,8 @@ Action = Literal[
     "error",
     "interrupted",
     "no_progress",
+    # A file a host or git runs programs from changed between rounds (`hostfiles`).
+    "tampered",
 ]
 MAX_RETRIES = 5
 

@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, meters
+from .. import cleanenv, hostfiles, meters
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
@@ -47,6 +47,7 @@ EXIT_CODES = {
     "duration": 2,
     "no_progress": 2,
     "error": 1,
+    "tampered": 1,
     "interrupted": 130,
 }
 MESSAGE_KEPT = 4000
@@ -349,6 +350,12 @@ def _back_off(run: Run, nxt: Next, result: RoundResult, opts: RunOptions, view: 
         (opts.sleep or sleep)(wait)
 
 
+def _run_files_held(run: Run, step: Next) -> Next:
+    """Before a round starts its host: a run file changed since the start stops the run."""
+    why = hostfiles.stop_if_changed(run.store, f"round {run.rounds_used + 1}")
+    return Next("tampered", why) if why else step
+
+
 def run(
     opts: RunOptions,
     *,
@@ -375,10 +382,15 @@ def run(
         try:
             # Before the first round too: a resumed run's handoff may have changed since.
             _guard(state, 0, view)
+            if not opts.resume:
+                # What the rounds start from; a resumed run compares with its own start.
+                hostfiles.record(state.store)
             # Every cap before every round: a resumed run's clock may have run out meanwhile.
             step = capped(state, step)
             while step.runs_a_round:
-                step = capped(state, _one_round(state, step, opts, view, env, manager))
+                step = _run_files_held(state, step)
+                if step.runs_a_round:
+                    step = capped(state, _one_round(state, step, opts, view, env, manager))
         except KeyboardInterrupt:
             step = Next("interrupted", "interrupted")
         finally:

@@ -29,6 +29,7 @@ END_STATUS: dict[str, Status] = {
     "error": "aborted",
     "interrupted": "stopped",
     "no_progress": "paused",
+    "tampered": "stopped",
 }
 
 

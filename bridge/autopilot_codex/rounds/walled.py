@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 # What the driver tells each round's hooks; its shell has no use for them.
 LOOP_VARS = ("AUTOPILOT_CODEX_OWNER", "AUTOPILOT_CODEX_RUN", "AUTOPILOT_CODEX_ROUND")
-# Credential files a host keeps where its own variable says (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`).
-_HOST_CREDENTIALS = (("CODEX_HOME", "auth.json"), ("CLAUDE_CONFIG_DIR", ".credentials.json"))
 
 
 @dataclass(frozen=True)
@@ -66,16 +64,10 @@ def hidden_env(round_env: Mapping[str, str]) -> tuple[str, ...]:
 
 def round_spec(host: str, root: Path, env: Mapping[str, str]) -> WallSpec:
     home = Path(env.get("HOME") or os.path.expanduser("~"))
-    base = spec_for(root, home)
-    extra = [
-        Path(env[var]).expanduser() / leaf
-        for var, leaf in _HOST_CREDENTIALS
-        if env.get(var, "").strip()
-    ]
+    base = spec_for(root, home, env)
     round_env = {**cleanenv.for_round(host, env), **dict.fromkeys(LOOP_VARS, "")}
     return dataclasses.replace(
         base,
-        deny_read=(*base.deny_read, *extra),
         hidden_env=hidden_env(round_env),
         git_writable=False,
     )

@@ -62,6 +62,10 @@ class Third:
     file_tools = frozenset({"write_file", "read_file"})
     session_env: str | None = "THIRD_SESSION"
     question_tools: frozenset[str] = frozenset()
+    run_files: tuple[str, ...] = (".third/**",)
+
+    def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [home / ".third" / "login"]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         args = data.get("args")

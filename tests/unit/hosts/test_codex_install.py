@@ -55,7 +55,7 @@ def test_user_install_writes_hooks_skills_and_trust(
         (group,) = groups
         command = group["hooks"][0]["command"]
         assert shlex.split(command) == ["bash", str(launcher), "hook", event, "--host", "codex"]
-    assert document["hooks"]["SessionStart"][0]["matcher"] == "compact|resume|clear"
+    assert document["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert sorted(p.name for p in (home / "skills").iterdir()) == [
         f"autopilot-codex-{name}" for name in SKILLS
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
@@ -12,7 +13,6 @@ from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
     from ...hookio import Answer, HookInput
     from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
@@ -44,6 +44,15 @@ _SPEND = SpendPlace(
 )
 
 
+# What Claude Code reads to decide what to run (its docs; docs/hosts-sandbox.md): the project's
+# MCP servers (`.mcp.json`, started unsandboxed as its children), and `.claude/` at any depth:
+# settings (hooks, `statusLine`, `apiKeyHelper`, MCP approvals), skills, agents and commands
+# (their hooks and `!` blocks). `CLAUDE.md` is text; what it imports is text too.
+RUN_FILES: tuple[str, ...] = (".mcp.json", "**/.claude/**")
+# Its login: `.credentials.json` in its config folder (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
+LOGIN = ".credentials.json"
+
+
 class Claude:
     name = "claude"
     label = "Claude Code"
@@ -53,6 +62,12 @@ class Claude:
     file_tools = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Read"})
     session_env: str | None = "CLAUDE_CODE_SESSION_ID"
     question_tools = frozenset({"AskUserQuestion"})
+    run_files: tuple[str, ...] = RUN_FILES
+
+    def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
+        folder = Path(configured).expanduser() if configured else home / ".claude"
+        return [folder / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

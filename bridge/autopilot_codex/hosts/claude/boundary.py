@@ -71,6 +71,10 @@ def boundary_settings(spec: WallSpec) -> dict[str, Any]:
     hidden = spec.hidden_paths()
     deny_rules = [f"Edit({_rule_path(p)})" for p in protected]
     deny_rules += [f"Edit({_rule_path(p)}/**)" for p in protected]
+    # Permission rules take globs: a run file at any depth, also one created later (a nested
+    # repository's `.git/config`), is out of the file tools' reach. The sandbox takes literal
+    # paths only on Linux: for Bash, `protected` and the comparison at each start hold instead.
+    deny_rules += [f"Edit(/{pattern})" for pattern in spec.protected_globs()]
     deny_rules += [f"Read({_rule_path(p)})" for p in hidden]
     deny_rules += [f"Read({_rule_path(p)}/**)" for p in hidden]
     return {

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
@@ -28,7 +29,6 @@ from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
 
     from ...hookio import Answer, HookInput
     from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
@@ -69,6 +69,15 @@ def render(event: str, block: str, deny: str, context: str, message: str) -> str
     return json.dumps(answer, ensure_ascii=False) if answer else ""
 
 
+# What Codex reads to decide what to run (its docs and source; docs/hosts-sandbox.md): `.codex/`
+# (the project's `config.toml` with its MCP servers, hooks, `notify` and profiles; `hooks.json`;
+# exec-policy rules) and `.agents/` (skills, plugin marketplaces), in the worktree and in every
+# folder between it and the session's folder. `AGENTS.md` is text.
+RUN_FILES: tuple[str, ...] = ("**/.codex/**", "**/.agents/**")
+# Its login: `auth.json` in `$CODEX_HOME` (else `~/.codex`).
+LOGIN = "auth.json"
+
+
 class Codex:
     name = "codex"
     label = "Codex"
@@ -82,6 +91,12 @@ class Codex:
     # Its PreToolUse fires for `request_user_input` and a deny reason is the tool's output the
     # model reads (pinned by a contract test; docs/hosts-questions.md).
     question_tools = frozenset({"request_user_input"})
+    run_files: tuple[str, ...] = RUN_FILES
+
+    def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        configured = env.get("CODEX_HOME", "").strip()
+        folder = Path(configured).expanduser() if configured else home / ".codex"
+        return [folder / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

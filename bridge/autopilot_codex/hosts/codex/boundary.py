@@ -60,17 +60,25 @@ def filesystem_table(
     the worktree are kept whether they exist or not; `prepare_worktree` creates them first."""
     git = "write" if spec.git_writable else "read"
     table = {":root": "read", str(spec.worktree): "write", str(spec.worktree / ".git"): git}
-    table.update({str(p): "read" for p in spec.protected_paths()})
+    table.update({str(p): "read" for p in _protectable(spec, exists)})
     table.update({str(p): "none" for p in spec.hidden_paths() if exists(p)})
     return table
+
+
+def _protectable(spec: WallSpec, exists: Callable[[Path], bool]) -> list[Path]:
+    """The protected paths a rule can hold: the folders (`prepare_worktree` makes the missing
+    ones) and the files that exist. A rule for a missing file leaves an empty placeholder of
+    that name in the worktree (an empty `.mcp.json` or `.gitmodules`), so a file the
+    implementer could still create is left to the comparison at each start (`hostfiles`)."""
+    folders = spec.protected_folders()
+    return [p for p in spec.protected_paths() if p in folders or exists(p)]
 
 
 def prepare_worktree(spec: WallSpec) -> None:
     """Create the protected folders that are missing (empty folders: git does not see them),
     so that Codex mounts them read-only instead of leaving a placeholder file behind."""
-    for path in spec.protected_paths():
-        if path.name != "config":
-            path.mkdir(parents=True, exist_ok=True)
+    for path in spec.protected_folders():
+        path.mkdir(parents=True, exist_ok=True)
 
 
 def boundary_config(
@@ -195,7 +203,7 @@ def _profile_missing(
     for target in (p for p in spec.hidden_paths() if exists(p)):
         if _access(target, rules) not in _DENIED:
             missing.append(f'the implementer may read {target} (set it to "none")')
-    for target in spec.protected_paths():
+    for target in _protectable(spec, exists):
         if _access(target, rules) == "write":
             missing.append(f'the implementer may write {target} (set it to "read")')
     wider = [str(p) for p, v in rules.items() if v == "write" and not _inside(p, spec.worktree)]

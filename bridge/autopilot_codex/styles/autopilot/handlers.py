@@ -4,7 +4,7 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards, implementer_spend
+from ... import contract, gitrepo, guards, hostfiles, implementer_spend
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
@@ -28,7 +28,8 @@ def handle(ctx: HookContext) -> Answer:
         on_pre_compact(ctx)
         return ALLOW
     if event == "SessionStart":
-        return Answer(context=on_session_start(ctx))
+        held = hostfiles.session_start(ctx.store, ctx.payload.source)
+        return held or Answer(context=on_session_start(ctx))
     return ALLOW
 
 

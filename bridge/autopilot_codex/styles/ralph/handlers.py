@@ -7,7 +7,7 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
-from ... import guards, implementer_spend, meters
+from ... import guards, hostfiles, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
@@ -38,7 +38,7 @@ def handle(ctx: HookContext) -> Answer:
     elif event == "PreCompact":
         on_pre_compact(ctx)
     elif event == "SessionStart":
-        return on_session_start(ctx)
+        return hostfiles.session_start(ctx.store, ctx.payload.source) or on_session_start(ctx)
     return ALLOW
 
 

@@ -50,7 +50,7 @@ def test_no_hook_or_command_runs_what_a_nested_repository_names(
     assert ran(markers) == []
 
 
-def test_the_rounds_driver_never_runs_a_nested_filter_and_leaves_the_repository(
+def test_the_rounds_driver_never_runs_a_nested_filter_and_stops_at_its_config(
     repo: Path, script: Script, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tests.integration.test_rounds_driver import EXIT, drive, rounds_of
@@ -68,10 +68,14 @@ def test_the_rounds_driver_never_runs_a_nested_filter_and_leaves_the_repository(
     edit = {"shell": "echo three > inner/a.txt", "say": "::potter(exit)"}
     script([ready, edit, EXIT])
     code, record = drive(repo)
-    assert (code, record["status"]) == (0, "complete"), record
+    # The nested repository's own config is a file git runs programs from: the driver's
+    # comparison before round 2 ends the run, naming it, and nothing it names ever ran.
+    assert (code, record["status"]) == (1, "tampered"), record
     assert ran(markers) == []
-    assert [r.files_changed for r in rounds_of(repo)][1] == ["inner"]
-    assert "left as they are (nested repositories): inner" in capsys.readouterr().err
+    assert len(rounds_of(repo)) == 1
+    err = capsys.readouterr().err
+    assert "left as they are (nested repositories): inner" in err
+    assert "inner/.git/config" in err + str(record)
     staged = git(repo, "ls-files", "--stage")
     assert "inner" not in staged and "hello.txt" in staged
 

@@ -50,7 +50,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
-        listener.listen(4)
+        listener.listen(128)
         listener.settimeout(30)
         yield World(repo, home, state, repo / ".git" / "route-report", listener)
 

@@ -24,6 +24,11 @@ Writes = Literal["nothing", "git", "tree"]
 WRITES: dict[str, Writes] = {
     "add": "git",
     "commit": "git",
+    "commit-tree": "git",
+    "hash-object": "git",
+    "mktree": "git",
+    "read-tree": "git",
+    "update-ref": "git",
     "reset": "git",
     "rm": "git",
     "update-index": "git",

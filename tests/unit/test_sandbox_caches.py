@@ -34,6 +34,12 @@ def test_a_place_the_user_named_is_bound_and_the_variable_points_at_the_loop(
     assert (own, str(mine)) in plan.bound
     assert ("XDG_CACHE_HOME", own) in plan.env and own in plan.own
     assert Path(own).stat().st_mode & 0o777 == 0o700
+    assert ("GOFLAGS", "-modcacherw") in plan.env
+
+
+def test_go_s_own_flags_are_kept(home: Path, tmp_path: Path) -> None:
+    plan = caches.plan(str(tmp_path / "wt"), {"HOME": str(home), "GOFLAGS": "-mod=vendor"})
+    assert ("GOFLAGS", "-mod=vendor -modcacherw") in plan.env
 
 
 def test_cargo_s_caches_follow_cargo_home_and_only_its_caches_are_bound(

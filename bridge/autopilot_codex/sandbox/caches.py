@@ -83,7 +83,10 @@ def plan(worktree: str, env: Mapping[str, str]) -> Plan:
         place = _place(cache, env, home)
         if place is not None and _ready(place, made=not cache.env):
             bound.append((str(folder), str(place)))
-    return Plan(tuple(own), tuple(bound), tuple(named))
+    # go makes its module cache read-only, which no `rmtree` of the loop's folder (`loops
+    # --older-than`) could remove.
+    flags = " ".join(f for f in (env.get("GOFLAGS", ""), "-modcacherw") if f)
+    return Plan(tuple(own), tuple(bound), (*named, ("GOFLAGS", flags)))
 
 
 def _place(cache: Cache, env: Mapping[str, str], home: str) -> Path | None:

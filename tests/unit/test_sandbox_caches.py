@@ -60,9 +60,9 @@ def test_nothing_is_made_where_the_tool_is_not_set_up(home: Path, tmp_path: Path
     (home / ".gradle").mkdir()
     (home / ".gradle" / "caches").symlink_to(tmp_path / "nowhere")
     plan = caches.plan(str(tmp_path / "wt"), {"HOME": str(home), "CARGO_HOME": "rel"})
-    wrapper = home / ".gradle" / "wrapper"
-    assert plan.bound == ((_own(tmp_path / "wt", "gradle-wrapper"), str(wrapper)),)
-    assert sorted(p.name for p in home.rglob("*")) == [".gradle", "caches", "wrapper"]
+    made = ("daemon", "native", "wrapper")
+    assert {place for _, place in plan.bound} == {str(home / ".gradle" / m) for m in made}
+    assert sorted(p.name for p in home.rglob("*")) == [".gradle", "caches", *made]
     assert not (tmp_path / "nowhere").exists()
     assert caches.plan(str(tmp_path / "wt"), {}).bound == ()
 
@@ -75,6 +75,18 @@ def test_a_cache_inside_the_work_tree_is_not_bound_over(home: Path, tmp_path: Pa
     rules = checkcall.rules(str(worktree), env)
     assert rules.bound == ((_own(worktree, "npm"), str(home / ".npm")),)
     assert str(worktree) in rules.writable and _own(worktree, "npm") in rules.writable
+
+
+@pytest.mark.parametrize("named", ["/", "{home}", "{worktree}/.."])
+def test_a_cache_named_around_the_home_or_the_work_tree_is_not_bound_over(
+    home: Path, tmp_path: Path, named: str
+) -> None:
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    place = named.format(home=home, worktree=worktree)
+    rules = checkcall.rules(str(worktree), {"HOME": str(home), "XDG_CACHE_HOME": place})
+    assert rules.bound == ()
+    assert ("XDG_CACHE_HOME", _own(worktree, "xdg-cache")) in rules.env
 
 
 def test_bubblewrap_binds_the_loop_s_folder_and_sets_the_variables(tmp_path: Path) -> None:

@@ -10,9 +10,14 @@ folder around them: `~/.cargo` and `~/.m2` hold credentials and settings beside 
 The folders stay between the loop's checks, so a second `go test` is warm; the first is cold.
 
 Poisoning: the implementer's code, run as a check, writes these caches, and the loop's later
-checks read them. That is no new reach: the same code runs in those checks anyway. The user's
-own tools outside the loop never read them (the real caches are untouched), and the implementer
-never reaches them between checks (the state home is hidden from its wall).
+checks read them, so a planted build artifact or test result could reach a later check unseen
+by the review. That channel is there already: the work tree's ignored build output (`target/`,
+`__pycache__`, `node_modules`) is kept between checks the same way, and whatever planted it ran
+from a tree the review saw. What must not happen does not: the user's own tools outside the
+loop never read these caches (the real ones are never written), and the implementer never
+reaches them between checks (the state home is hidden from its wall). The folder is the work
+tree's (`projects/<key>/`), so a later loop on the same work tree starts warm from it, and
+`loops --older-than` removes it with the rest.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ CACHES = (
     # GRADLE_USER_HOME would move gradle.properties (often with credentials) too.
     Cache("gradle-caches", ".gradle/caches"),
     Cache("gradle-wrapper", ".gradle/wrapper"),
+    Cache("gradle-daemon", ".gradle/daemon"),
+    Cache("gradle-native", ".gradle/native"),
 )
 # Where a `base` variable is unset, the folder it defaults to under the home.
 _BASES = {"CARGO_HOME": ".cargo"}

@@ -37,6 +37,16 @@ def _temporary(tmp: str, home: str) -> bool:
     return real != _TMP and not any(within(real, h) or within(h, real) for h in homes)
 
 
+def _bindable(place: str, writable: tuple[str, ...], homes: list[str]) -> bool:
+    """Whether the loop's folder may be bound over the cache `place`: not one inside the work
+    tree or TMPDIR (writable there already: a bind would hide it), nor one around them or a
+    home (a variable naming `/` or the home must not empty the check's world)."""
+    real = os.path.realpath(place)
+    inside = any(within(real, os.path.realpath(w)) for w in writable)
+    around = any(within(os.path.realpath(p), real) for p in (*writable, *homes))
+    return not (inside or around)
+
+
 def rules(worktree: str, env: Mapping[str, str], *, network: bool = False) -> Rules:
     from ..guarded import spec_for
 
@@ -45,12 +55,8 @@ def rules(worktree: str, env: Mapping[str, str], *, network: bool = False) -> Ru
     sealed = [str(p) for p in spec_for(Path(worktree)).protected_paths()]
     writable = (worktree, *temp)
     kept = caches.plan(worktree, env)
-    # A cache inside the work tree or TMPDIR is writable there already: a bind would hide it.
-    bound = tuple(
-        (own, place)
-        for own, place in kept.bound
-        if not any(within(os.path.realpath(place), os.path.realpath(w)) for w in writable)
-    )
+    homes = [h for h in (env.get("HOME", ""), own_home()) if h]
+    bound = tuple(pair for pair in kept.bound if _bindable(pair[1], writable, homes))
     return Rules(
         writable=(*writable, *kept.own),
         bound=bound,

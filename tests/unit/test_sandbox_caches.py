@@ -129,3 +129,15 @@ def test_cargo_s_credentials_are_hidden_where_cargo_home_puts_them(
     assert str(home / ".cargo" / "credentials.toml") in places.hidden(str(tmp_path))
     monkeypatch.setenv("CARGO_HOME", "rel")
     assert not any(p.startswith("rel") for p in places.hidden(str(tmp_path)))
+
+
+def test_a_loop_folder_that_cannot_be_made_leaves_the_caches_as_they_were(
+    home: Path, tmp_path: Path
+) -> None:
+    (home / ".npm").mkdir()
+    root = project_dir(tmp_path / "wt") / caches.FOLDER
+    root.parent.mkdir(parents=True)
+    root.write_text("not a folder\n")
+    assert caches.plan(str(tmp_path / "wt"), {"HOME": str(home)}) == caches.Plan(
+        env=(("GOFLAGS", "-modcacherw"),)
+    )

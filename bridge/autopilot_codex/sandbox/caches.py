@@ -83,7 +83,10 @@ def plan(worktree: str, env: Mapping[str, str]) -> Plan:
     named: list[tuple[str, str]] = []
     for cache in CACHES:
         folder = root / cache.name
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            continue  # the check runs with that cache read-only, as it would have anyway
         own.append(str(folder))
         if cache.env:
             named.append((cache.env, str(folder)))

@@ -66,7 +66,7 @@ _BASES = {"CARGO_HOME": ".cargo"}
 
 @dataclass(frozen=True)
 class Plan:
-    """`own`: the loop's folders, writable where they are; `bound`: (loop's folder, place in
+    """`own`: the loop's folders a variable names, writable where they are; `bound`: (loop's folder, place in
     the home) pairs; `env`: the variables that point the tools at the loop's folders."""
 
     own: tuple[str, ...] = ()
@@ -87,8 +87,8 @@ def plan(worktree: str, env: Mapping[str, str]) -> Plan:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError:
             continue  # the check runs with that cache read-only, as it would have anyway
-        own.append(str(folder))
         if cache.env:
+            own.append(str(folder))
             named.append((cache.env, str(folder)))
         place = _place(cache, env, home)
         if place is not None and _ready(place, made=not cache.env):

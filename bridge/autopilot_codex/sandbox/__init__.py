@@ -5,8 +5,9 @@ writable but what that call must write.
 
 Linux: the system's bubblewrap (`bwrap.py`); macOS: Seatbelt (`seatbelt.py`); both from the
 same rules (`rules.py`): what a git call may touch (`gitcall.py`), what a check may
-(`checkcall.py`), what nothing may read (`places.py`). Where neither works (`jail.py` asks once
-per process), the calls run as before and `doctor`, `run`, `plan` and `ralph` say so.
+(`checkcall.py`) and where its tools' caches go (`caches.py`), what nothing may read
+(`places.py`). Where neither works (`jail.py` asks once per process), the calls run as before
+and `doctor`, `run`, `plan` and `ralph` say so.
 """
 
 from __future__ import annotations

@@ -49,6 +49,8 @@ def argv(
     for mount in planned:
         if mount.kind == "hide" and mount.folder:
             head += ["--remount-ro", mount.path]
+    for name, value in rules.env:
+        head += ["--setenv", name, value]
     return [*head, "--chdir", cwd, "--", *command]
 
 
@@ -58,5 +60,5 @@ def _flags(mount: Mount) -> list[str]:
     if mount.kind == "hide":
         return ["--ro-bind", _BLANK, mount.path]
     if mount.kind == "write":
-        return ["--bind", mount.path, mount.path]
+        return ["--bind", mount.source or mount.path, mount.path]
     return ["--ro-bind", mount.path, mount.path]

@@ -5,7 +5,9 @@ credential store, the user's `wall_deny_read`), for the home `HOME` names and fo
 password database names (a `HOME` pointed elsewhere must not bring the real one into view), the
 default state home of the latter, and by name the two secrets inside the state home (the key
 file and the resident helper's folder), in case a work tree inside the state home brings its
-folder back into view. Also the keys an agent holds (`~/.gnupg`).
+folder back into view. Also the stores the wall's list lacks (`STORES`): the keys an agent holds
+(`~/.gnupg`), and the credentials that sit beside the caches a check may write (cargo's, maven's
+and gradle's), in the home and where `CARGO_HOME` says.
 
 A network namespace does not stop a connection to a socket that is a file: the agents' and
 daemons' sockets (`/run` with the user's runtime folder, docker's and the session bus's; the
@@ -22,8 +24,19 @@ from pathlib import Path
 from .. import credentials, helper
 from ..paths import state_home
 
-# Key rings an agent signs or decrypts with: hidden always.
-KEYRINGS = (".gnupg",)
+# Credential stores the wall's list (hosts/wall.py) lacks, hidden always: key rings an agent
+# signs or decrypts with, and the credentials beside the caches `caches.py` makes writable.
+# One list with the wall's once both are merged: it belongs in that list, and this one goes.
+STORES = (
+    ".gnupg",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+)
+# cargo's credentials where CARGO_HOME moves them.
+CARGO_STORES = ("credentials.toml", "credentials")
 # Sockets under the home and the system's folder of them: hidden while the network is off.
 HOME_SOCKETS = (".docker/run", ".docker/desktop", ".1password")
 SOCKETS = "/run"
@@ -37,7 +50,10 @@ def hidden(worktree: str, *, network: bool = False) -> tuple[str, ...]:
     except OSError:
         stamp = 0
     user_home = os.environ.get("HOME", "")
+    cargo = os.environ.get("CARGO_HOME", "")
     found = _hidden(worktree, str(home), user_home, stamp)
+    if Path(cargo).is_absolute():
+        found = (*found, *(str(Path(cargo) / rel) for rel in CARGO_STORES))
     if network:
         return found
     agent = os.environ.get("SSH_AUTH_SOCK", "")
@@ -70,5 +86,5 @@ def _hidden(worktree: str, home: str, user_home: str, stamp: int) -> tuple[str, 
     places: list[Path] = [credentials.path(Path(home)), Path(helper.run_dir(home))]
     for each in dict.fromkeys(h for h in (user_home, own_home()) if h):
         places += spec_for(Path(worktree), Path(each)).hidden_paths()
-        places += [Path(each) / ".autopilot-codex", *(Path(each) / rel for rel in KEYRINGS)]
+        places += [Path(each) / ".autopilot-codex", *(Path(each) / rel for rel in STORES)]
     return tuple(str(p) for p in places)

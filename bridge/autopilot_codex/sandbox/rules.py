@@ -1,6 +1,7 @@
 """What one walled process of the supervisor may see, write and reach, as ordered mounts.
 
-Everything is read-only; `writable` folders are writable again, `shown` ones readable again
+Everything is read-only; `writable` folders are writable again, `bound` ones (source, place)
+are writable at their place with the source's content, `shown` ones readable again
 even inside a hidden place, `sealed` paths inside a writable folder read-only again, `hidden`
 paths neither readable nor listable, `fresh` folders empty and private (a tmpfs). Rules nest: the deeper path wins, so a work tree inside the state home stays
 visible while the key file beside it stays hidden. Paths are taken as real paths (a link to a
@@ -29,16 +30,21 @@ class Rules:
     hidden: tuple[str, ...] = ()
     fresh: tuple[str, ...] = ()
     network: bool = False
+    bound: tuple[tuple[str, str], ...] = ()
+    # Variables set inside the sandbox (a macOS profile cannot bind, so they do its part).
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class Mount:
     """One step of the plan. `kind` "hide" on a folder is an empty tmpfs; on anything else,
-    `folder` is False and the sandbox puts an unreadable file in its place."""
+    `folder` is False and the sandbox puts an unreadable file in its place. A "write" with a
+    `source` binds that folder at `path`."""
 
     kind: Kind
     path: str
     folder: bool = True
+    source: str = ""
 
 
 def mounts(rules: Rules) -> list[Mount]:
@@ -50,7 +56,8 @@ def mounts(rules: Rules) -> list[Mount]:
         ("seal", rules.sealed),
         ("hide", rules.hidden),
     )
-    wanted: dict[str, Kind] = {}
+    sources = {real: source for source, place in rules.bound for real in _real((place,), False)}
+    wanted: dict[str, Kind] = dict.fromkeys(sources, "write")
     for kind, paths in groups:
         for path in _real(paths, kind == "fresh"):
             # The same path twice: the stricter rule (ranked later) holds.
@@ -60,7 +67,8 @@ def mounts(rules: Rules) -> list[Mount]:
     for path, kind in order:
         if _redundant(kind, _enclosing(done, path)):
             continue
-        done.append(Mount(kind, path, kind != "hide" or Path(path).is_dir()))
+        source = sources.get(path, "") if kind == "write" else ""
+        done.append(Mount(kind, path, kind != "hide" or Path(path).is_dir(), source))
     return done
 
 

@@ -1,7 +1,8 @@
 """The macOS sandbox: Seatbelt (`/usr/bin/sandbox-exec -p PROFILE`), the same rules as a profile.
 
-Seatbelt cannot mount, so a hidden path is denied rather than replaced, and a fresh folder is
-only a writable one (macOS gives each user a private temporary folder already). In a profile
+Seatbelt cannot mount, so a hidden path is denied rather than replaced, a bound folder is
+writable where it is (not at its place, which stays read-only: the rules' variables point the
+tools there), and a fresh folder is only a writable one (macOS gives each user a private temporary folder already). In a profile
 the last matching rule wins: the rules are written in the same order as Linux's mounts, so the
 deeper path wins here too. Not run by the test suite (it runs on Linux): the profile text is
 tested as text.
@@ -28,7 +29,8 @@ def profile(rules: Rules) -> str:
 
 
 def _rule(mount: Mount) -> str:
-    where = f"({'subpath' if mount.folder else 'literal'} {_quoted(mount.path)})"
+    path = mount.source or mount.path
+    where = f"({'subpath' if mount.folder else 'literal'} {_quoted(path)})"
     if mount.kind in ("fresh", "write"):
         return f"(allow file-read* file-write* {where})"
     if mount.kind == "show":
@@ -45,4 +47,5 @@ def _quoted(path: str) -> str:
 def argv(rules: Rules, cwd: str, command: Sequence[str]) -> list[str]:
     """`command` under Seatbelt; sandbox-exec keeps the caller's folder, which is `cwd`."""
     del cwd
-    return [BINARY, "-p", profile(rules), *command]
+    env = ["/usr/bin/env", *(f"{name}={value}" for name, value in rules.env)] if rules.env else []
+    return [BINARY, "-p", profile(rules), *env, *command]

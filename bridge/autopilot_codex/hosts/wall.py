@@ -49,8 +49,17 @@ CREDENTIALS_IN_HOME: tuple[str, ...] = (
     ".pypirc",
     ".config/gh",
     ".cargo/credentials.toml",
+    ".cargo/credentials",
     ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
 )
+
+# Key rings an agent signs or decrypts with: never read by the supervisor's own processes (their
+# git signs nothing) and named by the rails, but left readable inside the implementer's wall so
+# that its own commits can still be signed.
+KEYRINGS: tuple[str, ...] = (".gnupg",)
 
 # Variables taken out of the implementer's shell: the manager's key, the hosts' own keys (its
 # shell never needs them) and where the loop keeps its state.

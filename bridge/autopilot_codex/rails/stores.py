@@ -17,25 +17,6 @@ from .command import Command
 from .rules import Where
 from .secrets import is_secret_path
 
-# Under the user's home: each a credential store, or a folder of them.
-HOME_STORES = (
-    ".git-credentials",
-    ".netrc",
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".gnupg",
-    ".docker/config.json",
-    ".config/gcloud",
-    ".config/gh/hosts.yml",
-    ".npmrc",
-    ".pypirc",
-    ".codex/auth.json",
-    ".claude/.credentials.json",
-)
-# The hosts' logins wherever their variables put them.
-HOST_LOGINS = (("CODEX_HOME", "auth.json"), ("CLAUDE_CONFIG_DIR", ".credentials.json"))
 # Words these commands print, not files they open.
 _PRINTERS = frozenset({"echo", "printf"})
 _GLOB = re.compile(r"[*?\[]")
@@ -44,18 +25,20 @@ _MATCHES = 1000
 
 
 def stores() -> tuple[str, ...]:
-    """Every credential store's path, as the hook's environment names them."""
+    """Every credential store's path, as the hook's environment names them: the wall's list,
+    the key rings, and each host's login wherever its variables put it."""
     home = os.path.expanduser("~")
-    logins = tuple(os.environ.get(variable, "").strip() for variable, _name in HOST_LOGINS)
-    return _stores(home, logins)
+    return _stores(home, tuple(sorted(os.environ.items())))
 
 
 @functools.lru_cache(maxsize=4)
-def _stores(home: str, logins: tuple[str, ...]) -> tuple[str, ...]:
+def _stores(home: str, env: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     # Resolved once per process (and environment): every word of every command meets them. The
     # path as named is kept beside, for a store that becomes a link later (the helper lives on).
-    found = [Path(home) / store for store in HOME_STORES]
-    found += [Path(v) / name for v, (_var, name) in zip(logins, HOST_LOGINS, strict=True) if v]
+    from .. import hosts
+    from ..hosts.wall import KEYRINGS
+
+    found = [*hosts.credential_stores(Path(home), dict(env)), *(Path(home) / r for r in KEYRINGS)]
     return tuple({*map(str, found), *(str(_real(path)) for path in found)})
 
 

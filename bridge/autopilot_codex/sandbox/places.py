@@ -5,9 +5,8 @@ credential store, the user's `wall_deny_read`), for the home `HOME` names and fo
 password database names (a `HOME` pointed elsewhere must not bring the real one into view), the
 default state home of the latter, and by name the two secrets inside the state home (the key
 file and the resident helper's folder), in case a work tree inside the state home brings its
-folder back into view. Also the stores the wall's list lacks (`STORES`): the keys an agent holds
-(`~/.gnupg`), and the credentials that sit beside the caches a check may write (cargo's, maven's
-and gradle's), in the home and where `CARGO_HOME` says.
+folder back into view. Also the key rings the implementer's wall leaves readable
+(`hosts/wall.py` `KEYRINGS`), and cargo's credentials where `CARGO_HOME` moves them.
 
 A network namespace does not stop a connection to a socket that is a file: the agents' and
 daemons' sockets (`/run` with the user's runtime folder, docker's and the session bus's; the
@@ -22,19 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import credentials, helper
+from ..hosts.wall import KEYRINGS
 from ..paths import state_home
 
-# Credential stores the wall's list (hosts/wall.py) lacks, hidden always: key rings an agent
-# signs or decrypts with, and the credentials beside the caches `caches.py` makes writable.
-# One list with the wall's once both are merged: it belongs in that list, and this one goes.
-STORES = (
-    ".gnupg",
-    ".cargo/credentials.toml",
-    ".cargo/credentials",
-    ".m2/settings.xml",
-    ".m2/settings-security.xml",
-    ".gradle/gradle.properties",
-)
 # cargo's credentials where CARGO_HOME moves them.
 CARGO_STORES = ("credentials.toml", "credentials")
 # Sockets under the home and the system's folder of them: hidden while the network is off.
@@ -86,5 +75,5 @@ def _hidden(worktree: str, home: str, user_home: str, stamp: int) -> tuple[str, 
     places: list[Path] = [credentials.path(Path(home)), Path(helper.run_dir(home))]
     for each in dict.fromkeys(h for h in (user_home, own_home()) if h):
         places += spec_for(Path(worktree), Path(each)).hidden_paths()
-        places += [Path(each) / ".autopilot-codex", *(Path(each) / rel for rel in STORES)]
+        places += [Path(each) / ".autopilot-codex", *(Path(each) / rel for rel in KEYRINGS)]
     return tuple(str(p) for p in places)

@@ -124,6 +124,28 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(
     assert stop(hook, repo).stdout == ""
 
 
+def test_a_finished_loop_s_record_and_prompt_outlive_the_next_loop(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
+    """Issue 36: a later loop in the same worktree overwrote `state.json` and `last.json`, and
+    the ledger's start event had no prompt: the finished loop's prompt was gone."""
+    start(repo, capsys)
+    stop(hook, repo, f"All tests pass.\n{PROMISE}")
+    argv = ["-C", str(repo), "ralph", "--completion-promise", "SHIPPED", "--session-id", "sess-1"]
+    assert cli(capsys, *argv, "Write", "the", "changelog.")[0] == 0
+    stop(hook, repo, "Done.\n<promise>SHIPPED</promise>")
+    folder = project_dir(repo)
+    history = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+    assert [(r["prompt"], r["why"]) for r in history] == [
+        ("Make the tests pass.", "promise"),
+        ("Write the changelog.", "promise"),
+    ]
+    assert result_of(repo)["prompt"] == "Write the changelog."
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    started = [e["prompt"] for e in events if e["event"] == "ralph.start"]
+    assert started == ["Make the tests pass.", "Write the changelog."]
+
+
 def test_the_iteration_cap_lets_the_session_end(
     repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:

@@ -79,6 +79,7 @@ def ralph(
         store.append_event(
             "ralph.start",
             decision="running",
+            prompt=record.prompt,
             max_iterations=record.max_iterations,
             promise=record.completion_promise,
             session=record.session_id,

@@ -293,6 +293,9 @@ def test_a_deleted_state_is_not_recreated_by_a_hook(
     assert stop(hook, repo).stdout == ""
     assert tool(hook, repo).stdout == ""
     assert not (project_dir(repo) / "state.json").exists()
+    # The marker is kept, and with it the rails: `status` says so.
+    _, shown = cli(capsys, "-C", str(repo), "status")
+    assert "rails of the last one stay on (its state.json is gone)" in shown
 
 
 def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(

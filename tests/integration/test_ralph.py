@@ -72,6 +72,20 @@ def test_start_prints_the_prompt_and_status_shows_it(
     assert (data["style"], data["ralph"]["prompt"]) == ("ralph", "Make the tests pass.")
 
 
+def test_started_from_a_terminal_it_names_the_terminal_s_cancel_and_counts_right(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: started from a terminal, the loop told the user to cancel with a slash
+    command, and a cap of one read "1 iterations"."""
+    argv = ["-C", str(repo), "ralph", "--max-iterations", "1", "--session-id", "s", "Go."]
+    _, out = cli(capsys, *argv)
+    assert "the loop runs 1 iteration." in out
+    assert "Cancel with autopilot-codex cancel (in a terminal) or /autopilot-codex:cancel-ralph" in out
+    cli(capsys, "-C", str(repo), "cancel")
+    _, inside = cli(capsys, "--from", "claude", *argv)
+    assert "Cancel with /autopilot-codex:cancel-ralph." in inside
+
+
 def test_status_abbreviates_a_long_prompt_with_a_marker(
     repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,8 +83,29 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
         checks.append(Check(True, f"{cwd} is not in a git repository (loops run inside one)", True))
-    checks.append(Check(True, f"state home: {state_home()}", True))
+    checks.append(home_check())
     return checks
+
+
+def home_check() -> Check:
+    """Every loop keeps its state in the state home: one the bridge cannot write is a fault,
+    found by writing there (modes alone say nothing for root, nor of a read-only mount)."""
+    home = state_home()
+    # Not created here (what exists decides what the wall hides): the folder it would be made
+    # in is tried instead.
+    where = home
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        return Check(
+            False,
+            f"state home: cannot write to {where} ({exc.strerror or exc}); make it writable, or "
+            "set AUTOPILOT_CODEX_HOME to a folder that is",
+        )
+    return Check(True, f"state home: {home}", True)
 
 
 def manager_check(config: Config) -> Check:

@@ -111,7 +111,9 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse to start unless the implementer's sandbox walls it in",
     )
-    p.add_argument("--cwd", type=Path, default=Path())
+    p.add_argument(
+        "--cwd", type=Path, default=Path(), help="the repository to run in (default: here)"
+    )
     return p
 
 

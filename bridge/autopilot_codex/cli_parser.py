@@ -59,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
         help="write the wall into your Claude Code settings (backed up first, shown) and print "
         "the lines for Codex's config.toml",
     )
+    doctor.add_argument(
+        "--verbose", action="store_true", help="name every missing piece of each host's wall"
+    )
     _other_parsers(sub)
     _login_parsers(sub)
     from .commands.views import add_parsers

@@ -52,7 +52,7 @@ class Check:
     note: bool = False
 
 
-def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
+def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[Check]:
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
@@ -78,7 +78,7 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
-    checks += wall_checks(Path(worktree) if worktree else Path(cwd))
+    checks += wall_checks(Path(worktree) if worktree else Path(cwd), verbose=verbose)
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
@@ -144,16 +144,39 @@ def reach_check(config: Config) -> Check:
     return Check(ok, text, note)
 
 
-def wall_checks(worktree: Path) -> list[Check]:
+def wall_checks(worktree: Path, *, verbose: bool = False) -> list[Check]:
     """The wall per host, and the key when the implementer can read it: facts, shown loudly,
-    that a loop planned here would run unguarded (never a reason for "Not ready")."""
+    that a loop planned here would run unguarded (never a reason for "Not ready"). Two lines
+    a host unless `verbose`: a whole list of missing pieces buries the one command that fixes
+    them (a fresh machine's list ran to some 50 lines)."""
     from .doctor_wall import key_line, wall_lines
 
-    checks = [Check(True, text, note=not walled) for walled, text in wall_lines(worktree)]
+    checks = [
+        Check(True, text if verbose else _brief(text), note=not walled)
+        for walled, text in wall_lines(worktree)
+    ]
     key = key_line()
     if key:
         checks.append(Check(True, key, note=True))
     return checks
+
+
+WALL_PIECE = "       - "
+WALL_FIX = "       fix: "
+
+
+def _brief(text: str) -> str:
+    """A host's wall lines as two: the level with how many pieces are missing and the first,
+    and the first fix."""
+    lines = text.splitlines()
+    pieces = [line.removeprefix(WALL_PIECE) for line in lines if line.startswith(WALL_PIECE)]
+    fixes = [line for line in lines if line.startswith(WALL_FIX)]
+    if not pieces:
+        return text  # walled: already one line
+    head = lines[0].removesuffix("; missing:").removesuffix(":")
+    more = f"; {len(pieces) - 1} more: `{terminal_command('doctor')} --verbose`"
+    head += f"; missing: {pieces[0]}" + (more if len(pieces) > 1 else "")
+    return "\n".join([head, *fixes[:1]])
 
 
 def probe_check(config: Config) -> Check:

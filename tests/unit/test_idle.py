@@ -79,3 +79,9 @@ def test_the_retry_is_charged_and_asked_only_on_a_breach() -> None:
     outcome, breach = idle.ask(manager, Verdict, state, prompt, Outcome(verdict(), cost_usd=0.25))
     assert (breach, outcome.cost_usd, outcome.attempts, outcome.corrections) == (False, 0.75, 2, 1)
     assert manager.prompts == ["p" + idle.NOTE]
+
+
+def test_the_verdict_rules_say_what_a_continue_past_the_plan_needs() -> None:
+    from autopilot_codex.manager.prompts import VERDICT_INSTRUCTIONS
+
+    assert "continue only with the next task in instructions" in VERDICT_INSTRUCTIONS

@@ -40,7 +40,9 @@ VERDICT_RULES = (
     "decision=done only when the whole goal is achieved "
     "and committed; abort when it cannot be achieved or the work is going nowhere; otherwise "
     "continue. Set current_task_done when the current task meets every acceptance criterion "
-    "and is committed. Put any guidance for the next turn in instructions."
+    "and is committed. Put any guidance for the next turn in instructions. Once every planned "
+    "task is accepted, continue only with the next task in instructions: a continue with "
+    "nothing to do is asked again, then pauses the loop."
 )
 VERDICT_INSTRUCTIONS = ROLE + " The implementer ended its turn. " + VERDICT_RULES
 

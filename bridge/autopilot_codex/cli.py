@@ -246,7 +246,7 @@ def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
         from .commands.wall_install import wall_install
 
         written = wall_install(worktree_of(cwd)) + "\n\n"
-    checks = run_checks(cwd, probe=args.probe)
+    checks = run_checks(cwd, probe=args.probe, verbose=args.verbose or args.wall)
     return (0 if all(c.ok for c in checks) else 1), written + render(checks)
 
 

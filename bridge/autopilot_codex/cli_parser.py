@@ -59,6 +59,9 @@ def parser() -> argparse.ArgumentParser:
         help="write the wall into your Claude Code settings (backed up first, shown) and print "
         "the lines for Codex's config.toml",
     )
+    doctor.add_argument(
+        "--verbose", action="store_true", help="name every missing piece of each host's wall"
+    )
     _other_parsers(sub)
     _login_parsers(sub)
     from .commands.views import add_parsers
@@ -73,7 +76,9 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
-ARGS_STDIN = "read the arguments as one line from stdin (slash commands use this)"
+# `--args-stdin`: how the slash commands pass the user's words (read as one line from stdin);
+# the hosts' plumbing, not the user's, so kept out of --help and the completions.
+ARGS_STDIN = argparse.SUPPRESS
 REQUIRE_WALL = "refuse to start unless the host's sandbox walls the implementer in"
 MAX_TOKENS_HELP = "stop when the implementer has used this many tokens (0 = no cap)"
 MAX_DURATION_HELP = "stop after this much wall time since the start: 2h, 90m, 1h30m (0 = none)"
@@ -119,13 +124,18 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
     ralph.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
     ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
-    ralph.add_argument("--host", choices=hosts.HOSTS.names, default="claude")
+    ralph.add_argument(
+        "--host",
+        choices=hosts.HOSTS.names,
+        default="claude",
+        help="the host whose session runs the loop (default: claude)",
+    )
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
-    ralph.add_argument("--args-stdin", action="store_true")
+    ralph.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
-    cancel.add_argument("--args-stdin", action="store_true")
+    cancel.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     # Parsed by `commands/run.py` itself (see `main`); listed here for --help.
     sub.add_parser("run", help="pursue a goal in rounds of fresh host processes", add_help=False)

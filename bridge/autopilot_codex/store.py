@@ -54,6 +54,8 @@ class Store:
         self.nested_path = self.dir / "nested.json"
         # How the last loop ended (ralph): kept after the loop is off, replaced by the next.
         self.result_path = self.dir / "last.json"
+        # Every finished loop's record, one a line: `last.json` is only the newest.
+        self.history_path = self.dir / "history.jsonl"
         self.marker = active_marker(worktree, self.home)
         # The second index of guarded worktrees (paths.INDEXES): the same marker, kept in step.
         self.rails = rails_marker(worktree, self.home)
@@ -423,9 +425,12 @@ class Store:
         _atomic_write(self.dir / name, text)
 
     def save_result(self, record: dict[str, Any]) -> None:
-        _atomic_write(
-            self.result_path, json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
-        )
+        """`last.json`, and a line in `history.jsonl`: a later loop in this worktree replaces
+        the one, never the other."""
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+        _atomic_write(self.result_path, line)
+        with self.history_path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
 
     def load_result(self) -> dict[str, Any] | None:
         """last.json, or None when there is none or it cannot be read (it is only a report)."""

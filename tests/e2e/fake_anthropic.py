@@ -162,6 +162,8 @@ class FakeAnthropic:
         self.workdir = str(workdir) if workdir is not None else None
         self.log_path = Path(log_path) if log_path is not None else None
         self.requests: list[LoggedRequest] = []
+        # How many main requests to answer with a 429 rate_limit_error before the script.
+        self.rate_limit_main = 0
         self.errors: list[str] = []  # exceptions raised while answering (e.g. in callable turns)
         self._next_turn = 0
         self._lock = threading.Lock()
@@ -253,6 +255,13 @@ class FakeAnthropic:
             return
         with self._lock, self.log_path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry.to_json()) + "\n")
+
+    def _rate_limited(self) -> bool:
+        with self._lock:
+            if self.rate_limit_main <= 0:
+                return False
+            self.rate_limit_main -= 1
+            return True
 
     def _take_turn(self) -> tuple[int | None, Turn | None]:
         with self._lock:
@@ -506,6 +515,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _messages(self, entry: LoggedRequest) -> None:
         body = entry.body if isinstance(entry.body, dict) else {}
         entry.main = is_main_request(body)
+        if entry.main and self.fake._rate_limited():
+            self._send_error(429, "rate_limit_error", "Number of requests has exceeded your limit")
+            return
         blocks = self.fake._blocks_for(entry)
         entry.response_blocks = blocks
         message = _message(blocks, str(body.get("model") or MODEL_ID), max(1, len(entry.raw) // 4))

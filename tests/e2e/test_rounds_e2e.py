@@ -75,3 +75,45 @@ def test_two_rounds_to_a_verified_exit(
     assert ap.active_markers() == []
     assert ap.state()["style"] == "rounds" and ap.state()["status"] == "done"
     assert not (ap.home / "logs" / "bridge.log").exists()
+
+
+def test_a_rate_limited_round_waits_and_is_retried(
+    claude_bin: Path, git_repo: Path, home: Path, tmp_path: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """The API answers the first round 429: the real CLI exits 1 with its error only in its
+    result event's fields; the driver waits (the doubling delay: no Retry-After reaches the
+    stream) and retries, and the run completes."""
+    ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
+    fake_anthropic.rate_limit_main = 1
+    fake_anthropic.script = [
+        [ToolUse("Write", {"file_path": "{workdir}/hello.txt", "content": "hello\n"})],
+        [Text("Added hello.txt.\n::potter(ready)")],
+        [Text("Every requirement checked against the files.\n::potter(exit)")],
+    ]
+    env = build_env(
+        home=home,
+        tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
+        anthropic_url=fake_anthropic.url,
+        extra_env={
+            **ap.env("http://127.0.0.1:9/v1"),
+            "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin),
+            # The CLI's own retries off: the 429 reaches its result event at once.
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        },
+    )
+    host_args = ["--model", DEFAULT_MODEL, "--permission-mode", "bypassPermissions"]
+    proc = subprocess.run(
+        [
+            str(LAUNCHER), "-C", str(git_repo), "run", "add", "hello.txt",
+            "--implementer", "claude", "--rounds", "4", "--json", "--timeout", "90",
+            *(f"--host-arg={a}" for a in host_args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["status"] == "complete"
+    assert "rate limited or overloaded: waiting" in proc.stderr, proc.stderr
+    assert [r.status for r in fake_anthropic.main_requests()][:2] == [429, 200]

@@ -11,6 +11,8 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   exit: 0               exit code
   crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
   error: "text"         with crash: the error it writes to stderr (default: an overload)
+  recorded: "name"      after the start, the lines of tests/fixtures/<name> as the real CLI
+                        wrote them (its final event too), then exit (`exit`, default 1)
   no_result: true       exit 0 without a final event (a torn stream)
   tool_only_final: true the final assistant message is a tool call only
   orphan: true          leave a background process behind that holds stdout open
@@ -200,6 +202,10 @@ def main() -> int:
         log.write(json.dumps({**entry, "names": sorted(os.environ)}))
         log.write("\n")
     host.start(call)
+    if step.get("recorded"):
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / str(step["recorded"])
+        sys.stdout.write(fixture.read_text(encoding="utf-8"))
+        return int(step.get("exit", 1))
     act(host, step, script)
     run_hooks(step.get("hooks", []), call, script)
     if step.get("crash"):

@@ -260,7 +260,8 @@ class FakeOpenAI:
         self.responder: Callable[[LoggedRequest], Reply | None] | None = responder
         self.requests: list[LoggedRequest] = []
         # The model list (`GET /v1/models`): its ids, or the HTTP status it fails with.
-        self.models: list[str] = ["fake-model"]
+        # With the bridge's default manager model, which doctor checks the list for.
+        self.models: list[str] = ["fake-model", "gpt-6.2-sol"]
         self.models_status = 200
         self._log_path = log_path
         self._lock = threading.Lock()

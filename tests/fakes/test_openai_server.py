@@ -190,7 +190,7 @@ def test_empty_queue_gives_503_without_retry(srv: FakeOpenAI) -> None:
 
 def test_models_and_unknown_endpoint(srv: FakeOpenAI) -> None:
     client = make_client(srv)
-    assert [m.id for m in client.models.list()] == ["fake-model"]
+    assert [m.id for m in client.models.list()] == ["fake-model", "gpt-6.2-sol"]
     with pytest.raises(openai.NotFoundError):
         client.embeddings.create(model="m", input="x")
     assert [(r.method, r.path, r.api) for r in srv.requests] == [

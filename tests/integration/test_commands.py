@@ -30,6 +30,14 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+def test_a_cap_of_one_iteration_is_said_in_the_singular(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manager.enqueue(plan_body(1), schema="Plan")
+    code, out = run(capsys, "-C", str(repo), "plan", "build", "it", "--max-iterations", "1")
+    assert code == 0 and "at most 1 iteration, review mode" in out
+
+
 def test_plan_prints_the_plan_and_first_contract(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:

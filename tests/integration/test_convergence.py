@@ -304,3 +304,40 @@ def test_status_shows_only_the_ledger_the_bridge_wrote_for_this_loop(
         sealed(text)
         shown = status_text(repo, capsys)
         assert "review findings" not in shown.lower(), text
+
+
+ADVISORY = {
+    "severity": "low",
+    "file": "README.md",  # no task's diff touches it
+    "line_start": 1,
+    "line_end": 1,
+    "title": "the readme has no usage section",
+    "recommendation": "add a usage section to the readme",
+}
+
+
+def test_an_advisory_finding_said_again_and_again_counts_towards_not_converging(
+    repo: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: the same advisory finding in every review, on code the diff does not touch,
+    and a manager that goes on: each repeat was a new finding, so the loop ran until stopped
+    from outside. Now a repeat is the same finding, shown to the manager once, counted in
+    `status`, and the reviews that only restate it pause the loop as not converging."""
+    start(repo, manager, capsys, "stop")
+    manager.enqueue(*[review_body("fix", findings=[ADVISORY]) for _ in range(12)], schema="Review")
+    go_on = verdict_body("continue", instructions="keep polishing file1")
+    manager.enqueue(*[go_on for _ in range(12)], schema="Verdict")
+    answers = committing_turns(repo, hook, 10)
+    state = state_of(repo)
+    assert state["status"] == "paused", (len(answers), state["stop_reason"])
+    assert state["stop_reason"].startswith("reviews not converging: 3 reviews in a row")
+    assert len(review_requests(manager)) == 4  # raised, then restated three times
+    entries = ledger_of(repo)["entries"]
+    assert [(e["id"], e["status"], e["verbatim"]) for e in entries] == [("F1", "waived", 4)]
+    # Shown to the manager once, in the review after its third raising.
+    told = [r for r in review_requests(manager) if "Do not raise them again" in r.prompt_text]
+    assert len(told) == 1 and "F1 [advisory, low, raised 3x]" in told[0].prompt_text
+    assert not any(ADVISORY["title"] in a.get("reason", "") for a in answers)
+    shown = status_text(repo, capsys)
+    assert "Advisory findings raised again (1, not delivered):" in shown
+    assert "F1 [advisory, low, raised 4x] the readme has no usage section (README.md)" in shown

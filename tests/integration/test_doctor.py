@@ -274,8 +274,65 @@ def test_the_reach_check_says_when_the_model_is_offered(
     env: Path, tmp_path: Path, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AUTOPILOT_CODEX_MODEL", "gpt-6.2-astra")
+    shown = report(tmp_path)
+    (line,) = lines_with(shown, "manager: http")
+    # Issue 36: it was a note, and doctor said Ready; no loop could have run.
+    assert line == (
+        f"FIX  manager: {manager.base_url} does not serve the model gpt-6.2-astra; it serves: "
+        "fake-model, gpt-6.2-sol. Set AUTOPILOT_CODEX_MODEL to one of them"
+    )
+    assert "Not ready" in shown
+    manager.models = [f"m{n}" for n in range(10)]
     (line,) = lines_with(report(tmp_path), "manager: http")
-    assert line.startswith("-- ") and "does not list the model gpt-6.2-astra" in line
+    assert "it serves: m0, m1, m2, m3, m4, m5, m6, m7, .... Set" in line
     manager.models = ["other", "gpt-6.2-astra"]
     (line,) = lines_with(report(tmp_path), "manager: http")
     assert line == f"ok   manager: {manager.base_url} answers and offers gpt-6.2-astra (free check)"
+
+
+def test_a_manager_that_never_answers_is_not_answering_within_a_few_seconds(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: doctor waited 10.8 s on a server that accepts and never answers."""
+    import socket
+
+    from autopilot_codex.commands.doctor_reach import REACH_TIMEOUT_S
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)  # connections queue, and nothing ever answers them
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        shown = report(tmp_path)
+    (line,) = lines_with(shown, "manager: http")
+    assert line.startswith(f"FIX  manager: {url} is not answering (nothing within 3s)")
+    assert REACH_TIMEOUT_S <= 5
+
+
+def test_a_state_home_that_cannot_be_written_is_not_ready(
+    env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: doctor said Ready with a state home no loop could write to."""
+    (tmp_path / "afile").write_text("a file, not a folder\n")
+    monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(tmp_path / "afile" / "home"))
+    shown = report(tmp_path)
+    (line,) = lines_with(shown, "state home:")
+    assert line.startswith(f"FIX  state home: cannot write to {tmp_path / 'afile'} (Not a directory)")
+    assert "Not ready" in shown
+
+
+@pytest.mark.skipif(
+    not __import__("tests.integration.test_new_user_second", fromlist=["can_mount"]).can_mount(),
+    reason="needs `unshare -rm` to make a read-only folder that even root cannot write",
+)
+def test_a_read_only_state_home_is_not_ready(
+    env: Path, tmp_path: Path, isolated: Path, manager: FakeOpenAI
+) -> None:
+    """The real launcher with the state home mounted read-only (modes alone do not stop root)."""
+    from tests.integration.test_new_user_second import read_only_run
+
+    isolated.mkdir(parents=True)
+    result = read_only_run(isolated, ["doctor"], {"PATH": os.environ["PATH"]}, tmp_path)
+    (line,) = lines_with(result.stdout, "state home:")
+    assert line.startswith(f"FIX  state home: cannot write to {isolated} (Read-only file system)")
+    assert "Not ready" in result.stdout

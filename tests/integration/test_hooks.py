@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from autopilot_codex.cli import main
+from autopilot_codex.commands.status import status
+from autopilot_codex.commands.stop import stop
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.store import Store
 from tests.conftest import (
@@ -353,6 +355,14 @@ def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook: 
     # A damaged state drives nothing, but the rails stay until the user's stop.
     assert active_marker(planned).exists()
     assert "rails stay on until you run autopilot-codex stop" in out["systemMessage"]
+    # `status` says what is kept on, why, and how to end it (issue 36: "no loop in this
+    # worktree" while the rails still denied pushes).
+    shown = status(cwd=planned, as_json=False)
+    assert "no loop in this worktree" not in shown
+    assert f"moved aside to {aside[0].name}" in shown and "pushes" in shown
+    assert "End them with autopilot-codex stop" in shown
+    stop(cwd=planned, reason="user")
+    assert status(cwd=planned, as_json=False).startswith("autopilot-codex: no loop in this worktree")
 
 
 def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook: Hook) -> None:

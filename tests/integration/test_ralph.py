@@ -72,6 +72,20 @@ def test_start_prints_the_prompt_and_status_shows_it(
     assert (data["style"], data["ralph"]["prompt"]) == ("ralph", "Make the tests pass.")
 
 
+def test_started_from_a_terminal_it_names_the_terminal_s_cancel_and_counts_right(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: started from a terminal, the loop told the user to cancel with a slash
+    command, and a cap of one read "1 iterations"."""
+    argv = ["-C", str(repo), "ralph", "--max-iterations", "1", "--session-id", "s", "Go."]
+    _, out = cli(capsys, *argv)
+    assert "the loop runs 1 iteration." in out
+    assert "Cancel with autopilot-codex cancel (in a terminal) or /autopilot-codex:cancel-ralph" in out
+    cli(capsys, "-C", str(repo), "cancel")
+    _, inside = cli(capsys, "--from", "claude", *argv)
+    assert "Cancel with /autopilot-codex:cancel-ralph." in inside
+
+
 def test_status_abbreviates_a_long_prompt_with_a_marker(
     repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -122,6 +136,28 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(
     assert "ralph done" in text and "Result: promise after 2 iterations" in text
     # Off is off: the next Stop is the silent allow.
     assert stop(hook, repo).stdout == ""
+
+
+def test_a_finished_loop_s_record_and_prompt_outlive_the_next_loop(
+    repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
+    """Issue 36: a later loop in the same worktree overwrote `state.json` and `last.json`, and
+    the ledger's start event had no prompt: the finished loop's prompt was gone."""
+    start(repo, capsys)
+    stop(hook, repo, f"All tests pass.\n{PROMISE}")
+    argv = ["-C", str(repo), "ralph", "--completion-promise", "SHIPPED", "--session-id", "sess-1"]
+    assert cli(capsys, *argv, "Write", "the", "changelog.")[0] == 0
+    stop(hook, repo, "Done.\n<promise>SHIPPED</promise>")
+    folder = project_dir(repo)
+    history = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+    assert [(r["prompt"], r["why"]) for r in history] == [
+        ("Make the tests pass.", "promise"),
+        ("Write the changelog.", "promise"),
+    ]
+    assert result_of(repo)["prompt"] == "Write the changelog."
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    started = [e["prompt"] for e in events if e["event"] == "ralph.start"]
+    assert started == ["Make the tests pass.", "Write the changelog."]
 
 
 def test_the_iteration_cap_lets_the_session_end(
@@ -271,6 +307,9 @@ def test_a_deleted_state_is_not_recreated_by_a_hook(
     assert stop(hook, repo).stdout == ""
     assert tool(hook, repo).stdout == ""
     assert not (project_dir(repo) / "state.json").exists()
+    # The marker is kept, and with it the rails: `status` says so.
+    _, shown = cli(capsys, "-C", str(repo), "status")
+    assert "rails of the last one stay on (its state.json is gone)" in shown
 
 
 def test_cancel_leaves_an_autopilot_loop_to_its_own_stop(

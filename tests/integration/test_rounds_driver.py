@@ -382,3 +382,31 @@ def test_the_breaker_can_be_turned_off(repo: Path, script: Script) -> None:
     script([{"say": "thinking"}] * 4)
     code, record = drive(repo, "--rounds", "4", "--no-progress-rounds", "0")
     assert (code, record["status"], record["rounds_used"]) == (2, "round_limit", 4)
+
+
+def test_claude_s_own_rate_limit_result_waits_and_never_trips_the_breaker(
+    repo: Path, script: Script, waits: list[float]
+) -> None:
+    # Claude Code 2.1.332 on a 429, as recorded: exit 1, nothing on stderr, and a result event
+    # with `subtype: success`, `is_error: true`, `api_error_status: 429`. Four in a row: more
+    # than the breaker's three, each waited for (no Retry-After in the stream: doubling).
+    limited = {"recorded": "claude_429_stream.jsonl"}
+    script([limited] * 4 + [READY, EXIT])
+    code, record = drive(repo)
+    assert (code, record["status"]) == (0, "complete"), record
+    assert len(waits) == 4
+    for n, wait in enumerate(waits):
+        assert 2.0 * 2**n * 0.5 <= wait <= 2.0 * 2**n
+    crashed = [r for r in rounds_of(repo) if r.outcome == "crashed"]
+    assert "API error 429 rate_limit_error: API Error: Request rejected (429)" in crashed[0].detail
+
+
+def test_codex_s_own_rate_limit_failure_waits_and_never_trips_the_breaker(
+    repo: Path, script: Script, waits: list[float]
+) -> None:
+    # Codex 0.171 on a 429 past its own retries, as recorded: exit 1 and `turn.failed`
+    # "exceeded retry limit, last status: 429 Too Many Requests".
+    script([{"recorded": "codex_429_stream.jsonl"}] * 4 + [READY, EXIT])
+    code, record = drive(repo, host="codex")
+    assert (code, record["status"]) == (0, "complete"), record
+    assert len(waits) == 4

@@ -44,7 +44,10 @@ def test_every_claude_round_gets_the_strict_boundary_from_a_file_in_the_state_ho
     path = script([READY, EXIT])
     code, record = drive(repo, "--host-arg=--model", "--host-arg=opus")
     assert (code, record["status"]) == (0, "complete")
-    assert "UNGUARDED" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "UNGUARDED" not in err
+    # Issue 36: run never said whether its rounds were walled; its first line does.
+    assert err.splitlines()[0] == "Rounds: walled (Claude Code's sandbox holds each round in)."
     rounds = calls(path)
     assert len(rounds) == 2
     for call in rounds:
@@ -136,7 +139,9 @@ def test_without_the_sandbox_tools_a_claude_run_says_unguarded_and_runs_unwalled
     path = script([READY, EXIT])
     code, _ = drive(repo)
     assert code == 0
-    assert "UNGUARDED (no sandbox, Claude Code)" in capsys.readouterr().err
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("Rounds: UNGUARDED (no sandbox, Claude Code): the rails are a ")
+    assert first.endswith(" more (`autopilot-codex doctor --verbose`)")
     # `failIfUnavailable` would stop the CLI: no boundary is passed where it cannot start.
     assert all("--settings" not in c["argv"] for c in calls(path))
     assert state_of(repo)["wall"] == "off"

@@ -70,7 +70,7 @@ def test_a_ralph_loop_in_the_third_hosts_dialect(
 ) -> None:
     started = start_ralph(repo, capsys)
     # The host renders the names of our commands in its own messages.
-    assert "Cancel with :autopilot cancel." in started
+    assert "Cancel with autopilot-codex cancel (in a terminal) or :autopilot cancel (in Third CLI)." in started
     base = {"session_id": "t-1", "cwd": str(repo)}
     ran = {**base, "tool": "run_shell", "args": {"cmd": "pytest"}}
     assert hook("PostToolUse", ran, capsys, monkeypatch) == ""

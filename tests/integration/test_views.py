@@ -267,6 +267,30 @@ def test_bash_completion_completes_verbs_and_choices(
     assert "report" in complete("autopilot-codex", "rep")
     assert complete("autopilot-codex", "plan", "--review", "") == ["edit", "commit", "stop", "off"]
     assert complete("autopilot-codex", "completion", "z") == ["zsh"]
+    # Issue 36: the hosts' plumbing was offered too.
+    assert complete("autopilot-codex", "h") == []
+    assert "--args-stdin" not in complete("autopilot-codex", "ralph", "--")
+    assert "--host" in complete("autopilot-codex", "ralph", "--")
+
+
+def test_help_shows_no_plumbing_and_every_option_says_what_it_does() -> None:
+    """Issue 36: `--help` showed `--args-stdin`, and some verbs' options had no description."""
+    import argparse
+
+    from autopilot_codex.cli_parser import parser
+    from autopilot_codex.commands.completion import walk
+    from autopilot_codex.commands.run import parser as run_parser
+
+    top = parser()
+    _, verbs = walk(top, {"run": run_parser()})
+    assert "hook" not in [v.name for v in verbs]
+    for verb in verbs:
+        for option in verb.options:
+            assert option.help, (verb.name, option.flags)
+            assert "--args-stdin" not in option.flags, verb.name
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("plan", "status", "stop", "resume", "ralph", "cancel"):
+        assert "--args-stdin" not in sub.choices[name].format_help(), name
 
 
 # -- --json -------------------------------------------------------------------------------------

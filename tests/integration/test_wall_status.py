@@ -208,10 +208,27 @@ def test_run_judges_the_rounds_boundary_with_the_users_codex_config(
     assert "danger-full-access" not in err
 
 
+def test_doctor_names_an_unguarded_wall_in_two_lines_a_host_with_the_command_that_fixes_it(
+    repo: Path, machine: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: an unguarded wall printed some 50 lines on `install` and `doctor`."""
+    code, text = cli(capsys, "-C", str(repo), "doctor")
+    walls = [
+        line for line in text.splitlines()
+        if line.startswith("--   wall") or line.startswith("       ")
+    ]
+    assert len(walls) <= 5, text
+    claude = next(line for line in walls if line.startswith("--   wall (Claude Code)"))
+    assert "; missing: " in claude and "more: `autopilot-codex doctor --verbose`" in claude
+    assert any(line.startswith("       fix: `autopilot-codex install --wall`") for line in walls)
+    _, every = cli(capsys, "-C", str(repo), "doctor", "--verbose")
+    assert "without it: details: docs/security.md" in every
+
+
 def test_doctor_reports_the_wall_per_host_with_each_piece_and_fix(
     repo: Path, machine: Path
 ) -> None:
-    text = render(run_checks(str(repo)))
+    text = render(run_checks(str(repo), verbose=True))
     claude = next(line for line in text.splitlines() if line.startswith("--   wall (Claude Code)"))
     assert "off, UNGUARDED" in claude
     assert "fix: `autopilot-codex install --wall`" in text

@@ -140,3 +140,28 @@ def test_a_waiting_background_review_of_the_diff_says_what_was_delivered() -> No
     state, decision, _ = judged(waiting, fix(found("one")), ledger)
     assert decision.blocks
     assert state.pending_review is not None and state.pending_review.reason == decision.reason
+
+
+def test_an_advisory_finding_said_again_is_the_same_finding_by_its_words_or_its_id() -> None:
+    from autopilot_codex.styles.autopilot.findings import advisory_lines, merge, waive_outside
+
+    def review(ledger: Ledger, *said: Raised) -> Ledger:
+        return merge(
+            ledger, task="T2", raised=list(said), closed_ids=[], diff_key="k", now="t",
+            max_verbatim=2,
+        ).ledger
+
+    readme = Raised("low", "README.md", "no usage section", "add one")
+    first = review(Ledger(), readme)
+    ledger = waive_outside(first, ["F1"], ["a.py"])
+    # Twice in one review is once; named by its id, it is the same too (another task's).
+    ledger = review(ledger, readme, readme)
+    ledger = review(ledger, dataclasses.replace(readme, id="F1", title="no usage, still"))
+    assert [(e.id, e.status, e.verbatim) for e in ledger.entries] == [("F1", "waived", 3)]
+    assert ledger.idle_reviews == 2
+    assert advisory_lines(ledger, just_repeated=True) == [
+        "F1 [advisory, low, raised 3x] no usage section (README.md)"
+    ]
+    ledger = review(ledger, readme)
+    assert advisory_lines(ledger, just_repeated=True) == []  # shown once
+    assert len(advisory_lines(ledger)) == 1 and ledger.idle_reviews == 3

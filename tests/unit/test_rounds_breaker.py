@@ -66,3 +66,12 @@ def test_exponential_with_jitter_and_a_cap() -> None:
 def test_a_verifier_that_changes_nothing_is_not_idle() -> None:
     b = observe(Breaker(idle_rounds=2), ok=True, changed=False, detail="", verify=True)
     assert b.idle_rounds == 2 and tripped(b, 3) is None
+
+
+def test_a_rate_limit_the_host_named_in_its_fields_is_waited_for_whatever_the_words() -> None:
+    b = Breaker()
+    for _ in range(5):
+        b = observe(b, ok=False, changed=False, detail="exit code 1", limited=True)
+    assert tripped(b, 3) is None
+    assert delay("exit code 1", 2, jitter=lambda: 0.0, limited=True) == 2.0
+    assert delay("exit code 1", 2, jitter=lambda: 0.0) == 0.0

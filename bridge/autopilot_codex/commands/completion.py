@@ -62,6 +62,8 @@ def walk(
             continue
         helps = {choice.dest: choice.help or "" for choice in action._choices_actions}  # noqa: SLF001
         for name, sub in action.choices.items():
+            if name not in helps:
+                continue  # a verb without help is the hosts' (`hook`), not the user's
             options, words = _options(extra.get(name) or sub)
             verbs.append(Verb(name, helps.get(name, ""), options, words))
     for name, text in LAUNCHER_VERBS.items():

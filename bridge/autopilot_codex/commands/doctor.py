@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,7 @@ class Check:
     note: bool = False
 
 
-def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
+def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[Check]:
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
@@ -78,14 +79,35 @@ def run_checks(cwd: str, *, probe: bool = False) -> list[Check]:
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
-    checks += wall_checks(Path(worktree) if worktree else Path(cwd))
+    checks += wall_checks(Path(worktree) if worktree else Path(cwd), verbose=verbose)
     checks.append(Check(True, *jail_line()))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
         checks.append(Check(True, f"{cwd} is not in a git repository (loops run inside one)", True))
-    checks.append(Check(True, f"state home: {state_home()}", True))
+    checks.append(home_check())
     return checks
+
+
+def home_check() -> Check:
+    """Every loop keeps its state in the state home: one the bridge cannot write is a fault,
+    found by writing there (modes alone say nothing for root, nor of a read-only mount)."""
+    home = state_home()
+    # Not created here (what exists decides what the wall hides): the folder it would be made
+    # in is tried instead.
+    where = home
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        return Check(
+            False,
+            f"state home: cannot write to {where} ({exc.strerror or exc}); make it writable, or "
+            "set AUTOPILOT_CODEX_HOME to a folder that is",
+        )
+    return Check(True, f"state home: {home}", True)
 
 
 def manager_check(config: Config) -> Check:
@@ -124,16 +146,39 @@ def reach_check(config: Config) -> Check:
     return Check(ok, text, note)
 
 
-def wall_checks(worktree: Path) -> list[Check]:
+def wall_checks(worktree: Path, *, verbose: bool = False) -> list[Check]:
     """The wall per host, and the key when the implementer can read it: facts, shown loudly,
-    that a loop planned here would run unguarded (never a reason for "Not ready")."""
+    that a loop planned here would run unguarded (never a reason for "Not ready"). Two lines
+    a host unless `verbose`: a whole list of missing pieces buries the one command that fixes
+    them (a fresh machine's list ran to some 50 lines)."""
     from .doctor_wall import key_line, wall_lines
 
-    checks = [Check(True, text, note=not walled) for walled, text in wall_lines(worktree)]
+    checks = [
+        Check(True, text if verbose else _brief(text), note=not walled)
+        for walled, text in wall_lines(worktree)
+    ]
     key = key_line()
     if key:
         checks.append(Check(True, key, note=True))
     return checks
+
+
+WALL_PIECE = "       - "
+WALL_FIX = "       fix: "
+
+
+def _brief(text: str) -> str:
+    """A host's wall lines as two: the level with how many pieces are missing and the first,
+    and the first fix."""
+    lines = text.splitlines()
+    pieces = [line.removeprefix(WALL_PIECE) for line in lines if line.startswith(WALL_PIECE)]
+    fixes = [line for line in lines if line.startswith(WALL_FIX)]
+    if not pieces:
+        return text  # walled: already one line
+    head = lines[0].removesuffix("; missing:").removesuffix(":")
+    more = f"; {len(pieces) - 1} more: `{terminal_command('doctor')} --verbose`"
+    head += f"; missing: {pieces[0]}" + (more if len(pieces) > 1 else "")
+    return "\n".join([head, *fixes[:1]])
 
 
 def probe_check(config: Config) -> Check:

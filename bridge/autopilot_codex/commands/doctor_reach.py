@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..config import Config
 
-# Seconds for the one request: a reachable server answers its model list at once.
-REACH_TIMEOUT_S = 10.0
+# Seconds for the one request: a reachable server answers its model list at once, and a
+# doctor that waits longer on one that never answers only keeps the user waiting.
+REACH_TIMEOUT_S = 3.0
+# The models named when the configured one is not among them.
+SHOWN_MODELS = 8
 
 
 def reach_line(backend: str, config: Config) -> tuple[bool, str, bool]:
@@ -44,18 +47,26 @@ def reach_line(backend: str, config: Config) -> tuple[bool, str, bool]:
         return True, f"manager: {where} answers (it has no model list to check)", False
     except openai.APIStatusError as exc:
         return False, f"manager: {where} answered HTTP {exc.status_code} to its model list", False
-    except openai.APIConnectionError as exc:
-        reason = "timed out" if isinstance(exc, openai.APITimeoutError) else "no connection"
+    except openai.APITimeoutError:
         return (
             False,
-            f"manager: {where} cannot be reached ({reason}); check OPENAI_BASE_URL and the network",
+            f"manager: {where} is not answering (nothing within {REACH_TIMEOUT_S:g}s); check "
+            "that the server is up, and OPENAI_BASE_URL",
+            False,
+        )
+    except openai.APIConnectionError:
+        return (
+            False,
+            f"manager: {where} cannot be reached (no connection); check OPENAI_BASE_URL and the "
+            "network",
             False,
         )
     if config.model not in models and models:
+        served = ", ".join(models[:SHOWN_MODELS]) + (", ..." if len(models) > SHOWN_MODELS else "")
         return (
-            True,
-            f"manager: {where} answers, but does not list the model {config.model} "
-            "(set AUTOPILOT_CODEX_MODEL to one it offers)",
-            True,
+            False,
+            f"manager: {where} does not serve the model {config.model}; it serves: {served}. "
+            "Set AUTOPILOT_CODEX_MODEL to one of them",
+            False,
         )
     return True, f"manager: {where} answers and offers {config.model} (free check)", False

@@ -262,7 +262,7 @@ def render_plan(state: State) -> str:
     assert task is not None
     lines = [
         f"autopilot-codex: loop started. Budget ${state.budget_usd:.2f}, at most "
-        f"{state.max_iterations} iterations, review mode {state.review_mode}, manager {state.model}.",
+        f"{state.max_iterations} iteration{'' if state.max_iterations == 1 else 's'}, review mode {state.review_mode}, manager {state.model}.",
         f"Goal: {state.goal}",
         f"Plan: {state.plan.summary}",
         *(f"  {'>' if t.id == task.id else ' '} {t.id}: {t.title}" for t in state.plan.tasks),

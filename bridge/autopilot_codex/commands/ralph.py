@@ -81,6 +81,7 @@ def ralph(
         store.append_event(
             "ralph.start",
             decision="running",
+            prompt=record.prompt,
             max_iterations=record.max_iterations,
             promise=record.completion_promise,
             session=record.session_id,
@@ -140,16 +141,30 @@ def _started(record: reducer.RalphState, host: str, wall: str = "") -> str:
             "own, only when that statement is completely true."
         )
     elif record.max_iterations:
-        finish = f"No completion promise: the loop runs {cap} iterations."
+        finish = f"No completion promise: the loop runs {_iterations(record.max_iterations)}."
     else:
         finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
-    cancel = hosts.get(host).command("cancel")
+    cancel = _cancel(host)
     return (
         f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "
         f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"
         + (f"{wall}\n\n" if wall else "")
         + record.prompt
     )
+
+
+def _iterations(count: int) -> str:
+    return f"{count} iteration{'' if count == 1 else 's'}"
+
+
+def _cancel(host: str) -> str:
+    """How to cancel, for whoever reads the start: read in the host, its slash command; typed
+    in a terminal, the terminal's command first (the slash command works only in the session)."""
+    slash = hosts.get(host).command("cancel")
+    typed = entry("cancel")
+    if typed == slash:
+        return slash
+    return f"{typed} (in a terminal) or {slash} (in {hosts.label(host)})"
 
 
 def _a(style: str) -> str:

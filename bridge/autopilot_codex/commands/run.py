@@ -16,13 +16,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import output
+from .. import hosts, output
 from ..checks.evidence import user_checks
 from ..closing import closing
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..guarded import HostWall, headline
+from ..guarded import HostWall
+from ..hosts import terminal_command
 from ..manager import select
 from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
@@ -145,7 +146,9 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse to start unless the implementer's sandbox walls it in",
     )
-    p.add_argument("--cwd", type=Path, default=Path())
+    p.add_argument(
+        "--cwd", type=Path, default=Path(), help="the repository to run in (default: here)"
+    )
     return p
 
 
@@ -171,6 +174,20 @@ def judge_wall(opts: RunOptions, require: bool) -> HostWall:
     implementer = _implementer(opts)
     flag = round_wall(implementer, toplevel(opts.worktree), os.environ).layer()
     return judge(implementer, opts.worktree, require, flag=flag)
+
+
+def wall_line(wall: HostWall) -> str:
+    """The run's first line: whether the rounds are walled, in one line either way."""
+    label = hosts.label(wall.host)
+    if wall.walled:
+        return f"Rounds: walled ({label}'s sandbox holds each round in)."
+    how = "partly walled" if wall.level == "partly" else "no sandbox"
+    line = (
+        f"Rounds: UNGUARDED ({how}, {label}): the rails are a seatbelt, not a wall; missing: "
+        f"{''.join(wall.missing[:1])}"
+    )
+    more = len(wall.missing) - 1
+    return line + (f" and {more} more (`{terminal_command('doctor')} --verbose`)" if more > 0 else "")
 
 
 def _implementer(opts: RunOptions) -> str:
@@ -251,8 +268,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         for line in jail_notes():
             output.err(line)
         wall = judge_wall(opts, args.require_wall)
-        if not wall.walled:
-            output.err(headline(wall))
+        output.err(wall_line(wall))
         opts = dataclasses.replace(opts, wall=wall.level, wall_missing=wall.missing)
         manager = _manager(args.manager, opts)
         record = run(opts, view=make_view(sys.stderr if args.json else out), manager=manager)

@@ -19,7 +19,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         return _raw(store)
     state = store.load()
     if state is None:
-        return no_loop()
+        return rails_only(store) or no_loop()
     if state.style == "ralph":
         from ..styles.ralph.view import status_text
 
@@ -100,6 +100,26 @@ def _claimed(state: State) -> str:
         return decision
     red = [r.command for r in state.last_checks if r.status != "pass"]
     return f"done, overruled by the red check `{red[0]}`" if red else "done, not accepted"
+
+
+def rails_only(store: Store) -> str | None:
+    """No loop to show, but the rails of one are kept on (its state damaged and moved aside,
+    or gone): what is kept on, why, and how to end it. None when nothing is kept on."""
+    if not store.guarded():
+        return None
+    # Named by the time they were moved aside: the last in order is the newest.
+    aside = sorted(p.name for p in store.dir.glob("state.json.corrupt-*"))
+    why = (
+        f"its state.json was damaged and moved aside to {aside[-1]}"
+        if aside
+        else "its state.json is gone"
+    )
+    return (
+        f"autopilot-codex: no loop drives this worktree, but the safety rails of the last one "
+        f"stay on ({why}): pushes and the other guarded commands are still denied, as they were "
+        f"while it ran. A damaged state never switches them off. End them with "
+        f"{entry('stop')}, or start a new loop with {entry('plan')} <goal>."
+    )
 
 
 def _rounds_text(state: State, store: Store) -> str:

@@ -40,7 +40,9 @@ VERDICT_RULES = (
     "decision=done only when the whole goal is achieved "
     "and committed; abort when it cannot be achieved or the work is going nowhere; otherwise "
     "continue. Set current_task_done when the current task meets every acceptance criterion "
-    "and is committed. Put any guidance for the next turn in instructions."
+    "and is committed. Put any guidance for the next turn in instructions. Once every planned "
+    "task is accepted, continue only with the next task in instructions: a continue with "
+    "nothing to do is asked again, then pauses the loop."
 )
 VERDICT_INSTRUCTIONS = ROLE + " The implementer ended its turn. " + VERDICT_RULES
 
@@ -178,8 +180,18 @@ def review_prompt(
 LEDGER_CHARS = 6_000
 
 
-def ledger_text(open_findings: Sequence[str], elsewhere: Sequence[str]) -> str:
-    """What earlier reviews of the task left open, and what changed outside the task."""
+ADVISORY_NOTE = (
+    "Advisory findings raised again and again on code the task's diff does not touch: they "
+    "are recorded, never delivered, and each review that only restates them counts as one "
+    "that changed nothing. Do not raise them again:"
+)
+
+
+def ledger_text(
+    open_findings: Sequence[str], elsewhere: Sequence[str], advisory: Sequence[str] = ()
+) -> str:
+    """What earlier reviews of the task left open, and what changed outside the task;
+    `advisory`: the advisory findings just raised for the third time, shown once."""
     parts = []
     if open_findings:
         parts.append(
@@ -188,6 +200,8 @@ def ledger_text(open_findings: Sequence[str], elsewhere: Sequence[str]) -> str:
         )
     else:
         parts.append("Open findings from earlier reviews of this task: none.")
+    if advisory:
+        parts.append(ADVISORY_NOTE + "\n" + "\n".join(f"  {line}" for line in advisory))
     if elsewhere:
         names = "\n".join(elsewhere[:40]) + ("\n..." if len(elsewhere) > 40 else "")
         # File names are the implementer's to choose: data, framed like the diff.

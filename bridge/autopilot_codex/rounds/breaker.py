@@ -42,14 +42,21 @@ def rate_limited(detail: str) -> bool:
 
 
 def observe(
-    breaker: Breaker, *, ok: bool, changed: bool, detail: str, verify: bool = False
+    breaker: Breaker,
+    *,
+    ok: bool,
+    changed: bool,
+    detail: str,
+    verify: bool = False,
+    limited: bool = False,
 ) -> Breaker:
-    """The breaker after one attempt."""
+    """The breaker after one attempt. `limited`: the host's own error fields named a rate
+    limit or an overload (the words of `detail` are the fallback for hosts that name none)."""
     if ok and verify and not changed:
         return Breaker(idle_rounds=breaker.idle_rounds)
     if ok:
         return Breaker(idle_rounds=0 if changed else breaker.idle_rounds + 1)
-    if rate_limited(detail):
+    if limited or rate_limited(detail):
         return breaker
     key = _NUMBERS.sub("#", detail.strip())[:500]
     same = breaker.same_failures + 1 if key == breaker.failure else 1
@@ -75,10 +82,12 @@ def delay(
     jitter: Callable[[], float],
     base_s: float = BACKOFF_BASE_S,
     cap_s: float = BACKOFF_CAP_S,
+    limited: bool = False,
 ) -> float:
     """Seconds to wait before retrying a failed round: 0 unless it was a rate limit or an
-    overload. `failures` counts this one; `jitter()` is in [0, 1)."""
-    if not rate_limited(detail):
+    overload (`limited`, or said so in `detail`). `failures` counts this one; `jitter()` is in
+    [0, 1)."""
+    if not (limited or rate_limited(detail)):
         return 0.0
     named = _RETRY_AFTER.search(detail)
     if named is not None:

@@ -334,6 +334,7 @@ def _broken(
             changed=bool(changed),
             detail=result.detail,
             verify=role == "verify",
+            limited=result.rate_limited,
         )
     ends = breaker.tripped(run.fuse, opts.no_progress_rounds) if nxt.runs_a_round else None
     return Next(*ends) if ends else nxt
@@ -343,7 +344,12 @@ def _back_off(run: Run, nxt: Next, result: RoundResult, opts: RunOptions, view: 
     """Before retrying a round the provider rate-limited or was overloaded: wait."""
     if nxt.action != "retry":
         return
-    wait = breaker.delay(result.detail, run.failures, jitter=opts.jitter or random.random)
+    wait = breaker.delay(
+        result.detail,
+        run.failures,
+        jitter=opts.jitter or random.random,
+        limited=result.rate_limited,
+    )
     if wait > 0:
         view.note(f"rate limited or overloaded: waiting {wait:.1f}s before the retry")
         run.store.append_event("rounds.backoff", run=run.header.run, wait_s=round(wait, 3))

@@ -47,6 +47,8 @@ class RoundResult:
     detail: str
     # The model priced at the dearest row of the host's table ("" when none was).
     unpriced: str = ""
+    # The host's error fields named a rate limit or an overload (`StreamState.rate_limited`).
+    rate_limited: bool = False
 
 
 def headless(host: str) -> Headless:
@@ -171,6 +173,7 @@ def run_round(
         state.tokens,
         detail,
         state.unpriced,
+        state.rate_limited,
     )
 
 

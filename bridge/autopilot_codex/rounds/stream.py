@@ -34,6 +34,9 @@ class StreamState:
     unpriced: str = ""
     finished: bool = False  # the host's final event arrived
     error: str = ""
+    # The host's own error fields said the provider rate-limited or was overloaded (Claude's
+    # `api_error_status` 429/529): the round is retried after a wait, never counted as a failure.
+    rate_limited: bool = False
     events: int = 0
     # The id of the message being read, for hosts that split one message over events.
     message_id: str = ""

@@ -223,6 +223,31 @@ def test_claude_error_result() -> None:
     assert s.error == "result error_max_turns" and s.finished
 
 
+@pytest.mark.parametrize(
+    ("status", "kind", "limited"),
+    [
+        (429, "rate_limit_error", True),
+        (529, None, True),
+        (None, "overloaded_error", True),
+        (500, "api_error", False),
+    ],
+)
+def test_an_api_error_is_read_from_its_own_fields(
+    status: int | None, kind: str | None, limited: bool
+) -> None:
+    event = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "",
+        "api_error_status": status,
+        "api_error_type": kind,
+    }
+    s = feed({k: v for k, v in event.items() if v is not None})
+    assert s.rate_limited is limited
+    assert s.error == f"API error {status} {kind}"
+
+
 def test_noise_and_torn_lines_are_ignored() -> None:
     s = StreamState("claude", reader=feed().reader)
     assert not s.feed_line("warning: something\n")

@@ -109,9 +109,9 @@ def test_uninstall_of_a_fresh_install_leaves_no_file_behind(
 ) -> None:
     assert run(capsys, home, "install", "codex")[0] == 0
     assert run(capsys, home, "uninstall", "codex")[0] == 0
-    # The skills/ folder the install created goes too (issue 27, item 6).
-    assert sorted(p.name for p in home.iterdir()) == ["config.toml"]
-    assert (home / "config.toml").read_text() == ""
+    # The skills/ folder the install created goes too (issue 27, item 6), and the config.toml
+    # it created for its trust, which held nothing else (issue 36).
+    assert sorted(p.name for p in home.iterdir()) == []
 
 
 def test_reinstall_does_not_duplicate(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,8 +149,23 @@ def test_project_install(home: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "only in a trusted project" not in out
 
     assert run(capsys, home, "uninstall", "codex", "--project", "-C", str(repo))[0] == 0
-    assert sorted(p.name for p in (repo / ".codex").iterdir()) == []
+    assert not (repo / ".codex").exists() and not (repo / ".agents").exists()
     assert (home / "config.toml").read_text() == f'[projects."{repo}"]\ntrust_level = "trusted"\n'
+
+
+def test_a_project_install_and_uninstall_leave_the_machine_as_they_found_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 36: uninstall left an empty `.codex/` in the repository, and the
+    `$CODEX_HOME/config.toml` the install created (for its trust), emptied."""
+    repo, home = tmp_path / "repo", tmp_path / "fresh-codex-home"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "own").mkdir()
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert run(capsys, home, "install", "codex", "--project", "-C", str(repo))[0] == 0
+    assert (home / "config.toml").exists() and (repo / ".codex" / "hooks.json").exists()
+    assert run(capsys, home, "uninstall", "codex", "--project", "-C", str(repo))[0] == 0
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
 
 
 def test_project_install_outside_a_repository_fails_clearly(

@@ -34,6 +34,10 @@ TOKEN_KINDS = (
     "cache_creation_input_tokens",
 )
 
+# The API's answers that mean "later", not "wrong": a rate limit and an overload.
+LIMIT_STATUSES = (429, 529)
+LIMIT_TYPES = ("rate_limit_error", "overloaded_error")
+
 
 class ClaudeHeadless:
     executable = "claude"
@@ -91,7 +95,19 @@ def _result(state: StreamState, event: dict[str, Any]) -> None:
     if isinstance(event.get("usage"), dict):
         state.tokens = tokens_of(event["usage"])
     if event.get("is_error") or event.get("subtype") not in (None, "success"):
-        state.error = f"result {event.get('subtype', 'error')}"
+        state.error = _error_of(state, event)
+
+
+def _error_of(state: StreamState, event: dict[str, Any]) -> str:
+    """The failed result as one line. An API error says so in its own fields (2.1.332 on a 429:
+    `subtype: success`, `is_error: true`, `api_error_status: 429`, `api_error_type:
+    rate_limit_error`, the message in `result`), and exits 1 with nothing on stderr."""
+    status, kind = event.get("api_error_status"), event.get("api_error_type")
+    if not isinstance(status, int) and not isinstance(kind, str):
+        return f"result {event.get('subtype', 'error')}"
+    state.rate_limited = status in LIMIT_STATUSES or kind in LIMIT_TYPES
+    said = " ".join(str(event.get("result") or "").split())[:300]
+    return f"API error {status} {kind}" + (f": {said}" if said else "")
 
 
 def tokens_of(usage: Mapping[str, Any]) -> int:

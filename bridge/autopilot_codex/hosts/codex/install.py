@@ -200,7 +200,15 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
     ours = our_hooks(plugin_root)
     merged, placed = merge_hooks(document, ours)
     skills = _skill_copies(plugin_root / "skills", tgt.skills_dir)
-    new_dirs = _missing_dirs(tgt.skills_dir)
+    # Every folder this install creates (the skills', the hooks file's, the config's), so
+    # uninstall leaves no empty `.codex/` behind; and whether the config is new, so an
+    # uninstall that empties it removes it.
+    new_dirs = [
+        *_missing_dirs(tgt.skills_dir),
+        *_missing_dirs(tgt.hooks_file.parent),
+        *_missing_dirs(tgt.config_file.parent),
+    ]
+    created_config = not tgt.config_file.exists()
     entries = {}
     for event, g in placed:
         group = merged["hooks"][event][g]
@@ -219,6 +227,7 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
         "groups": [{"event": e, "group": merged["hooks"][e][g]} for e, g in placed],
         "skills": [str(dest) for _, dest in skills],
         "config_file": str(tgt.config_file),
+        "created_config": created_config,
         "trust_keys": [],
     }
     # The manifest first: whatever fails after this, uninstall can still clean up.
@@ -268,17 +277,20 @@ def uninstall(tgt: Target) -> list[str]:
             _write_json(hooks_file, remaining)
     for skill in manifest.get("skills", []):
         shutil.rmtree(skill, ignore_errors=True)
-    for folder in manifest.get("created_dirs", []):
-        with contextlib.suppress(OSError):  # only an empty one: the user's own skills stay
-            Path(folder).rmdir()
     config = Path(manifest.get("config_file", tgt.config_file))
     keys = manifest.get("trust_keys", [])
     if keys and config.exists():
         text = config.read_text(encoding="utf-8")
         cleaned = codex_trust.remove_trust(text, keys)
-        if cleaned != text:
+        if manifest.get("created_config") and not cleaned.strip():
+            config.unlink()  # ours, and nothing but our trust was ever in it
+        elif cleaned != text:
             codex_trust.write_atomic(config, cleaned)
     tgt.manifest.unlink()
+    # Deepest first, and only an empty one: the user's own skills and files stay.
+    for folder in sorted(set(manifest.get("created_dirs", [])), key=lambda f: -len(Path(f).parts)):
+        with contextlib.suppress(OSError):
+            Path(folder).rmdir()
     return [f"autopilot-codex: uninstalled from Codex ({tgt.scope}); your own hooks are kept."]
 
 

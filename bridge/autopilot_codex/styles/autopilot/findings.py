@@ -134,6 +134,10 @@ def merge(
     by_id = {e.id: e for e in ledger.entries}
     standing = {e.id: e for e in ledger.standing(task)}
     by_text = {e.text: e.id for e in standing.values()}
+    # Advisory findings (on code no task's diff touched) of any task: one said again is the
+    # same finding, not a new one, so a review that only restates it changes nothing.
+    advisory = {e.id: e for e in ledger.entries if e.status == "waived"}
+    advisory_text = {e.text: e.id for e in advisory.values()}
     said: list[Entry] = []
     new: list[Entry] = []
     disputed: list[Entry] = []
@@ -144,7 +148,13 @@ def merge(
         text = verbatim_text(r.severity, r.file, r.title, r.recommendation)
         # A new finding said twice in one review is one finding: its text names it too.
         known = r.id if r.id in standing else by_text.get(text)
-        if known is not None and known not in [s.id for s in said]:
+        again = r.id if r.id in advisory else advisory_text.get(text)
+        if known is None and again is not None:
+            if again in [s.id for s in said]:
+                continue
+            old = by_id[again]
+            entry = dataclasses.replace(old, seen_review=number, verbatim=old.verbatim + 1)
+        elif known is not None and known not in [s.id for s in said]:
             old = by_id[known]
             repeats = old.verbatim + 1 if old.text == text else 1
             entry = dataclasses.replace(
@@ -250,6 +260,27 @@ def raised_since_epoch(ledger: Ledger, task: str) -> int:
 def age(entry: Entry, ledger: Ledger) -> int:
     """Reviews since the finding was raised."""
     return max(0, ledger.reviews - entry.raised_review)
+
+
+# Times an advisory finding is raised before the manager is told, once, that it is recorded.
+ADVISORY_REPEATS = 3
+
+
+def advisories(ledger: Ledger) -> list[Entry]:
+    """The advisory findings the reviews raised more than once."""
+    return [e for e in ledger.entries if e.status == "waived" and e.verbatim > 1]
+
+
+def advisory_lines(ledger: Ledger, *, just_repeated: bool = False) -> list[str]:
+    """One line each; `just_repeated`: only those raised for the `ADVISORY_REPEATS`th time by
+    the last review (what the next review's prompt shows the manager, once)."""
+    lines = []
+    for e in advisories(ledger):
+        if just_repeated and (e.verbatim != ADVISORY_REPEATS or e.seen_review != ledger.reviews):
+            continue
+        # Advisory means on a named file no diff touched (`waive_outside`).
+        lines.append(f"{e.id} [advisory, {e.severity}, raised {e.verbatim}x] {e.title} ({e.file})")
+    return lines
 
 
 def listing(ledger: Ledger, task: str | None = None, limit: int = 20) -> list[str]:

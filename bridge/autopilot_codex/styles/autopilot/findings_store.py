@@ -134,8 +134,9 @@ def judged(
 
 
 def view_lines(store: Store, state: State, task: str | None = None) -> list[str]:
-    """`status` and `next`: the standing findings with their ages, or nothing."""
-    from .findings import listing
+    """`status` and `next`: the standing findings with their ages, and the advisory ones
+    raised more than once, or nothing."""
+    from .findings import advisory_lines, listing
 
     # Without the lock (a read-only command): a ledger mid-write is only not shown.
     text = _checked(store)
@@ -143,18 +144,32 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
         return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
     ledger = _parsed(text, store, state)
     lines = listing(ledger, task)
-    if not lines:
-        return []
     scope = f"task {task}" if task else "this loop"
-    return [f"Open review findings ({scope}):", *(f"  {line}" for line in lines)]
+    shown = [f"Open review findings ({scope}):", *(f"  {line}" for line in lines)] if lines else []
+    repeated = advisory_lines(ledger)
+    if repeated:
+        # Each restatement is a review that changed nothing: it counts towards the pause.
+        shown.append(f"Advisory findings raised again ({len(repeated)}, not delivered):")
+        shown += [f"  {line}" for line in repeated]
+    return shown
+
+
+ADVISORY_VERDICT = (
+    "Advisory (code no task touched; recorded, not delivered, not a reason to continue):"
+)
 
 
 def with_standing(store: Store, state: State, last_review: str) -> str:
     """The verdict's view of the last review, with the task's findings still standing (a
-    disputed one is the implementer's to answer in its message, and the verdict's to weigh)."""
-    from .findings import listing
+    disputed one is the implementer's to answer in its message, and the verdict's to weigh),
+    and, once, the advisory findings the reviews keep raising: not a reason to go on."""
+    from .findings import advisory_lines, listing
 
-    lines = listing(load(store, state), state.current_task or "wrap-up", limit=10)
+    ledger = load(store, state)
+    lines = listing(ledger, state.current_task or "wrap-up", limit=10)
+    repeated = advisory_lines(ledger, just_repeated=True)
+    if repeated:
+        lines += [ADVISORY_VERDICT, *repeated]
     if not lines:
         return last_review
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()

@@ -77,14 +77,15 @@ def review_prompt(
 def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str:
     """The task's standing findings, and what earlier tasks changed (context, not subject)."""
     from ...manager.prompts import ledger_text
-    from .findings import listing
+    from .findings import advisory_lines, listing
 
     ledger = findings_store.load(ctx.store, state)
     others: list[str] = []
     if state.base_sha != state.task_base_sha:
         loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
         others = [f for f in loop if f not in set(files)]
-    return ledger_text(listing(ledger, state.current_task or "wrap-up"), others)
+    repeated = advisory_lines(ledger, just_repeated=True)
+    return ledger_text(listing(ledger, state.current_task or "wrap-up"), others, repeated)
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:

@@ -25,7 +25,7 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State, now_iso
 from ..context import HookContext
-from . import findings_store, inflight, reducer, steps
+from . import findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn
 from .fold import REVIEW_PASSED, apply_folded
 from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode
@@ -365,6 +365,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     manager = fx.manager(step.state.model, for_loop(step.state, fx.environ, ctx.config))
     schema = schemas.Judgement if step.schema == "Judgement" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
+    outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
     with fx.store.locked():
         state = fx.store.load()
         if state is None:
@@ -379,6 +380,8 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
             record(ctx, state, decision, outcome)
             return decision
         state, decision = step.reduce(state, outcome)
+        if breach:
+            state, decision = idle.paused((state, decision))
         if not decision.blocks or state.status != "running":
             return finish(ctx, fx, state, decision, outcome)
         decided = finish(ctx, fx, state, decision, outcome)

@@ -16,6 +16,7 @@ from .closing import closing
 from .contract import PREFIX
 from .hosts import terminal_command
 from .meters import over, total_usd
+from .spend import of_state
 from .state import State, Status
 
 
@@ -113,7 +114,7 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", total_usd(new))
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
     return new, Decision("allow", event, message=message, context=_off_context(message))
 
 
@@ -250,6 +251,5 @@ def resume(state: State, *, budget_usd: float | None, max_iterations: int | None
 def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
     return (
-        f"(iteration {state.iteration}/{state.max_iterations}, "
-        f"${total_usd(state):.2f} of ${state.budget_usd:.2f})"
+        f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
     )

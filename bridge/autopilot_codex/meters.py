@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from .spend import Spend, usd
 from .state import State, Status
 
 
@@ -50,6 +51,8 @@ class Reading:
     max_tokens: int = 0
     max_seconds: float = 0.0
     implementer: str = "implementer"
+    # The models whose tokens were priced by rule (`spend.Spend.estimated`).
+    estimated: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -65,6 +68,7 @@ def reading(state: State, now: float | None, budget_usd: float | None) -> Readin
         budget_usd=budget_usd,
         max_tokens=state.max_tokens,
         max_seconds=state.max_seconds,
+        estimated=tuple(state.implementer_unpriced),
     )
 
 
@@ -161,17 +165,17 @@ def parse_duration(raw: str) -> float:
     return value
 
 
-def money(usd: float) -> str:
-    return "<$0.01" if 0 < usd < 0.01 else f"${usd:.2f}"
+def money(value: float) -> str:
+    """One dollar figure (`spend.usd`)."""
+    return usd(value)
 
 
 def meter_lines(r: Reading) -> list[str]:
     """Each meter against its cap: the spends and their total, tokens, time."""
-    cap = f" / {money(r.budget_usd)}" if r.budget_usd is not None else " (no budget)"
+    spend = Spend(r.manager_usd, r.implementer_usd, r.budget_usd, r.estimated, r.implementer)
     spent = r.elapsed_s or 0.0
     return [
-        f"Spend: manager {money(r.manager_usd)} · {r.implementer} "
-        f"{money(r.implementer_usd)} · total {money(r.total_usd)}{cap}",
+        f"Spend: {spend.text()}" + (" (no budget)" if r.budget_usd is None else ""),
         f"Tokens: {r.tokens}"
         + (f" / {r.max_tokens}" if r.max_tokens else "")
         + f" · time {duration(spent)}"

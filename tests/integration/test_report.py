@@ -190,6 +190,7 @@ def test_a_rounds_runs_manager_spend_is_in_its_timeline_and_chart(
 ) -> None:
     from autopilot_codex.loopfiles import load
     from autopilot_codex.report import chart, timeline
+    from autopilot_codex.spend import of_files
 
     script([READY, EXIT])
     # 100,000 input and 200 output tokens of gpt-6.2-sol: $0.202.
@@ -204,12 +205,12 @@ def test_a_rounds_runs_manager_spend_is_in_its_timeline_and_chart(
     assert said[0].cost_usd == pytest.approx(0.202)
     rounds = [e for e in entries if e.kind == "round"]
     assert entries.index(said[0]) > entries.index(rounds[-1])  # after the round it judged
-    points = chart.series(entries)
-    assert points["manager"][-1][1] == pytest.approx(0.202)
-    assert points["rounds (host)"][-1][1] == pytest.approx(0.02)
+    found, unit = chart.rows(entries, of_files(load(project_dir(repo))))
+    assert (found[-1].manager, found[-1].implementer) == (pytest.approx(0.202), pytest.approx(0.02))
+    assert unit == "seconds"
     html, _ = build(repo, capsys, tmp_path)
     text = "".join(parse(html).text)
-    assert "manager on round 2: done" in text and "$0.2020" in text
+    assert "manager on round 2: done" in text and "$0.20" in text
 
 
 def test_no_loop_is_a_plain_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

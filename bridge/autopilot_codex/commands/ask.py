@@ -27,10 +27,10 @@ from ..consult import settle as _settle
 from ..contract import PREFIX
 from ..errors import BridgeError
 from ..manager.select import selected
+from ..spend import usd as money
 from ..state import State
 from ..store import Store
 from . import worktree_of
-from .status import money
 
 if TYPE_CHECKING:
     from ..manager.ask_schema import Consultation

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..loopfiles import LoopFiles, items, number, text
+from ..spend import charged
 
 # The kind of an entry is its colour and its filter on the page.
 KINDS = {
@@ -119,7 +120,7 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         title=title,
         detail=detail,
         ok=_ok(event, record),
-        cost_usd=number(record, "cost_usd") + number(record, "charged_usd"),
+        cost_usd=charged(record),
         findings=findings,
         tail=tail,
         rank=0 if event.endswith(".start") else (2 if event.endswith(".end") else 1),

@@ -107,7 +107,7 @@ def test_status_projects_an_autopilot_loop_from_its_verdicts() -> None:
         iteration=2, budget_used_usd=0.2, implementer_used_usd=0.3, max_seconds=3600.0,
     )  # fmt: skip
     lines = meters.status_lines(state, START + 600, budget_usd=2.0, reads_spend=True)
-    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 / $2.00"
+    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 of $2.00"
     assert lines[1] == "Tokens: 0 · time 10m / 1h"
     assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
     stopped = meters.status_lines(state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False)

@@ -231,8 +231,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     else:
         when = datetime.now(timezone.utc).strftime("%H:%M:%S")
         line = (
-            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds "
-            f"; handoff {record['handoff']}"
+            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds; "
+            f"handoff {record['handoff']}"
         )
         spent = Spend(
             float(record["manager_usd"]),

@@ -247,10 +247,12 @@ def test_at_most_4096_subagent_records_are_read_per_hook(tmp_path: Path) -> None
     assert len(related) == 4096 and related[-1].endswith("agent-04095.jsonl")
 
 
-def priced_line(message_id: str, model: str, cost: float, **counts: int) -> str:
+def priced_line(
+    message_id: str, model: str, cost: float, *, input: int = 0, output: int = 0, cache_write: int = 0
+) -> str:
     """An assistant line as Claude Code writes one it priced itself: `costUSD` beside the
     message, at the line's top level."""
-    record = json.loads(line(message_id, model, **counts))
+    record = json.loads(line(message_id, model, input=input, output=output, cache_write=cache_write))
     record["costUSD"] = cost
     return json.dumps(record) + "\n"
 

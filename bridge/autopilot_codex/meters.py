@@ -231,9 +231,29 @@ def status_lines(state: State, now: float, *, budget_usd: float | None, reads_sp
     return lines
 
 
-def spend_lines(state: State, budget_usd: float | None) -> list[str]:
-    """`status_lines` now, for the loop's host."""
+def until(state: State, events: list[dict[str, object]]) -> float:
+    """The moment a loop's clock reads: now while it runs or waits (paused); once it has ended,
+    the time of its last ledger event (the ending), so an ended loop's time stops there."""
+    from datetime import datetime
+
+    now = clock()
+    if state.status in ("running", "paused"):
+        return now
+    for event in reversed(events):
+        stamp = event.get("ts")
+        if isinstance(stamp, str):
+            try:
+                return min(now, datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+            except ValueError:
+                continue
+    return now
+
+
+def spend_lines(
+    state: State, budget_usd: float | None, events: list[dict[str, object]] | None = None
+) -> list[str]:
+    """`status_lines` at the loop's moment (`until`: now, or its end), for the loop's host."""
     from .hosts import get
 
     reads = get(state.host).spend_reader() is not None
-    return status_lines(state, clock(), budget_usd=budget_usd, reads_spend=reads)
+    return status_lines(state, until(state, events or []), budget_usd=budget_usd, reads_spend=reads)

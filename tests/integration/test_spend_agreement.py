@@ -6,6 +6,7 @@ chart the manager's alone, a hook "$0.00" where `status` said "<$0.01"."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,26 @@ def test_a_rounds_run_shows_one_figure_everywhere(
     spent = Spend(record["manager_usd"], record["rounds_usd"], 3.0, implementer_name="rounds")
     assert spent.manager == pytest.approx(0.202) and spent.implementer == pytest.approx(0.02)
     agree(views(repo, capsys, tmp_path), spent)
+
+
+def test_an_ended_loops_time_stops_at_its_end(
+    repo: Path, capsys: Capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loop that ran seconds once showed 14m37s a quarter of an hour later: its clock ran on."""
+    from autopilot_codex import meters
+    from tests.integration.test_ralph import PROMISE
+
+    code, out = cli(
+        capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-duration", "1h",
+        "--completion-promise", "ALL GREEN", "Make", "it", "pass.",
+    )
+    assert code == 0, out
+    ended = run_hook_inproc(
+        "Stop", payload("Stop", repo, last_assistant_message=f"Done.\n{PROMISE}"), capsys, monkeypatch
+    )
+    assert "ralph done" in ended.stdout, ended.stdout
+    later = meters.clock() + 15 * 60
+    monkeypatch.setattr(meters, "clock", lambda: later)
+    text = cli(capsys, "-C", str(repo), "status")[1]
+    (line,) = [x for x in text.splitlines() if x.startswith("Tokens:")]
+    assert re.fullmatch(r"Tokens: 0 · time \d{1,2}s / 1h", line), line

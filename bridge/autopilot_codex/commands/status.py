@@ -40,7 +40,7 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         f"Iteration {state.iteration}/{state.max_iterations} · spent "
         f"{of_state(state).total_text()} · review {state.review_mode} · session {owner}"
     )
-    lines += spend_lines(state, state.budget_usd)
+    lines += spend_lines(state, state.budget_usd, store.tail_events(20))
     if state.consultations_total:
         task = state.consultations if state.consultations_task == state.current_task else 0
         lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")

@@ -150,13 +150,6 @@ class LoopFiles:
                 budget = record.get("budget_usd")
         return budget
 
-    @property
-    def spend(self) -> float:
-        """USD spent in all (`spend.of_files`)."""
-        from .spend import of_files
-
-        return of_files(self).total
-
 
 def flat_state(data: dict[str, Any]) -> dict[str, Any]:
     """The state as one mapping: since schema 3 a style's own fields sit in a record under the

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from .spend import Spend, usd
+from .spend import Spend
 from .state import State, Status
 
 
@@ -163,11 +163,6 @@ def parse_duration(raw: str) -> float:
     if not 0 < value <= 30 * 24 * 3600:
         raise ValueError(f"not a duration: {raw!r} (more than 0, at most 30 days)")
     return value
-
-
-def money(value: float) -> str:
-    """One dollar figure (`spend.usd`)."""
-    return usd(value)
 
 
 def meter_lines(r: Reading) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__
 from ..loopfiles import LoopFiles, items, number, text
 from ..spend import of_files, usd
-from . import chart, commits, timeline
+from . import chart, commits, summary, timeline
 
 TEMPLATE = "report.html.j2"
 
@@ -58,6 +58,7 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
         "outcome": outcome(files),
         "worktree": str(worktree),
         "spend": spend,
+        "summary_strip": summary.build(files, spend),
         "chart_rows": chart_rows,
         "chart_unit": unit,
         "iteration": int(number(files.state, "iteration")),

@@ -388,3 +388,20 @@ def test_a_relative_out_is_under_the_loop_s_folder_and_a_failed_write_leaves_not
     assert main(["-C", str(repo), "report", "--out", "taken"]) == 1
     assert f"cannot write the report to {repo / 'taken'}: Is a directory" in capsys.readouterr().out
     assert [p.name for p in repo.iterdir() if p.name.startswith(".taken.")] == []
+
+
+def test_a_resumed_rounds_run_keeps_its_earlier_rounds_commits(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`run --resume` holds the loop again from HEAD: the commits before it once vanished."""
+    first = {"write": {"one.txt": "1\n"}, "commit": "add one", "say": "Part one."}
+    script([first, READY, EXIT])
+    code, record = drive(repo, "--rounds", "1")
+    assert (code, record["status"]) == (2, "round_limit"), record
+    code, record = drive(repo, "--resume", "--rounds", "4")
+    assert code == 0, record
+    html, _ = build(repo, capsys, tmp_path)
+    text = " ".join(parse(html).text)
+    assert "add one" in text and "add hello" in text
+    # Rounds without a budget: no cap is shown, never the autopilot default's "of $5.00".
+    assert "of $" not in text

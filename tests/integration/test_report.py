@@ -164,7 +164,8 @@ def test_a_ralph_loop(
     assert_inert(page)
     text = "".join(page.text)
     assert "Make the tests pass." in text
-    assert "ralph.continue" in text and "ralph.done" in text
+    # Plain names, not the ledger's event names and hook decisions ("ralph.continue: block").
+    assert "ralph: continue" in text and "ralph: done" in text and ": block" not in text
 
 
 def test_a_rounds_run(
@@ -177,7 +178,7 @@ def test_a_rounds_run(
     page = parse(html)
     assert_inert(page)
     text = "".join(page.text)
-    assert TEXTAREA in text and "round 1 (implement)" in text and "round 2 (verify)" in text
+    assert TEXTAREA in text and "round 1 (implement, attempt 1)" in text and "round 2 (verify, attempt 1)" in text
     assert "round 1" in {h.strip() for h in page.text}  # the commit is grouped by its round
 
 

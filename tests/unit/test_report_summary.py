@@ -76,3 +76,32 @@ def test_a_paused_loop_waits_for_its_user() -> None:
     # An ended loop with no readable time in its ledger reads to now.
     assert build(files({"status": "aborted", "started_epoch": NOW - 7})).elapsed == "7s"
     assert summary.build(files({}), Spend(0, 0)).elapsed == "0s"
+
+
+def test_the_timeline_speaks_plainly_and_keeps_what_failed() -> None:
+    from autopilot_codex.report import timeline
+
+    events = [
+        {"ts": "2027-01-15T08:00:00+00:00", "event": "verdict.continue", "decision": "block",
+         "reason": "Task T1 accepted. Next: T2."},
+        {"ts": "2027-01-15T08:00:01+00:00", "event": "checks.run", "status": "fail",
+         "command": "pytest", "tail": "E   assert 1 == 2"},
+        {"ts": "2027-01-15T08:00:02+00:00", "event": "checks.run", "status": "pass",
+         "command": "pytest", "tail": "1 passed"},
+    ]  # fmt: skip
+    rollout: list[dict[str, Any]] = [
+        {"kind": "run", "run": "r"},
+        {"kind": "round", "run": "r", "round": 2, "attempt": 3, "role": "implement",
+         "outcome": "crashed", "exit_code": 1, "detail": "", "next": "retry", "end": NOW},
+        {"kind": "round", "run": "r", "round": 3, "attempt": 1, "role": "implement",
+         "outcome": "timeout", "detail": "no output for 600s", "next": "retry", "end": NOW},
+    ]  # fmt: skip
+    entries = timeline.build(files({}, events=events, rollout=rollout))
+    titles = [e.title for e in entries]
+    assert "manager: continue — T1 accepted" in titles
+    # Each check run keeps its own output: the red one's is not the green one's.
+    assert [e.tail for e in entries if e.kind == "check"] == ["E   assert 1 == 2", "1 passed"]
+    crashed, slow = [e for e in entries if e.kind == "round"]
+    assert crashed.title == "round 2 (implement, attempt 3): crashed → retry"
+    assert crashed.detail.startswith("cause: crashed, exit code 1")
+    assert slow.detail.startswith("cause: no output for 600s")

@@ -406,3 +406,32 @@ def test_a_resumed_rounds_run_keeps_its_earlier_rounds_commits(
     assert "add one" in text and "add hello" in text
     # Rounds without a budget: no cap is shown, never the autopilot default's "of $5.00".
     assert "of $" not in text
+
+
+def test_a_long_verdict_is_kept_whole_in_the_ledger_and_folded_on_the_page(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The ledger once clipped a verdict's reason at 300 characters, mid-word."""
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--check", "false", "--", "write", "files"]) == 0
+    run_hook_inproc("UserPromptSubmit", payload("UserPromptSubmit", repo, prompt="go"), capsys, monkeypatch)
+    (repo / "file1.txt").write_text("one\n")
+    manager.enqueue(review_body("approve"), schema="Review")
+    run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)
+    reason = "The work goes on. " * 60 + "LAST-WORDS"
+    manager.enqueue(verdict_body("continue", reason=reason), schema="Verdict")
+    run_hook_inproc("Stop", payload("Stop", repo), capsys, monkeypatch)
+    ledger = [json.loads(x) for x in (project_dir(repo) / "events.jsonl").read_text().splitlines()]
+    said = [e.get("reason", "") for e in ledger if str(e.get("event", "")).startswith("verdict.")]
+    assert any("LAST-WORDS" in r and "characters cut" not in r for r in said), said
+    html, _ = build(repo, capsys, tmp_path)
+    page = parse(html)
+    assert "details" in {tag for tag, _ in page.tags}
+    assert "LAST-WORDS" in "".join(page.text)
+    # Each run of the red check keeps its own output in the ledger.
+    runs = [e for e in ledger if e.get("event") == "checks.run"]
+    assert runs and all("tail" in e for e in runs)

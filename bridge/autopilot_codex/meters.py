@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from .spend import Spend
+from .spend import Spend, usd
 from .state import State, Status
 
 
@@ -82,9 +82,9 @@ def exceeded(r: Reading) -> tuple[Cap, str] | None:
         else:
             meter = "total"
         return "budget", (
-            f"budget used up by {meter}: ${r.total_usd:.2f} of ${r.budget_usd:.2f} "
-            f"(manager ${r.manager_usd:.2f}, {r.implementer} ${r.implementer_usd:.2f}; "
-            f"${r.total_usd - r.budget_usd:.2f} over)"
+            f"budget used up by {meter}: {usd(r.total_usd)} of {usd(r.budget_usd)} "
+            f"(manager {usd(r.manager_usd)}, {r.implementer} {usd(r.implementer_usd)}; "
+            f"{usd(r.total_usd - r.budget_usd)} over)"
         )
     if r.max_tokens and r.tokens >= r.max_tokens:
         return "tokens", (

@@ -167,10 +167,11 @@ def parse_duration(raw: str) -> float:
 
 def meter_lines(r: Reading) -> list[str]:
     """Each meter against its cap: the spends and their total, tokens, time."""
-    spend = Spend(r.manager_usd, r.implementer_usd, r.budget_usd, r.estimated, r.implementer)
+    cap = r.budget_usd if r.budget_usd else None  # a cap of 0 is none: never "of $0.00"
+    spend = Spend(r.manager_usd, r.implementer_usd, cap, r.estimated, r.implementer)
     spent = r.elapsed_s or 0.0
     return [
-        f"Spend: {spend.text()}" + (" (no budget)" if r.budget_usd is None else ""),
+        f"Spend: {spend.text()}" + (" (no budget)" if cap is None else ""),
         f"Tokens: {r.tokens}"
         + (f" / {r.max_tokens}" if r.max_tokens else "")
         + f" · time {duration(spent)}"

@@ -99,8 +99,9 @@ def charged(record: dict[str, Any]) -> float:
 
 def of_state(state: State) -> Spend:
     """The engine's state's spend: the hooks' messages and `status`."""
+    budget: float | None
     if state.ralph is not None:
-        budget = state.ralph.budget_usd
+        budget = _cap(state.ralph.budget_usd)
     elif state.style == "rounds":
         budget = None  # the run's cap is its rollout's (`of_files`, `rounds.caps`)
     else:
@@ -139,6 +140,8 @@ def of_files(files: LoopFiles) -> Spend:
 
 
 def _cap(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A dollar cap; None for none, and for 0, which a ralph loop takes for none (never "$0.00
+    of $0.00")."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     return float(value)

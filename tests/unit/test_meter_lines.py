@@ -160,3 +160,8 @@ def test_status_names_every_record_found_tampered_with() -> None:
         "The host's record /h/c.jsonl was found tampered with (rewritten): the spend already "
         "counted is kept (the ledger's spend.tampered).",
     ]
+
+
+def test_a_cap_of_nothing_is_no_cap_in_words() -> None:
+    lines = meters.status_lines(loop(), START, budget_usd=0.0, reads_spend=True)
+    assert lines[0] == "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)"

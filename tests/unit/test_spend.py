@@ -47,7 +47,9 @@ def test_the_state_names_its_styles_cap() -> None:
     auto = base.evolve(budget_used_usd=0.5, implementer_used_usd=1.0, budget_usd=3.0)
     assert of_state(auto) == Spend(0.5, 1.0, 3.0)
     ralph = base.evolve(style="ralph", ralph=RalphState(prompt="p", started_at=0.0, budget_usd=None))
-    assert of_state(ralph).budget is None  # no "$0.00 of $0.00", no "of $5.00"
+    assert of_state(ralph).budget is None  # no "of $5.00"
+    free = ralph.evolve(ralph=RalphState(prompt="p", started_at=0.0, budget_usd=0.0))
+    assert of_state(free).total_text() == "$0.00"  # no "$0.00 of $0.00"
     rounds = base.evolve(style="rounds")
     assert of_state(rounds).budget is None
 

@@ -14,6 +14,7 @@ Each meter ends at the loop's figure (`spend.of_files`), so the chart and the su
 from __future__ import annotations
 
 import calendar
+import sys
 import time
 from dataclasses import dataclass
 from xml.etree import ElementTree
@@ -76,6 +77,11 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         return ""
     import pygal  # type: ignore[import-untyped]  # lazily: a hook never draws
     from pygal.style import Style  # type: ignore[import-untyped]
+
+    # pygal hooks the import system for map plugins the report never uses, with a finder that
+    # lacks `find_spec`: every later import of a missing module (pickle's probe, which jinja2
+    # sets off) then warns. Taken out again, so drawing first and rendering after is safe.
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "PluginImportFixer"]
 
     # Transparent and in the page's own text colour: the chart follows a dark scheme too.
     style = Style(

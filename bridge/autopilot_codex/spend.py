@@ -57,6 +57,11 @@ class Spend:
         cap = "" if self.budget is None else f" of {usd(self.budget)}"
         return usd(self.total, estimated=bool(self.estimated)) + cap
 
+    def short(self) -> str:
+        """Both meters and their total in a table's cell: "<$0.01 + $1.59 = $1.60 of $2.00"."""
+        implementer = usd(self.implementer, estimated=bool(self.estimated))
+        return f"{usd(self.manager)} + {implementer} = {self.total_text()}"
+
     def text(self) -> str:
         """Both meters and their total: "manager $0.01 · implementer $1.59 · total $1.60 of
         $2.00"; an estimate says which models it priced by rule."""
@@ -76,6 +81,7 @@ class Spend:
             "budget_usd": self.budget,
             "estimated": list(self.estimated),
             "total": self.total_text(),
+            "short": self.short(),
             "text": self.text(),
         }
 

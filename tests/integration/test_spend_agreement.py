@@ -49,7 +49,7 @@ def agree(shown: dict[str, Any], spent: Spend) -> None:
         assert shown[key]["manager_usd"] == pytest.approx(spent.manager, abs=1e-6)
     assert shown["watch --json"]["spend"]["text"] == line
     assert shown["watch --json"]["meters"]["spend"] == line
-    assert spent.total_text() in shown["loops"]
+    assert spent.short() in shown["loops"]
     assert f"Spent: {line}" in shown["logs"]
     assert f"({spent.total_text()} spent" in shown["report line"]
     page = shown["report"]

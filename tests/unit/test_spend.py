@@ -28,6 +28,7 @@ def test_both_meters_and_their_total_and_what_is_left() -> None:
     spent = Spend(0.0072, 1.59, 2.0)
     assert spent.text() == "manager <$0.01 · implementer $1.59 · total $1.60 of $2.00"
     assert spent.left == pytest.approx(0.4028)
+    assert spent.short() == "<$0.01 + $1.59 = $1.60 of $2.00"
     assert Spend(1, 2).left is None and Spend(1, 2).total_text() == "$3.00"
     guessed = Spend(0, 1.5, None, ("claude-next-9",))
     assert guessed.text() == (

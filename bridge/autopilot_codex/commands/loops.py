@@ -93,7 +93,7 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
 def table(loops: list[Loop]) -> str:
     if not loops:
         return "No loops on this machine."
-    rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND", "WORKTREE")]
+    rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND (MANAGER + IMPLEMENTER)", "WORKTREE")]
     for loop in loops:
         status = loop.status + (" (guarded)" if loop.guarded and loop.status != "running" else "")
         rows.append(
@@ -101,7 +101,7 @@ def table(loops: list[Loop]) -> str:
                 loop.last_activity,
                 status,
                 loop.style,
-                str(loop.spend["total"]),
+                str(loop.spend["short"]),
                 loop.worktree or loop.key,
             )
         )

@@ -6,13 +6,15 @@ Imported by the hooks' ending paths, so it needs nothing but the host names.
 from __future__ import annotations
 
 from .hosts import terminal_command
+from .spend import Spend
 
 
-def closing(message: str, spent_usd: float) -> str:
-    """`message` as a sentence, then the total spend and the report command."""
+def closing(message: str, spent: Spend) -> str:
+    """`message` as a sentence, then the spend (both meters and their total) and the report
+    command."""
     message = message.rstrip()
     if message and not message.endswith((".", "!", "?")):
         message += "."
     return (
-        f"{message} Spent ${spent_usd:.2f} in all; see what it did: {terminal_command('report')}."
+        f"{message} Spent: {spent.text()}; see what it did: {terminal_command('report')}."
     )

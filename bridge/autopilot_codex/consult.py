@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import gitrepo, guards
 from .config import Config
 from .errors import BridgeError
+from .spend import usd
 from .state import State
 from .store import Store
 from .styles.autopilot import inflight
@@ -178,11 +179,11 @@ def settle(store: Store, asked: Asked, outcome: Outcome[Any], session_id: str | 
     if moot:
         raise BridgeError(
             f"no answer: the loop was {state.status if state.status != 'running' else 're-planned'} "
-            f"while the manager answered (spent ${outcome.cost_usd:.4f})"
+            f"while the manager answered (spent {usd(outcome.cost_usd)})"
         )
     if not outcome.ok:
         raise BridgeError(
-            f"no answer: {outcome.error or 'the manager gave none'} (spent ${outcome.cost_usd:.4f}); "
+            f"no answer: {outcome.error or 'the manager gave none'} (spent {usd(outcome.cost_usd)}); "
             "the loop goes on, settle it yourself or end your turn with the question"
         )
     return state

@@ -16,6 +16,7 @@ from .closing import closing
 from .contract import PREFIX
 from .hosts import terminal_command
 from .meters import over, total_usd
+from .spend import of_state, usd
 from .state import State, Status
 
 
@@ -113,7 +114,7 @@ def on_compact(state: State) -> State:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", total_usd(new))
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
     return new, Decision("allow", event, message=message, context=_off_context(message))
 
 
@@ -189,16 +190,16 @@ def budget_guard(
     if total_usd(state) + estimated_cost > state.budget_usd:
         left = max(0.0, state.budget_usd - total_usd(state))
         reason = (
-            f"budget used up: ${left:.4f} left, the next manager call may cost "
-            f"${estimated_cost:.4f}"
+            f"budget used up: {usd(left)} left, the next manager call may cost "
+            f"{usd(estimated_cost)}"
         )
         return end(state, "stopped_budget", reason, event)
     if not fits(state, estimated_cost, now):
         held = reserved(state)
         left = max(0.0, state.budget_usd - total_usd(state) - held)
         reason = (
-            f"the budget left is reserved by a manager call in flight: ${left:.4f} free "
-            f"(${held:.4f} reserved), the next manager call may cost ${estimated_cost:.4f}; "
+            f"the budget left is reserved by a manager call in flight: {usd(left)} free "
+            f"({usd(held)} reserved), the next manager call may cost {usd(estimated_cost)}; "
             "try again when it is answered"
         )
         return state, Decision("allow", event, reason=reason, message=f"{PREFIX} {reason}")
@@ -250,6 +251,5 @@ def resume(state: State, *, budget_usd: float | None, max_iterations: int | None
 def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
     return (
-        f"(iteration {state.iteration}/{state.max_iterations}, "
-        f"${total_usd(state):.2f} of ${state.budget_usd:.2f})"
+        f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
     )

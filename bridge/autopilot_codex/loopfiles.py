@@ -139,13 +139,16 @@ class LoopFiles:
         run = text(self.run_header(), "run")
         return [r for r in self.rollout if r.get("kind") == "round" and r.get("run") == run]
 
-    @property
-    def spend(self) -> float:
-        """USD spent: the manager's and the implementer's (state) plus the rounds' own and
-        the run's manager calls (rollout), which are apart."""
-        return number(self.state, "budget_used_usd") + number(self.state, "implementer_used_usd") + sum(
-            number(r, "cost_usd") + number(r, "manager_usd") for r in self.rounds()
-        )
+    def run_budget(self) -> object:
+        """The last run's dollar cap, with every `run --resume --budget` since applied (None:
+        no cap)."""
+        header = self.run_header()
+        budget = header.get("budget_usd")
+        run = text(header, "run")
+        for record in self.rollout:
+            if record.get("kind") == "raise" and record.get("run") == run and record.get("budget_usd") is not None:
+                budget = record.get("budget_usd")
+        return budget
 
 
 def flat_state(data: dict[str, Any]) -> dict[str, Any]:

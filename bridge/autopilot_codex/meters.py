@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from .spend import Spend, usd
 from .state import State, Status
 
 
@@ -50,6 +51,8 @@ class Reading:
     max_tokens: int = 0
     max_seconds: float = 0.0
     implementer: str = "implementer"
+    # The models whose tokens were priced by rule (`spend.Spend.estimated`).
+    estimated: tuple[str, ...] = ()
 
     @property
     def total_usd(self) -> float:
@@ -65,6 +68,7 @@ def reading(state: State, now: float | None, budget_usd: float | None) -> Readin
         budget_usd=budget_usd,
         max_tokens=state.max_tokens,
         max_seconds=state.max_seconds,
+        estimated=tuple(state.implementer_unpriced),
     )
 
 
@@ -78,9 +82,9 @@ def exceeded(r: Reading) -> tuple[Cap, str] | None:
         else:
             meter = "total"
         return "budget", (
-            f"budget used up by {meter}: ${r.total_usd:.2f} of ${r.budget_usd:.2f} "
-            f"(manager ${r.manager_usd:.2f}, {r.implementer} ${r.implementer_usd:.2f}; "
-            f"${r.total_usd - r.budget_usd:.2f} over)"
+            f"budget used up by {meter}: {usd(r.total_usd)} of {usd(r.budget_usd)} "
+            f"(manager {usd(r.manager_usd)}, {r.implementer} {usd(r.implementer_usd)}; "
+            f"{usd(r.total_usd - r.budget_usd)} over)"
         )
     if r.max_tokens and r.tokens >= r.max_tokens:
         return "tokens", (
@@ -161,17 +165,13 @@ def parse_duration(raw: str) -> float:
     return value
 
 
-def money(usd: float) -> str:
-    return "<$0.01" if 0 < usd < 0.01 else f"${usd:.2f}"
-
-
 def meter_lines(r: Reading) -> list[str]:
     """Each meter against its cap: the spends and their total, tokens, time."""
-    cap = f" / {money(r.budget_usd)}" if r.budget_usd is not None else " (no budget)"
+    cap = r.budget_usd if r.budget_usd else None  # a cap of 0 is none: never "of $0.00"
+    spend = Spend(r.manager_usd, r.implementer_usd, cap, r.estimated, r.implementer)
     spent = r.elapsed_s or 0.0
     return [
-        f"Spend: manager {money(r.manager_usd)} · {r.implementer} "
-        f"{money(r.implementer_usd)} · total {money(r.total_usd)}{cap}",
+        f"Spend: {spend.text()}" + (" (no budget)" if cap is None else ""),
         f"Tokens: {r.tokens}"
         + (f" / {r.max_tokens}" if r.max_tokens else "")
         + f" · time {duration(spent)}"
@@ -227,9 +227,29 @@ def status_lines(state: State, now: float, *, budget_usd: float | None, reads_sp
     return lines
 
 
-def spend_lines(state: State, budget_usd: float | None) -> list[str]:
-    """`status_lines` now, for the loop's host."""
+def until(state: State, events: list[dict[str, object]]) -> float:
+    """The moment a loop's clock reads: now while it runs or waits (paused); once it has ended,
+    the time of its last ledger event (the ending), so an ended loop's time stops there."""
+    from datetime import datetime
+
+    now = clock()
+    if state.status in ("running", "paused"):
+        return now
+    for event in reversed(events):
+        stamp = event.get("ts")
+        if isinstance(stamp, str):
+            try:
+                return min(now, datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+            except ValueError:
+                continue
+    return now
+
+
+def spend_lines(
+    state: State, budget_usd: float | None, events: list[dict[str, object]] | None = None
+) -> list[str]:
+    """`status_lines` at the loop's moment (`until`: now, or its end), for the loop's host."""
     from .hosts import get
 
     reads = get(state.host).spend_reader() is not None
-    return status_lines(state, clock(), budget_usd=budget_usd, reads_spend=reads)
+    return status_lines(state, until(state, events or []), budget_usd=budget_usd, reads_spend=reads)

@@ -19,6 +19,7 @@ from .config import Config
 from .contract import PREFIX
 from .errors import BridgeError
 from .hookio import ALLOW, Answer, HookInput
+from .spend import of_state, usd
 
 if TYPE_CHECKING:
     from .hosts import Host
@@ -144,8 +145,7 @@ def _consult(
         deny=(
             "The user is not asked while the autopilot loop runs; the manager answered for "
             f"them:\n{said}\n\nGo on with this answer. {PREFIX} question {asked.number} for "
-            f"task {asked.task_id}, cost ${cost:.4f} (budget ${settled.budget_used_usd:.2f} of "
-            f"${settled.budget_usd:.2f} used)."
+            f"task {asked.task_id}, cost {usd(cost)} (spent {of_state(settled).total_text()})."
         )
     )
 

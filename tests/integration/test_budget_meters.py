@@ -213,8 +213,9 @@ def test_status_names_a_model_priced_at_the_dearest_row(
     stop(hook, repo, transcript)
     code, out = cli(capsys, "-C", str(repo), "status")
     assert "Priced at the dearest row (not in the price table): claude-next-1" in out
-    assert "implementer $0.07" in out  # 1000 output tokens at $75 per million
-    assert "/ $100.00" in out
+    # 1000 output tokens at $75 per million, marked an estimate in the figure itself.
+    assert "implementer ~$0.07" in out and "estimated: claude-next-1 priced by rule" in out
+    assert "of $100.00" in out
 
 
 def test_two_transcripts_each_resume_from_their_own_offset(

@@ -76,7 +76,7 @@ def test_time_that_runs_out_during_the_review_starts_no_verdict_call(
     assert state["status"] == "stopped_duration"
     assert state["stop_reason"] == "time limit reached: 30s of 20s (10s over)"
     assert "verdict.duration" in events(repo)
-    assert "Spent $" in answer["systemMessage"]
+    assert "Spent: manager $" in answer["systemMessage"]
     mocker.patch.object(meters, "clock", return_value=started + 30)
     code, out = cli(capsys, "-C", str(repo), "status")
     assert "Next: resume with autopilot-codex resume --max-duration 1h," in out, out

@@ -139,7 +139,7 @@ def test_status_shows_sub_cent_costs_and_the_next_step(
     assert state is not None
     store.save(state.evolve(budget_used_usd=0.004, status="paused", stop_reason="stalled"))
     out = run(capsys, "-C", str(repo), "status")[1]
-    assert "budget <$0.01 / $5.00" in out
+    assert "spent <$0.01 of $5.00" in out
     assert "Next: resume with autopilot-codex resume" in out
     out = run(capsys, "-C", str(repo), "--from", "claude", "status")[1]
     assert "Next: resume with /autopilot-codex:codex-resume" in out

@@ -480,7 +480,7 @@ def test_9_ask_shows_a_sub_cent_spend_as_status_does(repo: Path, manager: FakeOp
     manager.enqueue(plan_body(), schema="Plan")
     assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
     edit_state(repo, budget_used_usd=0.004)
-    assert "budget <$0.01 / $5.00" in run_launcher(["status"], cwd=repo).stdout
+    assert "spent <$0.01 of $5.00" in run_launcher(["status"], cwd=repo).stdout
     costs = run_launcher(["ask", "--costs"], cwd=repo).stdout
     assert "Budget: <$0.01 of $5.00 used" in costs, costs
 

@@ -124,7 +124,8 @@ def test_the_promise_ends_the_loop_and_keeps_a_result(
     result = stop(hook, repo, f"All tests pass.\n{PROMISE}")
     assert "decision" not in result.json
     assert result.json["systemMessage"].startswith(
-        "[autopilot-codex] ralph done: promise kept at iteration 2. Spent $0.00 in all; "
+        "[autopilot-codex] ralph done: promise kept at iteration 2. Spent: manager $0.00 · "
+        "implementer $0.00 · total $0.00; "
         "see what it did: autopilot-codex report."
     )
     assert not active_marker(repo).exists()

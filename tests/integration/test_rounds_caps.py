@@ -141,7 +141,7 @@ def test_the_budget_refused_and_raised_through_the_cli(
     assert "the last run ended at its budget; raise it to go on: run --resume --budget USD" in err
     assert cli_main(["-C", str(repo), "status"]) == 0
     out = capsys.readouterr().out
-    assert "Spend: manager $0.00 · rounds $0.10 · total $0.10 / $0.08" in out
+    assert "Spend: manager $0.00 · rounds $0.10 · total $0.10 of $0.08" in out
     assert "Next: autopilot-codex run --resume --budget USD (the same run goes on)" in out
 
 
@@ -260,7 +260,7 @@ def test_status_during_a_run_shows_the_meters_and_the_projected_end(
     assert code == 0
     text = shown.read_text()
     assert "Rounds: 2/10" in text, text
-    assert "Spend: manager $0.00 · rounds $0.10 · total $0.10 / $0.50" in text
+    assert "Spend: manager $0.00 · rounds $0.10 · total $0.10 of $0.50" in text
     # $0.05 a round: $0.40 left lasts 8 more.
     assert "At this rate the budget lasts about 8 more rounds." in text
     assert "report no tokens" not in text  # the result event's usage
@@ -279,5 +279,5 @@ def test_codex_rounds_report_tokens_and_dollars_priced_by_the_bridge(
     assert cli_main(["-C", str(repo), "status"]) == 0
     text = capsys.readouterr().out
     assert "report no dollars" not in text
-    assert "rounds $0.03 · total $0.03 / $1.00" in text, text
+    assert "rounds ~$0.03 · total ~$0.03 of $1.00" in text, text
     assert "Tokens: 2200 · time" in text

@@ -319,8 +319,8 @@ def test_plain_output_without_json(repo: Path, script: Script) -> None:
     assert "round 1/10 implement: started" in lines
     assert "  Write: " + str((repo / "hello.txt").resolve()) in lines
     assert lines[-1].endswith(
-        f"complete: a fresh verifier changed nothing and confirmed the objective after 2 rounds ($0.02); handoff {lines[0].split()[-1]}."
-        " Spent $0.02 in all; see what it did: autopilot-codex report."
+        f"complete: a fresh verifier changed nothing and confirmed the objective after 2 rounds; handoff {lines[0].split()[-1]}."
+        " Spent: manager $0.00 · rounds $0.02 · total $0.02; see what it did: autopilot-codex report."
     )
 
 

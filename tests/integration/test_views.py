@@ -51,8 +51,10 @@ def test_logs_reads_the_ledger_as_lines_and_json(
     code, out = cli(capsys, "-C", str(repo), "logs")
     assert code == 0
     assert out.splitlines() == [
-        "2026-03-01 10:00:00 plan [running] $0.0123",
+        "2026-03-01 10:00:00 plan [running] $0.01",
         "2026-03-01 10:00:00 verdict.continue [block] keep going",
+        # The loop's figure under the ledger, as every view shows it (no state here: none).
+        "Spent: manager $0.00 · implementer $0.00 · total $0.00",
     ]
     code, out = cli(capsys, "-C", str(repo), "logs", "--json", "-n", "1")
     assert [json.loads(x)["extra"] for x in out.splitlines()] == [{"x": 1}]

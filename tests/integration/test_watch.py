@@ -64,10 +64,13 @@ def test_once_and_json_show_each_loop(
         "T1",
         "review",
     )
-    assert a["meters"] == {"spend": "$0.50/$5.00", "iterations": "2/40"}
+    # Both meters and their total, as `status` shows them (it once showed the manager's alone).
+    spend = "manager $0.50 · implementer $0.00 · total $0.50 of $5.00"
+    assert a["meters"] == {"spend": spend, "iterations": "2/40"}
+    assert a["spend"]["total_usd"] == 0.5
     assert a["silent"] == [] and a["last_event_age_s"] > 0
     code, out = cli(capsys, "watch", "--once", "--silence", "1000d")
-    assert code == 0 and "STATUS" in out and "running" in out and "$0.50/$5.00" in out
+    assert code == 0 and "STATUS" in out and "running" in out and "$0.50 of $5.00" in out
     assert "SILENT" not in out
 
 
@@ -255,7 +258,7 @@ def test_the_meters_show_what_the_state_holds_and_a_call_in_time_is_not_overdue(
     }
     (folder / "state.json").write_text(json.dumps(lean))
     (row,) = rows(now=now, silence_s=HOUR, here=None)
-    assert row.meters == {"asked": "3"}
+    assert row.meters == {"spend": "manager $0.00 · implementer $0.00 · total $0.00", "asked": "3"}
     assert row.inflight == "review, ask, call" and row.silent == []
     assert row.task == ""
 

@@ -52,12 +52,12 @@ def test_a_refused_call_says_what_is_left_and_what_is_held() -> None:
     spent = make_state(budget_usd=1.0, budget_used_usd=0.75)
     (state, decision) = guards.budget_guard(spent, 0.5, "stop.budget", now=None) or (spent, None)
     assert decision is not None and state.status == "stopped_budget"
-    assert "$0.2500 left, the next manager call may cost $0.5000" in (state.stop_reason or "")
+    assert "$0.25 left, the next manager call may cost $0.50" in (state.stop_reason or "")
     slot = Inflight("review", "t", 1, 0, 0.0, 9.0, reserved_usd=0.125)
     held = make_state(budget_usd=1.0, budget_used_usd=0.75, inflight=slot)
     step = guards.budget_guard(held, 0.2, "stop.budget", now=None)
     assert step is not None and step[0].status == "running"
-    assert "$0.1250 free ($0.1250 reserved)" in step[1].reason
+    assert "$0.12 free ($0.12 reserved)" in step[1].reason
 
 
 def test_a_claimed_loop_keeps_its_host_when_the_prompt_names_none() -> None:

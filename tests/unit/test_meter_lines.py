@@ -76,7 +76,7 @@ def test_status_shows_each_meter_against_its_cap() -> None:
     )
     lines = meters.status_lines(state, START + 200, budget_usd=2.0, reads_spend=True)
     assert lines == [
-        "Spend: manager <$0.01 · implementer $1.50 · total $1.50 / $2.00",
+        "Spend: manager <$0.01 · implementer $1.50 · total $1.50 of $2.00",
         "Tokens: 1200 / 5000 · time 3m20s / 1h",
     ]
 
@@ -85,7 +85,8 @@ def test_status_says_what_it_cannot_see() -> None:
     state = loop(implementer_unpriced=("claude-future-9", "x"))
     lines = meters.status_lines(state, START - 5, budget_usd=None, reads_spend=False)
     assert lines == [
-        "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)",
+        "Spend: manager $0.00 · implementer ~$0.00 · total ~$0.00 "
+        "(~ estimated: claude-future-9, x priced by rule) (no budget)",
         "Tokens: 0 · time 0s",
         "The implementer's spend is not seen on this host: the budget counts the manager only.",
         "Priced at the dearest row (not in the price table): claude-future-9, x",
@@ -159,3 +160,8 @@ def test_status_names_every_record_found_tampered_with() -> None:
         "The host's record /h/c.jsonl was found tampered with (rewritten): the spend already "
         "counted is kept (the ledger's spend.tampered).",
     ]
+
+
+def test_a_cap_of_nothing_is_no_cap_in_words() -> None:
+    lines = meters.status_lines(loop(), START, budget_usd=0.0, reads_spend=True)
+    assert lines[0] == "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)"

@@ -107,9 +107,23 @@ def test_status_projects_an_autopilot_loop_from_its_verdicts() -> None:
         iteration=2, budget_used_usd=0.2, implementer_used_usd=0.3, max_seconds=3600.0,
     )  # fmt: skip
     lines = meters.status_lines(state, START + 600, budget_usd=2.0, reads_spend=True)
-    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 / $2.00"
+    assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 of $2.00"
     assert lines[1] == "Tokens: 0 · time 10m / 1h"
     assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
     stopped = meters.status_lines(state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False)
     assert not any(line.startswith("At this rate") for line in stopped)
     assert stopped[-1].startswith("The implementer's spend is not seen on this host")
+
+
+def test_an_ended_loops_clock_stops_at_its_last_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(meters, "clock", lambda: START + 900)
+    ended = planless(goal="g", worktree="/w", head="h", style="ralph", started_epoch=START)
+    ended = ended.evolve(status="done")
+    at = "2027-01-15T08:00:04+00:00"  # START + 4 s
+    events: list[dict[str, object]] = [{"ts": at}, {"ts": "not a time"}, {"event": "x"}]
+    assert meters.until(ended, events) == START + 4
+    # A loop with no readable time in its ledger, or one still going, reads now.
+    assert meters.until(ended, [{"ts": "bad"}]) == START + 900
+    assert meters.until(ended.evolve(status="paused"), events) == START + 900
+    # A time past now (a clock set back) never makes the loop younger than now allows.
+    assert meters.until(ended, [{"ts": "2099-01-01T00:00:00Z"}]) == START + 900

@@ -68,3 +68,10 @@ def test_doctor_says_what_codex_spend_is_read_from_and_what_it_cannot_price(tmp_
 def test_doctor_says_claude_codes_dollars_may_be_notional() -> None:
     assert any("Claude plan" in line for _, line in claude_notes({}))
     assert not any("Claude plan" in line for _, line in claude_notes({"ANTHROPIC_API_KEY": "k"}))
+
+
+def test_doctor_names_a_claude_model_the_table_lacks() -> None:
+    # Claude Code's own default is priced; a model the table lacks is named, as an estimate.
+    assert not [n for _, n in claude_notes({}) if "not in the price table" in n]
+    (said,) = [n for _, n in claude_notes({"ANTHROPIC_MODEL": "claude-next-9"}) if "price table" in n]
+    assert "claude-next-9" in said and "estimated at the dearest row" in said

@@ -61,6 +61,8 @@ def gather(
                 exit_code=result.exit_code,
                 duration_s=result.duration_s,
                 line=status_line(result),
+                # Each run keeps its own output: the state keeps only the last run's.
+                tail=result.tail,
             )
     return state.evolve(last_checks=results), results
 

@@ -27,10 +27,11 @@ from ..consult import settle as _settle
 from ..contract import PREFIX
 from ..errors import BridgeError
 from ..manager.select import selected
+from ..spend import of_state
+from ..spend import usd as money
 from ..state import State
 from ..store import Store
 from . import worktree_of
-from .status import money
 
 if TYPE_CHECKING:
     from ..manager.ask_schema import Consultation
@@ -96,7 +97,6 @@ def render(value: Consultation, asked: Asked, state: State, cost: float, limit: 
     lines += [
         "",
         f"{PREFIX} consultation {asked.number} of {limit} for task {asked.task_id}, "
-        f"cost ${cost:.4f} (budget {money(state.budget_used_usd)} of {money(state.budget_usd)} "
-        "used). This was not an iteration: go on with your turn.",
+        f"cost {money(cost)} (spent {of_state(state).total_text()}). This was not an iteration: go on with your turn.",
     ]
     return "\n".join(lines)

@@ -11,10 +11,10 @@ from pathlib import Path
 from ..config import load_config
 from ..errors import BridgeError
 from ..paths import find_worktree
+from ..spend import usd as money
 from ..state import State
 from ..store import Store
 from .ask import consultations_of_task, max_consultations
-from .status import money
 
 
 def costs(*, cwd: str | Path) -> str:

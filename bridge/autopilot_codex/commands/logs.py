@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..loopfiles import number, read_bytes, text
+from ..loopfiles import read_bytes, text
+from ..spend import charged, usd
 
 # How often `-f` looks at the file: a new line shows within this, at a stat per poll.
 POLL_S = 0.25
@@ -28,9 +29,9 @@ def line(record: dict[str, Any]) -> str:
     reason = text(record, "reason") or text(record, "line") or text(record, "error")
     if reason:
         parts.append(" ".join(reason.split())[:200])
-    cost = number(record, "cost_usd") + number(record, "charged_usd")
+    cost = charged(record)
     if cost:
-        parts.append(f"${cost:.4f}")
+        parts.append(usd(cost))
     return " ".join(parts)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import loopfiles
 from ..errors import BridgeError
 from ..paths import INDEXES, state_home
+from ..spend import of_files
 
 # Not ended: a running loop is working, a paused one waits for the user's resume.
 LIVE = ("running", "paused")
@@ -34,6 +35,8 @@ class Loop:
     status: str
     spend_usd: float
     last_activity: str
+    # Both meters and their cap, as every view shows them (`spend.Spend.as_json`).
+    spend: dict[str, object]
     guarded: bool
     # Seconds since the last activity, for pruning; not shown.
     age_s: float
@@ -70,13 +73,15 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
             continue
         files = loopfiles.load(folder)
         active = loopfiles.last_activity(folder)
+        spent = of_files(files)
         found.append(
             Loop(
                 key=name,
                 worktree=files.worktree or loopfiles.text(files.run_header(), "worktree"),
                 style=files.style,
                 status=files.status,
-                spend_usd=round(files.spend, 6),
+                spend_usd=round(spent.total, 6),
+                spend=spent.as_json(),
                 last_activity=time.strftime("%Y-%m-%d %H:%M", time.gmtime(active)),
                 guarded=any(os.path.lexists(home / index / name) for index in INDEXES),
                 age_s=max(0.0, now - active),
@@ -88,7 +93,7 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
 def table(loops: list[Loop]) -> str:
     if not loops:
         return "No loops on this machine."
-    rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND", "WORKTREE")]
+    rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND (MANAGER + IMPLEMENTER)", "WORKTREE")]
     for loop in loops:
         status = loop.status + (" (guarded)" if loop.guarded and loop.status != "running" else "")
         rows.append(
@@ -96,7 +101,7 @@ def table(loops: list[Loop]) -> str:
                 loop.last_activity,
                 status,
                 loop.style,
-                f"${loop.spend_usd:.2f}",
+                str(loop.spend["short"]),
                 loop.worktree or loop.key,
             )
         )

@@ -13,6 +13,7 @@ from ..errors import BridgeError, StateCorrupt
 from ..guarded import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected
+from ..spend import usd
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
@@ -212,7 +213,7 @@ def _ask_for_plan(
         error = outcome.error or "the plan had no tasks"
         store.append_event("plan.failed", error=error, cost_usd=round(outcome.cost_usd, 6))
         raise BridgeError(
-            f"the manager could not plan: {error} (spent ${outcome.cost_usd:.4f}); no loop started"
+            f"the manager could not plan: {error} (spent {usd(outcome.cost_usd)}); no loop started"
         )
     return outcome
 

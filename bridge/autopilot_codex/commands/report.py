@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import loopfiles
 from ..errors import BridgeError
 from ..paths import project_dir
+from ..spend import of_files
 from . import no_loop, worktree_of
 
 REPORT = "report.html"
@@ -35,7 +36,7 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
         write(target, page)
     except OSError as exc:  # a folder there, a read-only disk: the user's to fix, not a bug
         raise BridgeError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
-    lines = [f"Report: {target} (${files.spend:.2f} spent, {files.status})"]
+    lines = [f"Report: {target} ({of_files(files).total_text()} spent, {files.status})"]
     if open_it:
         lines.append(open_page(target))
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from .. import contract, guards, hostfiles, meters
 from ..config import check
 from ..errors import BridgeError
 from ..guarded import headline, host_wall
+from ..spend import usd
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -125,8 +126,8 @@ def _check_caps(state: State, budget: float | None, iterations: int | None) -> N
         raise BridgeError(f"{capped[1]}; resume with a larger one: {entry('resume')} {flag}")
     if (budget if budget is not None else state.budget_usd) <= meters.total_usd(state):
         raise BridgeError(
-            f"the budget is used up (${meters.total_usd(state):.2f} of "
-            f"${budget if budget is not None else state.budget_usd:.2f}); "
+            f"the budget is used up ({usd(meters.total_usd(state))} of "
+            f"{usd(budget if budget is not None else state.budget_usd)}); "
             f"resume with a larger one: {entry('resume')} --budget USD"
         )
     if (iterations if iterations is not None else state.max_iterations) <= state.iteration:

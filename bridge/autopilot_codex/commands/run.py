@@ -29,6 +29,7 @@ from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
 from ..rounds.view import make_view
+from ..spend import Spend
 from .doctor_jail import jail_notes
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
@@ -282,9 +283,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     else:
         when = datetime.now(timezone.utc).strftime("%H:%M:%S")
         line = (
-            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds "
-            f"(${record['cost_usd']:.2f}); handoff {record['handoff']}"
+            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds; "
+            f"handoff {record['handoff']}"
         )
-        out.write(closing(line, float(record["cost_usd"])) + "\n")
+        spent = Spend(
+            float(record["manager_usd"]),
+            float(record["rounds_usd"]),
+            record.get("budget_usd"),
+            implementer_name="rounds",
+        )
+        out.write(closing(line, spent) + "\n")
     out.flush()
     return int(record["exit_code"])

@@ -1,4 +1,5 @@
-"""`status`: the loop's tasks, counters, last review and verdict, or the raw state.json."""
+"""`status`: the loop's tasks, counters, last review and verdict, or the raw state.json (with
+the loop's spend under `spend`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from .. import contract, hosts
 from ..errors import BridgeError
 from ..meters import clock, duration, elapsed, spend_lines, total_usd
+from ..spend import of_state
 from ..state import State
 from ..store import Store
 from . import TERMINAL, entry, no_loop, worktree_of
@@ -35,10 +37,10 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
         f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
     )
     lines.append(
-        f"Iteration {state.iteration}/{state.max_iterations} · budget {money(total_usd(state))} / "
-        f"{money(state.budget_usd)} · review {state.review_mode} · session {owner}"
+        f"Iteration {state.iteration}/{state.max_iterations} · spent "
+        f"{of_state(state).total_text()} · review {state.review_mode} · session {owner}"
     )
-    lines += spend_lines(state, state.budget_usd)
+    lines += spend_lines(state, state.budget_usd, store.tail_events(20))
     if state.consultations_total:
         task = state.consultations if state.consultations_task == state.current_task else 0
         lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
@@ -156,16 +158,16 @@ def _raw(store: Store) -> str:
     except FileNotFoundError:
         return '{"status": "idle"}'
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        data = json.loads(text)
     except ValueError:
         return text.rstrip("\n")
+    if isinstance(data, dict):
+        # The one spend figure every view shows (`spend`), beside the file's own meters.
+        from .. import loopfiles
+        from ..spend import of_files
 
-
-def money(usd: float) -> str:
-    """Dollars to the cent, but a cost below a cent is not shown as nothing."""
-    if 0 < usd < 0.01:
-        return "<$0.01"
-    return f"${usd:.2f}"
+        data["spend"] = of_files(loopfiles.load(store.dir)).as_json()
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def next_step(state: State) -> str:

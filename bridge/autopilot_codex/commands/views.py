@@ -81,7 +81,12 @@ def logs(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, 
     if not args.follow:
         if not text and not args.json:
             return 0, "The ledger is empty: no loop has run here yet."
-        return 0, text
+        if args.json:
+            return 0, text
+        from ..spend import of_files
+
+        # The loop's spend as every view shows it, under the ledger's lines.
+        return 0, f"{text}\nSpent: {of_files(loopfiles.load(path.parent)).text()}"
     output.out(text)
     try:
         follow(path, lambda record: output.out(show(record, args.json)), offset=offset)

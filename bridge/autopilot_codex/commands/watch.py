@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import loopfiles, session_end
 from ..paths import project_dir, state_home
+from ..spend import of_files
 from .loops import every, parse_age
 
 SILENT = "watch.silent"
@@ -47,6 +48,8 @@ class Row:
     recorded: list[str] = field(default_factory=list)
     # Seconds since the session's transcript was written (None: no transcript known).
     transcript_age_s: float | None = None
+    # Both meters and their cap (`spend.Spend.as_json`), for --json.
+    spend: dict[str, Any] = field(default_factory=dict)
 
 
 def _epoch(stamp: object) -> float | None:
@@ -64,11 +67,10 @@ def _mtime(path: Path) -> float | None:
     return None
 
 
-def _meters(state: dict[str, Any]) -> dict[str, str]:
-    meters = {}
-    if "budget_usd" in state or "budget_used_usd" in state:
-        used = loopfiles.number(state, "budget_used_usd")
-        meters["spend"] = f"${used:.2f}/${loopfiles.number(state, 'budget_usd'):.2f}"
+def _meters(files: loopfiles.LoopFiles) -> dict[str, str]:
+    state = files.state
+    # Both meters and their total, as every view shows them (`spend`).
+    meters = {"spend": of_files(files).text()}
     if "max_iterations" in state:
         meters["iterations"] = (
             f"{int(loopfiles.number(state, 'iteration'))}/"
@@ -149,7 +151,8 @@ def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
         last_event=loopfiles.text(last, "event"),
         last_event_age_s=None if age is None else round(age, 1),
         inflight=inflight,
-        meters=_meters(files.state),
+        meters=_meters(files),
+        spend=of_files(files).as_json(),
         last_hook_age_s=None if written is None else round(max(0.0, now - written), 1),
         silent=silent,
         recorded=[r for r in silent if _kind(r) in said],

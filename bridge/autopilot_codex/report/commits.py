@@ -52,7 +52,10 @@ def commits(files: LoopFiles, entries: list[Entry], worktree: Path) -> list[Comm
     The worktree is the one the user asked about, never the path in the state; the base must
     be a commit id: in an unguarded loop the implementer can write the state, and a base of
     `--output=FILE` would have git write that file."""
-    base = text(files.state, "base_sha") or text(files.run_header(), "base_sha")
+    # A rounds run's base is its header's: `run --resume` holds the loop again from HEAD, so
+    # the state's base moves past the rounds before it.
+    header = text(files.run_header(), "base_sha") if files.style == "rounds" else ""
+    base = header or text(files.state, "base_sha") or text(files.run_header(), "base_sha")
     if not SHA.fullmatch(base):
         return []
     spec = "HEAD" if base == EMPTY_TREE else f"{base}..HEAD"

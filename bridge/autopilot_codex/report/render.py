@@ -15,7 +15,8 @@ from typing import Any
 
 from .. import __version__
 from ..loopfiles import LoopFiles, items, number, text
-from . import chart, commits, timeline
+from ..spend import of_files, usd
+from . import chart, commits, summary, timeline
 
 TEMPLATE = "report.html.j2"
 
@@ -48,15 +49,18 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
         for t in items(files.plan, "tasks")
     ]
     kinds = sorted({e.kind for e in entries})
-    budget = number(files.state, "budget_usd") or number(files.run_header(), "budget_usd")
+    spend = of_files(files)
+    chart_rows, unit = chart.rows(entries, spend)
     return {
         "goal": files.goal,
         "style": files.style,
         "status": files.status,
         "outcome": outcome(files),
         "worktree": str(worktree),
-        "spend": files.spend,
-        "budget": budget,
+        "spend": spend,
+        "summary_strip": summary.build(files, spend),
+        "chart_rows": chart_rows,
+        "chart_unit": unit,
         "iteration": int(number(files.state, "iteration")),
         "wall": text(files.state, "wall"),
         "summary": text(files.plan, "summary"),
@@ -64,7 +68,7 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
         "entries": entries,
         "kinds": kinds,
         "groups": commits.grouped(found),
-        "chart": chart.svg(chart.series(entries)),
+        "chart": chart.svg(chart_rows, unit, spend.implementer_name),
         "checks": [text(c, "command") for c in items(files.state, "checks")],
         "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "version": __version__,
@@ -82,6 +86,7 @@ def render(files: LoopFiles, worktree: Path) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["usd"] = usd
     data = context(files, worktree)
     # The chart alone is markup: pygal's, from numbers, with every script removed.
     data["chart"] = Markup(data["chart"])  # noqa: S704

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..loopfiles import LoopFiles, items, number, text
+from ..spend import charged
 
 # The kind of an entry is its colour and its filter on the page.
 KINDS = {
@@ -96,9 +97,10 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
             findings = [_finding(f) for f in items(found, "findings")]
     elif event == "checks.run":
         title = f"check {text(record, 'status')}: {text(record, 'command')}"
+        tail = text(record, "tail")
         last = tails.get(text(record, "command"))
-        if last is not None and text(last, "started_at") <= at:
-            tail = text(last, "tail")
+        if not tail and last is not None and text(last, "started_at") <= at:
+            tail = text(last, "tail")  # a ledger written before each run kept its own
     elif event == "ask":
         title = f"question {text(record, 'decision') or 'asked'} (task {text(record, 'task')})"
     elif event in ("question.answered", "question.to_user"):
@@ -111,7 +113,10 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
     elif event == "plan":
         title = f"planned {int(number(record, 'tasks'))} tasks"
     decision = text(record, "decision")
-    if decision and kind != "check" and decision not in title:
+    plain = _plain(event, detail)
+    if plain:
+        title = plain
+    elif decision and kind != "check" and decision not in title:
         title = f"{title}: {decision}"
     return Entry(
         at=at,
@@ -119,11 +124,27 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         title=title,
         detail=detail,
         ok=_ok(event, record),
-        cost_usd=number(record, "cost_usd") + number(record, "charged_usd"),
+        cost_usd=charged(record),
         findings=findings,
         tail=tail,
         rank=0 if event.endswith(".start") else (2 if event.endswith(".end") else 1),
     )
+
+
+# Whose word an event is, in the reader's words: "verdict.continue" is the manager's.
+SPEAKERS = {"verdict": "manager", "review": "review", "ralph": "ralph", "caps": "cap"}
+
+
+def _plain(event: str, detail: str) -> str:
+    """"manager: continue — T1 accepted" for `verdict.continue`; "" for an event that has no
+    plainer name (its own name and decision are shown)."""
+    head, _, word = event.partition(".")
+    speaker = SPEAKERS.get(head)
+    if speaker is None or not word:
+        return ""
+    accepted = re.findall(r"Task (\S+) accepted", detail)
+    said = f"{speaker}: {word.replace('_', ' ')}"
+    return said + (f" — {', '.join(accepted)} accepted" if accepted else "")
 
 
 def _question(event: str, record: dict[str, Any]) -> tuple[str, str]:
@@ -143,6 +164,10 @@ def _round(record: dict[str, Any]) -> Entry:
     outcome = text(record, "outcome")
     changed = [f for f in record.get("files_changed") or [] if isinstance(f, str)]
     lines = [text(record, "message")]
+    if outcome != "ok":
+        # Why it failed, in the driver's words, or at least how the process ended.
+        code = record.get("exit_code")
+        lines.insert(0, "cause: " + (text(record, "detail") or f"{outcome}, exit code {code}"))
     if changed:
         lines.append("changed: " + ", ".join(changed[:20]))
     markers = [m for m in record.get("markers") or [] if isinstance(m, str)]
@@ -156,7 +181,8 @@ def _round(record: dict[str, Any]) -> Entry:
     return Entry(
         at=iso(number(record, "end") or number(record, "start")),
         kind="round",
-        title=f"round {number_} ({role}): {outcome} → {text(record, 'next')}",
+        title=f"round {number_} ({role}, attempt {int(number(record, 'attempt', 1))}): "
+        f"{outcome} → {text(record, 'next')}",
         detail="\n".join(line for line in lines if line),
         ok=(passed if isinstance(passed, bool) else (None if outcome == "ok" else False)),
         cost_usd=number(record, "cost_usd"),

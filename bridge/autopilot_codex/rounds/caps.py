@@ -57,13 +57,16 @@ def reading(
 
 
 def of_log(log: RunLog, now: float) -> meters.Reading:
-    return reading(
+    from dataclasses import replace
+
+    r = reading(
         log.header,
         rounds_usd=log.rounds_usd,
         manager_usd=log.manager_usd,
         tokens=log.tokens,
         now=now,
     )
+    return replace(r, estimated=tuple(sorted({x.unpriced for x in log.rounds if x.unpriced})))
 
 
 def capped(r: meters.Reading) -> Next | None:

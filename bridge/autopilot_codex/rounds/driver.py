@@ -415,6 +415,7 @@ def run(
         "cost_usd": round(state.cost_usd, 6),
         "manager_usd": round(state.manager_usd, 6),
         "rounds_usd": round(state.rounds_usd, 6),
+        "budget_usd": state.header.budget_usd,
         "tokens": state.tokens,
         "handoff": h.handoff,
         "rollout": str(custody.path),

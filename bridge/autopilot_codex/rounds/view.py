@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from ..spend import usd
 from .stream import StreamState
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def _ended_line(record: RoundRecord, cost_so_far: float) -> str:
     marks = f", {' '.join(record.markers)}" if record.markers else ""
     return (
         f"round {record.round} {record.role}: {record.outcome}{marks}, {files} files changed, "
-        f"${cost_so_far:.2f} so far -> {record.next}"
+        f"{usd(cost_so_far)} so far -> {record.next}"
     )
 
 
@@ -94,7 +95,7 @@ class LiveView:
         text.append(
             f"  round {_clock(now - self.round_started_at)}, total {_clock(now - self.started)}"
         )
-        text.append(f"  ${self.cost + self.round_cost:.2f} so far\n", style="cyan")
+        text.append(f"  {usd(self.cost + self.round_cost)} so far\n", style="cyan")
         text.append(f"  {self.action or 'starting…'}", style="dim")
         return text
 

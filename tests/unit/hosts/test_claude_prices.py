@@ -13,6 +13,9 @@ from autopilot_codex.hosts.claude.prices import Price
 
 # (input, output) per model prefix, as Anthropic publishes them.
 PUBLISHED = {
+    # Not yet on the pricing page we checked: priced as the Opus 4.5 line; the host's own
+    # costUSD comes first wherever Claude Code writes one.
+    "claude-opus-5": (5.0, 25.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-6": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),

@@ -245,3 +245,51 @@ def test_at_most_4096_subagent_records_are_read_per_hook(tmp_path: Path) -> None
         (folder / f"agent-{n:05d}.jsonl").touch()
     related = TranscriptReader().related(str(session), 0.0)
     assert len(related) == 4096 and related[-1].endswith("agent-04095.jsonl")
+
+
+def priced_line(
+    message_id: str, model: str, cost: float, *, input: int = 0, output: int = 0, cache_write: int = 0
+) -> str:
+    """An assistant line as Claude Code writes one it priced itself: `costUSD` beside the
+    message, at the line's top level."""
+    record = json.loads(line(message_id, model, input=input, output=output, cache_write=cache_write))
+    record["costUSD"] = cost
+    return json.dumps(record) + "\n"
+
+
+def test_the_hosts_own_cost_is_taken_as_it_is_not_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    # Claude Code's default model said $0.42; an unknown row's price would say far more.
+    path.write_text(
+        priced_line("m1", "claude-opus-5-5", 0.42, input=20_000, output=12_000, cache_write=8_000)
+        + priced_line("m1", "claude-opus-5-5", 0.42, input=20_000, output=12_000, cache_write=8_000)
+    )
+    got = read(path)
+    assert got.usd == pytest.approx(0.42)  # one message, written on two lines, counted once
+    assert got.tokens == 40_000 and got.unknown == ()
+
+
+def test_a_line_without_the_hosts_cost_is_priced_by_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        priced_line("m1", "claude-sonnet-4-5", 0.10, output=1000)
+        + line("m2", "claude-opus-5-5", output=1_000_000)
+        + priced_line("m3", "claude-sonnet-4-5", -1, output=1_000_000)  # nonsense: the table
+    )
+    got = read(path)
+    # $0.10 as said, then Claude Code's default model at its own row ($25 out), then $15.
+    assert got.usd == pytest.approx(0.10 + 25.0 + 15.0)
+    assert got.unknown == ()
+
+
+def test_the_users_own_row_still_comes_before_the_hosts_cost(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(priced_line("m1", "claude-opus-5-5", 0.42, output=1000))
+    free = {"": prices.Price(0, 0, 0, 0)}
+    got = TranscriptReader().read(str(path), SpendRead(0, ()), SINCE, free)
+    assert got.usd == 0.0 and got.tokens == 1000
+
+
+def test_claude_codes_default_model_is_in_the_table() -> None:
+    price, known = prices.price_of("claude-opus-5-5")
+    assert known and (price.input, price.output) == (5.0, 25.0)

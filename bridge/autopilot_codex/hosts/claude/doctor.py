@@ -47,16 +47,36 @@ def report(env: Mapping[str, str]) -> HostReport:
     )
 
 
+# Claude Code's default model with an API key (2.1.332).
+DEFAULT_MODEL = "claude-opus-5-5"
+
+
 def spend_notes(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """What the budget sees of Claude Code's own spend, and what it cannot."""
     notes = [
         (
             NOTE,
             "Claude Code's spend: read from its session transcript and its subagents' "
-            "records at each hook, priced at list prices; a model not in the table is priced "
-            "at its dearest row (config implementer_prices adds rows)",
+            "records at each hook, at the cost Claude Code wrote for each message (costUSD) "
+            "where it wrote one, else at list prices; a model not in the table is priced at "
+            "its dearest row and shown as estimated (~) (config implementer_prices adds rows)",
         )
     ]
+    from .prices import DEAREST, price_of
+
+    # The model Claude Code runs when none is chosen per session: ANTHROPIC_MODEL, else its
+    # own default with an API key.
+    model = env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_MODEL
+    if not price_of(model)[1]:
+        notes.append(
+            (
+                NOTE,
+                f"Claude Code's model {model} is not in the price table: where Claude Code "
+                "writes no cost of its own, its spend is estimated at the dearest row "
+                f"(${DEAREST.input:g} in, ${DEAREST.output:g} out per million tokens); config "
+                "implementer_prices adds a row",
+            )
+        )
     if not any(env.get(k, "").strip() for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")):
         notes.append(
             (

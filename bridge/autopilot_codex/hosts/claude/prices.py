@@ -22,6 +22,8 @@ def _row(input: float, output: float) -> Price:
 
 # Model id prefixes, longest first where one is the start of another.
 TABLE: dict[str, Price] = {
+    # Claude Code's default model with an API key (2.1.332): priced as the Opus 4.5 line.
+    "claude-opus-5": _row(5.0, 25.0),
     "claude-opus-4-5": _row(5.0, 25.0),
     "claude-opus-4-6": _row(5.0, 25.0),
     "claude-opus-4-1": _row(15.0, 75.0),

@@ -1,7 +1,8 @@
 """The implementer's spend as Claude Code records it: the session transcript (JSONL, its path
 in every hook payload as `transcript_path`), one line per message part, each assistant line
 carrying the message's `model` and `usage` (input, output, cache read and cache creation
-tokens).
+tokens), and where the host priced the message itself, its `costUSD`: that figure is taken as
+it is; only a message without one is priced by the table (`prices`).
 
 Read incrementally (`spendfile`): only the bytes after the offset kept in the loop's state, and
 only whole lines, so a hook's cost does not grow with the transcript. Claude Code writes one
@@ -45,16 +46,21 @@ class TranscriptReader:
             found = _usage(line, since)
             if found is None:
                 return
-            message_id, model, counts = found
+            message_id, model, counts, cost = found
             if message_id:
                 if message_id in recent:
                     return
                 recent = (recent + [message_id])[-SEEN_KEPT:]
+            tokens += sum(counts)
+            # The host's own figure where it wrote one; the user's own row still comes first
+            # (a plan user's "free"), the table only where neither says.
+            if cost is not None and not any(model.startswith(p) for p in own or {}):
+                usd += cost
+                return
             price, known = price_of(model, own)
             if not known:
                 unknown.add(model or "(no model)")
             usd += price.usd(*counts)
-            tokens += sum(counts)
 
         got = scan(path, last.offset, last.head, on_line, needles=(b'"usage"',))
         if got is None:
@@ -87,9 +93,12 @@ class TranscriptReader:
         return [f"{folder}/{name}" for name in names[:SUBAGENTS_KEPT]]
 
 
-def _usage(line: bytes, since: str) -> tuple[str, str, tuple[int, int, int, int]] | None:
-    """(message id, model, (input, output, cache read, cache write)) of an assistant line at or
-    after `since`, None for any other line."""
+def _usage(
+    line: bytes, since: str
+) -> tuple[str, str, tuple[int, int, int, int], float | None] | None:
+    """(message id, model, (input, output, cache read, cache write), the host's own cost) of
+    an assistant line at or after `since`, None for any other line. The cost is the line's
+    `costUSD` where Claude Code wrote one, None where it did not."""
     if b'"usage"' not in line:
         return None  # most lines are tool results and user turns: skip them unparsed
     try:
@@ -120,7 +129,14 @@ def _usage(line: bytes, since: str) -> tuple[str, str, tuple[int, int, int, int]
         message_id if isinstance(message_id, str) else "",
         model if isinstance(model, str) else "",
         (counts[0], counts[1], counts[2], counts[3]),
+        _cost(record.get("costUSD")),
     )
+
+
+def _cost(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10_000:
+        return None
+    return float(value)
 
 
 def _count(value: object) -> int:

@@ -26,6 +26,7 @@ from ...config import for_loop
 from ...guards import allow, charge, fits, reserved
 from ...hookio import HookInput
 from ...meters import over, total_usd
+from ...spend import usd
 from ...state import State, now_iso
 from . import findings_store, inflight, reducer
 from .convergence import Rules
@@ -152,7 +153,7 @@ def _deferral(state: State, estimate: float, now: float) -> tuple[str, str]:
     if capped is not None:
         return capped[0].removeprefix("stopped_"), capped[1]
     left = max(0.0, state.budget_usd - total_usd(state) - reserved(state))
-    return "budget", f"${left:.4f} left beside the calls in flight; the review may cost ${estimate:.4f}"
+    return "budget", f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}"
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from ...store import Store
 
 
+# The most of one verdict's or review's words the ledger keeps.
+LEDGER_TEXT = 20_000
+
 def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
     """Settings in the git directory that run programs or hide changes: an event of their own
     for the user, once per review (the manager reads them in the diff's closing section)."""
@@ -114,7 +117,9 @@ def record(
 ) -> None:
     fields: dict[str, object] = {
         "decision": decision.action,
-        "reason": contract.clip(decision.reason or decision.message, 300),
+        # The whole text, for the report and `logs`: only what reaches the implementer is
+        # clipped. Bounded all the same, so one answer cannot fill the ledger.
+        "reason": contract.clip(decision.reason or decision.message, LEDGER_TEXT),
         "status": state.status,
         "iteration": state.iteration,
         "budget_used_usd": round(state.budget_used_usd, 6),

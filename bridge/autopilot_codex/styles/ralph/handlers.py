@@ -13,6 +13,7 @@ from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
 from ...hosts import terminal_command
 from ...seatbelt import with_seatbelt
+from ...spend import of_state
 from ...state import RalphState, State, Status
 from ...store import Store
 from ..context import HookContext
@@ -117,21 +118,20 @@ def on_stop(ctx: HookContext) -> Answer:
             return Answer(block=decision.reason, message=with_seatbelt(banner, state.wall))
         end(ctx.store, state, ralph, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
-            return Answer(message=closing(decision.message, meters.total_usd(state)))
+            return Answer(message=closing(decision.message, of_state(state)))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
                 f"{decision.message} The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
-                meters.total_usd(state),
+                of_state(state),
             )
         )
 
 
 def _spent(state: State, ralph: RalphState) -> str:
     """The loop's total so far, for the banner of every turn: "$0.42 spent of $5.00"."""
-    cap = f" of ${ralph.budget_usd:.2f}" if ralph.budget_usd is not None else ""
-    return f"${meters.total_usd(state):.2f} spent{cap}"
+    return f"{of_state(state).total_text()} spent"
 
 
 def capped_end(
@@ -148,7 +148,7 @@ def capped_end(
         f"{PREFIX} ralph {status}: {reason}. The safety rails stay on until the user runs "
         f"{terminal_command('cancel')}."
     )
-    return Answer(message=closing(message, meters.total_usd(state)))
+    return Answer(message=closing(message, of_state(state)))
 
 
 def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -> tuple[State, str]:

@@ -30,7 +30,7 @@ def status_text(state: State, store: Store) -> str:
     from ...checks.run import status_lines
     from ...guarded import status_line
 
-    lines += spend_lines(state, ralph.budget_usd)
+    lines += spend_lines(state, ralph.budget_usd, store.tail_events(20))
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:

@@ -1,0 +1,39 @@
+"""The report's chart: both meters, stacked, in a time unit that keeps its axis readable, in
+dollars to the cent, named for a screen reader, and its numbers again as rows."""
+
+from __future__ import annotations
+
+from autopilot_codex.report import chart
+from autopilot_codex.report.timeline import Entry
+from autopilot_codex.spend import Spend
+
+
+def test_the_time_unit_follows_the_span() -> None:
+    assert chart.unit_of(4) == ("seconds", 1.0)
+    assert chart.unit_of(30 * 60) == ("minutes", 60.0)
+    assert chart.unit_of(5 * 3600) == ("hours", 3600.0)
+
+
+def test_both_meters_end_at_the_loops_figure() -> None:
+    entries = [
+        Entry("2026-01-01T00:00:00", "plan", "planned", cost_usd=0.004),
+        Entry("2026-01-01T00:30:00", "verdict", "continue", cost_usd=0.003),
+        Entry("2026-01-01T01:00:00", "verdict", "done"),
+    ]
+    # The implementer's spend is in the state only: it is reached by the last entry.
+    found, unit = chart.rows(entries, Spend(0.007, 1.59, 2.0))
+    assert unit == "minutes"
+    assert [(r.at, r.manager, r.implementer) for r in found] == [
+        (0.0, 0.0, 0.0), (0.0, 0.004, 0.0), (30.0, 0.007, 0.0), (60.0, 0.007, 1.59),
+    ]  # fmt: skip
+    assert found[-1].total == 1.597
+    svg = chart.svg(found, unit)
+    assert 'aria-label="Spend over time' in svg and "Pygal" not in svg
+    assert "<script" not in svg and "implementer" in svg and "$1.60" in svg
+    assert "minutes since start" in svg
+
+
+def test_nothing_spent_draws_nothing() -> None:
+    assert chart.rows([], Spend(0, 0)) == ([], "")
+    assert chart.rows([Entry("2026-01-01T00:00:00", "plan", "p")], Spend(0, 0)) == ([], "")
+    assert chart.svg([], "") == ""

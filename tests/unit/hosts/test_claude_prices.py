@@ -13,9 +13,9 @@ from autopilot_codex.hosts.claude.prices import Price
 
 # (input, output) per model prefix, as Anthropic publishes them.
 PUBLISHED = {
-    # Not yet on the pricing page we checked: priced as the Opus 4.5 line; the host's own
-    # costUSD comes first wherever Claude Code writes one.
     "claude-opus-5": (5.0, 25.0),
+    "claude-fable-5": (10.0, 50.0),
+    "claude-sonnet-5": (2.0, 10.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-6": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
@@ -28,6 +28,15 @@ PUBLISHED = {
 }
 
 
+def test_claude_codes_default_model_is_priced_at_its_own_published_rates() -> None:
+    # Opus 5.5: $4 in, $20 out, a cache hit at a twentieth of the input price (not a tenth),
+    # a five-minute cache write at $5.
+    price, known = prices.price_of("claude-opus-5-5")
+    assert known and price == Price(4.0, 20.0, 0.2, 5.0)
+    # The longer prefix wins over Opus 5's own row.
+    assert prices.price_of("claude-opus-5-20990101")[0] == Price(5.0, 25.0, 0.5, 6.25)
+
+
 @pytest.mark.parametrize(("model", "published"), PUBLISHED.items())
 def test_each_row_is_the_published_price(model: str, published: tuple[float, float]) -> None:
     price, known = prices.price_of(f"{model}-20990101")
@@ -38,7 +47,7 @@ def test_each_row_is_the_published_price(model: str, published: tuple[float, flo
 
 
 def test_the_table_holds_exactly_the_published_rows() -> None:
-    assert set(prices.TABLE) == set(PUBLISHED)
+    assert set(prices.TABLE) == {*PUBLISHED, "claude-opus-5-5"}
     assert prices.TABLE["claude-opus-4-1"] == prices.DEAREST
 
 

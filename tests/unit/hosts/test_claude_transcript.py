@@ -277,8 +277,8 @@ def test_a_line_without_the_hosts_cost_is_priced_by_the_table(tmp_path: Path) ->
         + priced_line("m3", "claude-sonnet-4-5", -1, output=1_000_000)  # nonsense: the table
     )
     got = read(path)
-    # $0.10 as said, then Claude Code's default model at its own row ($25 out), then $15.
-    assert got.usd == pytest.approx(0.10 + 25.0 + 15.0)
+    # $0.10 as said, then Claude Code's default model at its own row ($20 out), then $15.
+    assert got.usd == pytest.approx(0.10 + 20.0 + 15.0)
     assert got.unknown == ()
 
 
@@ -292,4 +292,4 @@ def test_the_users_own_row_still_comes_before_the_hosts_cost(tmp_path: Path) -> 
 
 def test_claude_codes_default_model_is_in_the_table() -> None:
     price, known = prices.price_of("claude-opus-5-5")
-    assert known and (price.input, price.output) == (5.0, 25.0)
+    assert known and (price.input, price.output) == (4.0, 20.0)

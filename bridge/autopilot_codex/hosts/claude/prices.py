@@ -22,8 +22,12 @@ def _row(input: float, output: float) -> Price:
 
 # Model id prefixes, longest first where one is the start of another.
 TABLE: dict[str, Price] = {
-    # Claude Code's default model with an API key (2.1.332): priced as the Opus 4.5 line.
+    # Claude Code's default model with an API key (2.1.332), at its published rates: cache hits
+    # at a twentieth of the input price, not the usual tenth.
+    "claude-opus-5-5": Price(4.0, 20.0, 0.2, 5.0),
     "claude-opus-5": _row(5.0, 25.0),
+    "claude-fable-5": _row(10.0, 50.0),
+    "claude-sonnet-5": _row(2.0, 10.0),
     "claude-opus-4-5": _row(5.0, 25.0),
     "claude-opus-4-6": _row(5.0, 25.0),
     "claude-opus-4-1": _row(15.0, 75.0),

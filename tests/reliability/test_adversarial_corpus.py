@@ -22,6 +22,7 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.config import config_file
+from autopilot_codex.sandbox import jail
 from tests.conftest import (
     GIT_ENV,
     PLANTED_KEY,
@@ -350,10 +351,16 @@ def test_a_check_gets_no_key_and_keeps_no_forged_config(
     capsys.readouterr()
     stop = payload("Stop", repo, last_assistant_message="Done.\n<promise>GREEN</promise>")
     answer = hook("Stop", stop, repo)
-    assert answer.get("decision") == "block"  # the check failed: the loop goes on
+    # Unwalled, the forged config is put back and the check fails: the loop goes on. Walled,
+    # the write lands in the sandbox's own /tmp (where this test keeps its state home), never
+    # in the config, and the check may pass.
+    walled_write = "rails_allow" in check and jail.probe().ok
+    if not walled_write:
+        assert answer.get("decision") == "block"
     (result,) = state_of(repo)["last_checks"]
     assert PLANTED_KEY not in json.dumps(result)
     if "exit 7" in check:
         assert "exit 7" in json.dumps(result) or result.get("exit_code") == 7
     assert config.read_text() == '{"allow_push": false}\n'
-    assert force_push_denied(repo)
+    if not walled_write:  # walled, the check passed and the loop ended done
+        assert force_push_denied(repo)

@@ -126,8 +126,17 @@ def _planned(
             checks=[c.command for c in state.checks],
             wall=wall.level,
         )
+    from ..shadow.hook import at_start
+
+    shadow = at_start(store, "plan")
     return "\n".join(
-        [*dirty_lines, render_plan(state), checks_note(state.checks, worktree), *wall_lines(wall)]
+        [
+            *dirty_lines,
+            render_plan(state),
+            checks_note(state.checks, worktree),
+            *wall_lines(wall),
+            *([shadow] if shadow else []),
+        ]
     )
 
 

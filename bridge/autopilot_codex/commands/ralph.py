@@ -85,7 +85,11 @@ def ralph(
             checks=[c.command for c in specs],
             wall=wall.level,
         )
-    return _started(record, host, "\n".join(wall_lines(wall))) + _checks_line(specs)
+    from ..shadow.hook import at_start
+
+    shadow = at_start(store, "ralph")
+    started = _started(record, host, "\n".join(wall_lines(wall))) + _checks_line(specs)
+    return started + (f"\n{shadow}" if shadow else "")
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:

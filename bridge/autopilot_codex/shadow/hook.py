@@ -1,0 +1,155 @@
+"""The shadow at the loop's hooks: what each event snapshots, the turn it marks, and what it
+says when work vanished.
+
+PostToolUse of a tool that only looks snapshots nothing; an edit tool that names its files
+stages only those; anything else (a shell command above all) snapshots the whole tree. A loss
+is told at once to the ledger (`work.lost`) and kept for the Stop, which tells the manager
+(`lost_at_stop`, in the verdict) and the user (the Stop's message). The turn's last event is
+kept (`turn`) so that `restore` knows whether the implementer is mid-turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import BridgeError
+from ..fileio import atomic_write, read_text
+from ..hosts import terminal_command
+from . import repo, snapshot
+
+if TYPE_CHECKING:
+    from ..hookio import HookInput
+    from ..hosts import Host
+    from ..store import Store
+
+PENDING = "shadow-lost.json"
+AT_STOP = "shadow-stop.json"
+TURN = "shadow-turn"
+LOOKING = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
+BUSY = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure")
+EVENTS = (*BUSY, "Stop")
+
+
+def on_hook(payload: HookInput, store: Store, host: Host) -> str:
+    """Snapshot for this event; the user's line when work vanished (at a Stop), else ""."""
+    event = payload.event
+    if event not in EVENTS:
+        return ""
+    _mark_turn(store.dir, event)
+    tool = payload.tool_name
+    if event != "Stop" and tool in host.read_tools | host.question_tools | LOOKING:
+        return ""
+    paths = None
+    if event != "Stop" and tool in host.edit_tools:
+        paths = host.touched_paths(tool, payload.tool_input) or None
+    try:
+        at_point(store, _point(event, tool), paths=paths)
+    except (BridgeError, OSError) as exc:
+        return f"autopilot-codex: no snapshot of the work tree at this {event}: {exc}"
+    if event != "Stop":
+        return ""
+    pending = _read_list(store.dir / PENDING)
+    atomic_write(store.dir / AT_STOP, json.dumps(pending))
+    if pending:
+        (store.dir / PENDING).unlink(missing_ok=True)
+        return told(pending)
+    return ""
+
+
+def at_point(
+    store: Store, point: str, *, paths: list[str] | None = None, notice: bool = True
+) -> tuple[str, ...]:
+    """Snapshot now; what vanished since the snapshot before, told to the ledger and kept for
+    the next Stop. A failure is logged (bridge.log) and raised: the caller says it its way."""
+    try:
+        taken = snapshot.take(
+            repo.at(store.worktree, store.home),
+            point,
+            iteration=_iteration(store),
+            paths=paths,
+            timeout=store.lock_timeout,
+            notice=notice,
+        )
+    except (BridgeError, OSError):
+        from ..crashlog import log_crash
+
+        log_crash(f"shadow snapshot at {point}")
+        raise
+    if not taken.lost:
+        return ()
+    before = taken.snapshot.meta.n - 1
+    store.append_event(
+        "work.lost", decision="noticed", snapshot=before, lost=list(taken.lost), at=point
+    )
+    lines = tuple(f"{line} (in snapshot {before})" for line in taken.lost)
+    atomic_write(store.dir / PENDING, json.dumps([*_read_list(store.dir / PENDING), *lines]))
+    return lines
+
+
+def told(lost: list[str]) -> str:
+    shown = "; ".join(lost[:10]) + (f"; and {len(lost) - 10} more" if len(lost) > 10 else "")
+    restore = terminal_command("restore")
+    return (
+        f"autopilot-codex: work vanished this turn that no commit holds: {shown}. "
+        f"`{restore} --list` shows the snapshots; `{restore} <id>` brings one back."
+    )
+
+
+def lost_at_stop(folder: Path) -> list[str]:
+    """What the Stop being answered found lost this turn (written by `on_hook` before it)."""
+    return _read_list(folder / AT_STOP)
+
+
+def _read_list(path: Path) -> list[str]:
+    try:
+        data = json.loads(read_text(path) or "[]")
+    except ValueError:
+        return []
+    return [str(x) for x in data] if isinstance(data, list) else []
+
+
+def mid_turn(folder: Path) -> bool:
+    """Whether the last hook seen was inside a turn (no Stop after it)."""
+    return (read_text(folder / TURN) or "").strip() in BUSY
+
+
+def _mark_turn(folder: Path, event: str) -> None:
+    if (read_text(folder / TURN) or "").strip() != event:
+        atomic_write(folder / TURN, event)
+
+
+def _point(event: str, tool: str) -> str:
+    return f"{event} {tool}" if tool else event
+
+
+def _iteration(store: Store) -> int | None:
+    try:
+        data = json.loads(read_text(store.state_path) or "{}")
+    except ValueError:
+        return None
+    value = data.get("iteration") if isinstance(data, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def at_start(store: Store, point: str) -> str:
+    """The loop's first snapshot (plan, ralph, a round): "" or why there is none. What the
+    user changed between loops is theirs, not a loss."""
+    try:
+        at_point(store, point, notice=False)
+    except (BridgeError, OSError) as exc:
+        return f"No snapshot of the work tree at the start: {exc}"
+    return ""
+
+
+def at_round(store: Store, point: str, note: Callable[[str], None]) -> None:
+    """Before and after each round of `run`: what a round made vanish is told as it ends."""
+    try:
+        lost = at_point(store, point)
+    except (BridgeError, OSError) as exc:
+        note(f"no snapshot of the work tree at {point}: {exc}")
+        return
+    if lost:
+        note(told(list(lost)))

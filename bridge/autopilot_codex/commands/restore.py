@@ -80,3 +80,23 @@ def table(snapshots: list[Snapshot]) -> str:
     return "\n".join(
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
     )
+
+
+def confirm_prune(would: str) -> None:
+    """`loops --prune` removes a loop's snapshots only once the user says so (or `--yes`)."""
+    import sys
+
+    lines = [line for line in would.splitlines() if line.startswith("would remove")]
+    if not lines:
+        return
+    listed = "\n".join(lines)
+    if not sys.stdin.isatty():
+        raise BridgeError(
+            f"these loops keep snapshots of your work (autopilot-codex restore):\n{listed}\n"
+            "give --yes to remove them with their snapshots"
+        )
+    from .. import output
+
+    output.out(f"These loops keep snapshots of your work:\n{listed}")
+    if input("Remove them with their snapshots? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise BridgeError("nothing pruned")

@@ -1,7 +1,7 @@
 """The snapshots already kept: the newest, one by id, and the whole list.
 
 Each snapshot is a commit in the shadow whose first parent is the one before; its message is a
-title and one JSON object (what `Meta` holds). `refs/shadow/latest` moves only once a snapshot
+title and one JSON object (what `Meta` holds). `refs/heads/snapshots` moves only once a snapshot
 and every object it needs are written, so a snapshot a crash cut short is never the newest.
 """
 

@@ -21,11 +21,11 @@ from ..gitrepo.runner import Location, locate, run_at
 from ..paths import project_dir
 
 NAME = "shadow.git"
-HEAD_REF = "refs/shadow/latest"
+HEAD_REF = "refs/heads/snapshots"
 # No conversion of any kind between the work tree and what is kept (CRLF, encodings, filters,
 # `ident`): a restore must give back every byte.
 ATTRIBUTES = "* -text -ident -filter -working-tree-encoding -diff -merge\n"
-LOCKS = ("index.lock", "restore-index.lock", "refs/shadow/latest.lock", "packed-refs.lock")
+LOCKS = ("index.lock", "restore-index.lock", "refs/heads/snapshots.lock", "packed-refs.lock")
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def create(shadow: Shadow) -> None:
         return
     shadow.dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = shadow.dir.with_name(f".{NAME}.{os.getpid()}.tmp")
-    for sub in ("objects/info", "objects/pack", "refs/shadow", "info"):
+    for sub in ("objects/info", "objects/pack", "refs/heads", "info"):
         (tmp / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
     (tmp / "HEAD").write_text(f"ref: {HEAD_REF}\n", encoding="utf-8")
     (tmp / "config").write_text(

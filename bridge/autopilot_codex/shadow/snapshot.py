@@ -10,7 +10,6 @@ bytes of them a snapshot; an ignored folder (build outputs, `node_modules`, `.ve
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ AUTHOR = {
     "GIT_COMMITTER_NAME": "autopilot-codex",
     "GIT_COMMITTER_EMAIL": "autopilot-codex@localhost",
 }
-_NESTED = re.compile(r"'(.+?)/?' does not have a commit checked out")
 
 
 @dataclass(frozen=True)
@@ -114,19 +112,11 @@ def _stage_paths(shadow: Shadow, paths: Sequence[str]) -> None:
 def _stage_all(shadow: Shadow) -> None:
     """Tracked and untracked files as git would list them (the `.gitignore` files honoured,
     `.git/info/exclude` not: the shadow is another repository), then the small ignored ones.
-    A nested repository is never entered: one git refuses to stage is left out, by name."""
+    A nested repository is never entered: git stages it as a link to its commit, or (one
+    without a commit) not at all, which `--ignore-errors` lets the rest survive, as it lets
+    a file nobody may read."""
     excluded = shadow.excluded()
-    for _ in range(64):
-        try:
-            shadow.git("add", "-A", "--", ".", *excluded)
-            break
-        except BridgeError as exc:
-            nested = _NESTED.search(str(exc))
-            if nested is None:
-                raise
-            excluded.append(f":(exclude,top,literal){nested.group(1)}")
-    else:
-        raise BridgeError("too many nested repositories git cannot stage")
+    shadow.git("add", "-A", "--ignore-errors", "--", ".", *excluded, ok=(0, 1))
     _stage_ignored(shadow, excluded)
 
 

@@ -84,6 +84,9 @@ def _dispatch(
         denial = check(payload, config, worktree, host)
         if denial:
             return Answer(deny=denial), None
+        from .shadow.hook import before_tool
+
+        before_tool(worktree, payload.tool_name, host, config.lock_timeout_s)
         from .questions import answer, is_question
 
         if not is_question(payload, host):

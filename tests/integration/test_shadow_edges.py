@@ -106,6 +106,7 @@ def test_an_edit_hook_stages_only_its_file(
     hook("PostToolUse", payload("PostToolUse", repo, tool_name="Read", tool_input={}))
 
     shadow = shadow_repo.at(repo)
+    shadow_repo.settle(shadow, 30)
     newest = history.every(shadow)[0]
     listed = git(repo, f"--git-dir={shadow.dir}", "ls-tree", "-r", "--name-only", newest.tree)
     assert newest.meta.point == "PostToolUse Write"

@@ -34,9 +34,11 @@ def run(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, s
 
     worktree = worktree_of(cwd)
     shadow = repo.at(worktree)
-    if args.list or args.ident is None:
-        return 0, table(every(shadow))
     store = Store(shadow.worktree)
+    if args.list or args.ident is None:
+        if repo.exists(shadow):
+            repo.settle(shadow, store.lock_timeout)
+        return 0, table(every(shadow))
     if mid_turn(store.dir) and not args.force:
         raise BridgeError(
             "the implementer's session is mid-turn here: restore once it stops, or give --force"

@@ -10,6 +10,7 @@ kept (`turn`) so that `restore` knows whether the implementer is mid-turn.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import BridgeError
 from ..fileio import atomic_write, read_text
 from ..hosts import terminal_command
-from . import repo, snapshot
+from . import background, repo, snapshot
 
 if TYPE_CHECKING:
     from ..hookio import HookInput
@@ -34,7 +35,8 @@ EVENTS = (*BUSY, "Stop")
 
 
 def on_hook(payload: HookInput, store: Store, host: Host) -> str:
-    """Snapshot for this event; the user's line when work vanished (at a Stop), else ""."""
+    """Start this event's snapshot (`background`); the user's line when work vanished (at a
+    Stop), else ""."""
     event = payload.event
     if event not in EVENTS:
         return ""
@@ -45,34 +47,64 @@ def on_hook(payload: HookInput, store: Store, host: Host) -> str:
     paths = None
     if event != "Stop" and tool in host.edit_tools:
         paths = host.touched_paths(tool, payload.tool_input) or None
+    said = _at_stop(store) if event == "Stop" else ""
     try:
-        at_point(store, _point(event, tool), paths=paths)
+        background.spawn(store, _point(event, tool), paths)
     except (BridgeError, OSError) as exc:
-        return f"autopilot-codex: no snapshot of the work tree at this {event}: {exc}"
-    if event != "Stop":
-        return ""
+        failed = f"autopilot-codex: no snapshot of the work tree at this {event}: {exc}"
+        return f"{said}\n{failed}" if said else failed
+    return said
+
+
+def before_tool(worktree: Path, tool: str, host: Host, timeout: float) -> None:
+    """A tool that can change files waits for the snapshot still being written (the last
+    one's, started in the background): it must not run over a tree not yet kept."""
+    if tool in host.read_tools | host.question_tools | LOOKING:
+        return
+    with contextlib.suppress(BridgeError, OSError):
+        shadow = repo.at(worktree)
+        if (shadow.dir.parent / "shadow.lock").exists():
+            repo.settle(shadow, timeout)
+
+
+def _at_stop(store: Store) -> str:
+    """What this turn lost, once every snapshot of it is written: kept for the verdict
+    (`lost_at_stop`) and told to the user."""
+    with contextlib.suppress(BridgeError, OSError):
+        repo.settle(repo.at(store.worktree, store.home), store.lock_timeout)
     pending = _read_list(store.dir / PENDING)
     atomic_write(store.dir / AT_STOP, json.dumps(pending))
-    if pending:
-        (store.dir / PENDING).unlink(missing_ok=True)
-        return told(pending)
-    return ""
+    if not pending:
+        return ""
+    (store.dir / PENDING).unlink(missing_ok=True)
+    return told(pending)
 
 
 def at_point(
-    store: Store, point: str, *, paths: list[str] | None = None, notice: bool = True
+    store: Store,
+    point: str,
+    *,
+    paths: list[str] | None = None,
+    notice: bool = True,
+    held: bool = False,
 ) -> tuple[str, ...]:
     """Snapshot now; what vanished since the snapshot before, told to the ledger and kept for
     the next Stop. A failure is logged (bridge.log) and raised: the caller says it its way."""
+    shadow = repo.at(store.worktree, store.home)
     try:
-        taken = snapshot.take(
-            repo.at(store.worktree, store.home),
-            point,
-            iteration=_iteration(store),
-            paths=paths,
-            timeout=store.lock_timeout,
-            notice=notice,
-        )
+        if held:
+            taken = snapshot.take_held(
+                shadow, point, iteration=_iteration(store), paths=paths, notice=notice
+            )
+        else:
+            taken = snapshot.take(
+                shadow,
+                point,
+                iteration=_iteration(store),
+                paths=paths,
+                timeout=store.lock_timeout,
+                notice=notice,
+            )
     except (BridgeError, OSError):
         from ..crashlog import log_crash
 

@@ -104,20 +104,35 @@ def create(shadow: Shadow) -> None:
             raise
 
 
-@contextlib.contextmanager
-def locked(shadow: Shadow, timeout: float) -> Iterator[None]:
-    """One writer at a time (hooks run in parallel). Whoever holds this lock knows git's own
-    lock files are left over from a writer that died (kill -9), and removes them."""
+def hold(shadow: Shadow, timeout: float) -> int:
+    """Take the shadow's lock (one writer at a time: hooks run in parallel) and return its
+    descriptor. Whoever holds it knows git's own lock files are left over from a writer that
+    died (kill -9), and removes them. The lock is `flock`'s, so a child given the descriptor
+    holds it on (`background`)."""
     shadow.dir.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(shadow.dir.parent / "shadow.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         acquire(fd, timeout)
-        try:
-            for name in LOCKS:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(shadow.dir / name)
-            yield
-        finally:
-            release(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    for name in LOCKS:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(shadow.dir / name)
+    return fd
+
+
+@contextlib.contextmanager
+def locked(shadow: Shadow, timeout: float) -> Iterator[None]:
+    fd = hold(shadow, timeout)
+    try:
+        yield
+    finally:
+        release(fd)
+        os.close(fd)
+
+
+def settle(shadow: Shadow, timeout: float) -> None:
+    """Wait until no snapshot is being written (one started in the background)."""
+    with locked(shadow, timeout):
+        pass

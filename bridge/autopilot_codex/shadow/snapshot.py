@@ -53,42 +53,55 @@ def take(
     they are staged and the refs are taken from the snapshot before."""
     create(shadow)
     with locked(shadow, timeout):
-        before = latest(shadow)
-        if paths is not None and before is not None:
-            _stage_paths(shadow, paths)
-            now_refs = before.meta.refs
-        else:
-            _stage_all(shadow)
-            now_refs = refs.read(shadow.user)
-        tree = shadow.git("write-tree").decode().strip()
-        if before is not None and tree == before.tree and now_refs == before.meta.refs:
-            return Taken(before, new=False)
-        changed, lost = loss.compare(shadow, before, tree, now_refs)
-        lost = lost if notice else ()
-        meta = Meta(
-            n=before.meta.n + 1 if before else 1,
-            point=point,
-            at=time.time(),
-            iteration=iteration,
-            changed=changed,
-            lost=lost,
-            refs=now_refs,
+        return take_held(shadow, point, iteration=iteration, paths=paths, notice=notice)
+
+
+def take_held(
+    shadow: Shadow,
+    point: str,
+    *,
+    iteration: int | None = None,
+    paths: Sequence[str] | None = None,
+    notice: bool = True,
+) -> Taken:
+    """`take` by a caller that holds the shadow's lock already (`background`)."""
+    create(shadow)
+    before = latest(shadow)
+    if paths is not None and before is not None:
+        _stage_paths(shadow, paths)
+        now_refs = before.meta.refs
+    else:
+        _stage_all(shadow)
+        now_refs = refs.read(shadow.user)
+    tree = shadow.git("write-tree").decode().strip()
+    if before is not None and tree == before.tree and now_refs == before.meta.refs:
+        return Taken(before, new=False)
+    changed, lost = loss.compare(shadow, before, tree, now_refs)
+    lost = lost if notice else ()
+    meta = Meta(
+        n=before.meta.n + 1 if before else 1,
+        point=point,
+        at=time.time(),
+        iteration=iteration,
+        changed=changed,
+        lost=lost,
+        refs=now_refs,
+    )
+    parents = ["-p", before.commit] if before else []
+    commit = (
+        shadow.git(
+            "commit-tree",
+            tree,
+            *parents,
+            stdin=meta.message().encode("utf-8"),
+            author=AUTHOR,
         )
-        parents = ["-p", before.commit] if before else []
-        commit = (
-            shadow.git(
-                "commit-tree",
-                tree,
-                *parents,
-                stdin=meta.message().encode("utf-8"),
-                author=AUTHOR,
-            )
-            .decode()
-            .strip()
-        )
-        _keep(shadow, commit, now_refs, before)
-        shadow.git("update-ref", HEAD_REF, commit, before.commit if before else "")
-        return Taken(Snapshot(commit, tree, meta), new=True, lost=lost)
+        .decode()
+        .strip()
+    )
+    _keep(shadow, commit, now_refs, before)
+    shadow.git("update-ref", HEAD_REF, commit, before.commit if before else "")
+    return Taken(Snapshot(commit, tree, meta), new=True, lost=lost)
 
 
 def _stage_paths(shadow: Shadow, paths: Sequence[str]) -> None:

@@ -1,0 +1,78 @@
+"""Snapshots off the hook's critical path: the hook takes the shadow's lock, starts a detached
+worker that inherits it, and answers at once; the worker snapshots and lets go by exiting.
+
+Because the lock is taken before the hook answers, whatever comes next and must see the
+snapshot (the next tool call that can change files, a Stop, `restore`) waits on that lock
+(`repo.settle`), however soon it comes: no command runs over a tree not yet kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import repo
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+MODULE = "autopilot_codex.shadow.background"
+# Isolated (-I: no PYTHON* variables, no user site, no cwd on sys.path), with the plugin's own
+# bridge/ directory put first by its location.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    f"from {MODULE} import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+def spawn(store: Store, point: str, paths: Sequence[str] | None) -> None:
+    """Start the snapshot; raises (BridgeError, OSError) when the lock or the start fails."""
+    shadow = repo.at(store.worktree, store.home)
+    fd = repo.hold(shadow, store.lock_timeout)
+    try:
+        bridge = str(Path(__file__).resolve().parents[2])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        job = json.dumps(
+            {
+                "worktree": str(store.worktree),
+                "home": str(store.home),
+                "point": point,
+                "paths": None if paths is None else list(paths),
+                "fd": fd,
+            }
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, bridge, job],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(store.dir),
+            start_new_session=True,
+            pass_fds=(fd,),
+        )
+    finally:
+        # The worker's copy of the descriptor keeps the lock until it exits.
+        os.close(fd)
+    threading.Thread(target=proc.wait, daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    from ..store import Store
+    from .hook import at_point
+
+    job = json.loads(argv[0])
+    store = Store(Path(job["worktree"]), home=Path(job["home"]))
+    try:
+        at_point(store, job["point"], paths=job["paths"], held=True)
+    except Exception:  # noqa: BLE001 - logged by at_point; a worker has no one to tell
+        return 1
+    finally:
+        os.close(int(job["fd"]))
+    return 0

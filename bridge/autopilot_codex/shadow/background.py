@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -47,20 +46,28 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None) -> None:
                 "fd": fd,
             }
         )
-        proc = subprocess.Popen(
+        # posix_spawn, not Popen: a few milliseconds less on the hook's path. The lock's
+        # descriptor is the one the worker inherits; it starts in a session of its own with
+        # no stdio, so the host neither waits for it nor kills it with the hook.
+        os.set_inheritable(fd, True)
+        null = os.devnull
+        pid = os.posix_spawn(
+            sys.executable,
             [sys.executable, "-I", "-c", _BOOT, bridge, job],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=str(store.dir),
-            start_new_session=True,
-            pass_fds=(fd,),
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+            ],
+            setsid=True,
         )
     finally:
         # The worker's copy of the descriptor keeps the lock until it exits.
         os.close(fd)
-    threading.Thread(target=proc.wait, daemon=True).start()
+    # Reaped when it ends, should this process still be there; a daemon thread never holds
+    # this process's exit.
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
 
 
 def main(argv: list[str]) -> int:

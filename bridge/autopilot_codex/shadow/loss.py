@@ -75,7 +75,8 @@ def _refs(shadow: Shadow, before: Refs, now: Refs) -> list[str]:
         alone = _alone(shadow, sha, tips)
         if alone:
             how = "deleted" if name not in now.refs else "moved"
-            lost.append(f"{name}: {how}, losing {alone} commit(s) no other ref holds")
+            commits = "1 commit" if alone == 1 else f"{alone} commits"
+            lost.append(f"{name}: {how}, losing {commits} no other ref holds")
     kept = {sha for sha, _ in now.stash}
     for sha, message in before.stash:
         if sha not in kept:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fileio import read_text
 from ..gitrepo.runner import Location, run_at
 
 STASH = "refs/stash"
@@ -56,10 +57,7 @@ def read(user: Location) -> Refs:
         sha, _, name = line.partition(" ")
         if sha and name:
             refs[name] = sha
-    try:
-        head = (user.git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        head = ""
+    head = (read_text(user.git_dir / "HEAD") or "").strip()
     return Refs(head, refs, stash_entries(user))
 
 

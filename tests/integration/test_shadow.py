@@ -3,12 +3,14 @@ implementer can run is noticed at the next Stop and undone by `restore`, every b
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from tests.conftest import Hook, cli, git, make_repo, payload
 
@@ -175,3 +177,28 @@ def test_the_list_names_point_files_and_iteration(
     assert "PostToolUse Bash" in lines[1]
     code, out = cli(capsys, "-C", str(repo), "restore", "99", "--force")
     assert code == 1 and "no snapshot '99'" in out
+
+
+def test_status_watch_and_the_report_show_what_vanished(
+    repo: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autopilot_codex.commands.watch import row_of, table
+    from autopilot_codex.loopfiles import load
+    from autopilot_codex.paths import project_dir
+    from autopilot_codex.report.timeline import build
+
+    user_work(repo)
+    start_loop(repo, capsys)
+    bash(repo, hook, FORMS["rm-untracked"])
+    hook("Stop", payload("Stop", repo))
+
+    code, out = cli(capsys, "-C", str(repo), "status")
+    assert code == 0 and "Work lost (" in out and "notes/todo.txt: deleted" in out
+    assert "`autopilot-codex restore 1`" in out
+    row = row_of(project_dir(repo).name, project_dir(repo), now=0.0, silence_s=1e9)
+    assert row.lost == 2  # notes/todo.txt and .env
+    rendered = io.StringIO()
+    Console(file=rendered, width=200).print(table([row]))
+    assert "WORK LOST: 2" in rendered.getvalue()
+    entries = [e for e in build(load(project_dir(repo))) if e.title.startswith("work lost")]
+    assert entries and entries[0].ok is False and "notes/todo.txt" in entries[0].detail

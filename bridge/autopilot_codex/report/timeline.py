@@ -74,7 +74,7 @@ def _kind(event: str, record: dict[str, Any]) -> str:
 
 def _ok(event: str, record: dict[str, Any]) -> bool | None:
     words = {event.rsplit(".", 1)[-1], text(record, "decision"), text(record, "status")}
-    if words & set(FAILED) or event in ("checks.overrule", "checks.tamper"):
+    if words & set(FAILED) or event in ("checks.overrule", "checks.tamper", "work.lost"):
         return False
     if words & {"pass", "approve", "done", "answered"}:
         return True
@@ -110,6 +110,10 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         title = f"watch: silent ({text(record, 'kind')})"
     elif event == "plan":
         title = f"planned {int(number(record, 'tasks'))} tasks"
+    elif event == "work.lost":
+        # Noticed by the shadow history: `autopilot-codex restore N` brings it back.
+        title = f"work lost, kept in snapshot {int(number(record, 'snapshot'))}"
+        detail = "; ".join(str(x) for x in record.get("lost") or [])
     decision = text(record, "decision")
     if decision and kind != "check" and decision not in title:
         title = f"{title}: {decision}"

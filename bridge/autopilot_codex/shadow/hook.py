@@ -14,7 +14,7 @@ import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BridgeError
 from ..fileio import atomic_write, read_text
@@ -128,6 +128,24 @@ def told(lost: list[str]) -> str:
         f"autopilot-codex: work vanished this turn that no commit holds: {shown}. "
         f"`{restore} --list` shows the snapshots; `{restore} <id>` brings one back."
     )
+
+
+def lost_lines(events: list[dict[str, Any]], shown: int = 3) -> list[str]:
+    """For `status`: the last losses the ledger holds (`work.lost`), each with its restore."""
+    found = [e for e in events if e.get("event") == "work.lost"]
+    restore = terminal_command("restore")
+    lines = []
+    for event in found[-shown:]:
+        lost = "; ".join(str(x) for x in event.get("lost") or [])
+        lines.append(
+            f"Work lost ({event.get('ts', '?')}): {lost} — `{restore} {event.get('snapshot')}`"
+        )
+    return lines
+
+
+def lost_count(events: list[dict[str, Any]]) -> int:
+    """For `watch`: how many losses the ledger holds."""
+    return sum(len(e.get("lost") or []) for e in events if e.get("event") == "work.lost")
 
 
 def lost_at_stop(folder: Path) -> list[str]:

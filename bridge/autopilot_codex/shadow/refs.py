@@ -55,8 +55,7 @@ def read(user: Location) -> Refs:
     refs = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
-        if sha and name:
-            refs[name] = sha
+        refs[name] = sha
     head = (read_text(user.git_dir / "HEAD") or "").strip()
     return Refs(head, refs, stash_entries(user))
 

@@ -218,3 +218,25 @@ def test_an_unborn_branch_and_odd_ref_files_are_read_as_far_as_they_go(tmp_path:
         "short line\n" + "0" * 40 + " " + "a" * 40 + " x\tmsg\n"
     )
     assert refs.stash_entries(Location(tmp_path, fake, fake)) == (("a" * 40, "msg"),)
+
+
+def test_a_tool_that_can_change_files_waits_for_the_snapshot_being_written(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    work = make_repo(tmp_path / "repo")
+    shadow = repo.at(work)
+    fd = held(shadow)
+    order: list[str] = []
+
+    def writer_done() -> None:
+        order.append("snapshot written")
+        os.close(fd)
+
+    timer = threading.Timer(0.3, writer_done)
+    timer.start()
+    hook.before_tool(work, "Bash", CLAUDE, 30)
+    order.append("tool runs")
+    timer.join()
+    assert order == ["snapshot written", "tool runs"]

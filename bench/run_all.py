@@ -29,6 +29,7 @@ BENCHES = (
     "hook_profile",
     "critical_path",
     "git_runner",
+    "shadow",
 )
 WITH_CLEAN_SITE = ("idle_hook", "active_hook", "hook_profile")
 

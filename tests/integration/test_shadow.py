@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from autopilot_codex.shadow import repo as shadow_repo
 from tests.conftest import Hook, cli, git, make_repo, payload
 
 FORMS = {
@@ -55,9 +56,17 @@ def user_work(repo: Path) -> str:
 def start_loop(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "work", "on")
     assert code == 0, out
+    settle(repo)  # as the first tool call's PreToolUse would
 
 
 def bash(repo: Path, hook: Hook, command: str) -> dict[str, Any]:
+    """One Bash call as the host makes it: PreToolUse (which waits for the snapshot still
+    being written), the command, PostToolUse (which starts the next)."""
+    pre = hook(
+        "PreToolUse", payload("PreToolUse", repo, tool_name="Bash", tool_input={"command": command})
+    )
+    assert pre.code == 0, pre.stderr
+    settle(repo)  # should the rails ever deny the command: the test is the shadow's
     subprocess.run(command, shell=True, cwd=repo, check=True, capture_output=True)
     run = hook(
         "PostToolUse",
@@ -65,6 +74,10 @@ def bash(repo: Path, hook: Hook, command: str) -> dict[str, Any]:
     )
     assert run.code == 0, run.stderr
     return run.json
+
+
+def settle(repo: Path) -> None:
+    shadow_repo.settle(shadow_repo.at(repo), 60)
 
 
 def prune_everything(repo: Path) -> None:

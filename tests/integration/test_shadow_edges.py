@@ -98,6 +98,7 @@ def test_an_edit_hook_stages_only_its_file(
     repo: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "work")
+    shadow_repo.settle(shadow_repo.at(repo), 60)
     (repo / "file1.txt").write_text("written by the edit tool\n")
     (repo / "other.txt").write_text("written by nobody the hook heard of\n")
 
@@ -120,6 +121,7 @@ def test_the_verdict_hears_what_vanished(
     manager.enqueue(plan_body(2), schema="Plan")
     code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "build", "it")
     assert code == 0, out
+    shadow_repo.settle(shadow_repo.at(repo), 60)
     (repo / "draft.txt").unlink()
     hook(
         "PostToolUse",
@@ -140,6 +142,7 @@ def test_loops_prune_asks_before_removing_snapshots(
     cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "work")
     cli(capsys, "-C", str(repo), "cancel")
     shadow = shadow_repo.at(repo)
+    shadow_repo.settle(shadow, 60)
     assert shadow.dir.is_dir()
 
     code, out = cli(capsys, "loops", "--prune", "--older-than", "0s")
@@ -161,6 +164,7 @@ def test_loops_prune_yes_removes_without_asking(
 ) -> None:
     cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "work")
     cli(capsys, "-C", str(repo), "cancel")
+    shadow_repo.settle(shadow_repo.at(repo), 60)
     code, out = cli(capsys, "loops", "--prune", "--older-than", "0s", "--yes")
     assert code == 0 and "removed" in out
     assert not shadow_repo.at(repo).dir.exists()

@@ -138,7 +138,7 @@ def test_a_held_lock_times_out_and_a_failing_worker_exits_1(tmp_path: Path) -> N
         os.close(fd)
     lock = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT)
     job = {"worktree": str(tmp_path / "nowhere"), "home": str(tmp_path), "point": "x",
-           "paths": None, "fd": lock}  # fmt: skip
+           "paths": None, "fd": lock, "notice": True}  # fmt: skip
     assert background.main([json.dumps(job)]) == 1
     with pytest.raises(OSError):
         os.fstat(lock)  # the worker let its lock go

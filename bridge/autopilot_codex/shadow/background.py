@@ -30,7 +30,7 @@ _BOOT = (
 )
 
 
-def spawn(store: Store, point: str, paths: Sequence[str] | None) -> None:
+def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool = True) -> None:
     """Start the snapshot; raises (BridgeError, OSError) when the lock or the start fails."""
     shadow = repo.at(store.worktree, store.home)
     fd = repo.hold(shadow, store.lock_timeout)
@@ -44,6 +44,7 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None) -> None:
                 "point": point,
                 "paths": None if paths is None else list(paths),
                 "fd": fd,
+                "notice": notice,
             }
         )
         # posix_spawn, not Popen: a few milliseconds less on the hook's path. The lock's
@@ -77,7 +78,7 @@ def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     store = Store(Path(job["worktree"]), home=Path(job["home"]))
     try:
-        at_point(store, job["point"], paths=job["paths"], held=True)
+        at_point(store, job["point"], paths=job["paths"], notice=job["notice"], held=True)
     except Exception:  # noqa: BLE001 - logged by at_point; a worker has no one to tell
         return 1
     finally:

@@ -188,7 +188,8 @@ def at_start(store: Store, point: str) -> str:
     """The loop's first snapshot (plan, ralph, a round): "" or why there is none. What the
     user changed between loops is theirs, not a loss."""
     try:
-        at_point(store, point, notice=False)
+        # In the worker: a first snapshot hashes every file (seconds on a large tree).
+        background.spawn(store, point, None, notice=False)
     except (BridgeError, OSError) as exc:
         return f"No snapshot of the work tree at the start: {exc}"
     return ""

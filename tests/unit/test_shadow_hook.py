@@ -59,7 +59,12 @@ def test_at_round_tells_a_loss_and_a_failure(tmp_path: Path) -> None:
     shadow.dir.write_text("not a folder")
     hook.at_round(Store(broken), "round 2 start", notes.append)
     assert notes[-1].startswith("no snapshot of the work tree at round 2 start")
-    assert hook.at_start(Store(broken), "plan").startswith("No snapshot of the work tree")
+    fd = held(repo.at(work))
+    try:
+        said = hook.at_start(Store(work, lock_timeout=0.05), "plan")
+    finally:
+        os.close(fd)
+    assert said.startswith("No snapshot of the work tree at the start")
 
 
 def test_an_edit_stages_only_paths_inside_the_worktree(tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ def hold(shadow: Shadow, timeout: float) -> int:
         os.close(fd)
         raise
     for name in LOCKS:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(shadow.dir / name)
     return fd
 

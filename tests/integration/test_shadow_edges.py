@@ -169,3 +169,14 @@ def test_loops_prune_yes_removes_without_asking(
     assert code == 0 and "removed" in out
     assert not shadow_repo.at(repo).dir.exists()
     assert repo.is_dir()
+
+
+def test_loops_prune_asks_nothing_of_a_loop_without_snapshots(
+    isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = isolated / "projects" / "old-loop-0123456789ab"
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_text('{"status": "stopped", "style": "autopilot"}')
+    code, out = cli(capsys, "loops", "--prune", "--older-than", "0s")
+    assert code == 0 and "removed old-loop-0123456789ab" in out
+    assert not folder.exists()

@@ -173,13 +173,15 @@ def test_a_restore_removes_what_came_after_and_its_empty_folders_but_never_throu
 ) -> None:
     from autopilot_codex.shadow.back import _remove, restore
 
-    work = make_repo(tmp_path / "repo")
+    work = make_repo(tmp_path / "repo", {"README.md": "# demo\n", "mixed/old.txt": "old\n"})
     shadow = repo.at(work)
     snapshot.take(shadow, "start")
+    (work / "mixed" / "new.txt").write_text("new\n")
     (work / "new" / "deeper").mkdir(parents=True)
     (work / "new" / "deeper" / "made.txt").write_text("made after\n")
     restore(shadow, "1")
     assert not (work / "new").exists()
+    assert [p.name for p in (work / "mixed").iterdir()] == ["old.txt"]
 
     outside = tmp_path / "outside"
     outside.mkdir()

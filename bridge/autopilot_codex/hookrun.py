@@ -86,7 +86,7 @@ def _dispatch(
             return Answer(deny=denial), None
         from .shadow.hook import before_tool
 
-        before_tool(worktree, payload.tool_name, host, config.lock_timeout_s)
+        before_tool(worktree, payload.tool_name, host, max(config.lock_timeout_s, 20.0))
         from .questions import answer, is_question
 
         if not is_question(payload, host):

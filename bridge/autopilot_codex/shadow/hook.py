@@ -59,7 +59,8 @@ def on_hook(payload: HookInput, store: Store, host: Host) -> str:
 
 def before_tool(worktree: Path, tool: str, host: Host, timeout: float) -> None:
     """A tool that can change files waits for the snapshot still being written (the last
-    one's, started in the background): it must not run over a tree not yet kept."""
+    one's, started in the background): it must not run over a tree not yet kept. Past
+    `timeout` (a loop's first snapshot of a very large tree) it goes on, unprotected."""
     if tool in host.read_tools | host.question_tools | LOOKING:
         return
     with contextlib.suppress(BridgeError, OSError):

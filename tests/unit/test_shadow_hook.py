@@ -13,7 +13,7 @@ import pytest
 from autopilot_codex import hosts
 from autopilot_codex.errors import BridgeError, LockTimeout
 from autopilot_codex.hookio import HookInput
-from autopilot_codex.shadow import background, history, hook, repo, snapshot
+from autopilot_codex.shadow import background, history, hook, record, repo, snapshot
 from autopilot_codex.store import Store
 from tests.conftest import cli, git, make_repo
 
@@ -28,7 +28,7 @@ def test_a_stop_says_what_was_lost_and_that_no_snapshot_could_start(tmp_path: Pa
     work = make_repo(tmp_path / "repo")
     store = Store(work, lock_timeout=0.05)
     store.dir.mkdir(parents=True)
-    (store.dir / hook.PENDING).write_text(json.dumps([f"f{n}" for n in range(12)]))
+    (store.dir / record.PENDING).write_text(json.dumps([f"f{n}" for n in range(12)]))
     shadow = repo.at(work)
     fd = held(shadow)
     try:
@@ -196,11 +196,11 @@ def test_damaged_files_of_the_loop_read_as_nothing(tmp_path: Path) -> None:
     work = make_repo(tmp_path / "repo")
     store = Store(work)
     store.dir.mkdir(parents=True)
-    (store.dir / hook.PENDING).write_text("{not json")
+    (store.dir / record.PENDING).write_text("{not json")
     store.state_path.write_text("{not json")
     assert hook.lost_at_stop(store.dir) == []
-    assert hook._read_list(store.dir / hook.PENDING) == []
-    assert hook._iteration(store) is None
+    assert record.read_list(store.dir / record.PENDING) == []
+    assert record._iteration(store) is None
     hook.before_tool(make_repo(tmp_path / "fresh"), "Bash", CLAUDE, 0.05)  # no shadow yet
 
 

@@ -73,7 +73,7 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool
 
 def main(argv: list[str]) -> int:
     from ..store import Store
-    from .hook import at_point
+    from .record import at_point
 
     job = json.loads(argv[0])
     store = Store(Path(job["worktree"]), home=Path(job["home"]))

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BridgeError
-from ..fileio import atomic_write, read_text
+from ..fileio import read_text
 from ..hosts import terminal_command
-from . import background, repo, snapshot
+from . import background, repo
+from .record import PENDING, at_point, read_list
 
 if TYPE_CHECKING:
     from ..hookio import HookInput
     from ..hosts import Host
     from ..store import Store
 
-PENDING = "shadow-lost.json"
 AT_STOP = "shadow-stop.json"
 TURN = "shadow-turn"
 LOOKING = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
@@ -74,54 +74,13 @@ def _at_stop(store: Store) -> str:
     (`lost_at_stop`) and told to the user."""
     with contextlib.suppress(BridgeError, OSError):
         repo.settle(repo.at(store.worktree, store.home), store.lock_timeout)
-    pending = _read_list(store.dir / PENDING)
-    if pending != _read_list(store.dir / AT_STOP):
+    pending = read_list(store.dir / PENDING)
+    if pending != read_list(store.dir / AT_STOP):
         _put(store.dir / AT_STOP, json.dumps(pending))
     if not pending:
         return ""
     (store.dir / PENDING).unlink(missing_ok=True)
     return told(pending)
-
-
-def at_point(
-    store: Store,
-    point: str,
-    *,
-    paths: list[str] | None = None,
-    notice: bool = True,
-    held: bool = False,
-) -> tuple[str, ...]:
-    """Snapshot now; what vanished since the snapshot before, told to the ledger and kept for
-    the next Stop. A failure is logged (bridge.log) and raised: the caller says it its way."""
-    shadow = repo.at(store.worktree, store.home)
-    try:
-        if held:
-            taken = snapshot.take_held(
-                shadow, point, iteration=_iteration(store), paths=paths, notice=notice
-            )
-        else:
-            taken = snapshot.take(
-                shadow,
-                point,
-                iteration=_iteration(store),
-                paths=paths,
-                timeout=store.lock_timeout,
-                notice=notice,
-            )
-    except (BridgeError, OSError):
-        from ..crashlog import log_crash
-
-        log_crash(f"shadow snapshot at {point}")
-        raise
-    if not taken.lost:
-        return ()
-    before = taken.snapshot.meta.n - 1
-    store.append_event(
-        "work.lost", decision="noticed", snapshot=before, lost=list(taken.lost), at=point
-    )
-    lines = tuple(f"{line} (in snapshot {before})" for line in taken.lost)
-    atomic_write(store.dir / PENDING, json.dumps([*_read_list(store.dir / PENDING), *lines]))
-    return lines
 
 
 def told(lost: list[str]) -> str:
@@ -153,15 +112,7 @@ def lost_count(events: list[dict[str, Any]]) -> int:
 
 def lost_at_stop(folder: Path) -> list[str]:
     """What the Stop being answered found lost this turn (written by `on_hook` before it)."""
-    return _read_list(folder / AT_STOP)
-
-
-def _read_list(path: Path) -> list[str]:
-    try:
-        data = json.loads(read_text(path) or "[]")
-    except ValueError:
-        return []
-    return [str(x) for x in data] if isinstance(data, list) else []
+    return read_list(folder / AT_STOP)
 
 
 def mid_turn(folder: Path) -> bool:
@@ -186,15 +137,6 @@ def _put(path: Path, text: str) -> None:
 
 def _point(event: str, tool: str) -> str:
     return f"{event} {tool}" if tool else event
-
-
-def _iteration(store: Store) -> int | None:
-    try:
-        data = json.loads(read_text(store.state_path) or "{}")
-    except ValueError:
-        return None
-    value = data.get("iteration") if isinstance(data, dict) else None
-    return value if isinstance(value, int) else None
 
 
 def at_start(store: Store, point: str) -> str:

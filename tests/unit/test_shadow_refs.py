@@ -91,3 +91,25 @@ def test_what_cannot_be_read_is_read_as_nothing(tmp_path: Path) -> None:
     shadow = repo.at(work)
     snapshot.take(shadow, "start")
     assert loss._alone(shadow, "0" * 40, []) == 0
+
+
+def test_attributes_and_filters_of_the_work_tree_never_change_what_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Attack: the implementer asks git to convert line ends and to run a clean filter on
+    what the bridge keeps. The shadow has its own config and an `info/attributes` that
+    switches every conversion off: the bytes kept are the bytes on disk, nothing runs."""
+    work = make_repo(tmp_path / "repo")
+    canary = tmp_path / "canary"
+    (work / ".gitattributes").write_text("* text eol=crlf filter=evil\n")
+    git(work, "config", "filter.evil.clean", f"touch {canary}; cat")
+    raw = b"line one\r\nline two\nno newline at the end\r"
+    (work / "data.txt").write_bytes(raw)
+    shadow = repo.at(work)
+    taken = snapshot.take(shadow, "start")
+    (work / "data.txt").write_bytes(b"overwritten\n")
+
+    restore(shadow, str(taken.snapshot.meta.n), "data.txt")
+
+    assert (work / "data.txt").read_bytes() == raw
+    assert not canary.exists()

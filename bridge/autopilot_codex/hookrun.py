@@ -102,7 +102,7 @@ def _dispatch(
         return ended(store, payload, host), store
     from .shadow.hook import on_hook
 
-    # Before the style answers: a Stop's verdict hears what this snapshot found lost.
+    # Before the style answers: a Stop's verdict hears what the turn's snapshots found lost.
     said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
         return _claim(store, payload.session_id, host.name).with_message(said), store

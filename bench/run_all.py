@@ -30,6 +30,7 @@ BENCHES = (
     "critical_path",
     "git_runner",
     "walled_git",
+    "shadow",
 )
 WITH_CLEAN_SITE = ("idle_hook", "active_hook", "hook_profile")
 

@@ -45,7 +45,7 @@ sys.addaudithook(_loopback_only)
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """No test reads or writes the real state home, config or API key."""
     for var in list(os.environ):
         if var.startswith(("AUTOPILOT_CODEX_", "OPENAI_", "CLAUDE")):
@@ -60,7 +60,16 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    return home
+    yield home
+    # The shadow history's workers (shadow/background.py) end before the test's folder goes.
+    for lock in home.glob("projects/*/shadow.lock"):
+        from autopilot_codex.fileio import acquire
+
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            acquire(fd, 120)
+        finally:
+            os.close(fd)
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -107,6 +107,9 @@ def _dispatch(
         denial = check(payload, config, worktree, host)
         if denial:
             return Answer(deny=denial), None
+        from .shadow.hook import before_tool
+
+        before_tool(worktree, payload.tool_name, host, max(config.lock_timeout_s, 20.0))
         from .questions import answer, is_question
 
         if not is_question(payload, host):
@@ -120,11 +123,16 @@ def _dispatch(
         from .session_end import ended
 
         return ended(store, payload, host), store
+    from .shadow.hook import on_hook
+
+    # Before the style answers: a Stop's verdict hears what the turn's snapshots found lost.
+    said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
-        return _claim(store, payload.session_id, host.name), store
+        return _claim(store, payload.session_id, host.name).with_message(said), store
     handle = styles.get(admitted.style)
     factory = manager or styles.selected_manager
-    return handle(styles.HookContext(payload, store, config, host, factory)), store
+    said_by_style = handle(styles.HookContext(payload, store, config, host, factory))
+    return said_by_style.with_message(said), store
 
 
 def _repair(worktree: Path, config: Config) -> str:

@@ -86,7 +86,8 @@ class Autopilot:
 
     def state(self) -> dict[str, Any]:
         return cast(
-            "dict[str, Any]", json.loads((self.project_dir / "state.json").read_text(encoding="utf-8"))
+            "dict[str, Any]",
+            json.loads((self.project_dir / "state.json").read_text(encoding="utf-8")),
         )
 
     def events(self) -> list[dict[str, Any]]:
@@ -103,13 +104,18 @@ class Autopilot:
         return sorted(active.iterdir()) if active.is_dir() else []
 
     def snapshot(self) -> dict[str, bytes]:
-        """Every file of the state home, for "nothing changed" checks."""
+        """Every file of the state home, for "nothing changed" checks; not the shadow
+        history's (shadow/), which every session's tool calls add to."""
         if not self.home.exists():
             return {}
         return {
             str(p.relative_to(self.home)): p.read_bytes()
             for p in sorted(self.home.rglob("*"))
-            if p.is_file() and p.name != "state.lock"
+            if p.is_file()
+            and p.name != "state.lock"
+            and not any(
+                part.startswith(("shadow", ".shadow")) for part in p.relative_to(self.home).parts
+            )
         }
 
 

@@ -264,7 +264,10 @@ def test_review_reject_sends_the_revert_command(
     state = ap.state()
     assert state["status"] == "aborted"
     assert state["autopilot"]["last_review"]["decision"] == "reject"
-    assert decisions(ap) == ["plan", "review.reject", "review.reject.delivered", "verdict.abort"]
+    # The revert threw the edit away: the shadow history kept it, and the ledger says so.
+    assert decisions(ap) == [
+        "plan", "review.reject", "review.reject.delivered", "work.lost", "verdict.abort"
+    ]  # fmt: skip
     assert schemas(openai_fake) == ["Plan", "Review", "Verdict"]
     assert "+# broken" in openai_fake.requests_for(schema="Review")[0].prompt_text
     assert "# broken" not in openai_fake.requests_for(schema="Verdict")[0].prompt_text

@@ -124,8 +124,14 @@ def _public(loop: Loop) -> dict[str, object]:
 
 
 def prune(
-    older_than: str, *, dry_run: bool, home: Path | None = None, now: float | None = None
+    older_than: str,
+    *,
+    dry_run: bool,
+    home: Path | None = None,
+    now: float | None = None,
+    snapshots_only: bool = False,
 ) -> str:
+    """`snapshots_only`: name only the folders that hold a shadow history (to ask first)."""
     age = parse_age(older_than)
     home = home or state_home()
     projects = (home / "projects").resolve()
@@ -139,6 +145,8 @@ def prune(
         if folder.is_symlink() or folder.resolve().parent != projects:
             continue
         if not _still_ended(home, folder):
+            continue
+        if snapshots_only and not (folder / "shadow.git").is_dir():
             continue
         if not dry_run:
             shutil.rmtree(folder)

@@ -131,6 +131,9 @@ def _planned(
             checks=[c.command for c in state.checks],
             wall=wall.level,
         )
+    from ..shadow.hook import at_start
+
+    shadow = at_start(store, "plan")
     return "\n".join(
         [
             *jail_notes(),
@@ -138,6 +141,7 @@ def _planned(
             render_plan(state),
             checks_note(state.checks, worktree),
             *wall_lines(wall),
+            *([shadow] if shadow else []),
         ]
     )
 

@@ -88,9 +88,12 @@ def ralph(
             checks=[c.command for c in specs],
             wall=wall.level,
         )
-    return _started(record, host, "\n".join([*jail_notes(), *wall_lines(wall)])) + _checks_line(
-        specs
-    )
+    from ..shadow.hook import at_start
+
+    shadow = at_start(store, "ralph")
+    started = _started(record, host, "\n".join([*jail_notes(), *wall_lines(wall)]))
+    started += _checks_line(specs)
+    return started + (f"\n{shadow}" if shadow else "")
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:

@@ -22,6 +22,12 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     state = store.load()
     if state is None:
         return rails_only(store) or no_loop()
+    from ..shadow.hook import lost_lines
+
+    return "\n".join([_text(state, store), *lost_lines(store.tail_events(200))])
+
+
+def _text(state: State, store: Store) -> str:
     if state.style == "ralph":
         from ..styles.ralph.view import status_text
 

@@ -42,6 +42,9 @@ def add_parsers(sub: Any) -> None:
         help="with --prune: idle this long (default: 7d)",
     )
     loops.add_argument("--dry-run", action="store_true", help="with --prune: say what would go")
+    loops.add_argument(
+        "--yes", action="store_true", help="with --prune: remove snapshots without asking"
+    )
 
     watch = sub.add_parser("watch", help="a live view of the loops; notices a silent one")
     watch.add_argument("--here", action="store_true", help="only this worktree's loop")
@@ -99,6 +102,10 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
     from .loops import as_json, every, prune, table
 
     if args.prune:
+        if not args.dry_run and not args.yes:
+            from .restore import confirm_prune
+
+            confirm_prune(prune(args.older_than, dry_run=True, snapshots_only=True))
         return 0, prune(args.older_than, dry_run=args.dry_run)
     if args.dry_run:
         raise BridgeError("--dry-run goes with --prune: loops --prune --older-than 7d --dry-run")

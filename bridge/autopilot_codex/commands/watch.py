@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import loopfiles, session_end
 from ..paths import project_dir, state_home
+from ..shadow.hook import lost_count
 from ..spend import of_files
 from .loops import every, parse_age
 
@@ -50,6 +51,8 @@ class Row:
     transcript_age_s: float | None = None
     # Both meters and their cap (`spend.Spend.as_json`), for --json.
     spend: dict[str, Any] = field(default_factory=dict)
+    # Files, branches and stash entries the shadow history saw vanish (`restore` has them).
+    lost: int = 0
 
 
 def _epoch(stamp: object) -> float | None:
@@ -157,6 +160,7 @@ def row_of(key: str, folder: Path, *, now: float, silence_s: float) -> Row:
         silent=silent,
         recorded=[r for r in silent if _kind(r) in said],
         transcript_age_s=None if transcript_age is None else round(transcript_age, 1),
+        lost=lost_count(files.events),
     )
 
 
@@ -225,6 +229,7 @@ def table(found: list[Row]) -> Any:
         grid.add_column(name, overflow="fold")
     for row in found:
         status = row.status + (" SILENT: " + "; ".join(row.silent) if row.silent else "")
+        status += f" WORK LOST: {row.lost} (restore --list)" if row.lost else ""
         grid.add_row(
             f"[bold red]{status}[/]" if row.silent else status,
             row.style,

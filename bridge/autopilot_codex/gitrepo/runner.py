@@ -233,17 +233,32 @@ def run_bytes(
     `author`: GIT_AUTHOR_*/GIT_COMMITTER_* values for a commit (see `identity`); nothing else
     may be added to the child's environment this way.
     """
-    where = locate(path)
+    return run_at(
+        locate(path), *args, ok_codes=ok_codes, index_file=index_file, stdin=stdin, author=author
+    )
+
+
+def run_at(
+    where: Location,
+    *args: str,
+    ok_codes: tuple[int, ...] = (0,),
+    index_file: str | None = None,
+    stdin: bytes | None = None,
+    author: Mapping[str, str] | None = None,
+) -> bytes:
+    """run_bytes on a repository named whole: the shadow history (shadow/) is a git directory
+    of the bridge's own over the user's work tree, which `locate` would never find."""
     env = child_env(index_file=index_file, config=filters(where))
     env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})
+    place = where.work_tree
     try:
         command = _walled(argv(where, args), where, args, index_file)
-        code, out, err = _spawn(command, where.work_tree, env, stdin)
+        code, out, err = _spawn(command, place, env, stdin)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BridgeError(f"git {args[0]} failed in {path}: {exc}") from exc
+        raise BridgeError(f"git {args[0]} failed in {place}: {exc}") from exc
     if code not in ok_codes:
         detail = err.decode("utf-8", "replace").strip().splitlines()
-        raise BridgeError(f"git {args[0]} failed in {path}: {detail[-1] if detail else code}")
+        raise BridgeError(f"git {args[0]} failed in {place}: {detail[-1] if detail else code}")
     return out
 
 

@@ -226,6 +226,7 @@ def verdict_prompt(
     cap: int,
     checks: str = "",
     ledger: str | None = None,
+    lost: Sequence[str] = (),
 ) -> Prompt:
     """The verdict's prompt; with `ledger` (the review's open findings, "" for none) the
     folded review-and-verdict prompt of a Stop whose final diff was not reviewed yet."""
@@ -241,6 +242,11 @@ def verdict_prompt(
         # Status lines by the bridge, output by the code under review: data like the diff.
         head += "\n\nThe user's checks, run by the bridge on this tree:\n"
         head += framed("CHECKS", clip(checks, min(CHECKS_CHARS, cap // 4)))
+    if lost:
+        # Seen by the bridge's shadow history (shadow/loss.py): the user's work a command of
+        # this turn destroyed; it can be restored, but the turn that did it is not clean.
+        head += "\n\nWork that vanished this turn with no commit holding it (the bridge kept a copy):\n"
+        head += framed("LOST", clip("\n".join(lost), 2000))
     head += "\n\nThe implementer's last message:\n" + framed("MESSAGE", clip(last_message, 4000))
     room = cap - len(instructions) - len(head) - 400
     text = head + "\n\nUncommitted and committed diff of the current task:\n"

@@ -75,7 +75,7 @@ def _kind(event: str, record: dict[str, Any]) -> str:
 
 def _ok(event: str, record: dict[str, Any]) -> bool | None:
     words = {event.rsplit(".", 1)[-1], text(record, "decision"), text(record, "status")}
-    if words & set(FAILED) or event in ("checks.overrule", "checks.tamper"):
+    if words & set(FAILED) or event in ("checks.overrule", "checks.tamper", "work.lost"):
         return False
     if words & {"pass", "approve", "done", "answered"}:
         return True
@@ -101,17 +101,10 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         last = tails.get(text(record, "command"))
         if not tail and last is not None and text(last, "started_at") <= at:
             tail = text(last, "tail")  # a ledger written before each run kept its own
-    elif event == "ask":
-        title = f"question {text(record, 'decision') or 'asked'} (task {text(record, 'task')})"
-    elif event in ("question.answered", "question.to_user"):
-        title, detail = _question(event, record)
-    elif event == "session.ended":
-        title = f"session ended ({text(record, 'reason')}) while the loop ran, without a Stop"
-        detail = f"session {text(record, 'session')}"
-    elif event == "watch.silent":
-        title = f"watch: silent ({text(record, 'kind')})"
-    elif event == "plan":
-        title = f"planned {int(number(record, 'tasks'))} tasks"
+    else:
+        named = _named(event, record)
+        if named is not None:
+            title, detail = named[0], named[1] or detail
     decision = text(record, "decision")
     plain = _plain(event, detail)
     if plain:
@@ -129,6 +122,26 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         tail=tail,
         rank=0 if event.endswith(".start") else (2 if event.endswith(".end") else 1),
     )
+
+
+def _named(event: str, record: dict[str, Any]) -> tuple[str, str] | None:
+    """The title (and a detail, or "") of an event whose own name says little."""
+    if event == "ask":
+        return f"question {text(record, 'decision') or 'asked'} (task {text(record, 'task')})", ""
+    if event in ("question.answered", "question.to_user"):
+        return _question(event, record)
+    if event == "session.ended":
+        title = f"session ended ({text(record, 'reason')}) while the loop ran, without a Stop"
+        return title, f"session {text(record, 'session')}"
+    if event == "watch.silent":
+        return f"watch: silent ({text(record, 'kind')})", ""
+    if event == "plan":
+        return f"planned {int(number(record, 'tasks'))} tasks", ""
+    if event == "work.lost":
+        # Noticed by the shadow history: `autopilot-codex restore N` brings it back.
+        title = f"work lost, kept in snapshot {int(number(record, 'snapshot'))}"
+        return title, "; ".join(str(x) for x in record.get("lost") or [])
+    return None
 
 
 # Whose word an event is, in the reader's words: "verdict.continue" is the manager's.

@@ -25,6 +25,7 @@ from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_che
 from ..config import load_config
 from ..errors import BridgeError
 from ..gitrepo import head_sha, record_nested, toplevel
+from ..shadow.hook import at_round
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
@@ -265,9 +266,11 @@ def _one_round(
 ) -> Next:
     h = run.header
     round_no, attempt, started = run.rounds_used + 1, run.failures + 1, time.time()
+    at_round(run.store, f"round {round_no} start", view.note)
     result, changed = _launch(run, step, opts, view, env)
     ok = result.outcome == "ok"
     tampered = _guard(run, round_no, view)
+    at_round(run.store, f"round {round_no} end", view.note)
     sha = _commit(run, result, round_no, view) if ok else ""
     markers = parse(result.last_message) if ok else Markers()
     run.rounds_used += int(ok)

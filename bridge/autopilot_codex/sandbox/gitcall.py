@@ -26,6 +26,9 @@ WRITES: dict[str, Writes] = {
     "commit": "git",
     "commit-tree": "git",
     "hash-object": "git",
+    "index-pack": "git",
+    "pack-objects": "git",
+    "symbolic-ref": "git",
     "mktree": "git",
     "read-tree": "git",
     "update-ref": "git",
@@ -34,6 +37,8 @@ WRITES: dict[str, Writes] = {
     "update-index": "git",
     "write-tree": "git",
     "stash": "tree",
+    # `restore` (shadow/back.py) writes the files of a snapshot back into the work tree.
+    "checkout-index": "tree",
 }
 # Inside a git directory: what git reads to decide what to run, never written by the bridge.
 SEALED = ("config", "config.worktree", "hooks", "info", "modules", "worktrees", "commondir")

@@ -270,6 +270,7 @@ def prepare_verdict(
 ) -> Decision | Pending:
     """The verdict's call; with `fold`, the review of the final diff in the same call."""
     from ...manager import prompts
+    from ...shadow.hook import lost_at_stop
 
     state = fx.store.with_plan(state)
     checks_text = checks_red = ""
@@ -301,6 +302,7 @@ def prepare_verdict(
         cap=ctx.config.prompt_chars,
         checks=checks_text,
         ledger=steps.findings_prompt(ctx, state, diff.files) if fold else None,
+        lost=lost_at_stop(fx.store.dir),
     )
     limits, last_checks = ctx.limits, state.last_checks
 

@@ -1,0 +1,86 @@
+"""Snapshots off the hook's critical path: the hook takes the shadow's lock, starts a detached
+worker that inherits it, and answers at once; the worker snapshots and lets go by exiting.
+
+Because the lock is taken before the hook answers, whatever comes next and must see the
+snapshot (the next tool call that can change files, a Stop, `restore`) waits on that lock
+(`repo.settle`), however soon it comes: no command runs over a tree not yet kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import repo
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+MODULE = "autopilot_codex.shadow.background"
+# Isolated (-I: no PYTHON* variables, no user site, no cwd on sys.path), with the plugin's own
+# bridge/ directory put first by its location.
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    f"from {MODULE} import main; raise SystemExit(main(sys.argv[2:]))"
+)
+
+
+def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool = True) -> None:
+    """Start the snapshot; raises (BridgeError, OSError) when the lock or the start fails."""
+    shadow = repo.at(store.worktree, store.home)
+    fd = repo.hold(shadow, store.lock_timeout)
+    try:
+        bridge = str(Path(__file__).resolve().parents[2])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        job = json.dumps(
+            {
+                "worktree": str(store.worktree),
+                "home": str(store.home),
+                "point": point,
+                "paths": None if paths is None else list(paths),
+                "fd": fd,
+                "notice": notice,
+            }
+        )
+        # posix_spawn, not Popen: a few milliseconds less on the hook's path. The lock's
+        # descriptor is the one the worker inherits; it starts in a session of its own with
+        # no stdio, so the host neither waits for it nor kills it with the hook.
+        os.set_inheritable(fd, True)
+        null = os.devnull
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-I", "-c", _BOOT, bridge, job],
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+            ],
+            setsid=True,
+        )
+    finally:
+        # The worker's copy of the descriptor keeps the lock until it exits.
+        os.close(fd)
+    # Reaped when it ends, should this process still be there; a daemon thread never holds
+    # this process's exit.
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    from ..store import Store
+    from .record import at_point
+
+    job = json.loads(argv[0])
+    store = Store(Path(job["worktree"]), home=Path(job["home"]))
+    try:
+        at_point(store, job["point"], paths=job["paths"], notice=job["notice"], held=True)
+    except Exception:  # noqa: BLE001 - logged by at_point; a worker has no one to tell
+        return 1
+    finally:
+        os.close(int(job["fd"]))
+    return 0

@@ -510,7 +510,7 @@ def test_iteration_limit(
     assert_ran(run)
     mains = mains_raw(fake_anthropic)
     assert len(mains) == 2
-    assert "at most 1 iterations" in mains[0]
+    assert "at most 1 iteration," in mains[0]
     assert "Manager verdict: continue (iteration 1/1" in mains[1]
     assert len(stop_blocks(run)) == 1
     final = hook_answers(run, "Stop")[-1]

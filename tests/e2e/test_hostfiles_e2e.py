@@ -121,7 +121,11 @@ STORE_FILES = {
     ".pypirc": ".pypirc",
     ".config/gh": ".config/gh/hosts.yml",
     ".cargo/credentials.toml": ".cargo/credentials.toml",
+    ".cargo/credentials": ".cargo/credentials",
     ".gem/credentials": ".gem/credentials",
+    ".m2/settings.xml": ".m2/settings.xml",
+    ".m2/settings-security.xml": ".m2/settings-security.xml",
+    ".gradle/gradle.properties": ".gradle/gradle.properties",
 }
 
 

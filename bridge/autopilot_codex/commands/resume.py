@@ -149,7 +149,7 @@ def _new_caps(state: State, budget: float | None, iterations: int | None) -> Sta
 def _caps(budget: float | None, iterations: int | None, extra: dict[str, object]) -> str:
     parts = [
         f"budget ${budget:.2f}" if budget is not None else "",
-        f"at most {iterations} iterations" if iterations else "",
+        f"at most {iterations} iteration{'' if iterations == 1 else 's'}" if iterations else "",
     ]
     # 0 lifts the cap (as in the config).
     tokens, seconds = extra.get("max_tokens"), extra.get("max_seconds")

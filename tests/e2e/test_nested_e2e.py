@@ -150,16 +150,15 @@ def test_claude_rounds_walled_a_nested_filter_never_runs_under_the_driver(
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     said = proc.stdout + proc.stderr + fake_anthropic.dump_log()
-    assert proc.returncode in (0, 2), said
     assert_never_ran_and_live(git_repo, outside)
     # The driver committed the round's own files, never the nested repository.
     assert_not_committed(git_repo)
     assert "left as they are (nested repositories): inner" in proc.stderr, said
-    # The verifier's edit inside the nested repository was seen as a change of the tree, so
-    # its exit did not count and the run went on, supervised.
-    rollout = (ap.project_dir / "rounds" / "rollout.jsonl").read_text().splitlines()
-    verify = [json.loads(r) for r in rollout if '"role": "verify"' in r]
-    assert ["inner"] in [r["files_changed"] for r in verify], said
+    # A repository the round made is a git directory with a config of its own: the driver's
+    # comparison before the next round ends the run there, naming it, supervised to the end.
+    record = json.loads(proc.stdout)
+    assert (proc.returncode, record["status"]) == (1, "tampered"), said
+    assert "inner/.git" in record["why"], said
     assert ap.state()["wall"] == "on" and ap.state()["status"] != "running"
     assert not (ap.home / "logs" / "bridge.log").exists()
 
@@ -178,8 +177,10 @@ def test_codex_rounds_a_nested_filter_never_runs_under_the_driver(
     ]
     proc = rounds("add feature.txt", "--implementer", "codex", "--rounds", "3",
                   "--timeout", "120", "--require-wall", "--check", "true")  # fmt: skip
-    assert proc.returncode == 0, explain(proc, fake_codex, ap.repo)
+    assert proc.returncode == 1, explain(proc, fake_codex, ap.repo)
     assert_never_ran_and_live(ap.repo, outside)
     assert_not_committed(ap.repo)
-    assert rounds.record(proc)["status"] == "complete"
-    assert ap.state()["wall"] == "on" and ap.state()["status"] == "done"
+    # The repository the round made ends the run before the next round, named (as above).
+    record = rounds.record(proc)
+    assert record["status"] == "tampered" and "inner/.git" in record["why"]
+    assert ap.state()["wall"] == "on" and ap.state()["status"] != "running"

@@ -79,7 +79,9 @@ def create_new(root: Path, rel: str, data: bytes) -> bool:
     where, name = _split(rel)
     with folder(root, where, create=True) as dfd:
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd)
+            fd = os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd
+            )
         except FileExistsError:
             return False
         with os.fdopen(fd, "wb") as handle:
@@ -147,5 +149,5 @@ def _on_the_way(root: Path, where: str) -> tuple[str, bytes | None]:
     for part in _parts(where):
         walked = walked / part
         if walked.is_symlink():
-            return "link", os.fsencode(f"{walked.relative_to(root)} -> {os.readlink(walked)}")
+            return "link", os.fsencode(f"{walked.relative_to(root)} -> {walked.readlink()}")
     return "unreadable", None

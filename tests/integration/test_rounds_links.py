@@ -24,7 +24,9 @@ PRECIOUS = "the user's own file\n"
 def drive(repo: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     capsys.readouterr()
     out = io.StringIO()
-    code = main(["add the greeting files", "--implementer", "claude", "--cwd", str(repo)], stdout=out)
+    code = main(
+        ["add the greeting files", "--implementer", "claude", "--cwd", str(repo)], stdout=out
+    )
     return code, out.getvalue() + capsys.readouterr().err
 
 
@@ -50,7 +52,12 @@ def refused(code: int, said: str, link: str) -> None:
 
 @pytest.mark.parametrize(
     "link",
-    [".autopilot-codex", ".autopilot-codex/kb", ".autopilot-codex/handoffs", ".autopilot-codex/logs"],
+    [
+        ".autopilot-codex",
+        ".autopilot-codex/kb",
+        ".autopilot-codex/handoffs",
+        ".autopilot-codex/logs",
+    ],
 )
 def test_a_planted_folder_link_is_never_written_through(
     repo: Path, tmp_path: Path, script: Script, capsys: pytest.CaptureFixture[str], link: str
@@ -124,7 +131,7 @@ def test_a_round_that_links_the_handoff_folder_outside_gets_nothing_written_ther
     # handoff's name (the user's, say) where the link points: the driver's read-back of the
     # notes and its rewrite of the objective must reach neither.
     swap = (
-        'n=$(ls .autopilot-codex/handoffs) && rm -rf .autopilot-codex/handoffs && '
+        "n=$(ls .autopilot-codex/handoffs) && rm -rf .autopilot-codex/handoffs && "
         'printf "%s" "$PRECIOUS" > "$OUT/$n" && ln -s "$OUT" .autopilot-codex/handoffs'
     )
     script([{"shell": swap, **READY}, EXIT])

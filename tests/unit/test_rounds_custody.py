@@ -75,10 +75,10 @@ def test_restore_puts_back_the_drivers_bytes_and_says_so(tmp_path: Path) -> None
 def test_restoring_the_objective_keeps_the_notes(tmp_path: Path) -> None:
     path = tmp_path / "h.md"
     path.write_text(objective_of("the goal") + "round 1: did a thing\n")
-    assert restore_objective(path, "the goal") is False
+    assert restore_objective(tmp_path, "h.md", "the goal") is False
     path.write_text(path.read_text().replace("the goal", "another goal"))
-    assert restore_objective(path, "the goal") is True
+    assert restore_objective(tmp_path, "h.md", "the goal") is True
     assert path.read_text() == objective_of("the goal") + "round 1: did a thing\n"
     path.unlink()
-    assert restore_objective(path, "the goal") is True
+    assert restore_objective(tmp_path, "h.md", "the goal") is True
     assert path.read_text() == objective_of("the goal")

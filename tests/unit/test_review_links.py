@@ -1,0 +1,48 @@
+"""The review reads the work tree inside the work tree: a link a round planted, at a file or at
+a folder on the way (`cfg -> ~/.aws`, a submodule's folder -> `~/.ssh`), is shown as a link and
+never followed, so the bytes it points at never reach the manager."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autopilot_codex import gitrepo
+from tests.conftest import git, make_repo
+
+SECRET = "aws_secret_access_key = SECRET-BYTES-OUTSIDE\n"
+
+
+def _outside(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / "home-store"
+    folder.mkdir()
+    (folder / name).write_text(SECRET)
+    return folder
+
+
+def test_a_flagged_file_behind_a_folder_link_is_never_read_through(tmp_path: Path) -> None:
+    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n", "cfg/app.ini": "template\n"})
+    base = gitrepo.head_sha(top)
+    # git's diff skips an assume-unchanged file, so the review reads it from the disk itself.
+    git(top, "update-index", "--assume-unchanged", "cfg/app.ini")
+    (top / "cfg/app.ini").unlink()
+    (top / "cfg").rmdir()
+    (top / "cfg").symlink_to(_outside(tmp_path, "app.ini"), target_is_directory=True)
+    diff = gitrepo.diff_since(top, base)
+    assert "SECRET-BYTES" not in diff.text
+    assert "new file mode 120000\n--- /dev/null\n+++ b/cfg" in diff.text  # shown as a link
+
+
+def test_a_submodule_folder_swapped_for_a_link_is_never_read_through(tmp_path: Path) -> None:
+    dep = make_repo(tmp_path / "dep", {"lib.py": "def f():\n    return 1\n"})
+    top = make_repo(tmp_path / "top", {"app.py": "print(1)\n"})
+    git(top, "clone", "-q", str(dep), "sub")
+    git(top, "update-index", "--add", "--cacheinfo", f"160000,{gitrepo.head_sha(dep)},sub")
+    git(top, "commit", "-qm", "a submodule")
+    baseline = tmp_path / "state" / "nested.json"
+    gitrepo.record_nested(top, baseline)
+    base = gitrepo.head_sha(top)
+    (top / "sub").rename(tmp_path / "moved-away")
+    (top / "sub").symlink_to(_outside(tmp_path, "notes.txt"), target_is_directory=True)
+    diff = gitrepo.diff_since(top, base, baseline=baseline)
+    assert "SECRET-BYTES" not in diff.text
+    assert "sub/notes.txt" not in diff.text  # nothing listed from beyond the link either

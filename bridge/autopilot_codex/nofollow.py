@@ -20,6 +20,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from .errors import BridgeError
 
@@ -120,6 +121,26 @@ def open_write(root: Path, rel: str, *, append: bool = False) -> int:
             raise
 
 
+def _opened(dfd: int, name: str) -> BinaryIO:
+    # Non-blocking: a fifo put where a file was must not hang the reader.
+    return os.fdopen(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd), "rb")
+
+
+@contextlib.contextmanager
+def reading(root: Path, rel: str) -> Iterator[BinaryIO]:
+    """`root/rel` open for reading, found inside `root` without following a link."""
+    where, name = _split(rel)
+    with folder(root, where, create=False) as dfd, _opened(dfd, name) as handle:
+        yield handle
+
+
+def readlink(root: Path, rel: str) -> str:
+    """The target of the link `root/rel`, found inside `root`."""
+    where, name = _split(rel)
+    with folder(root, where, create=False) as dfd:
+        return os.readlink(name, dir_fd=dfd)
+
+
 def read(root: Path, rel: str) -> tuple[str, bytes | None]:
     """(kind, content) of `root/rel` as it lies inside `root`: "file" with its bytes, "link"
     with its target (a link on the way: "link" with that folder's target), "directory",
@@ -132,8 +153,7 @@ def read(root: Path, rel: str) -> tuple[str, bytes | None]:
                 return "link", os.fsencode(os.readlink(name, dir_fd=dfd))
             if not stat.S_ISREG(info.st_mode):
                 return ("directory" if stat.S_ISDIR(info.st_mode) else "special"), None
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
-            with os.fdopen(fd, "rb") as handle:
+            with _opened(dfd, name) as handle:
                 return "file", handle.read()
     except LinkRefused:
         return _on_the_way(root, where)

@@ -143,3 +143,13 @@ def test_a_round_that_links_the_handoff_folder_outside_gets_nothing_written_ther
     assert len(names) == 2 and "kept.txt" in names, names
     assert all((folder / n).read_text() == PRECIOUS for n in names)
     refused(code, said, ".autopilot-codex/handoffs")
+
+
+def test_prepare_keeps_the_users_exclude_lines_and_adds_its_own_once(repo: Path) -> None:
+    from autopilot_codex.rounds.handoff import prepare
+
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("*.log")  # the user's line, without its newline
+    prepare(repo)
+    prepare(repo)
+    assert exclude.read_text() == "*.log\n/.autopilot-codex/\n"

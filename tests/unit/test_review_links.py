@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autopilot_codex import gitrepo
+from autopilot_codex.checks.tree import tree_hash
 from tests.conftest import git, make_repo
 
 SECRET = "aws_secret_access_key = SECRET-BYTES-OUTSIDE\n"
@@ -46,3 +47,14 @@ def test_a_submodule_folder_swapped_for_a_link_is_never_read_through(tmp_path: P
     diff = gitrepo.diff_since(top, base, baseline=baseline)
     assert "SECRET-BYTES" not in diff.text
     assert "sub/notes.txt" not in diff.text  # nothing listed from beyond the link either
+
+
+def test_the_checks_digest_never_reads_through_a_folder_link(tmp_path: Path) -> None:
+    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n", "cfg/app.ini": "template\n"})
+    (top / "cfg/app.ini").unlink()
+    (top / "cfg").rmdir()
+    away = _outside(tmp_path, "app.ini")
+    (top / "cfg").symlink_to(away, target_is_directory=True)
+    before = tree_hash(top)
+    (away / "app.ini").write_text("changed outside, never read\n")
+    assert tree_hash(top) == before

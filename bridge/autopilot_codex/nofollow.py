@@ -134,6 +134,13 @@ def reading(root: Path, rel: str) -> Iterator[BinaryIO]:
         yield handle
 
 
+def lstat(root: Path, rel: str) -> os.stat_result:
+    """`root/rel`'s own stat (a link's, not its target's), found inside `root`."""
+    where, name = _split(rel)
+    with folder(root, where, create=False) as dfd:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+
+
 def readlink(root: Path, rel: str) -> str:
     """The target of the link `root/rel`, found inside `root`."""
     where, name = _split(rel)
@@ -148,7 +155,7 @@ def read(root: Path, rel: str) -> tuple[str, bytes | None]:
     where, name = _split(rel)
     try:
         with folder(root, where, create=False) as dfd:
-            info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            info = os.stat(name, dir_fd=dfd, follow_symlinks=False)  # lstat, with the fd held
             if stat.S_ISLNK(info.st_mode):
                 return "link", os.fsencode(os.readlink(name, dir_fd=dfd))
             if not stat.S_ISREG(info.st_mode):

@@ -4,9 +4,12 @@ never followed, so the bytes it points at never reach the manager."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from autopilot_codex import gitrepo
+import pytest
+
+from autopilot_codex import gitrepo, nofollow
 from autopilot_codex.checks.tree import tree_hash
 from tests.conftest import git, make_repo
 
@@ -58,3 +61,25 @@ def test_the_checks_digest_never_reads_through_a_folder_link(tmp_path: Path) -> 
     before = tree_hash(top)
     (away / "app.ini").write_text("changed outside, never read\n")
     assert tree_hash(top) == before
+
+
+def test_the_checks_digest_names_what_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    top = make_repo(tmp_path / "top", {"a.txt": "a\n", "b.txt": "b\n"})
+    (top / "a.txt").write_text("a, edited\n")
+    (top / "b.txt").write_text("b, edited\n")
+    before = tree_hash(top)
+    real_lstat = nofollow.lstat
+
+    def flaky(root: Path, rel: str) -> os.stat_result:
+        if rel == "a.txt":
+            raise PermissionError(13, "denied")
+        return real_lstat(root, rel)
+
+    def swapped(root: Path, rel: str) -> object:
+        raise nofollow.LinkRefused("swapped for a link since")
+
+    monkeypatch.setattr(nofollow, "lstat", flaky)
+    monkeypatch.setattr(nofollow, "reading", swapped)
+    assert tree_hash(top) != before

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import gitrepo, nofollow
+from autopilot_codex.gitrepo import tamper
 from autopilot_codex.checks.tree import tree_hash
 from tests.conftest import git, make_repo
 
@@ -83,3 +84,32 @@ def test_the_checks_digest_names_what_it_cannot_read(
     monkeypatch.setattr(nofollow, "lstat", flaky)
     monkeypatch.setattr(nofollow, "reading", swapped)
     assert tree_hash(top) != before
+
+
+def test_an_info_file_linked_to_a_secret_is_never_read_into_the_findings(tmp_path: Path) -> None:
+    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n"})
+    away = _outside(tmp_path, "credentials")
+    info = top / ".git" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").unlink(missing_ok=True)
+    (info / "exclude").symlink_to(away / "credentials")
+    (info / "attributes").symlink_to(away / "credentials")
+    said = [f.line() for f in tamper.findings(top)]
+    assert not any("SECRET-BYTES" in line for line in said), said
+    assert any("info/exclude" in line and "link" in line for line in said), said
+
+
+def test_a_nested_repository_naming_a_git_dir_outside_is_not_read(tmp_path: Path) -> None:
+    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n"})
+    elsewhere = tmp_path / "user-git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    (elsewhere / "config").write_text(
+        "[credential]\n\thelper = !echo password=SECRET-BYTES-OUTSIDE\n"
+    )
+    # A gitlink in the index: the review lists it whatever its folder holds.
+    git(top, "update-index", "--add", "--cacheinfo", f"160000,{gitrepo.head_sha(top)},sub")
+    (top / "sub").mkdir()
+    (top / "sub" / ".git").write_text(f"gitdir: {elsewhere}\n")
+    said = [f.line() for f in gitrepo.diff_since(top, gitrepo.head_sha(top)).findings]
+    assert not any("SECRET-BYTES" in line for line in said), said
+    assert any("sub/" in line and "outside the work tree" in line for line in said), said

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import gitrepo, nofollow
-from autopilot_codex.gitrepo import tamper
 from autopilot_codex.checks.tree import tree_hash
+from autopilot_codex.gitrepo import tamper
 from tests.conftest import git, make_repo
 
 SECRET = "aws_secret_access_key = SECRET-BYTES-OUTSIDE\n"

@@ -24,7 +24,10 @@ from typing import BinaryIO
 
 from .errors import BridgeError
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+# getattr: the module stays importable where these flags are missing (the calls are POSIX).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_ISDIR = getattr(os, "O_DIRECTORY", 0)
+_DIR = os.O_RDONLY | _ISDIR | _NOFOLLOW
 _REFUSED = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)
 
 
@@ -41,7 +44,7 @@ def _parts(rel: str) -> list[str]:
 
 def _refuse(root: Path, rel: str, exc: OSError) -> LinkRefused:
     return LinkRefused(
-        f"refusing to follow {root / rel}: a link or not a real folder on the way "
+        f"refusing to follow {root / rel}: it is a link or not a real folder "
         f"({exc.strerror}); remove it and run again"
     )
 
@@ -49,7 +52,7 @@ def _refuse(root: Path, rel: str, exc: OSError) -> LinkRefused:
 @contextlib.contextmanager
 def folder(root: Path, rel: str, *, create: bool) -> Iterator[int]:
     """An fd of the real folder `root/rel` (made when missing and `create`); `rel` "." is root."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    fd = os.open(root, os.O_RDONLY | _ISDIR)
     walked = ""
     try:
         for part in [] if rel in ("", ".") else _parts(rel):
@@ -80,9 +83,7 @@ def create_new(root: Path, rel: str, data: bytes) -> bool:
     where, name = _split(rel)
     with folder(root, where, create=True) as dfd:
         try:
-            fd = os.open(
-                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd
-            )
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644, dir_fd=dfd)
         except FileExistsError:
             return False
         with os.fdopen(fd, "wb") as handle:
@@ -96,7 +97,7 @@ def replace(root: Path, rel: str, data: bytes) -> None:
     where, name = _split(rel)
     with folder(root, where, create=True) as dfd:
         tmp = f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -111,7 +112,7 @@ def open_write(root: Path, rel: str, *, append: bool = False) -> int:
     """An fd to write `root/rel` (created when missing), truncated unless `append`; a link
     there or on the way is refused with one line."""
     where, name = _split(rel)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
     with folder(root, where, create=True) as dfd:
         try:
             return os.open(name, flags, 0o644, dir_fd=dfd)
@@ -123,7 +124,9 @@ def open_write(root: Path, rel: str, *, append: bool = False) -> int:
 
 def _opened(dfd: int, name: str) -> BinaryIO:
     # Non-blocking: a fifo put where a file was must not hang the reader.
-    return os.fdopen(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd), "rb")
+    return os.fdopen(
+        os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd), "rb"
+    )
 
 
 @contextlib.contextmanager

@@ -44,6 +44,8 @@ CHECKS = "checks"
 
 FORCE_PUSH = "git push --force origin main"
 SECRET = "sk-live-SECRETVALUE-0451"
+# A secret of no known shape, which the prompt's redaction cannot catch: only not reading it can.
+PLAIN_SECRET = "the users own words 0451"
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,46 @@ def env_link(repo: Path, mp: pytest.MonkeyPatch) -> None:
     (repo / "MARKER-env-link.txt").symlink_to(".env")
 
 
+def _store(repo: Path, name: str, file: str, text: str) -> Path:
+    """A folder outside the work tree holding a secret, as `~/.ssh` or `~/.aws` would."""
+    folder = repo.parent / name
+    folder.mkdir()
+    (folder / file).write_text(text)
+    return folder
+
+
+def folder_link(repo: Path, mp: pytest.MonkeyPatch) -> None:
+    # A tracked folder swapped for a link to a secret store, its file flagged so that git's
+    # diff skips it and the review reads it from the disk itself.
+    store = _store(repo, "home-ssh", "notes.md", f"{PLAIN_SECRET}\n")
+    (repo / "MARKER-docs").mkdir()
+    (repo / "MARKER-docs" / "notes.md").write_text("notes\n")
+    git(repo, "add", "MARKER-docs")
+    git(repo, "commit", "-q", "-m", "docs")
+    git(repo, "update-index", "--assume-unchanged", "MARKER-docs/notes.md")
+    (repo / "MARKER-docs" / "notes.md").unlink()
+    (repo / "MARKER-docs").rmdir()
+    (repo / "MARKER-docs").symlink_to(store, target_is_directory=True)
+
+
+def info_link(repo: Path, mp: pytest.MonkeyPatch) -> None:
+    store = _store(repo, "MARKER-info-link", "credentials", f"[default]\n{PLAIN_SECRET}\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(store / "credentials")
+
+
+def gitdir_outside(repo: Path, mp: pytest.MonkeyPatch) -> None:
+    # A gitlink whose `.git` file names the user's own git config folder.
+    elsewhere = repo.parent / "user-git"
+    git(repo.parent, "init", "-q", "--bare", str(elsewhere))
+    (elsewhere / "config").write_text(f"[credential]\n\thelper = !echo {PLAIN_SECRET}\n")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},MARKER-gitdir")
+    (repo / "MARKER-gitdir").mkdir()
+    (repo / "MARKER-gitdir" / ".git").write_text(f"gitdir: {elsewhere}\n")
+
+
 def sparse_flags(repo: Path, mp: pytest.MonkeyPatch) -> None:
     git(repo, "config", "core.sparseCheckout", "true")
     _flagged("--skip-worktree", "MARKER-sparse")(repo, mp)
@@ -241,6 +283,9 @@ UNSEEN_ROUTES = [
     Review(UNSEEN, "a newly ignored folder", ignored_folder, "MARKER-ignored-folder"),
     Review(UNSEEN, "a new file past 64 KiB", big_file, "MARKER-big-file"),
     Review(UNSEEN, "a symlink to .env", env_link, "MARKER-env-link"),
+    Review(UNSEEN, "a folder swapped for a link to a secret store", folder_link, "MARKER-docs"),
+    Review(UNSEEN, "info/exclude linked to a secret file", info_link, "MARKER-info-link"),
+    Review(UNSEEN, "a gitlink naming a git dir outside", gitdir_outside, "MARKER-gitdir"),
 ]
 
 

@@ -41,6 +41,7 @@ from tests.reliability.adversarial_forgeries import FORGE_ROUTES
 from tests.reliability.adversarial_lookalikes import HARMLESS_COMMANDS, HARMLESS_PUSH
 from tests.reliability.adversarial_routes import (
     FORCE_PUSH,
+    PLAIN_SECRET,
     SECRET,
     Command,
     Forge,
@@ -228,6 +229,7 @@ def _reviewed(row: Review, repo: Path, manager: FakeOpenAI, mp: pytest.MonkeyPat
     # The call that reviewed the diff: the worker's, or the Stop's folded review and verdict.
     (request,) = review_requests(manager)
     assert SECRET not in request.raw_body and PLANTED_KEY not in request.raw_body
+    assert PLAIN_SECRET not in request.raw_body
     return request.prompt_text
 
 

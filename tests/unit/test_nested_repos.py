@@ -220,7 +220,7 @@ def test_files_that_cannot_be_read_are_named_so(
     (root / "n/file").write_text("x\n")
     (root / "n/link").symlink_to("file")
     (root / "n/gone").write_text("g\n")
-    real_scandir, real_open, real_readlink = os.scandir, os.open, Path.readlink
+    real_scandir, real_open = os.scandir, os.open
 
     class Entry:
         def __init__(self, entry: os.DirEntry[str]) -> None:
@@ -232,10 +232,8 @@ def test_files_that_cannot_be_read_are_named_so(
             return self._entry.stat(follow_symlinks=follow_symlinks)
 
     class Listing:
-        def __init__(self, path: Path) -> None:
-            if Path(path).name == "sub":
-                raise PermissionError(13, "denied")
-            self._it = real_scandir(path)
+        def __init__(self, fd: int) -> None:
+            self._it = real_scandir(fd)
 
         def __enter__(self) -> list[Entry]:
             return [Entry(e) for e in self._it]
@@ -243,21 +241,20 @@ def test_files_that_cannot_be_read_are_named_so(
         def __exit__(self, *_: object) -> None:
             self._it.close()
 
-    def refuse_open(path: object, flags: int, *args: int) -> int:
-        if str(path).endswith("/file"):
+    def refuse_open(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if path in ("file", "sub"):  # the file, and the folder `sub`, each opened by name
             raise PermissionError(13, "denied")
-        return real_open(path, flags, *args)  # type: ignore[arg-type]
+        return real_open(path, flags, mode, dir_fd=dir_fd)
 
-    def refuse_readlink(self: Path) -> Path:
+    def refuse_readlink(path: str, *, dir_fd: int | None = None) -> str:
         raise OSError(5, "io")
 
     monkeypatch.setattr(os, "scandir", Listing)
     monkeypatch.setattr(os, "open", refuse_open)
-    monkeypatch.setattr(Path, "readlink", refuse_readlink)
+    monkeypatch.setattr(os, "readlink", refuse_readlink)
     found = nested.scan(root, "n")
     assert sorted(found) == ["n/file", "n/link"]  # the folder denied, the vanished file gone
     assert found["n/file"][6] == "unreadable 13" and found["n/link"][6] == "unreadable 5"
-    monkeypatch.setattr(Path, "readlink", real_readlink)
 
 
 def test_the_review_names_what_a_nested_config_would_run_read_as_text(tmp_path: Path) -> None:

@@ -75,10 +75,20 @@ def test_restore_puts_back_the_drivers_bytes_and_says_so(tmp_path: Path) -> None
 def test_restoring_the_objective_keeps_the_notes(tmp_path: Path) -> None:
     path = tmp_path / "h.md"
     path.write_text(objective_of("the goal") + "round 1: did a thing\n")
-    assert restore_objective(path, "the goal") is False
+    assert restore_objective(tmp_path, "h.md", "the goal") is False
     path.write_text(path.read_text().replace("the goal", "another goal"))
-    assert restore_objective(path, "the goal") is True
+    assert restore_objective(tmp_path, "h.md", "the goal") is True
     assert path.read_text() == objective_of("the goal") + "round 1: did a thing\n"
     path.unlink()
-    assert restore_objective(path, "the goal") is True
+    assert restore_objective(tmp_path, "h.md", "the goal") is True
     assert path.read_text() == objective_of("the goal")
+
+
+def test_a_handoff_replaced_by_a_link_is_written_anew_never_through_it(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("the user's own notes\n")
+    (tmp_path / "h.md").symlink_to(outside)
+    assert restore_objective(tmp_path, "h.md", "the goal") is True
+    assert outside.read_text() == "the user's own notes\n"
+    assert not (tmp_path / "h.md").is_symlink()
+    assert (tmp_path / "h.md").read_text() == objective_of("the goal")

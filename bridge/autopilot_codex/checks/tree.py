@@ -20,6 +20,7 @@ import os
 import stat
 from pathlib import Path
 
+from .. import nofollow
 from ..errors import BridgeError
 from ..gitrepo import nested, run_bytes
 
@@ -93,19 +94,19 @@ def _entries(out: bytes) -> list[tuple[bool, bytes, bytes]]:
 
 
 def _describe(worktree: Path, path: bytes) -> bytes:
-    """Kind, mode and content digest of one path as it is on disk now."""
-    full = worktree / os.fsdecode(path.rstrip(b"/"))
+    """Kind, mode and content digest of one path as it is on disk now, read inside the work
+    tree: a link, at the path or at a folder on the way, is never followed."""
+    rel = os.fsdecode(path.rstrip(b"/"))
     try:
-        info = full.lstat()
+        info = nofollow.lstat(worktree, rel)
+        if stat.S_ISLNK(info.st_mode):
+            return b"link " + os.fsencode(nofollow.readlink(worktree, rel))
     except FileNotFoundError:
         return b"deleted"
-    except OSError as exc:
+    except nofollow.LinkRefused:
+        return b"behind a link"
+    except OSError as exc:  # replaced since the lstat, or unreadable
         return f"unreadable {exc.errno}".encode()
-    if stat.S_ISLNK(info.st_mode):
-        try:
-            return b"link " + os.fsencode(full.readlink())
-        except OSError as exc:  # replaced since the lstat
-            return f"unreadable {exc.errno}".encode()
     if stat.S_ISDIR(info.st_mode):
         # A submodule or a nested repository: its files are in the nested part of the digest.
         return b"repo"
@@ -113,17 +114,17 @@ def _describe(worktree: Path, path: bytes) -> bytes:
         # Never open a fifo or a device: reading one can block or never end.
         return f"special {stat.S_IFMT(info.st_mode)}".encode()
     executable = b"755" if info.st_mode & stat.S_IXUSR else b"644"
-    return b"file " + executable + b" " + _file_digest(full)
+    return b"file " + executable + b" " + _file_digest(worktree, rel)
 
 
-def _file_digest(full: Path) -> bytes:
+def _file_digest(worktree: Path, rel: str) -> bytes:
     digest = hashlib.sha256()
     try:
-        with full.open("rb") as handle:
+        with nofollow.reading(worktree, rel) as handle:
             while chunk := handle.read(_READ_BYTES):
                 digest.update(chunk)
-    except OSError as exc:
-        return f"unreadable {exc.errno}".encode()
+    except (OSError, nofollow.LinkRefused) as exc:  # swapped since the lstat
+        return f"unreadable {getattr(exc, 'errno', 'link')}".encode()
     return digest.hexdigest().encode()
 
 

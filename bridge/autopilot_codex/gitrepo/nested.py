@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import nofollow
 from .runner import run_bytes
 
 _GITLINK = b"160000"
@@ -142,9 +143,9 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
             found[rel] = known
             continue
         if mode == stat.S_IFLNK:
-            kind, digest = "link", _target(root / rel)
+            kind, digest = "link", _target(root, rel)
         elif mode == stat.S_IFREG:
-            kind, digest = "file", _sha256(root / rel)
+            kind, digest = "file", _sha256(root, rel)
         else:
             # Never open a fifo or a device: reading one can block or never end.
             kind, digest = "special", str(mode)
@@ -153,46 +154,49 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
 
 
 def walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
+    """Files under `root/folder`, each folder opened inside `root` without following a link
+    (a submodule's folder swapped for a link to `~/.ssh` lists nothing)."""
     stack = [folder]
     while stack:
         current = stack.pop()
         try:
-            with os.scandir(root / current) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
-        except OSError:
+            with nofollow.folder(root, current, create=False) as fd, os.scandir(fd) as entries:
+                listed = sorted(_lstat(entries), key=lambda pair: pair[0])
+        except (OSError, nofollow.LinkRefused):
             continue
-        for entry in listed:
-            if entry.name == ".git":
-                continue
-            rel = f"{current}/{entry.name}"
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
+        for name, info in listed:
+            rel = f"{current}/{name}"
             if stat.S_ISDIR(info.st_mode):
                 stack.append(rel)
             else:
                 yield rel, info
 
 
-def _target(path: Path) -> str:
+def _lstat(entries: Iterator[os.DirEntry[str]]) -> Iterator[tuple[str, os.stat_result]]:
+    for entry in entries:
+        if entry.name == ".git":
+            continue
+        try:
+            yield entry.name, entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+
+
+def _target(root: Path, rel: str) -> str:
     try:
-        return os.fsdecode(path.readlink())
-    except OSError as exc:
-        return f"unreadable {exc.errno}"
+        return nofollow.readlink(root, rel)
+    except (OSError, nofollow.LinkRefused) as exc:
+        return f"unreadable {getattr(exc, 'errno', 'link')}"
 
 
-def _sha256(path: Path) -> str:
+def _sha256(root: Path, rel: str) -> str:
     digest = hashlib.sha256()
     try:
-        fd = os.open(
-            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        )
-        with os.fdopen(fd, "rb") as handle:
+        with nofollow.reading(root, rel) as handle:
             while chunk := handle.read(_READ):
                 digest.update(chunk)
-    except OSError as exc:
-        return f"unreadable {exc.errno}"
+    except (OSError, nofollow.LinkRefused) as exc:
+        return f"unreadable {getattr(exc, 'errno', 'link')}"
     return digest.hexdigest()
 
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import nofollow
 from ..rails.secrets import is_secret_path
 from . import ignored, inside, nested, tamper
 from .runner import run_bytes, run_git
@@ -199,21 +199,9 @@ def _flagged(worktree: Path) -> dict[str, str]:
 
 
 def _disk(worktree: Path, path: str) -> tuple[str, bytes | None]:
-    """(kind, content) of a work-tree path without following a link: "link" gives its target."""
-    full = worktree / path
-    try:
-        info = full.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            return "link", os.fsencode(full.readlink())
-        if stat.S_ISREG(info.st_mode):
-            return "file", full.read_bytes()
-        if stat.S_ISDIR(info.st_mode):
-            return "directory", None
-        return "special", None
-    except FileNotFoundError:
-        return "missing", None
-    except OSError:
-        return "unreadable", None
+    """(kind, content) of a work-tree path read inside the work tree: a link, at the file or at
+    a folder on the way, is never followed ("link" gives its target)."""
+    return nofollow.read(worktree, path)
 
 
 def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | None]:

@@ -10,11 +10,15 @@ line in the review too.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import nofollow
 from ..errors import BridgeError
+from ..paths import within
 from .nested import git_dir, small
 from .runner import Location, locate, run_bytes
 
@@ -123,11 +127,14 @@ def _info(where: Location, own_excludes: tuple[str, ...]) -> list[GitFinding]:
         ("attributes", "attributes", "sets filters, diff drivers or binary flags"),
         ("exclude", "exclude", "hides untracked files"),
     ):
-        try:
-            text = (where.common_dir / "info" / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        # Read where it lies: a link there (to `~/.aws/credentials`, say) is named, not read.
+        what, data = nofollow.read(where.common_dir, f"info/{name}")
+        if what == "link":
+            target = os.fsdecode(data or b"")
+            found.append(GitFinding(kind, f"info/{name}", f"a link to {target!r}: not read"))
+        if what != "file":
             continue
-        for line in text.splitlines():
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
             rule = line.strip()
             if rule and not rule.startswith("#") and rule not in own_excludes:
                 found.append(GitFinding(kind, f"info/{name}", f"{rule!r} {why}"))
@@ -150,9 +157,19 @@ def nested_findings(worktree: Path, repos: list[str]) -> list[GitFinding]:
     """What the config and hooks of each nested repository would run, read as text (git is
     never run there): for the manager, since the implementer may have planted it there."""
     found: list[GitFinding] = []
+    # A `.git` file (or a folder on the way) may name any folder: only the work tree and the
+    # top repository's own git directory (where submodules keep theirs) are read.
+    allowed = [os.path.realpath(worktree)]
+    with contextlib.suppress(BridgeError):  # no repository around: the work tree alone
+        allowed.append(os.path.realpath(locate(worktree).common_dir))
     for path in repos:
         where = git_dir(worktree / path)
         if where is None:
+            continue
+        real = os.path.realpath(where)
+        if not any(within(real, root) for root in allowed):
+            what = f"its git directory {real!r} lies outside the work tree: not read"
+            found.append(GitFinding("nested", f"{path}/ .git", what))
             continue
         for key, value in _config_text(small(where / "config")):
             if _RUNS.match(_generic(key)) and value.strip().lower() not in _OFF:

@@ -26,6 +26,7 @@ import os
 import time
 from pathlib import Path
 
+from .. import nofollow
 from ..errors import BridgeError
 from ..fileio import atomic_write_bytes
 from . import rollout
@@ -132,24 +133,22 @@ def objective_of(goal: str) -> str:
     return Handoff(goal).render()
 
 
-def restore_objective(path: Path, goal: str) -> bool:
-    """Put the handoff's objective back if it changed; True when it had.
+def restore_objective(root: Path, rel: str, goal: str) -> bool:
+    """Put the handoff `root/rel` back if its objective changed; True when it had.
 
     The notes under `# Done` are kept; a handoff replaced by a link or removed is written anew.
+    Read and written inside the work tree: a link there, or on the way to it, is never followed
+    (a link on the way stops the run, naming it).
     """
     head = objective_of(goal)
-    if path.is_symlink():
-        notes = ""
-    else:
-        raw = _read(path)
-        if raw is None:
-            notes = ""
-        else:
-            text = raw.decode("utf-8", "surrogateescape")
-            if text.startswith(head):
-                return False
-            notes = _notes(text)
-    atomic_write_bytes(path, (head + notes).encode("utf-8", "surrogateescape"))
+    kind, raw = nofollow.read(root, rel)
+    notes = ""
+    if kind == "file" and raw is not None:
+        text = raw.decode("utf-8", "surrogateescape")
+        if text.startswith(head):
+            return False
+        notes = _notes(text)
+    nofollow.replace(root, rel, (head + notes).encode("utf-8", "surrogateescape"))
     return True
 
 

@@ -216,7 +216,7 @@ def _launch(
         wall_args=wall,
         on_update=view.update,
         own_prices=load_config(warnings=[]).implementer_prices,
-        stderr_path=run.root / WORKSPACE / "logs" / f"{h.run}-round{round_no}-{attempt}.stderr",
+        stderr_log=f"{WORKSPACE}/logs/{h.run}-round{round_no}-{attempt}.stderr",
     )
     return result, changed_between(run.root, before, snapshot(run.root))
 
@@ -229,7 +229,7 @@ def _guard(run: Run, round_no: int, view: View) -> list[str]:
     changed = []
     if run.custody.restore():
         changed.append(ROLLOUT_NAME)
-    if restore_objective(run.root / run.header.handoff, run.header.goal):
+    if restore_objective(run.root, run.header.handoff, run.header.goal):
         changed.append(OBJECTIVE)
     if changed:
         who = f"round {round_no}" if round_no else "something outside the driver"

@@ -6,11 +6,13 @@ self-contained, and never overwritten (a second run on the same day gets a new n
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from .. import nofollow
 from ..errors import BridgeError
 from ..gitrepo import git_path
 
@@ -58,37 +60,33 @@ def slug(text: str) -> str:
 
 
 def write_handoff(worktree: Path, handoff: Handoff, *, today: date) -> Path:
-    """Create the handoff file; an existing file of the same name is never touched."""
-    folder = worktree / WORKSPACE / "handoffs"
-    folder.mkdir(parents=True, exist_ok=True)
+    """Create the handoff file; an existing file (or link) of the same name is never touched."""
+    folder = f"{WORKSPACE}/handoffs"
     stem = f"{today:%Y_%m_%d}_{slug(handoff.request)}"
+    data = handoff.render().encode("utf-8")
     for n in range(1, 1000):
-        path = folder / (f"{stem}.md" if n == 1 else f"{stem}_{n}.md")
-        try:
-            with path.open("x", encoding="utf-8") as handle:
-                handle.write(handoff.render())
-        except FileExistsError:
-            continue
-        return path
-    raise BridgeError(f"too many handoff files named {stem}_N.md in {folder}")
+        name = f"{folder}/{stem}.md" if n == 1 else f"{folder}/{stem}_{n}.md"
+        if nofollow.create_new(worktree, name, data):
+            return worktree / name
+    raise BridgeError(f"too many handoff files named {stem}_N.md in {worktree / folder}")
 
 
 def prepare(worktree: Path) -> Path:
     """The run's folder with its knowledge base, git-ignored through the repository's exclude.
 
     `.git/info/exclude` rather than `.gitignore`: the user's tracked files stay untouched.
+    Both in reach of a round: written without following a link (a link on the way stops the
+    run, naming it; a link at the README is replaced).
     """
-    folder = worktree / WORKSPACE
-    kb = folder / "kb"
-    kb.mkdir(parents=True, exist_ok=True)
-    readme = kb / "README.md"
-    if not readme.exists():
-        readme.write_text(KB_README, encoding="utf-8")
+    readme = f"{WORKSPACE}/kb/README.md"
+    if nofollow.read(worktree, readme)[0] != "file":
+        nofollow.replace(worktree, readme, KB_README.encode("utf-8"))
     exclude = git_path(worktree, "info/exclude")
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if EXCLUDE_LINE not in current.splitlines():
-        sep = "" if not current or current.endswith("\n") else "\n"
-        with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(f"{sep}{EXCLUDE_LINE}\n")
-    return folder
+    git_dir, rel = exclude.parent.parent, "info/exclude"
+    kind, current = nofollow.read(git_dir, rel)
+    lines = (current or b"").decode("utf-8", "replace").splitlines() if kind == "file" else []
+    if EXCLUDE_LINE not in lines:
+        sep = b"\n" if current and kind == "file" and not current.endswith(b"\n") else b""
+        with os.fdopen(nofollow.open_write(git_dir, rel, append=True), "ab") as handle:
+            handle.write(sep + f"{EXCLUDE_LINE}\n".encode())
+    return worktree / WORKSPACE

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from .. import hosts
+from .. import hosts, nofollow
 from ..errors import BridgeError
 from .rollout import Outcome
 from .stream import StreamState
@@ -128,7 +128,7 @@ def run_round(
     cwd: Path,
     env: Mapping[str, str],
     timeout_s: float,
-    stderr_path: Path,
+    stderr_log: str,
     extra_args: Sequence[str] | None = None,
     wall_args: Sequence[str] = (),
     on_update: Callable[[StreamState], None] = lambda _s: None,
@@ -142,8 +142,8 @@ def run_round(
     state = StreamState(
         host, reader=runner.read, model=runner.model_of(cmd, env), own_prices=own_prices or {}
     )
-    stderr_path.parent.mkdir(parents=True, exist_ok=True)
-    with stderr_path.open("wb") as log:
+    # In the work tree, where a round can plant a link: opened without following one.
+    with os.fdopen(nofollow.open_write(cwd, stderr_log), "wb") as log:
         try:
             proc = _spawn(cmd, cwd, env, log)
         except BridgeError as exc:
@@ -163,7 +163,7 @@ def run_round(
     if outcome != "ok" and not detail:
         detail = outcome
     if outcome != "ok":
-        detail += _stderr_tail(stderr_path)
+        detail += _stderr_tail(cwd, stderr_log)
     return RoundResult(
         outcome,
         code,
@@ -236,10 +236,8 @@ def _watch(
         return "interrupted"
 
 
-def _stderr_tail(path: Path) -> str:
-    try:
-        text = path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
+def _stderr_tail(cwd: Path, rel: str) -> str:
+    kind, data = nofollow.read(cwd, rel)
+    text = (data if kind == "file" and data else b"")[-2000:].decode("utf-8", "replace").strip()
     last = text.splitlines()[-1] if text else ""
     return f": {last[:200]}" if last else ""

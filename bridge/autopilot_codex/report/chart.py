@@ -23,7 +23,8 @@ from ..spend import Spend
 from .timeline import Entry
 
 MANAGER = "manager"
-LABEL = "Spend over time: the manager's and the implementer's, stacked"
+# Names each meter as the page's summary does ("rounds" for a rounds run's hosts).
+LABEL = "Spend over time, stacked: {} and {}"
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
     style = Style(
         background="transparent",
         plot_background="transparent",
+        font_family="system-ui, sans-serif",  # the page's own, not pygal's monospace
         foreground="currentColor",
         foreground_strong="currentColor",
         foreground_subtle="rgba(127,127,127,0.4)",
@@ -98,6 +100,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         value_font_size=16,
         tooltip_font_size=16,
     )
+    label = LABEL.format(MANAGER, implementer)
     # Narrow, so a phone's 390 px draws its text at a readable size.
     chart = pygal.StackedLine(
         js=[],
@@ -106,7 +109,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         height=300,
         style=style,
         fill=True,
-        title=LABEL,
+        title=label,
         x_title=f"{unit} since start",
         y_title="USD spent",
         legend_at_bottom=True,
@@ -123,7 +126,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
             if str(child.tag).rsplit("}", 1)[-1].lower() == "script":
                 parent.remove(child)
     tree.set("role", "img")
-    tree.set("aria-label", LABEL)
+    tree.set("aria-label", label)
     return ElementTree.tostring(tree, encoding="unicode")
 
 

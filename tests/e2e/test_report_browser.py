@@ -55,6 +55,15 @@ FACTS = r"""(() => {
     }
   }
   const svg = document.querySelector('.chart svg');
+  // The chart's words drawn over one another (an axis with more labels than room).
+  const drawn = svg ? [...svg.querySelectorAll('text')].filter(t => t.textContent.trim())
+    .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0) : [];
+  const overlapping = [];
+  drawn.forEach(([a, r], i) => drawn.slice(i + 1).forEach(([b, q]) => {
+    const x = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+    const y = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+    if (x > 1 && y > 1) overlapping.push([a, b]);
+  }));
   return {
     strip,
     facts: {
@@ -67,6 +76,7 @@ FACTS = r"""(() => {
     cut,
     page: [document.documentElement.scrollWidth, window.innerWidth],
     chart: svg ? [...svg.querySelectorAll('text')].map(t => t.textContent) : null,
+    overlapping,
     chart_width: svg ? svg.getBoundingClientRect().width : 0,
   };
 })()"""
@@ -117,6 +127,11 @@ def look(
         assert "manager" in name and implementer in name, (where, name)
         assert {"manager", implementer} <= set(seen["chart"]), (where, seen["chart"])
         assert not [t for t in seen["chart"] if "…" in t], (where, seen["chart"])
+        assert seen["overlapping"] == [], (where, seen["overlapping"])
+        # Each dollar label on the axis its own figure: a spend under a cent once read "$0.00"
+        # five times.
+        dollars = [t for t in seen["chart"] if t.startswith("$")]
+        assert len(dollars) == len(set(dollars)) >= 2, (where, dollars)
         assert seen["chart_width"] >= 300, (where, seen["chart_width"])
 
 

@@ -14,6 +14,7 @@ Each meter ends at the loop's figure (`spend.of_files`), so the chart and the su
 from __future__ import annotations
 
 import calendar
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -101,6 +102,8 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         tooltip_font_size=16,
     )
     label = LABEL.format(MANAGER, implementer)
+    # Cents, or as many places as a spend under a cent needs for its axis' labels to differ.
+    places = max(2, 1 - math.floor(math.log10(max(max(r.total for r in found), 1e-6))))
     # Narrow, so a phone's 390 px draws its text at a readable size.
     chart = pygal.StackedLine(
         js=[],
@@ -115,7 +118,10 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         legend_at_bottom=True,
         show_minor_x_labels=False,
         x_labels_major_count=4,
-        value_formatter=lambda value: f"${value:.2f}",
+        # Few dollar labels: the plot is some 150 units tall, and pygal's default of up to 16
+        # labels drew them over one another.
+        max_scale=5,
+        value_formatter=lambda value: f"${value:.{places}f}",
     )
     chart.x_labels = [f"{r.at:g}" for r in found]
     chart.add(MANAGER, [r.manager for r in found])

@@ -81,11 +81,14 @@ class Browser:
         os.close(from_browser)
         self._buffer = b""
         self._next_id = 0
-        target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self._session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
-            "sessionId"
-        ]
-        self.send("Page.enable", session=True)
+        try:
+            target = self.send("Target.createTarget", url="about:blank")["targetId"]
+            attached = self.send("Target.attachToTarget", targetId=target, flatten=True)
+            self._session = attached["sessionId"]
+            self.send("Page.enable", session=True)
+        except (OSError, BrowserError):
+            self.close()
+            raise
 
     def close(self) -> None:
         os.close(self._write)
@@ -145,9 +148,7 @@ class Browser:
 
     def evaluate(self, expression: str) -> Any:
         """A JS expression's value in the page, as JSON."""
-        got = self.send(
-            "Runtime.evaluate", session=True, expression=expression, returnByValue=True
-        )
+        got = self.send("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
         if "exceptionDetails" in got:
             raise BrowserError(f"{expression[:60]}: {got['exceptionDetails']}")
         return got["result"].get("value")

@@ -87,7 +87,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """One Chromium for every page; each page is opened at each width in turn."""
     binary = find_chromium()
     if binary is None:
-        message = "Chromium is not installed (apt-get install chromium): the report is not looked at"
+        message = (
+            "Chromium is not installed (apt-get install chromium): the report is not looked at"
+        )
         if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
@@ -96,9 +98,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     running.close()
 
 
-def look(
-    browser: Browser, repo: Path, capsys: Capsys, tmp_path: Path, implementer: str
-) -> None:
+def look(browser: Browser, repo: Path, capsys: Capsys, tmp_path: Path, implementer: str) -> None:
     """The loop's report at each width agrees with `status --json` and reads whole."""
     spend = json.loads(cli(capsys, "-C", str(repo), "status", "--json")[1])["spend"]
     out = tmp_path / "report.html"
@@ -144,13 +144,21 @@ def test_an_autopilot_report_in_a_browser(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
-    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "--budget", "1", "goal")
+    code, out = cli(
+        capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "--budget", "1", "goal"
+    )
     assert code == 0, out
     transcript = tmp_path / "session.jsonl"
     spend_in(transcript, "m1", 40_000)  # $0.60 of Sonnet 4's output
     run_hook_inproc(
         "PostToolUse",
-        payload("PostToolUse", repo, tool_name="Bash", tool_input={"command": "ls"}, transcript_path=str(transcript)),
+        payload(
+            "PostToolUse",
+            repo,
+            tool_name="Bash",
+            tool_input={"command": "ls"},
+            transcript_path=str(transcript),
+        ),
         capsys,
         monkeypatch,
     )
@@ -161,8 +169,19 @@ def test_a_ralph_report_in_a_browser(
     browser: Browser, repo: Path, capsys: Capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, out = cli(
-        capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "5",
-        "--budget", "2", "Make", "it", "pass.",
+        capsys,
+        "-C",
+        str(repo),
+        "ralph",
+        "--session-id",
+        "sess-1",
+        "--max-iterations",
+        "5",
+        "--budget",
+        "2",
+        "Make",
+        "it",
+        "pass.",
     )
     assert code == 0, out
     transcript = tmp_path / "session.jsonl"
@@ -177,7 +196,12 @@ def test_a_ralph_report_in_a_browser(
 
 
 def test_a_rounds_report_in_a_browser(
-    browser: Browser, repo: Path, script: Script, manager: FakeOpenAI, capsys: Capsys, tmp_path: Path
+    browser: Browser,
+    repo: Path,
+    script: Script,
+    manager: FakeOpenAI,
+    capsys: Capsys,
+    tmp_path: Path,
 ) -> None:
     script([READY, EXIT])
     manager.enqueue(
@@ -186,3 +210,29 @@ def test_a_rounds_report_in_a_browser(
     code, record = drive(repo, "--manager", "openai", "--budget", "3")
     assert code == 0, record
     look(browser, repo, capsys, tmp_path, "rounds")
+
+
+def test_the_page_checks_see_each_fault(browser: Browser, tmp_path: Path) -> None:
+    """Each layout check fires on a page made to fail it: a check that cannot fail proves
+    nothing about the report."""
+    page = tmp_path / "faulty.html"
+    page.write_text(
+        "<!DOCTYPE html><html><body>"
+        '<p style="width:80px;white-space:nowrap">overflowing words in a narrow box</p>'
+        '<p style="width:60px;overflow-wrap:anywhere">Implementer</p>'
+        '<div style="width:2000px">wide</div>'
+        '<div class="chart"><svg width="200" height="50" role="img" aria-label="one meter">'
+        '<text x="10" y="20">$0.00</text><text x="12" y="22">$0.00</text>'
+        '<text x="10" y="45">implem…</text></svg></div>'
+        "</body></html>",
+        encoding="utf-8",
+    )
+    browser.open(page, 390)
+    seen: dict[str, Any] = browser.evaluate(FACTS)
+    assert any("overflowing words" in html for html in seen["overflowing"]), seen["overflowing"]
+    assert seen["cut"] == ["Implementer"], seen["cut"]
+    scrolled, wide = seen["page"]
+    assert scrolled > wide
+    assert seen["overlapping"] == [["$0.00", "$0.00"]], seen["overlapping"]
+    assert "implem…" in seen["chart"]
+    assert browser.accessible_name(".chart svg") == "one meter"

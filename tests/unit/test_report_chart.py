@@ -33,6 +33,12 @@ def test_both_meters_end_at_the_loops_figure() -> None:
     assert "minutes since start" in svg
 
 
+def test_a_spend_under_a_cent_has_an_axis_of_its_own_figures() -> None:
+    # "$0.00" five times, once: the axis spoke in cents whatever it measured.
+    svg = chart.svg([chart.Row(0, 0, 0), chart.Row(1, 0, 0.0045)], "seconds")
+    assert "$0.004" in svg and "$0.001" in svg, svg
+
+
 def test_nothing_spent_draws_nothing() -> None:
     assert chart.rows([], Spend(0, 0)) == ([], "")
     assert chart.rows([Entry("2026-01-01T00:00:00", "plan", "p")], Spend(0, 0)) == ([], "")

@@ -14,6 +14,7 @@ Each meter ends at the loop's figure (`spend.of_files`), so the chart and the su
 from __future__ import annotations
 
 import calendar
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from ..spend import Spend
 from .timeline import Entry
 
 MANAGER = "manager"
-LABEL = "Spend over time: the manager's and the implementer's, stacked"
+# Names each meter as the page's summary does ("rounds" for a rounds run's hosts).
+LABEL = "Spend over time, stacked: {} and {}"
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
     style = Style(
         background="transparent",
         plot_background="transparent",
+        font_family="system-ui, sans-serif",  # the page's own, not pygal's monospace
         foreground="currentColor",
         foreground_strong="currentColor",
         foreground_subtle="rgba(127,127,127,0.4)",
@@ -98,6 +101,9 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         value_font_size=16,
         tooltip_font_size=16,
     )
+    label = LABEL.format(MANAGER, implementer)
+    # Cents, or as many places as a spend under a cent needs for its axis' labels to differ.
+    places = max(2, 1 - math.floor(math.log10(max(max(r.total for r in found), 1e-6))))
     # Narrow, so a phone's 390 px draws its text at a readable size.
     chart = pygal.StackedLine(
         js=[],
@@ -106,13 +112,16 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
         height=300,
         style=style,
         fill=True,
-        title=LABEL,
+        title=label,
         x_title=f"{unit} since start",
         y_title="USD spent",
         legend_at_bottom=True,
         show_minor_x_labels=False,
         x_labels_major_count=4,
-        value_formatter=lambda value: f"${value:.2f}",
+        # Few dollar labels: the plot is some 150 units tall, and pygal's default of up to 16
+        # labels drew them over one another.
+        max_scale=5,
+        value_formatter=lambda value: f"${value:.{places}f}",
     )
     chart.x_labels = [f"{r.at:g}" for r in found]
     chart.add(MANAGER, [r.manager for r in found])
@@ -123,7 +132,7 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
             if str(child.tag).rsplit("}", 1)[-1].lower() == "script":
                 parent.remove(child)
     tree.set("role", "img")
-    tree.set("aria-label", LABEL)
+    tree.set("aria-label", label)
     return ElementTree.tostring(tree, encoding="unicode")
 
 

@@ -4,6 +4,7 @@ detached worker reviews, so a test that wants the review's outcome waits for the
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, cast
@@ -28,6 +29,20 @@ def wait_reviews(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
         if time.monotonic() > deadline:
             raise AssertionError(f"a review was still in flight after {timeout}s: {state['inflight']}")
         time.sleep(0.05)
+
+
+def wait_shadow(worktree: Path, timeout: float = 120.0) -> None:
+    """Once no shadow snapshot is being written for this worktree (its worker holds the lock)."""
+    from autopilot_codex.fileio import acquire
+
+    lock = project_dir(worktree) / "shadow.lock"
+    if not lock.exists():
+        return
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        acquire(fd, timeout)
+    finally:
+        os.close(fd)
 
 
 def wait_inflight(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:

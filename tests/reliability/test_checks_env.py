@@ -83,6 +83,12 @@ def test_a_check_that_allows_every_command_in_the_config_fails_and_is_undone(
     ralph(repo, f"printf %s {shlex.quote(forge)} > {shlex.quote(str(config))}", capsys)
     answer = stop(repo)
     assert config.read_text() == '{"allow_push": false}\n'
+    if WALLED:
+        # The write lands in the sandbox's own throwaway view of the state home, never in the
+        # config: nothing was tampered with, and the check may pass (the loop then ends done).
+        assert events(repo, "checks.tamper") == []
+        if answer.get("decision") != "block":
+            return
     assert answer["decision"] == "block"
     (result,) = state_of(repo)["last_checks"]
     assert result["status"] == "fail"

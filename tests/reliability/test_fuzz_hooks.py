@@ -27,7 +27,7 @@ from tests.reliability.conftest import (
     state_of,
     state_path,
 )
-from tests.reviews import wait_reviews
+from tests.reviews import wait_reviews, wait_shadow
 
 EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact")
 TOOLS = (
@@ -223,6 +223,8 @@ class Fixture:
         # A Write starts a background review (of the empty diff): let it end before the
         # next example rewrites state.json under it.
         wait_reviews(self.repo)
+        # And the shadow history's snapshot of it, which may add to the ledger.
+        wait_shadow(self.repo)
         assert result.code == 0
         assert "Traceback" not in result.stdout
         assert "internal error" not in result.stderr, result.stderr

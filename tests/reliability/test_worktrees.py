@@ -11,6 +11,7 @@ from autopilot_codex.paths import project_dir, state_home
 from tests.conftest import git, payload, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reliability.conftest import Hook, answer_of, marker_of, start_loop, state_of
+from tests.reviews import wait_shadow
 
 
 def snapshot(worktree: Path) -> dict[str, str]:
@@ -33,6 +34,10 @@ def two_loops(
     git(repo, "worktree", "add", "-q", "-b", "feature", str(linked))
     start_loop(repo, manager, capsys, session="sess-main")
     start_loop(linked, manager, capsys, session="sess-linked")
+    # Each loop's first shadow snapshot is written by a worker of its own: done before a test
+    # compares the loops' folders.
+    wait_shadow(repo)
+    wait_shadow(linked)
     return repo, linked
 
 
@@ -63,6 +68,7 @@ def test_one_worktrees_hooks_never_touch_the_other(
     assert snapshot(linked) == untouched
     assert state_of(main_tree)["iteration"] == 1
 
+    wait_shadow(main_tree)
     untouched = snapshot(main_tree)
     hook(
         "PostToolUse",

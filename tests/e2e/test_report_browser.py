@@ -82,9 +82,10 @@ FACTS = r"""(() => {
 })()"""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One Chromium for every page; each page is opened at each width in turn."""
+    """One Chromium for this module's pages (gone before the rest of the suite runs); each page
+    is opened at each width in turn."""
     binary = find_chromium()
     if binary is None:
         message = (

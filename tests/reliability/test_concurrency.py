@@ -74,7 +74,8 @@ def fire(jobs: list[tuple[str, dict[str, Any]]], env: dict[str, str]) -> list[Fi
     def finish(index: int) -> Finished:
         event, proc = procs[index]
         data = json.dumps(jobs[index][1]).encode()
-        start.wait()
+        # Bounded: a crowd that never gathers fails the test instead of holding the suite.
+        start.wait(timeout=120)
         began = time.monotonic()
         try:
             out, err = proc.communicate(data, timeout=90)

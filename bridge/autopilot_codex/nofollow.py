@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import time
@@ -135,6 +136,19 @@ def reading(root: Path, rel: str) -> Iterator[BinaryIO]:
     where, name = _split(rel)
     with folder(root, where, create=False) as dfd, _opened(dfd, name) as handle:
         yield handle
+
+
+def sha256(root: Path, rel: str) -> str:
+    """The file's sha256 read without following a link, or "unreadable <errno|link>" (the file
+    swapped for a link or removed since its caller looked)."""
+    digest = hashlib.sha256()
+    try:
+        with reading(root, rel) as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
+    except (OSError, LinkRefused) as exc:
+        return f"unreadable {getattr(exc, 'errno', 'link')}"
+    return digest.hexdigest()
 
 
 def lstat(root: Path, rel: str) -> os.stat_result:

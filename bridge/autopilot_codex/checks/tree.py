@@ -24,8 +24,6 @@ from .. import nofollow
 from ..errors import BridgeError
 from ..gitrepo import nested, run_bytes
 
-_READ_BYTES = 1024 * 1024
-
 
 def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
     """The digest, or "" when git cannot tell (not a repository, git missing): never cached."""
@@ -114,18 +112,7 @@ def _describe(worktree: Path, path: bytes) -> bytes:
         # Never open a fifo or a device: reading one can block or never end.
         return f"special {stat.S_IFMT(info.st_mode)}".encode()
     executable = b"755" if info.st_mode & stat.S_IXUSR else b"644"
-    return b"file " + executable + b" " + _file_digest(worktree, rel)
-
-
-def _file_digest(worktree: Path, rel: str) -> bytes:
-    digest = hashlib.sha256()
-    try:
-        with nofollow.reading(worktree, rel) as handle:
-            while chunk := handle.read(_READ_BYTES):
-                digest.update(chunk)
-    except (OSError, nofollow.LinkRefused) as exc:  # swapped since the lstat
-        return f"unreadable {getattr(exc, 'errno', 'link')}".encode()
-    return digest.hexdigest().encode()
+    return b"file " + executable + b" " + nofollow.sha256(worktree, rel).encode()
 
 
 def _excluded(path: bytes, exclude: tuple[str, ...]) -> bool:

@@ -22,7 +22,6 @@ what they need of it is read here in Python:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -37,7 +36,6 @@ from .runner import run_bytes
 _GITLINK = b"160000"
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _SMALL = 64 * 1024  # HEAD, a ref, a `.git` file: never more than this is read
-_READ = 1024 * 1024
 
 # One file's record: kind, mode, size, mtime_ns, ctime_ns, inode, sha256 (a link: its target).
 Entry = tuple[str, int, int, int, int, int, str]
@@ -145,7 +143,7 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
         if mode == stat.S_IFLNK:
             kind, digest = "link", _target(root, rel)
         elif mode == stat.S_IFREG:
-            kind, digest = "file", _sha256(root, rel)
+            kind, digest = "file", nofollow.sha256(root, rel)
         else:
             # Never open a fifo or a device: reading one can block or never end.
             kind, digest = "special", str(mode)
@@ -187,17 +185,6 @@ def _target(root: Path, rel: str) -> str:
         return nofollow.readlink(root, rel)
     except (OSError, nofollow.LinkRefused) as exc:
         return f"unreadable {getattr(exc, 'errno', 'link')}"
-
-
-def _sha256(root: Path, rel: str) -> str:
-    digest = hashlib.sha256()
-    try:
-        with nofollow.reading(root, rel) as handle:
-            while chunk := handle.read(_READ):
-                digest.update(chunk)
-    except (OSError, nofollow.LinkRefused) as exc:
-        return f"unreadable {getattr(exc, 'errno', 'link')}"
-    return digest.hexdigest()
 
 
 def manifest(

@@ -40,7 +40,7 @@ def announce(store: Store, via: str) -> None:
     if not told:
         return
     try:
-        from .commands.notify import notify
+        from .notify import notify
 
         for before, state in told:
             why = f" ({state.stop_reason})" if state.stop_reason else ""

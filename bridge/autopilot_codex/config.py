@@ -76,7 +76,7 @@ class Config:
     wall_allow_hosts: tuple[str, ...] = field(default_factory=tuple)
     wall_deny_read: tuple[str, ...] = field(default_factory=tuple)
     # A program and its arguments told when a loop ends, pauses for the user, loses its
-    # session or falls silent (`commands.notify`): run without a shell, the message as its last
+    # session or falls silent (`notify`): run without a shell, the message as its last
     # argument, the event as JSON on stdin. Never from the environment.
     notify_command: tuple[str, ...] = field(default_factory=tuple)
 
@@ -135,19 +135,17 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "review_not_converging": (1, 1_000, False),
     "lock_timeout_s": (0, 600, True),
 }
-CHOICES = {"review": REVIEW_MODES, "api": APIS}
+# The manager backends, each the module `manager/<name>_backend.py` that `manager.select`
+# loads: the one list, so the settings check a name without importing the manager.
+MANAGERS = ("openai", "codex")
+# "" for `manager` lets `manager.select` choose: openai with an API key, else the codex CLI.
+CHOICES = {"review": REVIEW_MODES, "api": APIS, "manager": ("", *MANAGERS)}
 # What a loop is planned with and its hooks need again; kept in its state (never the key).
 LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
 
 
 def choices(name: str) -> tuple[str, ...] | None:
     """The values a setting with a fixed set of them accepts, or None."""
-    if name == "manager":
-        # The backends' registry is the one list; it is imported only when a manager is set.
-        from .manager.select import BACKENDS
-
-        # "" lets `manager.select` choose: openai with an API key, else the codex CLI.
-        return ("", *BACKENDS.names)
     return CHOICES.get(name)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import tempfile
 from dataclasses import asdict, dataclass
@@ -138,3 +139,19 @@ def exposure_note() -> str:
         "shell profile and restart the host; the wall's sandbox.credentials.envVars deny "
         "hides it from sandboxed commands meanwhile."
     )
+
+
+_SECRET_VALUE = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|"
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
+)
+
+
+def redact(text: str) -> str:
+    """Remove credentials from anything bound for the manager, the user's own key first."""
+    stored = load()
+    values = [os.environ.get(var, "") for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")]
+    for value in [stored.api_key if stored else "", *values]:
+        if len(value) >= 8:
+            text = text.replace(value, "[REDACTED]")
+    return _SECRET_VALUE.sub("[REDACTED]", text)

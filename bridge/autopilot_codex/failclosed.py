@@ -62,7 +62,7 @@ def describe(event: str, exc: BaseException, log: str = "") -> str:
     """One line naming the crash (a message may hold newlines or a whole file name). The line
     reaches the implementer, so the message goes with credentials redacted, or not at all."""
     try:
-        from .manager.prompts import redact
+        from .credentials import redact
 
         detail = " ".join(redact(str(exc)).split())
     except Exception:  # noqa: BLE001 - what cannot be redacted is not shown

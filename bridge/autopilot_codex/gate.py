@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .paths import INDEXES, state_home_str, within
+from .loopindex import find_loop, loads
+from .paths import state_home_str
 
 # typing.TYPE_CHECKING without importing typing on every hook (mypy reads the name the same way)
 TYPE_CHECKING = False
@@ -83,44 +84,6 @@ def _late_site() -> None:
         import site
 
         site.main()
-
-
-class _Scanning:
-    """The settings `json.loads` gives the C scanner by default."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float  # NaN, Infinity, -Infinity
-
-
-def loads(raw: bytes) -> object:
-    """`json.loads` for the gate, without importing `json`: its import pulls in `re`, `enum`
-    and `functools`, which cost an idle hook more than the rest of its work. The C scanner
-    `json` itself uses does the parsing; anything unusual (no C scanner, not UTF-8, trailing
-    data) goes to `json.loads`, so the answer is always the one `json.loads` would give."""
-    try:
-        from _json import make_scanner
-
-        text = raw.decode("utf-8")
-    except (ImportError, UnicodeDecodeError):
-        import json
-
-        return json.loads(raw)
-    start = len(text) - len(text.lstrip(" \t\n\r"))
-    try:
-        # typeshed types the context as the scanner itself; any object with these fields works.
-        value, end = make_scanner(_Scanning())(text, start)  # type: ignore[arg-type]
-    except StopIteration:
-        end = -1
-    if end < 0 or text[end:].strip(" \t\n\r"):
-        # Not a plain document (a BOM, garbage, trailing data): json.loads decides, and raises.
-        import json
-
-        return json.loads(raw)
-    return value
 
 
 def read_stdin(timeout: float = STDIN_TIMEOUT_S) -> bytes:
@@ -199,67 +162,3 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         # An owned loop has nothing to claim: the owner's prompts cost it no engine start.
         return admitted if session == owner and event != "UserPromptSubmit" else None
     return admitted if event == "UserPromptSubmit" else None
-
-
-def _scan(home: str) -> dict[str, list[object]]:
-    """Every marker name in the two indexes, with the parsed copies found (None: unreadable)."""
-    seen: dict[str, list[object]] = {}
-    for index in INDEXES:
-        folder = os.path.join(home, index)
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith("."):
-                continue
-            try:
-                with open(os.path.join(folder, name), "rb") as handle:
-                    marker: object = loads(handle.read())
-            except (OSError, ValueError, RecursionError):
-                marker = None
-            seen.setdefault(name, []).append(marker)
-    return seen
-
-
-def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
-    """The guarded loop whose worktree contains `real`: (worktree, marker, needs repair).
-
-    Markers are not authenticated (without the wall the implementer can write the index): a
-    pair in both indexes wins over a single copy, and the engine repairs only a loop it ran.
-
-    Markers are read by content (there are a handful at most), so no key is hashed on the
-    common path. A marker present in one index only, or different in the two, still guards
-    its worktree and asks for repair; a damaged one falls back to the keys of `real`'s
-    ancestors, and the engine then reads the real state.
-    """
-    seen = _scan(state_home_str())
-    best: tuple[str, dict[str, object], bool] | None = None
-    damaged = False
-    for copies in seen.values():
-        repair = len(copies) != len(INDEXES) or any(c != copies[0] for c in copies)
-        for marker in copies:
-            if not isinstance(marker, dict):
-                damaged = True
-                continue
-            root = marker.get("worktree")
-            if isinstance(root, str) and root and within(real, root):
-                # A worktree removed from disk guards nothing (a late hook from it is a no-op).
-                # A marker in both indexes beats one in a single index (a planted marker for a
-                # subfolder must not shadow the real loop); then the deepest worktree wins,
-                # also between two copies of one marker that disagree (whichever index).
-                better = best is None or (not repair, len(root)) > (not best[2], len(best[0]))
-                if better and os.path.isdir(root):
-                    best = (root, marker, repair)
-    if best is not None or not damaged:
-        return best
-    from .paths import project_key
-
-    here = real
-    while True:
-        if project_key(here) in seen:
-            return here, {}, True
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent

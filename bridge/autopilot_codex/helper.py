@@ -18,6 +18,7 @@ import os
 import sys
 
 from . import __version__
+from .paths import run_dir as run_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,10 +63,6 @@ def tag(text: str) -> str:
     for byte in text.encode("utf-8", "surrogateescape"):
         value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"{value:016x}"
-
-
-def run_dir(home: str) -> str:
-    return os.path.join(home, "run")
 
 
 def names(home: str, ver: str) -> tuple[str, str, str]:

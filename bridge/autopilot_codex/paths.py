@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 GIT_MARKER = ".git"
 
 
+def run_dir(home: str) -> str:
+    """The resident helper's folder in the state home: its sockets, locks and stamps."""
+    return os.path.join(home, "run")
+
+
 def state_home_str() -> str:
     configured = os.environ.get("AUTOPILOT_CODEX_HOME", "").strip()
     return (

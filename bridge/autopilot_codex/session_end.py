@@ -43,7 +43,7 @@ def ended(store: Store, payload: HookInput, host: Host) -> Answer:
             return ALLOW
         reason = payload.reason[:100] or "unknown"
         store.append_event(EVENT, session=session, reason=reason, host=host.name)
-    from .commands.notify import notify
+    from .notify import notify
 
     notify(
         {

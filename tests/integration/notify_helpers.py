@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex.cli import main
-from autopilot_codex.commands.notify import MODULE
+from autopilot_codex.notify import MODULE
 from tests.conftest import HookRun, payload, plan_body, run_launcher
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -21,10 +21,10 @@ from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.login import login
 from autopilot_codex.config import load_config
+from autopilot_codex.credentials import redact
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.guarded import spec_for
 from autopilot_codex.manager.openai_backend import api_key_problem
-from autopilot_codex.manager.prompts import redact
 from autopilot_codex.manager.select import backend_name
 from autopilot_codex.paths import project_dir, state_home
 from tests.conftest import LAUNCHER, PLANTED_KEY, payload, plan_body, run_hook_inproc, verdict_body

@@ -293,7 +293,7 @@ SAMPLES = [
 def test_the_gates_parser_answers_as_json_loads_does(raw: bytes) -> None:
     import math
 
-    from autopilot_codex.gate import loads
+    from autopilot_codex.loopindex import loads
 
     try:
         expected: object = json.loads(raw)

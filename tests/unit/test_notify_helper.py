@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.commands import notify
+from autopilot_codex import notify
 
 EVENT = b'{"event": "loop.transition", "status": "done"}\n'
 

@@ -88,6 +88,15 @@ def test_a_backend_the_settings_never_checked_is_refused_by_name() -> None:
     assert select.configured_problem(Config(manager="nope")) == BACKENDS.unknown("nope")
 
 
+def test_the_backends_are_the_settings_list_each_a_module_checked_against_the_protocol() -> None:
+    from autopilot_codex.manager import codex_backend, openai_backend
+
+    # mypy checks each module against `Backend` here, as the registry loads them by name.
+    typed: dict[str, Backend] = {"openai": openai_backend, "codex": codex_backend}
+    assert BACKENDS.names == config.MANAGERS == tuple(typed)
+    assert all(BACKENDS.get(name) is module for name, module in typed.items())
+
+
 def test_every_registered_member_loads() -> None:
     for name in hosts.HOSTS:
         assert hosts.get(name).name == name
@@ -111,6 +120,9 @@ def test_a_fourth_backend_is_one_module_and_one_registry_line(
     from tests.fakes import fake_backend
 
     monkeypatch.setattr(select, "BACKENDS", BACKENDS.with_member("fake", _fake))
+    monkeypatch.setitem(config.CHOICES, "manager", (*config.CHOICES["manager"], "fake"))
+    # In the bridge the one line is its name in `config.MANAGERS` (the registry loads
+    # `manager/<name>_backend.py` by it); a test's module lives elsewhere, so both are patched.
     # The settings, the CLI and the selection all see it; nothing else was edited.
     assert check("manager", "fake") == "fake"
     assert "fake" in option_choices(run.parser(), "manager")

@@ -45,7 +45,7 @@ def no_loop() -> str:
 def worktree_of(cwd: str | Path) -> Path:
     """The guarded worktree that contains `cwd` (the deepest, as the hooks find it), else the
     git worktree around it: a `stop` typed in a nested clone still reaches the loop."""
-    from ..gate import find_loop
+    from ..loopindex import find_loop
 
     with contextlib.suppress(OSError, ValueError):
         found = find_loop(os.path.realpath(cwd))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .. import contract, gitrepo, hostfiles
 from ..checks.run import CheckSpec
 from ..config import load_config
+from ..credentials import redact
 from ..errors import BridgeError, StateCorrupt
 from ..guarded import HostWall, headline, host_wall
 from ..manager import prompts
@@ -65,7 +66,7 @@ def plan(
     dirty: str | None = None,
 ) -> str:
     # The goal is stored and shown; a credential pasted into it must not be.
-    goal = prompts.redact(goal.strip())
+    goal = redact(goal.strip())
     worktree = worktree_of(cwd)
     config = load_config(overrides)
     _refuse_unusable(goal, config, manager)

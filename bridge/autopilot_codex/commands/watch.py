@@ -264,7 +264,7 @@ def sweep(found: list[Row], home: Path | None = None) -> list[str]:
     """Record and tell each new silence, and return what was told; a failure to tell never
     stops the watch. (A loop's status changes are told by the hook that makes them,
     `announce`, not here.)"""
-    from .notify import notify
+    from ..notify import notify
 
     told = []
     for row in found:

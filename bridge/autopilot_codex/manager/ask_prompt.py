@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..contract import clip, task_contract
+from ..credentials import redact
 from ..state import Plan, Task
-from .prompts import ROLE, Prompt, bound_diff, framed, redact
+from .prompts import ROLE, Prompt, bound_diff, framed
 
 ASK_INSTRUCTIONS = (
     ROLE + " The implementer is in the middle of a turn and asks you one question about the "

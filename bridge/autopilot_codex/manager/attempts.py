@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ..credentials import redact
 from . import Outcome
 from .answers import meaning
 from .pricing import BILLED_ATTEMPTS, Price, Usage, cost_usd
-from .prompts import Prompt, corrective, redact
+from .prompts import Prompt, corrective
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -42,7 +43,7 @@ class Charged(Exception):
         self.error = error
 
 
-class Backend(Protocol):
+class Transport(Protocol):
     """One way of reaching a manager model; `ask` drives it."""
 
     timeout_s: float
@@ -62,7 +63,7 @@ class Backend(Protocol):
 
 
 def ask(
-    backend: Backend, schema: type[T], instructions: str, prompt: str, *, cap: int | None = None
+    backend: Transport, schema: type[T], instructions: str, prompt: str, *, cap: int | None = None
 ) -> Outcome[T]:
     """Drive `backend` to one usable answer. `cap` bounds a corrective retry's prompt (the
     configured prompt_chars); without it the retry note is added and nothing is cut."""

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
+from ..credentials import redact
 from .attempts import Invalid
-from .prompts import redact
 
 # A 5xx whose body says the request itself is wrong will fail the same way every time.
 _REQUEST_AT_FAULT = re.compile(

@@ -7,8 +7,10 @@ manager must not pay for `openai`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from importlib import import_module
+from typing import TYPE_CHECKING, Protocol, cast
 
+from ..config import MANAGERS
 from ..errors import BridgeError
 from ..registry import Registry
 
@@ -40,19 +42,15 @@ class Backend(Protocol):
         ...
 
 
-def _openai() -> Backend:
-    from . import openai_backend
+def _loader(name: str) -> Callable[[], Backend]:
+    def load() -> Backend:
+        # mypy checks each module against `Backend` in the registries' test.
+        return cast("Backend", import_module(f"{__package__}.{name}_backend"))
 
-    return openai_backend
-
-
-def _codex() -> Backend:
-    from . import codex_backend
-
-    return codex_backend
+    return load
 
 
-BACKENDS: Registry[Backend] = Registry("manager backend", {"openai": _openai, "codex": _codex})
+BACKENDS: Registry[Backend] = Registry("manager backend", {n: _loader(n) for n in MANAGERS})
 
 
 def backend_name(config: Config) -> str:

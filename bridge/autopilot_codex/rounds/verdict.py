@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import gitrepo
 from ..contract import clip
+from ..credentials import redact
 from ..errors import BridgeError
 from ..manager import prompts
 from .handoff import WORKSPACE
@@ -33,8 +34,8 @@ def verdict_prompt(goal: str, commits: list[str], diff: str, cap: int) -> prompt
     head += f"\n\nCommits since the run began:\n{clip(chr(10).join(commits), 3000) or '(none)'}"
     room = cap - len(INSTRUCTIONS) - len(head) - 400
     text = head + "\n\nThe whole diff since the run began:\n"
-    text += prompts.framed("DIFF", prompts.bound_diff(prompts.redact(diff), max(room, 500)))
-    return prompts.Prompt(INSTRUCTIONS, prompts.redact(text))
+    text += prompts.framed("DIFF", prompts.bound_diff(redact(diff), max(room, 500)))
+    return prompts.Prompt(INSTRUCTIONS, redact(text))
 
 
 @dataclass

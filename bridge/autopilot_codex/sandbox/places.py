@@ -20,9 +20,9 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from .. import credentials, helper
+from .. import credentials
 from ..hosts.wall import KEYRINGS
-from ..paths import state_home
+from ..paths import run_dir, state_home
 
 # cargo's credentials where CARGO_HOME moves them.
 CARGO_STORES = ("credentials.toml", "credentials")
@@ -72,7 +72,7 @@ def _hidden(worktree: str, home: str, user_home: str, stamp: int) -> tuple[str, 
     from ..guarded import spec_for
 
     del stamp  # only part of the cache's key
-    places: list[Path] = [credentials.path(Path(home)), Path(helper.run_dir(home))]
+    places: list[Path] = [credentials.path(Path(home)), Path(run_dir(home))]
     for each in dict.fromkeys(h for h in (user_home, own_home()) if h):
         places += spec_for(Path(worktree), Path(each)).hidden_paths()
         places += [Path(each) / ".autopilot-codex", *(Path(each) / rel for rel in KEYRINGS)]

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODULE = "autopilot_codex.commands.notify"
+MODULE = "autopilot_codex.notify"
 # Where the desktop notifiers are looked for: the system's, never the hook's PATH.
 SYSTEM_BIN = ("/usr/bin", "/bin")
 TIMEOUT_S = 30.0
@@ -68,7 +68,7 @@ def _desktop(message: str) -> list[list[str]]:
 
 
 def _command() -> list[str]:
-    from ..config import load_config
+    from .config import load_config
 
     with contextlib.suppress(Exception):
         return list(load_config().notify_command)
@@ -99,9 +99,9 @@ def safe_path(value: str, worktree: str) -> str:
 
 
 def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
-    from ..paths import state_home
+    from .paths import state_home
 
-    bridge = str(Path(__file__).resolve().parents[2])
+    bridge = str(Path(__file__).resolve().parents[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PATH"] = safe_path(env.get("PATH", os.defpath), worktree)
     argv = [sys.executable, "-I", "-c", _BOOT, bridge, json.dumps(commands)]
@@ -162,7 +162,7 @@ def _run_one(command: list[str], event: bytes) -> None:
 
 
 def _log(command: list[str], what: str) -> None:
-    from ..paths import state_home
+    from .paths import state_home
 
     with contextlib.suppress(OSError):
         log = state_home() / "logs" / "notify.log"

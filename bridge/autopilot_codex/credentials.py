@@ -13,11 +13,11 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import BridgeError
+from .fileio import atomic_write
 from .paths import find_worktree, state_home
 
 SECRET_DIR = "secret"
@@ -88,18 +88,8 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
         raise BridgeError(f"{folder} is not a folder of yours: nothing was stored")
     folder.chmod(0o700)
     text = json.dumps(asdict(creds), indent=2) + "\n"
-    # mkstemp creates the file 0600 before anything is written into it.
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".credentials-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).chmod(0o600)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Created 0600 before anything is written into it.
+    atomic_write(target, text)
     return target
 
 

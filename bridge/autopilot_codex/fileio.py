@@ -19,26 +19,38 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def atomic_write(path: Path, text: str, tmp_dir: Path | None = None) -> None:
+def atomic_write(
+    path: Path, text: str, tmp_dir: Path | None = None, *, sync: bool = True, keep_mode: bool = False
+) -> None:
     """Temp file (in `tmp_dir`, on the same file system), fsync, rename: readers see the old
     or the new file."""
-    atomic_write_bytes(path, text.encode("utf-8"), tmp_dir)
+    atomic_write_bytes(path, text.encode("utf-8"), tmp_dir, sync=sync, keep_mode=keep_mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, tmp_dir: Path | None = None, *, sync: bool = True, keep_mode: bool = False
+) -> None:
     """`atomic_write` for bytes: the whole file through a rename, so a link there is replaced
-    and a reader never sees half of it."""
+    and a reader never sees half of it. The file is private (0600) unless `keep_mode` keeps the
+    mode of the file it replaces (a user's own settings); `sync=False` leaves out the fsync, for
+    notes a crash of the machine may lose."""
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = tmp_dir or path.parent
     folder.mkdir(parents=True, exist_ok=True)
+    mode = 0o600
+    if keep_mode:
+        with contextlib.suppress(FileNotFoundError):
+            mode = path.stat().st_mode & 0o777
     # Not `tempfile`: its import pulls in shutil and the compression modules, on the hot path.
     tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        tmp.chmod(mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -114,12 +114,12 @@ def test_the_skill_quotes_the_default_settings_truly() -> None:
 
     from autopilot_codex.commands.ask import DEFAULT_MAX_CONSULTATIONS
     from autopilot_codex.config import Config
-    from autopilot_codex.manager.pricing import price_for, worst_case_usd
+    from autopilot_codex.manager.pricing import ceiling_usd, price_for
 
     config = Config()
     skill = Path(__file__).parents[2] / "skills" / "consultation" / "SKILL.md"
     text = skill.read_text(encoding="utf-8")
-    call = worst_case_usd(
+    call = ceiling_usd(
         "x" * config.prompt_chars, config.max_output_tokens, price_for(config.model)
     )
     assert f"up to ${call:.2f} a question" in text and f"up to ${call:.2f} (the verdict)" in text

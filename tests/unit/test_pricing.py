@@ -9,11 +9,11 @@ from autopilot_codex.errors import BridgeError
 from autopilot_codex.manager.pricing import (
     Price,
     Usage,
+    ceiling_usd,
     cost_usd,
     parse_override,
     price_for,
     row_for,
-    worst_case_usd,
 )
 
 SOL = Price(2.00, 0.10, 10.00)
@@ -95,6 +95,6 @@ def test_override_prices_replace_the_table(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_worst_case_covers_the_retry_and_the_long_context_rate() -> None:
     # 2999 characters estimate 1000 tokens: (1000*2 + 1000*10) per 1M, twice.
-    assert worst_case_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.024)
+    assert ceiling_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.024)
     # 900000 characters estimate 300001 tokens, above 272K: 300001 * 1 * 2 per 1M, twice.
-    assert worst_case_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(1.200004)
+    assert ceiling_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(1.200004)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from .. import loopfiles
 from ..errors import BridgeError
+from ..fileio import atomic_write
 from ..paths import project_dir
 from ..spend import of_files
 from . import no_loop, worktree_of
@@ -33,26 +32,13 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
     if not target.is_absolute():
         target = Path(cwd) / target
     try:
-        write(target, page)
+        atomic_write(target, page)
     except OSError as exc:  # a folder there, a read-only disk: the user's to fix, not a bug
         raise BridgeError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
     lines = [f"Report: {target} ({of_files(files).total_text()} spent, {files.status})"]
     if open_it:
         lines.append(open_page(target))
     return "\n".join(lines)
-
-
-def write(target: Path, page: str) -> None:
-    """Through a temporary file and a rename: a reader never sees half a page."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(page)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def open_page(target: Path) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BridgeError
+from ..fileio import atomic_write
 from ..guarded import HostWall, host_wall, spec_for
 from ..hosts.claude.boundary import boundary_settings, claude_dir
 from ..hosts.codex.boundary import boundary_overrides, codex_home
@@ -94,7 +94,7 @@ def write_claude(worktree: Path | None, env: Mapping[str, str] | None = None) ->
         backup = target.with_name(f"settings.json.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(target, backup)
         lines.append(f"Backed up {target} to {backup}.")
-    _write_json(target, merged(current, boundary))
+    atomic_write(target, json.dumps(merged(current, boundary), indent=2) + "\n", keep_mode=True)
     which = f"for {worktree}" if worktree else "(a repository's own paths join it at its first plan)"
     lines.append(f"Wrote the wall {which} into {target}:")
     lines.append(json.dumps(boundary, indent=2))
@@ -132,20 +132,6 @@ def extend(wall: HostWall, worktree: Path, env: Mapping[str, str] | None = None)
     judged = host_wall("claude", worktree, env=env)
     said = [line[:-1] + "." if line.endswith(":") else line for line in lines[:-1]]
     return replace(judged, notes=tuple(said))
-
-
-def _write_json(target: Path, data: Mapping[str, Any]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2) + "\n")
-        Path(tmp).chmod(mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def codex_lines(worktree: Path, env: Mapping[str, str] | None = None) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import nofollow
+from ..fileio import atomic_write
 from .runner import run_bytes
 
 _GITLINK = b"160000"
@@ -212,10 +213,7 @@ def digest(worktree: Path, repos: list[Nested]) -> bytes:
 
 def write(file: Path, data: Manifest, ignored: Mapping[str, list[object]]) -> None:
     """The baseline: nested files and ignored files' stats, written whole to `file`."""
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_name(file.name + ".tmp")
-    tmp.write_text(json.dumps({"files": data, "ignored": ignored}), encoding="utf-8")
-    tmp.replace(file)
+    atomic_write(file, json.dumps({"files": data, "ignored": ignored}), sync=False)
 
 
 def load(file: Path) -> tuple[Manifest, dict[str, tuple[object, ...]]] | None:

@@ -129,8 +129,9 @@ def estimate_tokens(text: str) -> int:
 BILLED_ATTEMPTS = 2
 
 
-def worst_case_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
-    """What one manager call could cost at most; the budget guard refuses a call that could
-    take spending past the budget."""
+def ceiling_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
+    """What one manager call could cost at most (`select.worst_case_usd` adds the backend's
+    own text and output cap); the budget guard refuses a call that could take spending past
+    the budget."""
     once = cost_usd(Usage(estimate_tokens(prompt), 0, max_output_tokens), price)
     return BILLED_ATTEMPTS * once

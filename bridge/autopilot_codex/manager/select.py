@@ -103,14 +103,12 @@ def worst_case_usd(config: Config, model: str, prompt: str, max_output_tokens: i
     """The most one call to the selected backend could cost: the prompt plus the text the
     backend itself sends with it (`OVERHEAD_CHARS`), and the output it may really produce
     (`output_cap`: more than we ask for when the backend sends no cap of its own)."""
-    from .pricing import BILLED_ATTEMPTS, Usage, cost_usd, estimate_tokens
+    from .pricing import ceiling_usd
 
     backend = _backend(config)
     # The backend's own text counts like ours, at the same deliberately high rate.
-    tokens_in = estimate_tokens(prompt + " " * backend.OVERHEAD_CHARS)
-    tokens_out = backend.output_cap(max_output_tokens)
-    once = cost_usd(Usage(tokens_in, 0, tokens_out), price_of(config, model))
-    return BILLED_ATTEMPTS * once
+    text = prompt + " " * backend.OVERHEAD_CHARS
+    return ceiling_usd(text, backend.output_cap(max_output_tokens), price_of(config, model))
 
 
 def _backend(config: Config) -> Backend:

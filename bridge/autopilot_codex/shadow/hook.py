@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BridgeError
-from ..fileio import read_text
+from ..fileio import atomic_write, read_text
 from ..hosts import terminal_command
 from . import background, repo
 from .record import PENDING, at_point, read_list
@@ -76,7 +75,7 @@ def _at_stop(store: Store) -> str:
         repo.settle(repo.at(store.worktree, store.home), store.lock_timeout)
     pending = read_list(store.dir / PENDING)
     if pending != read_list(store.dir / AT_STOP):
-        _put(store.dir / AT_STOP, json.dumps(pending))
+        atomic_write(store.dir / AT_STOP, json.dumps(pending), sync=False)
     if not pending:
         return ""
     (store.dir / PENDING).unlink(missing_ok=True)
@@ -122,17 +121,7 @@ def mid_turn(folder: Path) -> bool:
 
 def _mark_turn(folder: Path, event: str) -> None:
     if (read_text(folder / TURN) or "").strip() != event:
-        _put(folder / TURN, event)
-
-
-def _put(path: Path, text: str) -> None:
-    """Whole or not at all (a rename), but not synced to disk: these notes of the turn cost a
-    hook nothing, and a crash of the machine loses at most one of them (a turn's losses are
-    in the ledger too)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+        atomic_write(folder / TURN, event, sync=False)
 
 
 def _point(event: str, tool: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,6 @@ from autopilot_codex.hosts.codex.trust import (
     trust_entries,
     trust_key,
     trusted_hash,
-    write_atomic,
 )
 
 HAS_TOMLLIB = sys.version_info >= (3, 11)
@@ -133,13 +131,3 @@ def test_a_result_that_would_not_parse_is_refused() -> None:
     broken = "[hooks.state]\n[hooks.state]\n"  # a duplicate table the user already has
     with pytest.raises(BridgeError, match="would not parse"):
         set_trust(broken, {"k": "sha256:aa"})
-
-
-def test_write_atomic_keeps_the_mode(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text("a = 1\n")
-    path.chmod(0o640)
-    write_atomic(path, "a = 2\n")
-    assert path.read_text() == "a = 2\n"
-    assert path.stat().st_mode & 0o777 == 0o640
-    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]

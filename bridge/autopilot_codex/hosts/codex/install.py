@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BridgeError
+from ...fileio import atomic_write
 from . import trust as codex_trust
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
@@ -182,7 +183,7 @@ def unmerge_hooks(
 
 
 def _write_json(path: Path, document: Mapping[str, Any]) -> None:
-    codex_trust.write_atomic(path, json.dumps(document, indent=2) + "\n")
+    atomic_write(path, json.dumps(document, indent=2) + "\n", keep_mode=True)
 
 
 # -- install / uninstall -----------------------------------------------------------------------
@@ -272,7 +273,7 @@ def uninstall(tgt: Target) -> list[str]:
         if manifest.get("created_hooks_file") and remaining == {"hooks": {}}:
             hooks_file.unlink()
         elif isinstance(original, str) and _same_document(original, remaining):
-            codex_trust.write_atomic(hooks_file, original)
+            atomic_write(hooks_file, original, keep_mode=True)
         else:
             _write_json(hooks_file, remaining)
     for skill in manifest.get("skills", []):
@@ -285,7 +286,7 @@ def uninstall(tgt: Target) -> list[str]:
         if manifest.get("created_config") and not cleaned.strip():
             config.unlink()  # ours, and nothing but our trust was ever in it
         elif cleaned != text:
-            codex_trust.write_atomic(config, cleaned)
+            atomic_write(config, cleaned, keep_mode=True)
     tgt.manifest.unlink()
     # Deepest first, and only an empty one: the user's own skills and files stay.
     for folder in sorted(set(manifest.get("created_dirs", [])), key=lambda f: -len(Path(f).parts)):
@@ -334,7 +335,7 @@ def _trust(config: Path, entries: Mapping[str, str]) -> None:
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     updated = codex_trust.set_trust(text, entries)
     if updated != text:
-        codex_trust.write_atomic(config, updated)
+        atomic_write(config, updated, keep_mode=True)
 
 
 def _project_trusted(config: Path, repo: Path) -> bool:

@@ -13,14 +13,10 @@ touching only tables whose header names one of our keys (Python 3.10 has no TOML
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ...errors import BridgeError
@@ -216,19 +212,3 @@ def read_trusted(text: str) -> dict[str, str]:
         for k, v in state.items()
         if isinstance(v, dict) and v.get("trusted_hash")
     }
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step, keeping its mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        Path(tmp).chmod(mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

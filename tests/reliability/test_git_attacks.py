@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex import gitbinary as binary
 from autopilot_codex import gitrepo
 from autopilot_codex.checks import tree as checks_tree
 from autopilot_codex.cli import main
-from autopilot_codex.gitrepo import binary, runner
+from autopilot_codex.gitrepo import runner
 from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds import handoff, tree
 from tests.conftest import (

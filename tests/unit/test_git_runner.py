@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex import gitbinary as binary
 from autopilot_codex import gitrepo
-from autopilot_codex.gitrepo import binary, runner
+from autopilot_codex.gitrepo import runner
 from autopilot_codex.sandbox import jail
 from tests.conftest import git, make_repo
 

@@ -31,7 +31,7 @@ OPENAI_KEY_HINT = (
 
 def git_check() -> Check:
     """The git binary the bridge runs: a trusted one, never the first `git` on PATH."""
-    from ..gitrepo.binary import MIN_VERSION, git_binary, git_version
+    from ..gitbinary import MIN_VERSION, git_binary, git_version
 
     try:
         binary = git_binary()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BridgeError
-from .binary import git_binary
+from ..gitbinary import git_binary
 
 GIT_TIMEOUT_S = 60
 

@@ -1,6 +1,6 @@
 """The Linux sandbox: the system's bubblewrap, with the rules as mounts and namespaces.
 
-The binary is found like git (`gitrepo/binary.py`): a root-owned file in a system place, never
+The binary is found like git (`gitbinary.py`): a root-owned file in a system place, never
 one from a PATH the implementer could have planted. The whole filesystem is bound read-only
 (`--ro-bind / /`) and the rules' few mounts are laid over it: one bind of the root costs less
 than binding each allowed folder. Namespaces: no network (unless the rules allow it), a pid
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..gitrepo.binary import trusted
+from ..gitbinary import trusted
 from .rules import Mount, Rules, mounts
 
 PLACES = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")

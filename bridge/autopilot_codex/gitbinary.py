@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import BridgeError
+from .errors import BridgeError
 
 OVERRIDE = "AUTOPILOT_CODEX_GIT"
 SYSTEM_PLACES = ("/usr/bin/git", "/usr/local/bin/git", "/opt/homebrew/bin/git", "/bin/git")

@@ -122,7 +122,7 @@ def on_stop(ctx: HookContext) -> Answer:
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
-                f"{decision.message} The safety rails stay on until the user runs "
+                f"{decision.message}. The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
                 of_state(state),
             )

@@ -167,13 +167,19 @@ def test_a_loop_that_ended_done_tells_no_streak_and_plans_one_task(
     assert "planned 1 task:" in shown  # the report's timeline said "planned 1 tasks"
 
 
-def test_a_ralph_loop_at_its_limit_ends_its_sentence(
-    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_a_ralph_loop_at_its_limit_ends_its_sentence_and_names_no_budget(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "1", "Go.")
     assert code == 0, out
+    assert "the loop runs 1 iteration." in out
     (said,) = stops(repo, 1, capsys, monkeypatch)
     assert "iteration limit 1 reached. The safety rails stay on until the user runs" in said, said
+    # No budget was given: no view says "of $0.00" (a ralph loop keeps 0 for none).
+    shown = every_view(repo, capsys, tmp_path)
+    assert "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)" in shown
+    assert "of $0.00" not in shown + said
+    assert "after 1 iteration in" in shown
 
 
 def test_watch_counts_a_runs_rounds_not_its_held_iterations(

@@ -123,7 +123,9 @@ class Home:
             "XDG_DATA_HOME": str(self.home / ".local" / "share"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "CODEX_HOME": str(self.home / ".codex"),
-            "PATH": os.pathsep.join([str(shims), str(self.home / ".local" / "bin"), "/usr/bin", "/bin"]),
+            # The stand-ins first, then the user's bin (install links the launcher there), then
+            # this machine's git, bwrap and socat.
+            "PATH": os.pathsep.join([str(shims), str(self.home / ".local" / "bin"), os.environ["PATH"]]),
             "LANG": "C.UTF-8",
             "COLUMNS": "250",
             "AUTOPILOT_CODEX_PYTHON": sys.executable,

@@ -180,6 +180,9 @@ def test_a_ralph_loop_at_its_limit_ends_its_sentence_and_names_no_budget(
     assert "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)" in shown
     assert "of $0.00" not in shown + said
     assert "after 1 iteration in" in shown
+    # The story is told in words, not as the hook's prefixed message.
+    assert "Stop reason: ralph stopped: iteration limit 1 reached" in shown
+    assert "Outcome ralph stopped: iteration limit 1 reached" in shown
 
 
 def test_watch_counts_a_runs_rounds_not_its_held_iterations(

@@ -179,7 +179,9 @@ def end(
     why: reducer.Why = "cancelled" if kind == "cancelled" else reducer.WHY_OF_KIND[kind]
     store.save_result(reducer.result_record(ralph, why, now))
     status: Status = "stopped" if kind == "cancelled" else END_STATUS[kind]
-    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=reason))
+    # The reason as `status` and the report tell it, without the hooks' message prefix.
+    kept = reason.removeprefix(f"{PREFIX} ")
+    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=kept))
     _record(store, f"ralph.{kind}", ralph, "allow")
     return saved
 

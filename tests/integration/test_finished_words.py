@@ -197,3 +197,36 @@ def test_watch_counts_a_runs_rounds_not_its_held_iterations(
     (row,) = json.loads(capsys.readouterr().out)
     assert row["meters"]["rounds"] == "2/3"
     assert "iterations" not in row["meters"]
+
+
+def test_an_implementer_model_priced_by_rule_is_marked_an_estimate_in_every_view(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 36 ("Spend"): a model the table lacks is priced by a stated rule and shown as
+    estimated in every view, not in `status` alone."""
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "5", "--budget", "100", "Go.")
+    assert code == 0, out
+    transcript = tmp_path / "session.jsonl"
+    record = {"type": "assistant", "message": {"id": "x", "model": "claude-next-1", "usage": {"output_tokens": 1000}}}
+    transcript.write_text(json.dumps(record) + "\n")
+    run = run_hook_inproc(
+        "Stop",
+        payload("Stop", repo, last_assistant_message="Working.", transcript_path=str(transcript)),
+        capsys,
+        monkeypatch,
+    )
+    # 1000 output tokens at the dearest row's $75 per million.
+    assert "~$0.07 of $100.00 spent" in run.stdout, run.stdout
+    views = {
+        name: cli(capsys, "-C", str(repo), *argv)[1]
+        for name, argv in {
+            "status": ["status"],
+            "loops": ["loops"],
+            "watch": ["watch", "--once"],
+            "logs": ["logs"],
+        }.items()
+    }
+    html, views["report line"] = build(repo, capsys, tmp_path)
+    views["report"] = " ".join(" ".join(parse(html).text).split())
+    unmarked = [name for name, text in views.items() if "~$0.07" not in text]
+    assert not unmarked, {name: views[name] for name in unmarked}

@@ -122,7 +122,7 @@ def _rails_kept(status: Status) -> str:
     """Fail closed: only a clean `done` takes the rails off (Store.save); say so otherwise."""
     if status == "done":
         return ""
-    return f" The safety rails stay on until the user runs {terminal_command('stop')}."
+    return f". The safety rails stay on until the user runs {terminal_command('stop')}."
 
 
 def stop_guard(

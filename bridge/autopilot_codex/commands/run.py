@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import hosts, output
+from .. import hosts, loopfiles, output
 from ..checks.evidence import user_checks
 from ..closing import closing
 from ..config import check, load_config
@@ -29,7 +29,7 @@ from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
 from ..rounds.view import make_view
-from ..spend import Spend
+from ..spend import of_files
 from .doctor_jail import jail_notes
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
@@ -282,16 +282,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         out.write(json.dumps(record, sort_keys=True) + "\n")
     else:
         when = datetime.now(timezone.utc).strftime("%H:%M:%S")
+        used = int(record["rounds_used"])
         line = (
-            f"{when} {record['status']}: {record['why']} after {record['rounds_used']} rounds; "
-            f"handoff {record['handoff']}"
+            f"{when} {record['status']}: {record['why']} after {used} "
+            f"{'round' if used == 1 else 'rounds'}; handoff {record['handoff']}"
         )
-        spent = Spend(
-            float(record["manager_usd"]),
-            float(record["rounds_usd"]),
-            record.get("budget_usd"),
-            implementer_name="rounds",
-        )
+        # The one meter, as `status` reads it: the rollout's rounds, each marked where its
+        # model was priced by rule ("~").
+        spent = of_files(loopfiles.load(Path(record["rollout"]).parent.parent))
         out.write(closing(line, spent) + "\n")
     out.flush()
     return int(record["exit_code"])

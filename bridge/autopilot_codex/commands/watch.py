@@ -74,7 +74,11 @@ def _meters(files: loopfiles.LoopFiles) -> dict[str, str]:
     state = files.state
     # Both meters and their total, as every view shows them (`spend`).
     meters = {"spend": of_files(files).text()}
-    if "max_iterations" in state:
+    if files.style == "rounds":
+        # A run counts rounds, not the held loop's iterations (which stay 0): "rounds 2/3".
+        used = sum(1 for r in files.rounds() if loopfiles.text(r, "outcome") == "ok")
+        meters["rounds"] = f"{used}/{int(loopfiles.number(files.run_header(), 'rounds'))}"
+    elif "max_iterations" in state:
         meters["iterations"] = (
             f"{int(loopfiles.number(state, 'iteration'))}/"
             f"{int(loopfiles.number(state, 'max_iterations'))}"

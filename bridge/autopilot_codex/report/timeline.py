@@ -136,7 +136,8 @@ def _named(event: str, record: dict[str, Any]) -> tuple[str, str] | None:
     if event == "watch.silent":
         return f"watch: silent ({text(record, 'kind')})", ""
     if event == "plan":
-        return f"planned {int(number(record, 'tasks'))} tasks", ""
+        tasks = int(number(record, "tasks"))
+        return f"planned {tasks} {'task' if tasks == 1 else 'tasks'}", ""
     if event == "work.lost":
         # Noticed by the shadow history: `autopilot-codex restore N` brings it back.
         title = f"work lost, kept in snapshot {int(number(record, 'snapshot'))}"

@@ -385,7 +385,7 @@ def run(
     h = state.header
     refuse_loosening(h.implementer, opts.host_args)
     state.wall = round_wall(h.implementer, root, env)
-    view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
+    view.note(f"{h.rounds} {'round' if h.rounds == 1 else 'rounds'} at most; handoff file {h.handoff}")
     # Held for the whole run, released however it ends: every round gets the rails.
     with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
         try:

@@ -29,12 +29,13 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
-def _ended_line(record: RoundRecord, cost_so_far: float) -> str:
+def _ended_line(record: RoundRecord, cost_so_far: float, estimated: bool) -> str:
     files = len(record.files_changed)
     marks = f", {' '.join(record.markers)}" if record.markers else ""
     return (
-        f"round {record.round} {record.role}: {record.outcome}{marks}, {files} files changed, "
-        f"{usd(cost_so_far)} so far -> {record.next}"
+        f"round {record.round} {record.role}: {record.outcome}{marks}, {files} "
+        f"{'file' if files == 1 else 'files'} changed, "
+        f"{usd(cost_so_far, estimated=estimated)} so far -> {record.next}"
     )
 
 
@@ -44,6 +45,8 @@ class PlainView:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.action = ""
+        # Once a round's model was priced by rule, every later total is an estimate too.
+        self.estimated = False
 
     def _say(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -60,7 +63,8 @@ class PlainView:
             self._say(f"  {state.last_action}")
 
     def round_ended(self, record: RoundRecord, cost_so_far: float, shown: str) -> None:
-        self._say(_ended_line(record, cost_so_far))
+        self.estimated = self.estimated or bool(record.unpriced)
+        self._say(_ended_line(record, cost_so_far, self.estimated))
         if shown.strip():
             self._say("  " + shown.strip().splitlines()[-1][:200])
 
@@ -85,6 +89,7 @@ class LiveView:
         self.action = ""
         self.cost = 0.0
         self.round_cost = 0.0
+        self.estimated = False
 
     def _render(self) -> RenderableType:
         from rich.text import Text
@@ -95,7 +100,8 @@ class LiveView:
         text.append(
             f"  round {_clock(now - self.round_started_at)}, total {_clock(now - self.started)}"
         )
-        text.append(f"  {usd(self.cost + self.round_cost)} so far\n", style="cyan")
+        so_far = usd(self.cost + self.round_cost, estimated=self.estimated)
+        text.append(f"  {so_far} so far\n", style="cyan")
         text.append(f"  {self.action or 'starting…'}", style="dim")
         return text
 
@@ -123,7 +129,8 @@ class LiveView:
 
     def round_ended(self, record: RoundRecord, cost_so_far: float, shown: str) -> None:
         self.cost, self.round_cost = cost_so_far, 0.0
-        self.console.print(_ended_line(record, cost_so_far), markup=False)
+        self.estimated = self.estimated or bool(record.unpriced)
+        self.console.print(_ended_line(record, cost_so_far, self.estimated), markup=False)
         if shown.strip():
             self.console.print(
                 "  " + shown.strip().splitlines()[-1][:200], style="dim", markup=False

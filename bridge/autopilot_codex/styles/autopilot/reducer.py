@@ -203,12 +203,16 @@ def _continue(
     streak = state.no_progress_streak + 1 if head == previous else 0
     state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
     if streak >= limits.no_progress_limit:
+        # A `done` reaches here only overruled by a red check: never call it a `continue`.
+        done = verdict.decision != "continue"
+        said = "verdicts" if done else "continue verdicts"
+        why = ", the last a done the checks overruled" if done else ""
         if state.idle_stop_blocks:
             # No commit, and no tool either since the last block: an idle implementer (waiting
             # for the user, say) is paused, which can be resumed, rather than aborted.
-            reason = f"stalled: {streak} continue verdicts without a tool run or a commit"
+            reason = f"stalled: {streak} {said} without a tool run or a commit{why}"
             return end(state, "paused", reason, "verdict.stalled")
-        reason = f"{streak} continue verdicts without a new commit"
+        reason = f"{streak} {said} without a new commit{why}"
         return end(state, "aborted", reason, "verdict.no_progress")
     advanced = note = ""
     overruled = bool(checks_red) and (verdict.decision == "done" or verdict.current_task_done)

@@ -122,7 +122,7 @@ def on_stop(ctx: HookContext) -> Answer:
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
-                f"{decision.message} The safety rails stay on until the user runs "
+                f"{decision.message}. The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
                 of_state(state),
             )
@@ -179,7 +179,9 @@ def end(
     why: reducer.Why = "cancelled" if kind == "cancelled" else reducer.WHY_OF_KIND[kind]
     store.save_result(reducer.result_record(ralph, why, now))
     status: Status = "stopped" if kind == "cancelled" else END_STATUS[kind]
-    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=reason))
+    # The reason as `status` and the report tell it, without the hooks' message prefix.
+    kept = reason.removeprefix(f"{PREFIX} ")
+    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=kept))
     _record(store, f"ralph.{kind}", ralph, "allow")
     return saved
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    from .hosts.protocol import Host
 
 
 class BadInput(ValueError):
@@ -46,7 +44,13 @@ class HookInput:
     background: tuple[str, ...] = ()
 
 
-def parse(raw: bytes, event: str, host: Host | None = None) -> HookInput:
+class Reader(Protocol):
+    """What `parse` needs of a host: its reading of a payload (`Host.event`)."""
+
+    def event(self, data: Mapping[str, Any], event: str) -> HookInput: ...
+
+
+def parse(raw: bytes, event: str, host: Reader | None = None) -> HookInput:
     """The payload as the host-neutral event, read in `host`'s dialect (the shared field
     names without one)."""
     data = load(raw)

@@ -1,7 +1,7 @@
 """The files git and the hosts run programs from, held to what the loop started with.
 
 When a loop starts (`plan`, `ralph`, `run`, `resume`) the bridge records a digest of every
-such file in the worktree (`hosts/runfiles.py`: each host's list and git's) beside the loop's
+such file in the worktree (`runfiles.py`: each host's list and git's) beside the loop's
 state, where a walled implementer can neither read nor write. At each session start (the
 SessionStart hook) and before each round (the rounds driver) it compares: a file added,
 changed or removed stops the loop, named, with a `hostfiles.changed` event, so the change is
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .fileio import read_text
 from .hosts import run_files
-from .hosts.runfiles import changes, scan
+from .runfiles import changes, scan
 
 if TYPE_CHECKING:
     from .hookio import Answer
@@ -85,7 +85,7 @@ def session_start(store: Store, source: str | None) -> Answer | None:
         return None
     from .contract import PREFIX
     from .hookio import Answer
-    from .hosts import terminal_command
+    from .output import terminal_command
 
     message = (
         f"{PREFIX} stopped: {why}. The safety rails stay on until the user runs "

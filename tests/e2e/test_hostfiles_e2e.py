@@ -23,7 +23,7 @@ import pytest
 from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings
 from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 
 from .autopilot_helpers import ROOT, Autopilot
 from .codex_fixtures import CodexRunner
@@ -144,7 +144,7 @@ def reader(files: list[Path]) -> str:
 
 
 def test_every_credential_store_is_a_store_the_wall_hides() -> None:
-    from autopilot_codex.hosts.wall import CREDENTIALS_IN_HOME
+    from autopilot_codex.wall import CREDENTIALS_IN_HOME
 
     assert set(STORE_FILES) == set(CREDENTIALS_IN_HOME)
 

@@ -11,7 +11,7 @@ import pytest
 
 from autopilot_codex import credentials
 from autopilot_codex.commands import guard_install, wall_install
-from autopilot_codex.hosts.wall import Prereqs
+from autopilot_codex.wall import Prereqs
 from tests.conftest import PLANTED_KEY, state_of
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_wall_status import boundary, cli, plan, write

@@ -15,9 +15,9 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.run import main as run_main
-from autopilot_codex.guarded import spec_for
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import spec_for
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 from .. import credentials
 from ..errors import BridgeError
-from ..hosts.wall import sandbox_usable
 from ..paths import find_worktree
+from ..wall import sandbox_usable
 from .wall_install import claude_lines, consent
 
 LOGIN = "autopilot-codex login --from-env"

@@ -10,7 +10,7 @@ from .. import contract, gitrepo, hostfiles
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
-from ..guarded import HostWall, headline, host_wall
+from ..hostwall import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected
 from ..spend import usd

@@ -8,7 +8,7 @@ from pathlib import Path
 from .. import contract, guards, hostfiles, meters
 from ..config import check
 from ..errors import BridgeError
-from ..guarded import headline, host_wall
+from ..hostwall import headline, host_wall
 from ..spend import usd
 from ..state import State
 from ..store import Store

@@ -22,9 +22,9 @@ from ..closing import closing
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..guarded import HostWall
-from ..hosts import terminal_command
+from ..hostwall import HostWall
 from ..manager import select
+from ..output import terminal_command
 from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BridgeError
-from ..guarded import HostWall, host_wall, spec_for
 from ..hosts.claude.boundary import boundary_settings, claude_dir
 from ..hosts.codex.boundary import boundary_overrides, codex_home
-from ..hosts.wall import sandbox_usable
+from ..hostwall import HostWall, host_wall, spec_for
 from ..paths import state_home
+from ..wall import sandbox_usable
 
 # A worktree no boundary can name: its paths are what a boundary without a repository leaves out.
 _NOWHERE = Path("/autopilot-codex-no-worktree")

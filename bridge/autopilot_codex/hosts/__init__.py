@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
+    from ..wall import WallSpec
+
     # Types only: the hook path never pays for the protocol module.
     from .protocol import Host as Host
-    from .wall import WallSpec
 
 
 def _claude() -> Host:
@@ -54,15 +55,10 @@ def label(name: str) -> str:
     return HOSTS.get(name).label if name in HOSTS else name
 
 
-def terminal_command(verb: str) -> str:
-    """A command as typed in a terminal: what every host can fall back to."""
-    return f"autopilot-codex {verb}"
-
-
 def run_files() -> tuple[str, ...]:
     """The patterns of every file git or a registered host runs programs from (git's own and
     each host's `run_files`), relative to a worktree."""
-    from .wall import GIT_RUN_FILES
+    from ..wall import GIT_RUN_FILES
 
     return tuple(dict.fromkeys([*GIT_RUN_FILES, *(p for h in every() for p in h.run_files)]))
 
@@ -78,14 +74,14 @@ def credential_stores(home: Path, env: Mapping[str, str]) -> list[Path]:
     """Every credential store the wall hides under `home`: the standard ones (`.ssh`, `.aws`,
     `.git-credentials`, ...) and each host's login. Standard library only, no I/O: the
     supervisor's own sandbox reads this list too."""
-    from .wall import CREDENTIALS_IN_HOME
+    from ..wall import CREDENTIALS_IN_HOME
 
     return list(dict.fromkeys([*(home / rel for rel in CREDENTIALS_IN_HOME), *logins(home, env)]))
 
 
 def wall_spec(worktree: Path, state_home: Path, home: Path, env: Mapping[str, str]) -> WallSpec:
     """The bare wall for a worktree, with every registered host's run files and logins."""
-    from .wall import WallSpec
+    from ..wall import WallSpec
 
     return WallSpec(
         worktree=worktree,

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..hookio import Answer, HookInput
-    from ..rounds.stream import StreamState
-    from .wall import WallSpec, WallStatus
+    from ..stream import StreamState
+    from ..wall import WallSpec, WallStatus
 
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.
@@ -181,7 +181,7 @@ class Host(Protocol):
     # The files this host reads to decide what to run (its MCP servers, hooks, settings, skills),
     # as patterns relative to the worktree (`**`: any folders, none included). They are the
     # user's: the wall keeps them unwritable, the rails deny writing them, and the loop compares
-    # them with what it started with (`hosts/runfiles.py`). Git's own are not a host's.
+    # them with what it started with (`runfiles.py`). Git's own are not a host's.
     run_files: tuple[str, ...]
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -93,7 +93,7 @@ def _run_file(raw: str, cwd: str, where: Where) -> bool:
     (`Host.run_files`, `GIT_RUN_FILES`)? Both as written and as resolved: a link to
     `.mcp.json` names it too."""
     from ..hosts import run_files
-    from ..hosts.runfiles import matches
+    from ..runfiles import matches
 
     written = Path(os.path.normpath(Path(cwd) / os.path.expanduser(raw)))
     for path in (written, where.resolve(raw, cwd)):

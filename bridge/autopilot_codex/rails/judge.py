@@ -25,7 +25,7 @@ from .rules import Where
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts import Host
+    from ..hosts.protocol import Host
 
 _IDS = frozenset(RULE_IDS)
 UNKNOWN = "unknown"

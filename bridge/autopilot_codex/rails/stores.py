@@ -36,7 +36,7 @@ def _stores(home: str, env: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     # Resolved once per process (and environment): every word of every command meets them. The
     # path as named is kept beside, for a store that becomes a link later (the helper lives on).
     from .. import hosts
-    from ..hosts.wall import KEYRINGS
+    from ..wall import KEYRINGS
 
     found = [*hosts.credential_stores(Path(home), dict(env)), *(Path(home) / r for r in KEYRINGS)]
     return tuple({*map(str, found), *(str(_real(path)) for path in found)})

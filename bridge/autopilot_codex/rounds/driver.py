@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, hostfiles, meters
+from .. import cleanenv, hostfiles, hosts, meters
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
@@ -141,7 +141,7 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
 def _round_env(run: Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
     """The round's environment: no manager key, no credential its host does not need."""
     return {
-        **cleanenv.for_round(run.header.implementer, env),
+        **cleanenv.for_round(hosts.get(run.header.implementer).headless(), env),
         "AUTOPILOT_CODEX_OWNER": "driver",
         "AUTOPILOT_CODEX_RUN": run.header.run,
         "AUTOPILOT_CODEX_ROUND": str(round_no),

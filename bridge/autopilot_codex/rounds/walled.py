@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import cleanenv, hosts
 from ..errors import BridgeError
-from ..guarded import spec_for
-from ..hosts.wall import HIDDEN_ENV, WallSpec, sandbox_usable
+from ..hostwall import spec_for
+from ..wall import HIDDEN_ENV, WallSpec, sandbox_usable
 
 if TYPE_CHECKING:
     from ..hosts.protocol import Boundary
@@ -65,7 +65,7 @@ def hidden_env(round_env: Mapping[str, str]) -> tuple[str, ...]:
 def round_spec(host: str, root: Path, env: Mapping[str, str]) -> WallSpec:
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     base = spec_for(root, home, env)
-    round_env = {**cleanenv.for_round(host, env), **dict.fromkeys(LOOP_VARS, "")}
+    round_env = {**cleanenv.for_round(hosts.get(host).headless(), env), **dict.fromkeys(LOOP_VARS, "")}
     return dataclasses.replace(
         base,
         hidden_env=hidden_env(round_env),

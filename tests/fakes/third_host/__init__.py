@@ -18,7 +18,7 @@ from typing import Any
 
 from autopilot_codex.hookio import Answer, HookInput, text
 from autopilot_codex.hosts.protocol import READY, Boundary, Headless, HostReport, Installer
-from autopilot_codex.rounds.stream import StreamState, action
+from autopilot_codex.stream import StreamState, action
 
 _SETTINGS = re.compile(r"(^|/)\.third/hooks\.json$")
 

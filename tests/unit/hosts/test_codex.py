@@ -11,7 +11,7 @@ import pytest
 
 from autopilot_codex.hookio import Answer
 from autopilot_codex.hosts.codex import HOST, render
-from autopilot_codex.rounds.stream import StreamState
+from autopilot_codex.stream import StreamState
 
 CODEX = HOST
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..wall import WallSpec, WallStatus, flag_value, read_json
+from ...wall import WallSpec, WallStatus, flag_value, read_json
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
 # `--settings` that makes its sandbox strict.

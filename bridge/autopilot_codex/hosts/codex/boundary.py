@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..wall import WallSpec, WallStatus, flag_value, read_toml
+from ...wall import WallSpec, WallStatus, flag_value, read_toml
 
 PROFILE = "autopilot_wall"
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")

@@ -11,7 +11,7 @@ from ... import guards, hostfiles, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
-from ...hosts import terminal_command
+from ...output import terminal_command
 from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import RalphState, State, Status

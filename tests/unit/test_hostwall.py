@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.commands.wall_install import codex_lines, merged, write_claude
-from autopilot_codex.guarded import HostWall, headline, host_wall, spec_for, status_line
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import HostWall, headline, host_wall, spec_for, status_line
 from autopilot_codex.seatbelt import seatbelt_note, unguarded, with_seatbelt
 
 
@@ -174,8 +174,8 @@ def test_the_users_allowlist_and_hidden_paths_reach_the_wall(
     """`wall_allow_hosts` and `wall_deny_read` in the config are the user's additions."""
     import json as _json
 
-    from autopilot_codex.guarded import spec_for
     from autopilot_codex.hosts.claude.boundary import boundary_settings
+    from autopilot_codex.hostwall import spec_for
     from autopilot_codex.paths import state_home
 
     state_home().mkdir(parents=True, exist_ok=True)

@@ -172,11 +172,11 @@ def _warm_rails() -> None:
     PreToolUse). Pure judgements of an empty folder; nothing is written."""
     from pathlib import Path
 
-    from . import hookio, hosts
+    from . import defaults, hookio, hosts
     from .config import Config
     from .rails import judge
 
-    host = hosts.get("claude")
+    host = hosts.get(defaults.HOST)
     where = os.getcwd()  # the run folder: no loop, no repository
     line = "cd src && pytest -q 2>&1 | tail -5 && git status && git push --force origin main"
     for command in (line, "ls"):

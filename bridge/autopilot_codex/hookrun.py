@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import hookio, hosts, output
+from . import defaults, hookio, hosts, output
 from .admitted import Admitted
 from .config import Config, load_with_warnings
 from .errors import BridgeError
@@ -26,7 +26,7 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
     """A hook must never break the host's session: a failure becomes a non-blocking answer,
     except in a walled loop, where it denies or blocks (`failclosed`) and never wedges it."""
     event = argv[0] if argv else ""
-    name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
+    name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else defaults.HOST
     try:
         host = hosts.get(name)
     except BridgeError as exc:

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import contract, gitrepo, hostfiles
+from .. import contract, defaults, gitrepo, hostfiles
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
@@ -59,7 +59,7 @@ def plan(
     goal: str,
     overrides: dict[str, Any],
     session_id: str | None,
-    host: str = "claude",
+    host: str = defaults.HOST,
     manager: ManagerFactory = selected,
     require_wall: bool = False,
     dirty: str | None = None,

@@ -30,7 +30,7 @@ def ralph(
     budget_usd: float | None,
     session_id: str | None,
     caps: dict[str, str | None] | None = None,
-    host: str = "claude",
+    host: str = defaults.HOST,
     checks: list[str] | None = None,
     require_wall: bool = False,
 ) -> str:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import hosts, output
+from .. import defaults, hosts, output
 from ..checks.evidence import user_checks
 from ..closing import closing
 from ..config import check, load_config
@@ -229,7 +229,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),
-        implementer=args.implementer or "claude",
+        implementer=args.implementer or defaults.HOST,
         rounds=ROUNDS if args.rounds is None else args.rounds,
         resume=args.resume,
         budget_usd=budget,

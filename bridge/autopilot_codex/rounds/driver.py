@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, hostfiles, hosts, meters
+from .. import cleanenv, defaults, hostfiles, hosts, meters
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
@@ -62,7 +62,7 @@ ManagerCheck = Callable[[Path, str], bool]
 class RunOptions:
     worktree: Path
     goal: str = ""
-    implementer: str = "claude"
+    implementer: str = defaults.HOST
     rounds: int = 10
     resume: bool = False
     budget_usd: float | None = None

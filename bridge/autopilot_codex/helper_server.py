@@ -186,7 +186,7 @@ def _warm_rails() -> None:
         )
         try:
             payload = hookio.parse(raw, "PreToolUse", host)
-            denial = judge.check(payload, Config(), Path(where), host)
+            denial = judge.check(payload, Config(), Path(where), hosts.roster(), host)
             host.render("PreToolUse", hookio.Answer(deny=denial or ""))
         except Exception:  # noqa: BLE001, S112 - a warm-up that fails only leaves things cold
             continue

@@ -104,7 +104,7 @@ def _dispatch(
     if payload.event == "PreToolUse":
         from .rails.judge import check
 
-        denial = check(payload, config, worktree, host)
+        denial = check(payload, config, worktree, hosts.roster(), host)
         if denial:
             return Answer(deny=denial), None
         from .shadow.hook import before_tool

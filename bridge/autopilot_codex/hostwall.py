@@ -60,7 +60,7 @@ def spec_for(
         if p.startswith(("/", "~/"))
     )
     return dataclasses.replace(
-        hosts.wall_spec(worktree, state_home(), user, environ),
+        hosts.roster().wall_spec(worktree, state_home(), user, environ),
         deny_read=hidden,
         allow_hosts=config.wall_allow_hosts,
         nested_git=nested_git(worktree),

@@ -54,7 +54,7 @@ def ap(git_repo: Path, tmp_path: Path) -> Iterator[Autopilot]:
 
 
 def spec(repo: Path, state: Path, home: Path, env: dict[str, str] | None = None) -> WallSpec:
-    return hosts.wall_spec(repo, state, home, env or {})
+    return hosts.roster().wall_spec(repo, state, home, env or {})
 
 
 # -- .mcp.json and a nested repository's config ----------------------------------------------
@@ -132,7 +132,7 @@ STORE_FILES = {
 def plant_stores(home: Path, env: dict[str, str]) -> list[Path]:
     """Every store with a secret of its own, and the hosts' logins both where `env` moves
     them and at their default places. A login is JSON: the host may read its own."""
-    files = [home / rel for rel in STORE_FILES.values()] + hosts.logins(home, env)
+    files = [home / rel for rel in STORE_FILES.values()] + hosts.roster().logins(home, env)
     for n, path in enumerate(files):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"OPENAI_API_KEY": f"CRED-{n:02d}-SECRET"}))

@@ -58,7 +58,7 @@ class Scene:
     home: Path
 
     def spec(self) -> WallSpec:
-        return hosts.wall_spec(self.repo, self.state, self.home, {})
+        return hosts.roster().wall_spec(self.repo, self.state, self.home, {})
 
     def head(self) -> str:
         return git(self.repo, "rev-parse", "HEAD")

@@ -13,7 +13,7 @@ from autopilot_codex.hosts.claude.boundary import boundary_settings, effective_s
 from autopilot_codex.wall import CREDENTIALS_IN_HOME, check_wall_prereqs
 
 SPEC = dataclasses.replace(
-    hosts.wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
+    hosts.roster().wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
     deny_read=(Path("/h/private"),),
     allow_hosts=("github.com", "localhost"),
 )

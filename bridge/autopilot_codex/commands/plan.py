@@ -6,10 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import contract, defaults, gitrepo, hostfiles
+from .. import contract, defaults, gitrepo
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..errors import BridgeError, StateCorrupt
+from ..hosts import hostfiles
 from ..hostwall import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import contract, guards, hostfiles, meters
+from .. import contract, guards, meters
 from ..config import check
 from ..errors import BridgeError
+from ..hosts import hostfiles
 from ..hostwall import headline, host_wall
 from ..spend import usd
 from ..state import State

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..wall import CREDENTIALS_IN_HOME, GIT_RUN_FILES, WallSpec
+
 if TYPE_CHECKING:
     from ..hookio import Answer, HookInput
     from ..stream import StreamState
-    from ..wall import WallSpec, WallStatus
+    from ..wall import WallStatus
 
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.
@@ -94,7 +96,9 @@ class Boundary(Protocol):
         """How walled an implementer is under these layers, each missing piece in words."""
         ...
 
-    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+    def fixes(
+        self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
+    ) -> list[str]:
         """The commands or steps that fix what `status` lists."""
         ...
 
@@ -237,3 +241,51 @@ class Host(Protocol):
     def spend_reader(self) -> SpendReader | None:
         """The reader of the implementer's spend, or None when this host records none we read."""
         ...
+
+
+@dataclass(frozen=True)
+class HostSet:
+    """Every registered host as one, for what must hold whichever host asks: the files any of
+    them runs programs from, their logins, their settings files and spend records. The
+    entrance hands it down from the registry (`hosts.roster`)."""
+
+    members: tuple[Host, ...]
+
+    def run_files(self) -> tuple[str, ...]:
+        """The patterns of every file git or one of these hosts runs programs from (git's own
+        and each host's `run_files`), relative to a worktree."""
+        return tuple(
+            dict.fromkeys([*GIT_RUN_FILES, *(p for h in self.members for p in h.run_files)])
+        )
+
+    def logins(self, home: Path, env: Mapping[str, str]) -> list[Path]:
+        """Each host's login, both where it is by default and where `env` moves it."""
+        found = [p for h in self.members for p in (*h.logins({}, home), *h.logins(env, home))]
+        return list(dict.fromkeys(found))
+
+    def credential_stores(self, home: Path, env: Mapping[str, str]) -> list[Path]:
+        """Every credential store the wall hides under `home`: the standard ones (`.ssh`,
+        `.aws`, `.git-credentials`, ...) and each host's login. No I/O: the supervisor's own
+        sandbox reads this list too."""
+        standard = (home / rel for rel in CREDENTIALS_IN_HOME)
+        return list(dict.fromkeys([*standard, *self.logins(home, env)]))
+
+    def is_settings_file(self, path: str) -> bool:
+        """Does `path` hold some host's hooks (or the switch that turns them off)?"""
+        return any(h.is_settings_file(path) for h in self.members)
+
+    def is_spend_record(self, path: str) -> bool:
+        """Does `path` hold some host's record of the implementer's spend?"""
+        return any(h.is_spend_record(path) for h in self.members)
+
+    def wall_spec(
+        self, worktree: Path, state_home: Path, home: Path, env: Mapping[str, str]
+    ) -> WallSpec:
+        """The bare wall for a worktree, with every host's run files and logins."""
+        return WallSpec(
+            worktree=worktree,
+            state_home=state_home,
+            home=home,
+            logins=tuple(self.logins(home, env)),
+            run_files=self.run_files(),
+        )

@@ -19,12 +19,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, defaults, hostfiles, hosts, meters
+from .. import cleanenv, defaults, hosts, meters
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
 from ..errors import BridgeError
 from ..gitrepo import head_sha, record_nested, toplevel
+from ..hosts import hostfiles
 from ..shadow.hook import at_round
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round

@@ -8,8 +8,10 @@ library only: the hook path imports it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -187,6 +189,14 @@ class Host(Protocol):
     # user's: the wall keeps them unwritable, the rails deny writing them, and the loop compares
     # them with what it started with (`runfiles.py`). Git's own are not a host's.
     run_files: tuple[str, ...]
+    # The variable that moves its config folder (settings, login, records), or None: the rails
+    # expand it in a command, so `$VAR/...` names the file it is.
+    config_env: str | None
+    # Its CLI: the names it is installed under (a regular expression over a program's name) and
+    # the packages that ship it. Started from the implementer's shell, it would be an agent no
+    # loop supervises (rails `host-cli`).
+    cli_names: str
+    cli_packages: tuple[str, ...]
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Where this host keeps its own login for `env` (its variables may move it): the wall
@@ -269,6 +279,25 @@ class HostSet:
         sandbox reads this list too."""
         standard = (home / rel for rel in CREDENTIALS_IN_HOME)
         return list(dict.fromkeys([*standard, *self.logins(home, env)]))
+
+    def config_envs(self) -> tuple[str, ...]:
+        """The variables that move the hosts' config folders."""
+        return tuple(h.config_env for h in self.members if h.config_env)
+
+    @cached_property
+    def cli(self) -> re.Pattern[str]:
+        """A program name that is some host's CLI (a version after `@`, `.exe` on Windows)."""
+        names = "|".join(f"(?:{h.cli_names})" for h in self.members)
+        return re.compile(rf"({names})(\.exe)?(@[^/]*)?")
+
+    @cached_property
+    def cli_named(self) -> re.Pattern[str]:
+        """A host's CLI named in a word (`$(which NAME)`): its program is not known, its name is."""
+        return re.compile(rf"\b({'|'.join(f'(?:{h.cli_names})' for h in self.members)})\b")
+
+    def cli_packages(self) -> tuple[str, ...]:
+        """The packages that ship the hosts' CLIs."""
+        return tuple(p for h in self.members for p in h.cli_packages)
 
     def is_settings_file(self, path: str) -> bool:
         """Does `path` hold some host's hooks (or the switch that turns them off)?"""

@@ -83,9 +83,6 @@ def _check(
     return None
 
 
-HOST_FOLDERS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR")
-
-
 def check_command(
     command: str, config: Config, worktree: Path, cwd: str | None, hosts: HostSet
 ) -> str | None:
@@ -94,8 +91,8 @@ def check_command(
             return _deny("user-deny", f"denied by your configuration ({pattern})")
     where = _where(worktree, config, hosts)
     env = {"HOME": os.path.expanduser("~"), "AUTOPILOT_CODEX_HOME": state_home_str()}
-    # The hosts' config folders, so `$CODEX_HOME/sessions/...` names the records it holds.
-    env.update({k: os.environ[k] for k in HOST_FOLDERS if os.environ.get(k, "").strip()})
+    # The hosts' config folders, so `$VAR/...` names the records and settings it holds.
+    env.update({k: os.environ[k] for k in hosts.config_envs() if os.environ.get(k, "").strip()})
     # `$TMPDIR` is the session's scratch folder when the environment sets it (unset, the
     # shell expands it to nothing, so it stays unknown).
     env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})

@@ -63,6 +63,9 @@ class Third:
     session_env: str | None = "THIRD_SESSION"
     question_tools: frozenset[str] = frozenset()
     run_files: tuple[str, ...] = (".third/**",)
+    config_env: str | None = "THIRD_HOME"
+    cli_names = r"third|third-cli"
+    cli_packages: tuple[str, ...] = ("@third/cli",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [home / ".third" / "login"]

@@ -164,3 +164,13 @@ def test_an_unknown_host_is_refused_in_clear_words(
     with pytest.raises(SystemExit):
         cli_main(["-C", str(repo), "ralph", "--host", "nowhere", "Go."])
     assert "invalid choice: 'nowhere'" in capsys.readouterr().err
+
+
+def test_a_host_without_a_boundary_is_left_out_of_the_wall(repo: Path) -> None:
+    """`doctor --wall` lays the wall into the settings of each host that has a boundary."""
+    from autopilot_codex.commands.wall_install import wall_install
+
+    assert third_host.HOST.boundary() is None
+    said = wall_install(repo)
+    assert f"Wrote the wall for {repo}" in said and f"They name this worktree, {repo}" in said
+    assert third_host.HOST.label not in said

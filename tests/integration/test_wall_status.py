@@ -341,10 +341,10 @@ def test_plan_in_a_codex_session_judges_the_effective_codex_config(
 ) -> None:
     """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
     profile that picks danger-full-access (its values beat the file's) makes it unguarded."""
-    from autopilot_codex.commands.wall_install import codex_lines
+    from autopilot_codex.commands.wall_install import user_wall
 
     monkeypatch.setenv("CODEX_THREAD_ID", "thread-1")
-    printed = codex_lines(repo)
+    printed = user_wall("codex", repo)
     lines = "\n".join(printed[1 : printed.index("")]) + "\n"
     config = machine.parent / "codex-home" / "config.toml"
     config.parent.mkdir(parents=True)

@@ -87,6 +87,15 @@ class Boundary(Protocol):
     # Does the sandbox need the system's tools (bubblewrap, socat)? False: the host brings its
     # own and needs only a system it covers.
     needs_tools: bool
+    # Does `user_wall` write the user's own settings (so `plan` adds a new repository's paths
+    # after a guarded install)? False: it prints the lines for the user to put in.
+    writes_user_wall: bool
+
+    def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
+        """`install`'s wall in the user's own settings of this host, as lines: written (after a
+        backup) and said, or printed. Not `named`: `spec`'s worktree stands for none, and the
+        wall holds everything but a worktree's own paths."""
+        ...
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str

@@ -280,6 +280,12 @@ class ClaudeBoundary:
 
     flag_layer = "flag"
     needs_tools = True
+    writes_user_wall = True
+
+    def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
+        from .userwall import lines
+
+        return lines(spec, named, env)
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str

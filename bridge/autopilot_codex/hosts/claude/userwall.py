@@ -1,0 +1,117 @@
+"""Claude Code's wall in the user's own settings (`install`, `doctor --wall`), never written
+silently: the file is backed up first and what was written is shown.
+
+The boundary names each worktree's own paths (`.git/config`, `.claude`, ...): written outside
+a repository, it holds the rest, and `plan` adds a repository's paths when a loop starts there
+(`commands/wall_install.extend`). The user's settings hold the boundary for every session, but
+not strictly: a repository's own `.claude/settings.json` can still loosen it
+(docs/hosts-sandbox.md), which `plan` reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import BridgeError
+from .boundary import boundary_settings, claude_dir
+
+if TYPE_CHECKING:
+    from ...wall import WallSpec
+
+
+def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's settings with the boundary laid over them: tables merge, lists gain the
+    boundary's entries (the user's own stay), single values take the boundary's."""
+    out = dict(current)
+    for key, value in boundary.items():
+        mine = out.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            out[key] = merged(mine, value)
+        elif isinstance(value, list) and isinstance(mine, list):
+            out[key] = [*mine, *(v for v in value if v not in mine)]
+        else:
+            out[key] = value
+    return out
+
+
+def _settings(environ: Mapping[str, str]) -> Path:
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    return claude_dir(environ, home) / "settings.json"
+
+
+def user_boundary(spec: WallSpec, named: bool) -> dict[str, Any]:
+    """The boundary for `spec`'s worktree; not `named` (no repository), everything but a
+    worktree's own paths."""
+    settings = boundary_settings(spec)
+    return settings if named else _without(settings, str(spec.worktree))
+
+
+def _without(doc: Mapping[str, Any], needle: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        if isinstance(value, Mapping):
+            out[key] = _without(value, needle)
+        elif isinstance(value, list):
+            out[key] = [v for v in value if not (isinstance(v, str) and needle in v)]
+        else:
+            out[key] = value
+    return out
+
+
+def write(spec: WallSpec, named: bool, environ: Mapping[str, str]) -> list[str]:
+    """Lay the boundary over the user's settings; what was done, in lines (empty: the settings
+    already hold it, nothing was written)."""
+    target = _settings(environ)
+    boundary = user_boundary(spec, named)
+    current: dict[str, Any] = {}
+    lines = []
+    if target.exists():
+        try:
+            loaded = json.loads(target.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BridgeError(f"cannot read {target} as JSON ({exc}); nothing was written") from exc
+        if not isinstance(loaded, dict):
+            raise BridgeError(f"{target} does not hold a JSON object; nothing was written")
+        current = loaded
+        if merged(current, boundary) == current:
+            return []
+        backup = target.with_name(f"settings.json.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+        shutil.copy2(target, backup)
+        lines.append(f"Backed up {target} to {backup}.")
+    _write_json(target, merged(current, boundary))
+    which = (
+        f"for {spec.worktree}" if named else "(a repository's own paths join it at its first plan)"
+    )
+    lines.append(f"Wrote the wall {which} into {target}:")
+    lines.append(json.dumps(boundary, indent=2))
+    return lines
+
+
+def lines(spec: WallSpec, named: bool, environ: Mapping[str, str]) -> list[str]:
+    """`install`'s report of the wall it wrote, or found in place."""
+    done = write(spec, named, environ)
+    if done:
+        return done
+    where = f" for {spec.worktree}" if named else ""
+    return [f"The wall{where} is already in {_settings(environ)}."]
+
+
+def _write_json(target: Path, data: Mapping[str, Any]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, indent=2) + "\n")
+        Path(tmp).chmod(mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -126,9 +126,11 @@ def _preload() -> None:
         state_ranges,  # noqa: F401
         store,
     )
-    from .hosts import claude, codex, protocol  # noqa: F401
-    from .hosts.claude import prices, transcript  # noqa: F401
+    from .hosts import protocol  # noqa: F401
     from .rails import judge, parser
+
+    for host in hosts.every():  # each host's package, and its spend reader's modules
+        host.spend_reader()
     from .styles.autopilot import background, handlers  # noqa: F401
 
     parser.parse("true")

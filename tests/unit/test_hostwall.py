@@ -126,7 +126,9 @@ def test_write_claude_backs_up_first_and_shows_what_it_wrote(home: Path, tmp_pat
     target = home / ".claude" / "settings.json"
     write(target, {"model": "mine"})
     target.chmod(0o640)
-    lines = userwall.write(spec_for(tmp_path, home), True, {"HOME": str(home)})
+    lines = userwall.write(
+        claude_boundary.boundary_settings(spec_for(tmp_path, home)), target, tmp_path
+    )
     backups = list(target.parent.glob("settings.json.*.bak"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == {"model": "mine"}
     assert lines[0] == f"Backed up {target} to {backups[0]}."
@@ -143,7 +145,9 @@ def test_write_claude_refuses_a_file_it_cannot_read(home: Path, tmp_path: Path) 
     target.parent.mkdir(parents=True)
     target.write_text("{not json")
     with pytest.raises(BridgeError, match="nothing was written"):
-        userwall.write(spec_for(tmp_path, home), True, {"HOME": str(home)})
+        userwall.write(
+            claude_boundary.boundary_settings(spec_for(tmp_path, home)), target, tmp_path
+        )
     assert target.read_text() == "{not json"
 
 

@@ -283,9 +283,12 @@ class ClaudeBoundary:
     writes_user_wall = True
 
     def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
-        from .userwall import lines
+        from .userwall import lines, without
 
-        return lines(spec, named, env)
+        settings = boundary_settings(spec)
+        boundary = settings if named else without(settings, str(spec.worktree))
+        target = claude_dir(env, spec.home) / "settings.json"
+        return lines(boundary, target, spec.worktree if named else None)
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str

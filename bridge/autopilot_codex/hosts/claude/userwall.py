@@ -17,13 +17,9 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import BridgeError
-from .boundary import boundary_settings, claude_dir
-
-if TYPE_CHECKING:
-    from ...wall import WallSpec
 
 
 def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,23 +37,12 @@ def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str,
     return out
 
 
-def _settings(environ: Mapping[str, str]) -> Path:
-    home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    return claude_dir(environ, home) / "settings.json"
-
-
-def user_boundary(spec: WallSpec, named: bool) -> dict[str, Any]:
-    """The boundary for `spec`'s worktree; not `named` (no repository), everything but a
-    worktree's own paths."""
-    settings = boundary_settings(spec)
-    return settings if named else _without(settings, str(spec.worktree))
-
-
-def _without(doc: Mapping[str, Any], needle: str) -> dict[str, Any]:
+def without(doc: Mapping[str, Any], needle: str) -> dict[str, Any]:
+    """`doc` without the entries that name `needle` (a worktree that stands for none)."""
     out: dict[str, Any] = {}
     for key, value in doc.items():
         if isinstance(value, Mapping):
-            out[key] = _without(value, needle)
+            out[key] = without(value, needle)
         elif isinstance(value, list):
             out[key] = [v for v in value if not (isinstance(v, str) and needle in v)]
         else:
@@ -65,11 +50,9 @@ def _without(doc: Mapping[str, Any], needle: str) -> dict[str, Any]:
     return out
 
 
-def write(spec: WallSpec, named: bool, environ: Mapping[str, str]) -> list[str]:
-    """Lay the boundary over the user's settings; what was done, in lines (empty: the settings
-    already hold it, nothing was written)."""
-    target = _settings(environ)
-    boundary = user_boundary(spec, named)
+def write(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> list[str]:
+    """Lay the boundary over the user's settings in `target`; what was done, in lines (empty:
+    the settings already hold it, nothing was written)."""
     current: dict[str, Any] = {}
     lines = []
     if target.exists():
@@ -87,20 +70,19 @@ def write(spec: WallSpec, named: bool, environ: Mapping[str, str]) -> list[str]:
         lines.append(f"Backed up {target} to {backup}.")
     _write_json(target, merged(current, boundary))
     which = (
-        f"for {spec.worktree}" if named else "(a repository's own paths join it at its first plan)"
+        f"for {worktree}" if worktree else "(a repository's own paths join it at its first plan)"
     )
     lines.append(f"Wrote the wall {which} into {target}:")
     lines.append(json.dumps(boundary, indent=2))
     return lines
 
 
-def lines(spec: WallSpec, named: bool, environ: Mapping[str, str]) -> list[str]:
+def lines(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> list[str]:
     """`install`'s report of the wall it wrote, or found in place."""
-    done = write(spec, named, environ)
+    done = write(boundary, target, worktree)
     if done:
         return done
-    where = f" for {spec.worktree}" if named else ""
-    return [f"The wall{where} is already in {_settings(environ)}."]
+    return [f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."]
 
 
 def _write_json(target: Path, data: Mapping[str, Any]) -> None:

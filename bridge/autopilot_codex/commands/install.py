@@ -10,13 +10,13 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .. import hosts, output
+from .. import defaults, hosts, output
 from ..errors import BridgeError
 from .onpath import put_on_path
 
-# Done by the launcher (the plugin through `claude plugin install`); the bridge's part is the
-# launcher on PATH and doctor.
-CLAUDE = "claude"
+# The default host, whose plugin the launcher adds itself (`install [claude]`: its own plugin
+# install); the bridge's part is the launcher on PATH, the wall and doctor.
+PLUGIN_HOST = defaults.HOST
 
 
 def installable() -> tuple[str, ...]:
@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
         description=f"Install the loop's hooks and skills for {' or '.join(choices)}.",
     )
     p.add_argument("action", choices=("install", "uninstall"))
-    p.add_argument("host", choices=(*choices, CLAUDE))
+    p.add_argument("host", choices=(*choices, PLUGIN_HOST))
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user")
     scope.add_argument("--project", dest="scope", action="store_const", const="project")
@@ -53,7 +53,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     """``install <host> [--user|--project] [-C DIR]`` or ``uninstall <host> [...]``."""
     args = parser().parse_args(list(argv))
     environ = os.environ if env is None else env
-    if args.host == CLAUDE:
+    if args.host == PLUGIN_HOST:
         return _claude(args, environ)
     installer = hosts.get(args.host).installer()
     assert installer is not None  # the parser's choices hold only hosts with one

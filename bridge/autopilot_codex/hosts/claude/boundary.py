@@ -20,12 +20,11 @@ settings a session will actually run with.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...fileio import atomic_write
 from ...wall import WallSpec, WallStatus, flag_value, read_json
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
@@ -330,7 +329,7 @@ class ClaudeBoundary:
     def round_args(self, spec: WallSpec, scratch: Path) -> list[str]:
         # A file, not inline JSON: the command line stays short and shows no paths to hide.
         target = scratch / SETTINGS_FILE
-        _write_private(target, json.dumps(self.round_layer(spec), indent=2) + "\n")
+        atomic_write(target, json.dumps(self.round_layer(spec), indent=2) + "\n")
         return ["--settings", str(target)]
 
     def loosening(self, args: Sequence[str]) -> list[str]:
@@ -338,18 +337,6 @@ class ClaudeBoundary:
 
     def prepare(self, spec: WallSpec) -> None:
         return None
-
-
-def _write_private(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".wall-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 BOUNDARY = ClaudeBoundary()

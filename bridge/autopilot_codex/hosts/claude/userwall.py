@@ -11,15 +11,14 @@ not strictly: a repository's own `.claude/settings.json` can still loosen it
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ...errors import BridgeError
+from ...fileio import atomic_write
 
 
 def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,14 +85,7 @@ def lines(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
 
 
 def _write_json(target: Path, data: Mapping[str, Any]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """The settings through one rename, keeping the file's own permissions."""
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".settings-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2) + "\n")
-        Path(tmp).chmod(mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(target, json.dumps(data, indent=2) + "\n")
+    target.chmod(mode)

@@ -62,20 +62,28 @@ def _stop(text: str, again: bool) -> Payload:
     return {"last_assistant_message": text, "stop_hook_active": again}
 
 
+# Claude Code and Codex answer in one dialect.
+def _deny(why: object) -> object:
+    specific = {"permissionDecision": "deny", "permissionDecisionReason": why}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **specific}}
+
+
+def _block(why: object, said: object) -> object:
+    return {"decision": "block", "reason": why, "systemMessage": said}
+
+
+def _note(said: object) -> object:
+    return {"systemMessage": said}
+
+
 CLAUDE = Card(
     host=CLAUDE_HOST,
     shell=_shared("Bash", "command"),
     write=lambda path: {"tool_name": "Write", "tool_input": {"file_path": path, "content": "{}"}},
     stop=_stop,
-    deny=lambda why: {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": why,
-        }
-    },
-    block=lambda why, said: {"decision": "block", "reason": why, "systemMessage": said},
-    note=lambda said: {"systemMessage": said},
+    deny=_deny,
+    block=_block,
+    note=_note,
     settings_file=".claude/settings.json",
     spend_record=".claude/projects/-repo/s-1.jsonl",
 )
@@ -88,15 +96,9 @@ CODEX = Card(
         "tool_input": {"command": f"*** Begin Patch\n*** Add File: {path}\n+{{}}\n*** End Patch\n"},
     },
     stop=_stop,
-    deny=lambda why: {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": why,
-        }
-    },
-    block=lambda why, said: {"decision": "block", "reason": why, "systemMessage": said},
-    note=lambda said: {"systemMessage": said},
+    deny=_deny,
+    block=_block,
+    note=_note,
     settings_file=".codex/hooks.json",
     spend_record=".codex/sessions/2026/01/01/rollout-1.jsonl",
 )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..registry import Registry
 
 if TYPE_CHECKING:
-    # Types only: the hook path never pays for the protocol module.
+    # Types only: a hook that needs no `roster` (only PreToolUse does) never imports it.
     from .protocol import Host as Host
     from .protocol import HostSet
 

@@ -1,5 +1,6 @@
-"""What a host is to the rest of the bridge: the `Host` protocol and the small records it
-hands out (its headless runner, its installer, its doctor report).
+"""What a host is to the rest of the bridge: the `Host` protocol, the small records it hands
+out (its headless runner, its installer, its doctor report), and `HostSet`, every registered
+host as one.
 
 Everything host-specific sits behind these members, so the hook path, the rails, the rounds
 driver, `install` and `doctor` ask the host instead of knowing Claude Code or Codex. Standard

@@ -19,7 +19,7 @@ from autopilot_codex.__main__ import run as launcher
 from autopilot_codex.cli import main as cli_main
 from autopilot_codex.config import Config
 from autopilot_codex.hookio import ALLOW, parse
-from autopilot_codex.hosts.protocol import Host
+from autopilot_codex.hosts.protocol import Host, HostSet
 from autopilot_codex.runfiles import matches
 from tests.fakes import host_card, third_host
 from tests.fakes.host_card import Card, Has
@@ -174,3 +174,23 @@ def test_a_host_without_a_boundary_is_left_out_of_the_wall(repo: Path) -> None:
     said = wall_install(repo)
     assert f"Wrote the wall for {repo}" in said and f"They name this worktree, {repo}" in said
     assert third_host.HOST.label not in said
+
+
+def test_a_host_without_a_boundary_keeps_no_wall_in_its_settings(repo: Path) -> None:
+    """After a guarded install, `plan` extends the wall of a host that keeps it in the user's
+    settings; a host without a boundary has none to extend."""
+    from autopilot_codex.commands.wall_install import consent, extend
+    from autopilot_codex.hostwall import HostWall
+
+    consent().parent.mkdir(parents=True, exist_ok=True)
+    consent().write_text("third\n")
+    wall = HostWall("third", "off", ("no sandbox",))
+    assert extend(wall, repo) is wall
+
+
+def test_a_host_without_a_config_folder_moves_nothing() -> None:
+    class Fixed(third_host.Third):
+        config_env: str | None = None
+
+    roster = HostSet((host_card.CLAUDE.host, Fixed()))
+    assert roster.config_envs() == ("CLAUDE_CONFIG_DIR",)

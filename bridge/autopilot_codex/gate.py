@@ -208,11 +208,7 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
 
 def payload_field(data: object, names: tuple[str, ...]) -> object:
     """The first of `names` the payload carries; None when it carries none (or is no object)."""
-    if isinstance(data, dict):
-        for name in names:
-            if name in data:
-                return data[name]
-    return None
+    return next((data[n] for n in names if n in data), None) if isinstance(data, dict) else None
 
 
 def _scan(home: str) -> dict[str, list[object]]:

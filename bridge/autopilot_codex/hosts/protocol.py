@@ -297,13 +297,16 @@ class HostSet:
     @cached_property
     def cli(self) -> re.Pattern[str]:
         """A program name that is some host's CLI (a version after `@`, `.exe` on Windows)."""
-        names = "|".join(f"(?:{h.cli_names})" for h in self.members)
-        return re.compile(rf"({names})(\.exe)?(@[^/]*)?")
+        return re.compile(rf"({self._cli_names})(\.exe)?(@[^/]*)?")
 
     @cached_property
     def cli_named(self) -> re.Pattern[str]:
         """A host's CLI named in a word (`$(which NAME)`): its program is not known, its name is."""
-        return re.compile(rf"\b({'|'.join(f'(?:{h.cli_names})' for h in self.members)})\b")
+        return re.compile(rf"\b({self._cli_names})\b")
+
+    @property
+    def _cli_names(self) -> str:
+        return "|".join(f"(?:{h.cli_names})" for h in self.members)
 
     def cli_packages(self) -> tuple[str, ...]:
         """The packages that ship the hosts' CLIs."""

@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .hosts.protocol import Headless
 
 # A name that says it holds a credential (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK);
 # `AUTH` only as a word of its own (GIT_AUTHOR_NAME is no credential).
@@ -49,13 +53,10 @@ def is_manager_name(name: str) -> bool:
     return name.startswith("AUTOPILOT_CODEX_") and bool(SECRET_NAME.search(name))
 
 
-def for_round(host: str, environ: Mapping[str, str]) -> dict[str, str]:
+def for_round(runner: Headless | None, environ: Mapping[str, str]) -> dict[str, str]:
     """A round's environment: the user's, minus the manager's names and every credential the
-    round's host does not itself need. Bridge settings (`AUTOPILOT_CODEX_HOME`, …) stay: the
-    round's hooks need them to find the loop."""
-    from . import hosts
-
-    runner = hosts.get(host).headless()
+    round's host (its headless `runner`) does not itself need. Bridge settings
+    (`AUTOPILOT_CODEX_HOME`, …) stay: the round's hooks need them to find the loop."""
     names, prefixes = runner.credentials(environ) if runner is not None else (set(), ())
     env: dict[str, str] = {}
     for name, value in environ.items():

@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 
-from . import hosts, output
+from . import defaults, hosts, output
 from .cli_parser import parser
 from .config import check
 from .errors import BridgeError, UsageError, os_problem, permission_denied
@@ -200,7 +200,7 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         goal=goal,
         overrides=overrides,
         session_id=session,
-        host=_host_session()[0] or args.reader or "claude",
+        host=_host_session()[0] or args.reader or defaults.HOST,
         require_wall=args.require_wall,
         dirty=args.dirty,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import __version__, hosts
+from . import __version__, defaults, hosts
 from .config import Config
 from .defaults import BUDGET_USD, MAX_ITERATIONS, REVIEW_MODE, REVIEW_MODES
 
@@ -74,7 +74,9 @@ def parser() -> argparse.ArgumentParser:
     hook = sub.add_parser("hook", description="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
     hook.add_argument(
-        "--host", default="claude", help="the host whose dialect to answer in (default: claude)"
+        "--host",
+        default=defaults.HOST,
+        help=f"the host whose dialect to answer in (default: {defaults.HOST})",
     )
     return parser
 
@@ -130,8 +132,8 @@ def _other_parsers(sub: Any) -> None:
     ralph.add_argument(
         "--host",
         choices=hosts.HOSTS.names,
-        default="claude",
-        help="the host whose session runs the loop (default: claude)",
+        default=defaults.HOST,
+        help=f"the host whose session runs the loop (default: {defaults.HOST})",
     )
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)

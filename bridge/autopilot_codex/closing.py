@@ -1,11 +1,11 @@
 """The end of every loop's final message: what it spent and how to see what it did.
 
-Imported by the hooks' ending paths, so it needs nothing but the host names.
+Imported by the hooks' ending paths, so it needs nothing but the spend and the output.
 """
 
 from __future__ import annotations
 
-from .hosts import terminal_command
+from .output import terminal_command
 from .spend import Spend
 
 

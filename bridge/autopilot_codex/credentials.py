@@ -1,7 +1,7 @@
 """The manager's stored login: its OpenAI key (and server, organization) in a file of the state
 home that only the user can read, so the key need not live in the host's environment.
 
-The state home is on the wall's list of paths an implementer may not read (`hosts.wall`), and
+The state home is on the wall's list of paths an implementer may not read (`wall.py`), and
 the file is the user's alone (folder 0700, file 0600). The bridge reads the key here first and
 falls back to `OPENAI_API_KEY` in its environment. Standard library only; no I/O at import.
 """

@@ -3,6 +3,9 @@ all take them from here."""
 
 from __future__ import annotations
 
+# The host a hook, a loop or a round assumes when none is named: its registry's first member
+# (`hosts.HOSTS`), the one place a host is the default.
+HOST = "claude"
 # The manager model when none is chosen (a Codex manager then uses Codex's own configured one).
 MODEL = "gpt-6.2-sol"
 BUDGET_USD = 5.00

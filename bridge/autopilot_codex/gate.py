@@ -16,6 +16,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .admitted import Admitted
 
+# The payload's fields that carry the session and its folder, as the registered hosts name them
+# (each host's `event` reads the same fields). The gate reads them before any host is loaded;
+# a host that names them otherwise adds its names here (`tests/unit/hosts/test_contract.py`).
+SESSION_FIELDS = ("session_id",)
+CWD_FIELDS = ("cwd",)
 # A hook payload carries at most a file's content; anything larger is cut before parsing.
 MAX_STDIN_BYTES = 32 * 1024 * 1024
 # Hosts write the payload at once and close: a hook gives up on its input after this (issue 27).
@@ -136,8 +141,8 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         data = loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
         data = None
-    cwd = data.get("cwd") if isinstance(data, dict) else None
-    session = data.get("session_id") if isinstance(data, dict) else None
+    cwd = payload_field(data, CWD_FIELDS)
+    session = payload_field(data, SESSION_FIELDS)
     try:
         real = os.path.realpath(cwd if isinstance(cwd, str) and cwd else os.getcwd())
     except (OSError, ValueError):  # NUL bytes, lone surrogates, a removed cwd
@@ -162,3 +167,8 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         # An owned loop has nothing to claim: the owner's prompts cost it no engine start.
         return admitted if session == owner and event != "UserPromptSubmit" else None
     return admitted if event == "UserPromptSubmit" else None
+
+
+def payload_field(data: object, names: tuple[str, ...]) -> object:
+    """The first of `names` the payload carries; None when it carries none (or is no object)."""
+    return next((data[n] for n in names if n in data), None) if isinstance(data, dict) else None

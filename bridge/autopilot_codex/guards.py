@@ -14,8 +14,8 @@ from typing import Literal
 from . import defaults
 from .closing import closing
 from .contract import PREFIX
-from .hosts import terminal_command
 from .meters import over, total_usd
+from .output import terminal_command
 from .spend import of_state, usd
 from .state import State, Status
 

@@ -126,9 +126,11 @@ def _preload() -> None:
         state_ranges,  # noqa: F401
         store,
     )
-    from .hosts import claude, codex, protocol  # noqa: F401
-    from .hosts.claude import prices, transcript  # noqa: F401
+    from .hosts import protocol  # noqa: F401
     from .rails import judge, parser
+
+    for host in hosts.every():  # each host's package, and its spend reader's modules
+        host.spend_reader()
     from .styles.autopilot import background, handlers  # noqa: F401
 
     parser.parse("true")
@@ -172,11 +174,11 @@ def _warm_rails() -> None:
     PreToolUse). Pure judgements of an empty folder; nothing is written."""
     from pathlib import Path
 
-    from . import hookio, hosts
+    from . import defaults, hookio, hosts
     from .config import Config
     from .rails import judge
 
-    host = hosts.get("claude")
+    host = hosts.get(defaults.HOST)
     where = os.getcwd()  # the run folder: no loop, no repository
     line = "cd src && pytest -q 2>&1 | tail -5 && git status && git push --force origin main"
     for command in (line, "ls"):
@@ -186,7 +188,7 @@ def _warm_rails() -> None:
         )
         try:
             payload = hookio.parse(raw, "PreToolUse", host)
-            denial = judge.check(payload, Config(), Path(where), host)
+            denial = judge.check(payload, Config(), Path(where), hosts.roster(), host)
             host.render("PreToolUse", hookio.Answer(deny=denial or ""))
         except Exception:  # noqa: BLE001, S112 - a warm-up that fails only leaves things cold
             continue

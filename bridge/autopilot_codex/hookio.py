@@ -44,13 +44,13 @@ class HookInput:
     background: tuple[str, ...] = ()
 
 
-class Dialect(Protocol):
-    """What `parse` needs of a host (`hosts.protocol.Host` has it): its reading of a payload."""
+class Reader(Protocol):
+    """What `parse` needs of a host: its reading of a payload (`Host.event`)."""
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput: ...
 
 
-def parse(raw: bytes, event: str, host: Dialect | None = None) -> HookInput:
+def parse(raw: bytes, event: str, host: Reader | None = None) -> HookInput:
     """The payload as the host-neutral event, read in `host`'s dialect (the shared field
     names without one)."""
     data = load(raw)

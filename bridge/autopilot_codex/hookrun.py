@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import hookio, hosts, output
+from . import defaults, hookio, hosts, output
 from .admitted import Admitted
 from .config import Config, load_with_warnings
 from .errors import BridgeError
 from .hookio import ALLOW, Answer
 
 if TYPE_CHECKING:
-    from .hosts import Host
+    from .hosts.protocol import Host
     from .manager.select import ManagerFactory
     from .store import Store
 
@@ -26,7 +26,7 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
     """A hook must never break the host's session: a failure becomes a non-blocking answer,
     except in a walled loop, where it denies or blocks (`failclosed`) and never wedges it."""
     event = argv[0] if argv else ""
-    name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "claude"
+    name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else defaults.HOST
     try:
         host = hosts.get(name)
     except BridgeError as exc:
@@ -104,7 +104,7 @@ def _dispatch(
     if payload.event == "PreToolUse":
         from .rails.judge import check
 
-        denial = check(payload, config, worktree, host)
+        denial = check(payload, config, worktree, hosts.roster(), host)
         if denial:
             return Answer(deny=denial), None
         from .shadow.hook import before_tool

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .spend import Spend, usd
 from .state import State, Status
+
+if TYPE_CHECKING:
+    from .hosts.protocol import Host
 
 
 def clock() -> float:
@@ -246,10 +249,8 @@ def until(state: State, events: list[dict[str, object]]) -> float:
 
 
 def spend_lines(
-    state: State, budget_usd: float | None, events: list[dict[str, object]] | None = None
+    state: State, budget_usd: float | None, events: list[dict[str, object]], host: Host
 ) -> list[str]:
     """`status_lines` at the loop's moment (`until`: now, or its end), for the loop's host."""
-    from .hosts import get
-
-    reads = get(state.host).spend_reader() is not None
+    reads = host.spend_reader() is not None
     return status_lines(state, until(state, events or []), budget_usd=budget_usd, reads_spend=reads)

@@ -12,6 +12,11 @@ def out(text: str) -> None:
         sys.stdout.flush()
 
 
+def terminal_command(verb: str) -> str:
+    """A command as typed in a terminal: what every host can fall back to."""
+    return f"autopilot-codex {verb}"
+
+
 def err(text: str) -> None:
     if text:
         sys.stderr.write(text if text.endswith("\n") else text + "\n")

@@ -263,7 +263,7 @@ class State(_Record):
     no_progress_streak: int = 0
     session_id: str | None = None
     # The host that started the loop or whose session claimed it (its commands, its dialect).
-    host: str = "claude"
+    host: str = defaults.HOST
     # The wall the loop started with (`guarded`): "on", "partly" or "off", and what it lacked;
     # "" for a loop from before it was judged. Short of "on", every message says UNGUARDED.
     wall: Literal["", "on", "partly", "off"] = ""

@@ -23,7 +23,7 @@ from .fileio import acquire as _acquire
 from .fileio import atomic_write as _atomic_write
 from .fileio import read_text as _read_text
 from .fileio import release as _release
-from .hosts import terminal_command
+from .output import terminal_command
 from .paths import active_marker, project_dir, rails_marker, state_home
 from .state import (
     SCHEMA_VERSION,

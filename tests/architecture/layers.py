@@ -16,12 +16,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ROOT, "errors", "paths", "fileio", "typedjson", "registry", "defaults", "output",
         "nofollow", "gitbinary", "crashlog", "admitted", "hookio", "loopindex", "state",
         "state_file", "state_ranges", "ledger", "witness", "witness_key", "spend", "meters",
-        "config", "contract", "loopfiles", "credentials", "cleanenv", "closing", "seatbelt",
+        "config", "contract", "loopfiles", "wall", "runfiles", "stream", "credentials", "cleanenv", "closing", "seatbelt",
         "checks", "checks.records", "checks.specs", "hosts.protocol", "hosts.prices", "manager",
         "manager.pricing", "manager.schemas",
     )),
     ("effects", (
-        "store", "gitrepo.*", "sandbox.*", "checks.*", "shadow.*", "rails.*", "guards", "guarded",
+        "store", "gitrepo.*", "sandbox.*", "checks.*", "shadow.*", "rails.*", "guards", "hostwall",
         "hostfiles", "failclosed", "implementer_spend", "announce", "notify",
     )),
     ("wings", (

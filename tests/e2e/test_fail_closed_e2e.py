@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.hosts.claude.boundary import boundary_settings
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 from tests.conftest import edit_state, plan_body
 from tests.fakes.openai_server import FakeOpenAI
 

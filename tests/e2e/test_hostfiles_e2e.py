@@ -23,7 +23,7 @@ import pytest
 from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings
 from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 
 from .autopilot_helpers import ROOT, Autopilot
 from .codex_fixtures import CodexRunner
@@ -54,7 +54,7 @@ def ap(git_repo: Path, tmp_path: Path) -> Iterator[Autopilot]:
 
 
 def spec(repo: Path, state: Path, home: Path, env: dict[str, str] | None = None) -> WallSpec:
-    return hosts.wall_spec(repo, state, home, env or {})
+    return hosts.roster().wall_spec(repo, state, home, env or {})
 
 
 # -- .mcp.json and a nested repository's config ----------------------------------------------
@@ -132,7 +132,7 @@ STORE_FILES = {
 def plant_stores(home: Path, env: dict[str, str]) -> list[Path]:
     """Every store with a secret of its own, and the hosts' logins both where `env` moves
     them and at their default places. A login is JSON: the host may read its own."""
-    files = [home / rel for rel in STORE_FILES.values()] + hosts.logins(home, env)
+    files = [home / rel for rel in STORE_FILES.values()] + hosts.roster().logins(home, env)
     for n, path in enumerate(files):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"OPENAI_API_KEY": f"CRED-{n:02d}-SECRET"}))
@@ -144,7 +144,7 @@ def reader(files: list[Path]) -> str:
 
 
 def test_every_credential_store_is_a_store_the_wall_hides() -> None:
-    from autopilot_codex.hosts.wall import CREDENTIALS_IN_HOME
+    from autopilot_codex.wall import CREDENTIALS_IN_HOME
 
     assert set(STORE_FILES) == set(CREDENTIALS_IN_HOME)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.hosts.wall import check_wall_prereqs
+from autopilot_codex.wall import check_wall_prereqs
 from tests.conftest import plan_body
 from tests.fakes.openai_server import FakeOpenAI
 

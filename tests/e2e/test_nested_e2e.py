@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.hosts.claude.boundary import boundary_settings
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex.hosts.claude.boundary import boundary_settings
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 
 from .autopilot_helpers import ROOT, Autopilot, hook_answers
 from .conftest import ClaudeRunner

@@ -21,7 +21,7 @@ import pytest
 from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings
 from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
-from autopilot_codex.hosts.wall import WallSpec, check_wall_prereqs
+from autopilot_codex.wall import WallSpec, check_wall_prereqs
 
 from .autopilot_helpers import LAUNCHER, ROOT, TEST_KEY, Autopilot
 from .claude_cli import DEFAULT_MODEL, ClaudeRun, build_env
@@ -58,7 +58,7 @@ class Scene:
     home: Path
 
     def spec(self) -> WallSpec:
-        return hosts.wall_spec(self.repo, self.state, self.home, {})
+        return hosts.roster().wall_spec(self.repo, self.state, self.home, {})
 
     def head(self) -> str:
         return git(self.repo, "rev-parse", "HEAD")

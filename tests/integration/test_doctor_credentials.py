@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from autopilot_codex.commands.doctor import render, run_checks
-from autopilot_codex.guarded import spec_for
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import spec_for
 from autopilot_codex.paths import state_home
 from tests.integration.test_wall_status import boundary, write
 from tests.integration.test_wall_status import machine as machine  # noqa: F401 (fixture)

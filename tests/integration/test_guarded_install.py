@@ -11,7 +11,8 @@ import pytest
 
 from autopilot_codex import credentials
 from autopilot_codex.commands import guard_install, wall_install
-from autopilot_codex.hosts.wall import Prereqs
+from autopilot_codex.hosts.claude import userwall
+from autopilot_codex.wall import Prereqs
 from tests.conftest import PLANTED_KEY, state_of
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_wall_status import boundary, cli, plan, write
@@ -56,7 +57,7 @@ def test_install_outside_a_repository_then_plan_gives_a_walled_loop(
     assert f"Wrote the wall for {repo} into {settings}." in out
     assert f"Backed up {settings} to" in out
     assert WALLED in out
-    assert json.loads(settings.read_text()) == wall_install.merged(
+    assert json.loads(settings.read_text()) == userwall.merged(
         written, boundary(repo, machine)
     )
     assert state_of(repo)["wall"] == "on"

@@ -13,7 +13,7 @@ import pytest
 
 from autopilot_codex.cli import main
 from autopilot_codex.commands.run import main as run_main
-from autopilot_codex.hostfiles import MANIFEST, stop_if_changed
+from autopilot_codex.hosts.hostfiles import MANIFEST, stop_if_changed
 from autopilot_codex.paths import project_dir
 from autopilot_codex.store import Store
 from tests.conftest import Hook, Script, cli, edit_state, payload, plan_body, state_of
@@ -197,7 +197,7 @@ def test_a_resumed_run_compares_with_its_own_start(
 
 
 def test_a_session_started_in_the_worktree_during_a_run_is_held(repo: Path, hook: Hook) -> None:
-    from autopilot_codex.hostfiles import record
+    from autopilot_codex.hosts.hostfiles import record
     from autopilot_codex.rounds.hold import hold
 
     with hold(repo, "goal", "run-1", 3):

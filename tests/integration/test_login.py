@@ -23,7 +23,7 @@ from autopilot_codex.commands.login import login
 from autopilot_codex.config import load_config
 from autopilot_codex.credentials import redact
 from autopilot_codex.errors import BridgeError
-from autopilot_codex.guarded import spec_for
+from autopilot_codex.hostwall import spec_for
 from autopilot_codex.manager.openai_backend import api_key_problem
 from autopilot_codex.manager.select import backend_name
 from autopilot_codex.paths import project_dir, state_home

@@ -15,9 +15,9 @@ import pytest
 from autopilot_codex.cli import main
 from autopilot_codex.commands.doctor import render, run_checks
 from autopilot_codex.commands.run import main as run_main
-from autopilot_codex.guarded import spec_for
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import spec_for
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc, state_of, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
@@ -341,10 +341,10 @@ def test_plan_in_a_codex_session_judges_the_effective_codex_config(
 ) -> None:
     """An in-session Codex loop: the lines `install --wall` prints make it walled; a config
     profile that picks danger-full-access (its values beat the file's) makes it unguarded."""
-    from autopilot_codex.commands.wall_install import codex_lines
+    from autopilot_codex.commands.wall_install import user_wall
 
     monkeypatch.setenv("CODEX_THREAD_ID", "thread-1")
-    printed = codex_lines(repo)
+    printed = user_wall("codex", repo)
     lines = "\n".join(printed[1 : printed.index("")]) + "\n"
     config = machine.parent / "codex-home" / "config.toml"
     config.parent.mkdir(parents=True)

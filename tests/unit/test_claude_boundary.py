@@ -10,10 +10,10 @@ from typing import Any
 
 from autopilot_codex import hosts
 from autopilot_codex.hosts.claude.boundary import boundary_settings, effective_status, is_strict
-from autopilot_codex.hosts.wall import CREDENTIALS_IN_HOME, check_wall_prereqs
+from autopilot_codex.wall import CREDENTIALS_IN_HOME, check_wall_prereqs
 
 SPEC = dataclasses.replace(
-    hosts.wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
+    hosts.roster().wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
     deny_read=(Path("/h/private"),),
     allow_hosts=("github.com", "localhost"),
 )

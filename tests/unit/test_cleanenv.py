@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autopilot_codex import cleanenv
+from autopilot_codex import cleanenv, hosts
 
 USER = {
     "PATH": "/bin",
@@ -26,7 +26,7 @@ USER = {
 
 
 def test_a_claude_round_keeps_its_own_sign_in_only() -> None:
-    env = cleanenv.for_round("claude", USER)
+    env = cleanenv.for_round(hosts.get("claude").headless(), USER)
     assert set(env) == {
         "PATH", "HOME", "AUTOPILOT_CODEX_HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
         "CLAUDE_CODE_OAUTH_TOKEN", "GIT_AUTHOR_NAME", "EDITOR",
@@ -34,7 +34,9 @@ def test_a_claude_round_keeps_its_own_sign_in_only() -> None:
 
 
 def test_claude_on_bedrock_keeps_the_clouds_credentials() -> None:
-    env = cleanenv.for_round("claude", {**USER, "CLAUDE_CODE_USE_BEDROCK": "1"})
+    env = cleanenv.for_round(
+        hosts.get("claude").headless(), {**USER, "CLAUDE_CODE_USE_BEDROCK": "1"}
+    )
     assert env["AWS_SECRET_ACCESS_KEY"] == "aws" and "OPENAI_API_KEY" not in env
 
 
@@ -44,7 +46,7 @@ def test_a_codex_round_keeps_its_config_and_its_providers_key(tmp_path: Path) ->
         '[model_providers.b]\nenv_key = "OPENAI_API_KEY"\n'
     )
     user = {**USER, "CODEX_HOME": str(tmp_path), "A_KEY": "a", "COMMENTED_KEY": "c"}
-    env = cleanenv.for_round("codex", user)
+    env = cleanenv.for_round(hosts.get("codex").headless(), user)
     assert env["A_KEY"] == "a" and env["CODEX_API_KEY"] == "codex"
     # A provider may name the manager's key; the manager's key is never passed on.
     assert not {"OPENAI_API_KEY", "COMMENTED_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN"} & set(env)
@@ -53,3 +55,8 @@ def test_a_codex_round_keeps_its_config_and_its_providers_key(tmp_path: Path) ->
 def test_a_check_keeps_a_short_list_and_what_the_user_names() -> None:
     env = cleanenv.for_check(USER, ["GITHUB_TOKEN", "EDITOR", "OPENAI_API_KEY"])
     assert set(env) == {"PATH", "HOME", "GIT_AUTHOR_NAME", "GITHUB_TOKEN", "EDITOR"}
+
+
+def test_a_host_without_a_headless_runner_keeps_no_credential() -> None:
+    env = cleanenv.for_round(None, USER)
+    assert "ANTHROPIC_API_KEY" not in env and env["EDITOR"] == "vi"

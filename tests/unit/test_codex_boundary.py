@@ -19,7 +19,7 @@ from autopilot_codex.hosts.codex.boundary import (
 )
 
 SPEC = dataclasses.replace(
-    hosts.wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
+    hosts.roster().wall_spec(Path("/w/repo"), Path("/h/.autopilot-codex"), Path("/h"), {}),
     deny_read=(Path("/h/private"),),
 )
 
@@ -143,7 +143,7 @@ def test_env_exclude_patterns_are_globs() -> None:
 
 
 def test_prepare_worktree_creates_the_protected_folders(tmp_path: Path) -> None:
-    spec = hosts.wall_spec(tmp_path, tmp_path / "s", tmp_path / "h", {})
+    spec = hosts.roster().wall_spec(tmp_path, tmp_path / "s", tmp_path / "h", {})
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("[core]\n")
     prepare_worktree(spec)

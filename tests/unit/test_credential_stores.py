@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import hosts
-from autopilot_codex.guarded import spec_for
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import spec_for
 
 HOME = Path("/h")
 STANDARD = (
@@ -20,14 +20,14 @@ STANDARD = (
 
 
 def test_every_standard_store_and_both_logins_by_default() -> None:
-    stores = hosts.credential_stores(HOME, {})
+    stores = hosts.roster().credential_stores(HOME, {})
     for rel in (*STANDARD, ".codex/auth.json", ".claude/.credentials.json"):
         assert HOME / rel in stores, rel
 
 
 def test_the_logins_follow_the_hosts_variables_and_keep_the_defaults() -> None:
     env = {"CODEX_HOME": "/elsewhere/codex", "CLAUDE_CONFIG_DIR": "~/cc"}
-    logins = hosts.logins(HOME, env)
+    logins = hosts.roster().logins(HOME, env)
     assert Path("/elsewhere/codex/auth.json") in logins
     assert Path("~/cc").expanduser() / ".credentials.json" in logins
     assert HOME / ".codex" / "auth.json" in logins
@@ -35,7 +35,7 @@ def test_the_logins_follow_the_hosts_variables_and_keep_the_defaults() -> None:
 
 
 def test_a_blank_variable_is_the_default_place() -> None:
-    assert hosts.logins(HOME, {"CODEX_HOME": "  "}) == hosts.logins(HOME, {})
+    assert hosts.roster().logins(HOME, {"CODEX_HOME": "  "}) == hosts.roster().logins(HOME, {})
 
 
 def test_the_in_session_wall_hides_a_login_wherever_its_variable_puts_it(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopilot_codex import meters
+from autopilot_codex import hosts, meters
 from autopilot_codex.state import State, planless
 
 START = 1_800_000_000.0
@@ -104,8 +104,8 @@ def test_status_knows_which_host_shows_the_implementer_s_spend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(meters, "clock", lambda: START + 60)
-    claude = meters.spend_lines(loop(host="claude"), None)
-    codex = meters.spend_lines(loop(host="codex"), None)
+    claude = meters.spend_lines(loop(host="claude"), None, [], hosts.get("claude"))
+    codex = meters.spend_lines(loop(host="codex"), None, [], hosts.get("codex"))
     assert claude == [
         "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)",
         "Tokens: 0 · time 1m",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex import hosts
 from autopilot_codex.rails import doc
 from autopilot_codex.rails.records import RULE_IDS, RULES
 from autopilot_codex.rails.rules import Where
@@ -68,7 +69,7 @@ def test_every_rule_is_a_whole_record() -> None:
 
 def test_a_program_may_meet_several_rules() -> None:
     # helm has an infrastructure verb and a publishing one: neither replaces the other.
-    where = Where(Path("/wt"), Path("/state"), Path("/state/config.json"), False)
+    where = Where(Path("/wt"), Path("/state"), Path("/state/config.json"), False, hosts.roster())
 
     def ids(*argv: str) -> list[str]:
         command = Command(argv, " ".join(argv), "/wt")

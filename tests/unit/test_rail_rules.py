@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.config import Config
-from autopilot_codex.rails.judge import check_command
 from autopilot_codex.rails.rules import resolve
+from tests.rails_calls import check_command
 
 
 @pytest.fixture

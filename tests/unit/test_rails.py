@@ -9,7 +9,7 @@ import pytest
 from autopilot_codex.config import Config
 from autopilot_codex.hookio import HookInput
 from autopilot_codex.paths import state_home
-from autopilot_codex.rails.judge import check, check_command
+from tests.rails_calls import check, check_command
 
 
 @pytest.fixture
@@ -464,7 +464,7 @@ def test_only_a_shell_tool_loads_the_parser(worktree: Path) -> None:
     code = (
         "import sys; from pathlib import Path; "
         "from autopilot_codex.config import Config; from autopilot_codex.hookio import HookInput; "
-        "from autopilot_codex.rails.judge import check; "
+        "from tests.rails_calls import check; "
         f"wt = Path({str(worktree)!r}); "
         "read = HookInput(event='PreToolUse', tool_name='Read', tool_input={'file_path': 'a.py'}); "
         "check(read, Config(), wt); print('tree_sitter._binding' in sys.modules); "

@@ -10,7 +10,7 @@ import pytest
 
 from autopilot_codex.config import Config
 from autopilot_codex.hookio import HookInput
-from autopilot_codex.rails.judge import check, check_command
+from tests.rails_calls import check, check_command
 
 
 @pytest.fixture

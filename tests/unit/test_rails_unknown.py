@@ -17,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autopilot_codex import credentials
+from autopilot_codex import credentials, hosts
 from autopilot_codex.config import Config
 from autopilot_codex.rails import stores
-from autopilot_codex.rails.judge import check_command
 from autopilot_codex.rails.rules import Where, rm
 from autopilot_codex.rails.shell import Command
 from autopilot_codex.rails.shellwords import printf
+from tests.rails_calls import check_command
 
 
 @pytest.fixture
@@ -209,7 +209,7 @@ def test_printf_prints_what_bash_prints() -> None:
 @pytest.fixture
 def away() -> Iterator[Where]:
     """A worktree and homes outside every temporary folder."""
-    yield Where(Path("/srv/wt"), Path("/srv/state"), Path("/srv/state/config.json"), False)
+    yield Where(Path("/srv/wt"), Path("/srv/state"), Path("/srv/state/config.json"), False, hosts.roster())
 
 
 @pytest.mark.parametrize(

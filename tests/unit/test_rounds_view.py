@@ -11,8 +11,8 @@ import pytest
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.rounds import rollout
 from autopilot_codex.rounds.runner import headless, host_base
-from autopilot_codex.rounds.stream import StreamState
 from autopilot_codex.rounds.view import LiveView, PlainView, make_view
+from autopilot_codex.stream import StreamState
 
 
 class Terminal(io.StringIO):

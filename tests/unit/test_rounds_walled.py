@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex import hosts
-from autopilot_codex.guarded import host_wall
 from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import host_wall
 from autopilot_codex.rounds.walled import hidden_env, round_spec, round_wall
 
 

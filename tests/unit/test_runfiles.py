@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import hosts
-from autopilot_codex.hosts import runfiles
-from autopilot_codex.hosts.runfiles import changes, matches, nested_git, scan
-from autopilot_codex.hosts.wall import GIT_RUN_FILES, literal
+from autopilot_codex import hosts, runfiles
+from autopilot_codex.runfiles import changes, matches, nested_git, scan
+from autopilot_codex.wall import GIT_RUN_FILES, literal
 
-RUN = hosts.run_files()
+RUN = hosts.roster().run_files()
 
 
 def test_each_host_brings_its_own_list_and_git_has_its_own() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from autopilot_codex import gitrepo
 from autopilot_codex.config import Config
-from autopilot_codex.rails import judge as rails
 from autopilot_codex.rails.secrets import is_secret_path
+from tests import rails_calls as rails
 
 SECRET = [
     ".env",

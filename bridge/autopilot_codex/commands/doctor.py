@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import credentials, hosts
 from ..config import Config, load_config
 from ..errors import BridgeError
-from ..hosts import terminal_command
+from ..output import terminal_command
 from ..paths import find_worktree, state_home
 from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
 from .doctor_jail import jail_line

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from .. import credentials
-from ..guarded import HostWall, host_wall, spec_for
 from ..hosts import HOSTS, label
+from ..hostwall import HostWall, host_wall, spec_for
 
 # What the bridge alone cannot make true (docs/security.md, "What this layer cannot do
 # without the wall"): said wherever a loop would run unguarded.

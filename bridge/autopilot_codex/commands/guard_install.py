@@ -13,14 +13,14 @@ from collections.abc import Mapping
 
 from .. import credentials
 from ..errors import BridgeError
-from ..hosts.wall import sandbox_usable
 from ..paths import find_worktree
-from .wall_install import claude_lines, consent
+from ..wall import sandbox_usable
+from .wall_install import consent, user_wall
 
 LOGIN = "autopilot-codex login --from-env"
 
 
-def guard_lines(cwd: str, environ: Mapping[str, str], *, unguarded: bool) -> list[str]:
+def guard_lines(host: str, cwd: str, environ: Mapping[str, str], *, unguarded: bool) -> list[str]:
     """What `install` did about the wall and the key, one paragraph each (ends blank)."""
     if unguarded:
         with contextlib.suppress(FileNotFoundError):
@@ -31,11 +31,11 @@ def guard_lines(cwd: str, environ: Mapping[str, str], *, unguarded: bool) -> lis
             "",
         ]
     consent().parent.mkdir(parents=True, exist_ok=True)
-    consent().write_text("claude\n", encoding="utf-8")
-    return [*_wall(cwd, environ), "", *_key(environ), ""]
+    consent().write_text(f"{host}\n", encoding="utf-8")
+    return [*_wall(host, cwd, environ), "", *_key(environ), ""]
 
 
-def _wall(cwd: str, environ: Mapping[str, str]) -> list[str]:
+def _wall(host: str, cwd: str, environ: Mapping[str, str]) -> list[str]:
     usable, prereqs = sandbox_usable(True)
     if not usable:
         tools = ", ".join(prereqs.missing) or "a sandbox"
@@ -46,7 +46,7 @@ def _wall(cwd: str, environ: Mapping[str, str]) -> list[str]:
             + "Until then loops run UNGUARDED (the rails only)."
         ]
     try:
-        lines = claude_lines(find_worktree(cwd), environ)
+        lines = user_wall(host, find_worktree(cwd), environ)
     except BridgeError as exc:
         return [f"The wall was not written: {exc}"]
     return [*lines, REACH]

@@ -10,13 +10,13 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .. import hosts, output
+from .. import defaults, hosts, output
 from ..errors import BridgeError
 from .onpath import put_on_path
 
-# Done by the launcher (the plugin through `claude plugin install`); the bridge's part is the
-# launcher on PATH and doctor.
-CLAUDE = "claude"
+# The default host, whose plugin the launcher adds itself (`install [claude]`: its own plugin
+# install); the bridge's part is the launcher on PATH, the wall and doctor.
+PLUGIN_HOST = defaults.HOST
 
 
 def installable() -> tuple[str, ...]:
@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
         description=f"Install the loop's hooks and skills for {' or '.join(choices)}.",
     )
     p.add_argument("action", choices=("install", "uninstall"))
-    p.add_argument("host", choices=(*choices, CLAUDE))
+    p.add_argument("host", choices=(*choices, PLUGIN_HOST))
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--user", dest="scope", action="store_const", const="user")
     scope.add_argument("--project", dest="scope", action="store_const", const="project")
@@ -53,7 +53,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     """``install <host> [--user|--project] [-C DIR]`` or ``uninstall <host> [...]``."""
     args = parser().parse_args(list(argv))
     environ = os.environ if env is None else env
-    if args.host == CLAUDE:
+    if args.host == PLUGIN_HOST:
         return _claude(args, environ)
     installer = hosts.get(args.host).installer()
     assert installer is not None  # the parser's choices hold only hosts with one
@@ -61,7 +61,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     try:
         if args.action == "install":
             lines = installer.install(args.scope, environ, cwd)
-            lines += _host_wall(cwd, environ, unguarded=args.unguarded)
+            lines += _host_wall(args.host, cwd, environ, unguarded=args.unguarded)
             lines.append(put_on_path(environ))
         else:
             lines = installer.uninstall(args.scope, environ, cwd)
@@ -75,7 +75,7 @@ def main(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     return 0
 
 
-def _host_wall(cwd: Path, environ: Mapping[str, str], *, unguarded: bool) -> list[str]:
+def _host_wall(host: str, cwd: Path, environ: Mapping[str, str], *, unguarded: bool) -> list[str]:
     """What the host's own config needs for the wall, unless the user said --unguarded
     (issue 33). Codex is the one host with an installer: its lines are printed, not written.
     Its profile names one repository as writable, and `$CODEX_HOME/config.toml` applies to
@@ -83,7 +83,7 @@ def _host_wall(cwd: Path, environ: Mapping[str, str], *, unguarded: bool) -> lis
     if unguarded:
         return ["  wall: none (--unguarded): loops here run with the rails only"]
     from ..paths import find_worktree
-    from .wall_install import codex_lines
+    from .wall_install import user_wall
 
     worktree = find_worktree(cwd)
     if worktree is None:
@@ -91,7 +91,7 @@ def _host_wall(cwd: Path, environ: Mapping[str, str], *, unguarded: bool) -> lis
             "  wall: run `autopilot-codex doctor --wall` inside the repository you will loop "
             "in: it prints the lines for Codex's config.toml (they name that repository)"
         ]
-    return ["", *codex_lines(worktree, environ)]
+    return ["", *user_wall(host, worktree, environ)]
 
 
 def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
@@ -108,7 +108,7 @@ def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     from .guard_install import guard_lines
 
     cwd = args.cwd or os.getcwd()
-    guarded = guard_lines(cwd, environ, unguarded=args.unguarded)
+    guarded = guard_lines(args.host, cwd, environ, unguarded=args.unguarded)
     lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n", *guarded]
     checks = run_checks(cwd, probe=args.probe)
     output.out("\n".join(lines) + render(checks))

@@ -6,12 +6,13 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import contract, gitrepo, hostfiles
+from .. import contract, defaults, gitrepo
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..credentials import redact
 from ..errors import BridgeError, StateCorrupt
-from ..guarded import HostWall, headline, host_wall
+from ..hosts import hostfiles
+from ..hostwall import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected
 from ..spend import usd
@@ -60,7 +61,7 @@ def plan(
     goal: str,
     overrides: dict[str, Any],
     session_id: str | None,
-    host: str = "claude",
+    host: str = defaults.HOST,
     manager: ManagerFactory = selected,
     require_wall: bool = False,
     dirty: str | None = None,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import defaults, gitrepo, hostfiles, hosts, meters
+from .. import defaults, gitrepo, hosts, meters
 from ..checks.evidence import user_checks
 from ..checks.run import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
+from ..hosts import hostfiles
 from ..state import State, planless
 from ..store import Store
 from ..styles.ralph import reducer
@@ -30,7 +31,7 @@ def ralph(
     budget_usd: float | None,
     session_id: str | None,
     caps: dict[str, str | None] | None = None,
-    host: str = "claude",
+    host: str = defaults.HOST,
     checks: list[str] | None = None,
     require_wall: bool = False,
 ) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import contract, guards, hostfiles, meters
+from .. import contract, guards, meters
 from ..config import check
 from ..errors import BridgeError
-from ..guarded import headline, host_wall
+from ..hosts import hostfiles
+from ..hostwall import headline, host_wall
 from ..spend import usd
 from ..state import State
 from ..store import Store

@@ -16,15 +16,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import hosts, loopfiles, output
+from .. import defaults, hosts, loopfiles, output
 from ..checks.evidence import user_checks
 from ..closing import closing
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..guarded import HostWall
-from ..hosts import terminal_command
+from ..hostwall import HostWall
 from ..manager import select
+from ..output import terminal_command
 from ..rounds.caps import Raise
 from ..rounds.driver import ManagerCheck, RunOptions, custody_for, run
 from ..rounds.runner import implementers
@@ -229,7 +229,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),
-        implementer=args.implementer or "claude",
+        implementer=args.implementer or defaults.HOST,
         rounds=ROUNDS if args.rounds is None else args.rounds,
         resume=args.resume,
         budget_usd=budget,

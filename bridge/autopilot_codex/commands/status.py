@@ -46,7 +46,7 @@ def _text(state: State, store: Store) -> str:
         f"Iteration {state.iteration}/{state.max_iterations} · spent "
         f"{of_state(state).total_text()} · review {state.review_mode} · session {owner}"
     )
-    lines += spend_lines(state, state.budget_usd, store.tail_events(20))
+    lines += spend_lines(state, state.budget_usd, store.tail_events(20), hosts.get(state.host))
     if state.consultations_total:
         task = state.consultations if state.consultations_task == state.current_task else 0
         lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
@@ -61,7 +61,7 @@ def _text(state: State, store: Store) -> str:
             f"{contract.clip(v.reason, 200)}"
         )
     from ..checks.run import status_lines
-    from ..guarded import status_line
+    from ..hostwall import status_line
 
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)

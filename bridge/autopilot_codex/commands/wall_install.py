@@ -1,113 +1,37 @@
-"""`install` (guarded by default; `doctor --wall`): write the wall into the user's Claude Code
-settings, never silently: the file is backed up first and what was written is shown. For Codex,
-the lines for `config.toml` are printed, not written.
+"""`install` (guarded by default; `doctor --wall`): the wall in each host's own settings, as
+its boundary puts it there (`Boundary.user_wall`: written after a backup and shown, or printed
+for the user to put in).
 
-The boundary names each worktree's own paths (`.git/config`, `.claude`, ...): `install` run
-outside a repository writes the rest, and records that the user chose the wall (`consent`), so
-`plan` adds a repository's paths when a loop starts there (`extend`). `install --unguarded`
-takes the choice back and writes nothing.
-
-The user's settings hold the boundary for every session, but not strictly: a repository's own
-`.claude/settings.json` can still loosen it (docs/hosts-sandbox.md), which `plan` reports.
+The boundary names each worktree's own paths: `install` run outside a repository writes the
+rest, and records that the user chose the wall (`consent`), so `plan` adds a repository's
+paths when a loop starts there (`extend`). `install --unguarded` takes the choice back and
+writes nothing.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from .. import hosts
 from ..errors import BridgeError
-from ..fileio import atomic_write
-from ..guarded import HostWall, host_wall, spec_for
-from ..hosts.claude.boundary import boundary_settings, claude_dir
-from ..hosts.codex.boundary import boundary_overrides, codex_home
-from ..hosts.wall import sandbox_usable
+from ..hostwall import HostWall, host_wall, spec_for
 from ..paths import state_home
+from ..wall import sandbox_usable
 
 # A worktree no boundary can name: its paths are what a boundary without a repository leaves out.
 _NOWHERE = Path("/autopilot-codex-no-worktree")
 
 
-def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
-    """The user's settings with the boundary laid over them: tables merge, lists gain the
-    boundary's entries (the user's own stay), single values take the boundary's."""
-    out = dict(current)
-    for key, value in boundary.items():
-        mine = out.get(key)
-        if isinstance(value, Mapping) and isinstance(mine, Mapping):
-            out[key] = merged(mine, value)
-        elif isinstance(value, list) and isinstance(mine, list):
-            out[key] = [*mine, *(v for v in value if v not in mine)]
-        else:
-            out[key] = value
-    return out
-
-
-def _settings(environ: Mapping[str, str]) -> tuple[Path, Path]:
-    home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    return home, claude_dir(environ, home) / "settings.json"
-
-
-def claude_boundary(worktree: Path | None, home: Path) -> dict[str, Any]:
-    """The boundary for `worktree`; without one, everything but a worktree's own paths."""
-    if worktree is not None:
-        return boundary_settings(spec_for(worktree, home))
-    return _without(boundary_settings(spec_for(_NOWHERE, home)), str(_NOWHERE))
-
-
-def _without(doc: Mapping[str, Any], needle: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in doc.items():
-        if isinstance(value, Mapping):
-            out[key] = _without(value, needle)
-        elif isinstance(value, list):
-            out[key] = [v for v in value if not (isinstance(v, str) and needle in v)]
-        else:
-            out[key] = value
-    return out
-
-
-def write_claude(worktree: Path | None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Lay the boundary over the user's settings; what was done, in lines (empty: the settings
-    already hold it, nothing was written)."""
+def user_wall(host: str, worktree: Path | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """`host`'s wall in the user's own settings, for `worktree` (None: for none yet)."""
     environ = os.environ if env is None else env
-    home, target = _settings(environ)
-    boundary = claude_boundary(worktree, home)
-    current: dict[str, Any] = {}
-    lines = []
-    if target.exists():
-        try:
-            loaded = json.loads(target.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BridgeError(f"cannot read {target} as JSON ({exc}); nothing was written") from exc
-        if not isinstance(loaded, dict):
-            raise BridgeError(f"{target} does not hold a JSON object; nothing was written")
-        current = loaded
-        if merged(current, boundary) == current:
-            return []
-        backup = target.with_name(f"settings.json.{time.strftime('%Y%m%d-%H%M%S')}.bak")
-        shutil.copy2(target, backup)
-        lines.append(f"Backed up {target} to {backup}.")
-    atomic_write(target, json.dumps(merged(current, boundary), indent=2) + "\n", keep_mode=True)
-    which = f"for {worktree}" if worktree else "(a repository's own paths join it at its first plan)"
-    lines.append(f"Wrote the wall {which} into {target}:")
-    lines.append(json.dumps(boundary, indent=2))
-    return lines
-
-
-def claude_lines(worktree: Path | None, env: Mapping[str, str] | None = None) -> list[str]:
-    """`install`'s report of the wall it wrote, or found in place."""
-    lines = write_claude(worktree, env)
-    if lines:
-        return lines
-    target = _settings(os.environ if env is None else env)[1]
-    return [f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."]
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    boundary = hosts.get(host).boundary()
+    assert boundary is not None  # asked only of a host with a boundary
+    return boundary.user_wall(spec_for(worktree or _NOWHERE, home), worktree is not None, environ)
 
 
 def consent() -> Path:
@@ -117,39 +41,27 @@ def consent() -> Path:
 
 
 def extend(wall: HostWall, worktree: Path, env: Mapping[str, str] | None = None) -> HostWall:
-    """`plan` for a Claude Code loop after a guarded install: a repository the wall does not
-    name yet gets its paths added (after a backup, said in the plan's output), and the wall is
-    judged again. Never where the sandbox cannot start: `failIfUnavailable` would then refuse
-    every command of every session."""
-    if wall.walled or wall.host != "claude" or not consent().exists():
+    """`plan` after a guarded install, for a host that keeps the wall in the user's settings:
+    a repository the wall does not name yet gets its paths added (after a backup, said in the
+    plan's output), and the wall is judged again. Never where the sandbox cannot start: the
+    boundary would then refuse every command of every session."""
+    if wall.walled or not consent().exists():
         return wall
-    if not sandbox_usable(True)[0]:
+    boundary = hosts.get(wall.host).boundary()
+    if boundary is None or not boundary.writes_user_wall:
+        return wall
+    if not sandbox_usable(boundary.needs_tools)[0]:
         return wall
     try:
-        lines = write_claude(worktree, env)
+        lines = user_wall(wall.host, worktree, env)
     except BridgeError as exc:
         return replace(wall, notes=(f"The wall was not added for this repository: {exc}",))
-    judged = host_wall("claude", worktree, env=env)
+    judged = host_wall(wall.host, worktree, env=env)
     said = [line[:-1] + "." if line.endswith(":") else line for line in lines[:-1]]
     return replace(judged, notes=tuple(said))
 
 
-def codex_lines(worktree: Path, env: Mapping[str, str] | None = None) -> list[str]:
-    environ = os.environ if env is None else env
-    home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    config = codex_home(environ, home) / "config.toml"
-    overrides = boundary_overrides(spec_for(worktree, home))
-    return [
-        f"For Codex, put these lines at the top of {config} (before any [table]); they were "
-        "not written:",
-        *(key.replace("=", " = ", 1) for key in overrides),
-        "",
-        f"(They name this worktree, {worktree}: run this again in another repository for its "
-        "own. Where the file already has a [permissions...] or [shell_environment_policy] "
-        "table, put the matching key in that table instead: TOML refuses a table defined twice.)",
-    ]
-
-
 def wall_install(worktree: Path) -> str:
-    """`doctor --wall`: the wall for this repository, Claude Code's written, Codex's printed."""
-    return "\n".join([*claude_lines(worktree), "", *codex_lines(worktree)])
+    """`doctor --wall`: the wall for this repository in each host's settings."""
+    walls = ["\n".join(user_wall(h.name, worktree)) for h in hosts.every() if h.boundary()]
+    return "\n\n".join(walls)

@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING
 from ..registry import Registry
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
-
-    # Types only: the hook path never pays for the protocol module.
+    # Types only: a hook that needs no `roster` (only PreToolUse does) never imports it.
     from .protocol import Host as Host
-    from .wall import WallSpec
+    from .protocol import HostSet
 
 
 def _claude() -> Host:
@@ -54,43 +51,9 @@ def label(name: str) -> str:
     return HOSTS.get(name).label if name in HOSTS else name
 
 
-def terminal_command(verb: str) -> str:
-    """A command as typed in a terminal: what every host can fall back to."""
-    return f"autopilot-codex {verb}"
+def roster() -> HostSet:
+    """Every registered host as one (`HostSet`), for the checks that must hold whichever host
+    asks."""
+    from .protocol import HostSet
 
-
-def run_files() -> tuple[str, ...]:
-    """The patterns of every file git or a registered host runs programs from (git's own and
-    each host's `run_files`), relative to a worktree."""
-    from .wall import GIT_RUN_FILES
-
-    return tuple(dict.fromkeys([*GIT_RUN_FILES, *(p for h in every() for p in h.run_files)]))
-
-
-def logins(home: Path, env: Mapping[str, str]) -> list[Path]:
-    """Every registered host's login, both where it is by default and where `env` moves it
-    (`CODEX_HOME`, `CLAUDE_CONFIG_DIR`)."""
-    found = [p for host in every() for p in (*host.logins({}, home), *host.logins(env, home))]
-    return list(dict.fromkeys(found))
-
-
-def credential_stores(home: Path, env: Mapping[str, str]) -> list[Path]:
-    """Every credential store the wall hides under `home`: the standard ones (`.ssh`, `.aws`,
-    `.git-credentials`, ...) and each host's login. Standard library only, no I/O: the
-    supervisor's own sandbox reads this list too."""
-    from .wall import CREDENTIALS_IN_HOME
-
-    return list(dict.fromkeys([*(home / rel for rel in CREDENTIALS_IN_HOME), *logins(home, env)]))
-
-
-def wall_spec(worktree: Path, state_home: Path, home: Path, env: Mapping[str, str]) -> WallSpec:
-    """The bare wall for a worktree, with every registered host's run files and logins."""
-    from .wall import WallSpec
-
-    return WallSpec(
-        worktree=worktree,
-        state_home=state_home,
-        home=home,
-        logins=tuple(logins(home, env)),
-        run_files=run_files(),
-    )
+    return HostSet(tuple(every()))

@@ -1,5 +1,6 @@
-"""What a host is to the rest of the bridge: the `Host` protocol and the small records it
-hands out (its headless runner, its installer, its doctor report).
+"""What a host is to the rest of the bridge: the `Host` protocol, the small records it hands
+out (its headless runner, its installer, its doctor report), and `HostSet`, every registered
+host as one.
 
 Everything host-specific sits behind these members, so the hook path, the rails, the rounds
 driver, `install` and `doctor` ask the host instead of knowing Claude Code or Codex. Standard
@@ -8,15 +9,19 @@ library only: the hook path imports it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..wall import CREDENTIALS_IN_HOME, GIT_RUN_FILES, WallSpec
+
 if TYPE_CHECKING:
     from ..hookio import Answer, HookInput
-    from ..rounds.stream import StreamState
-    from .wall import WallSpec, WallStatus
+    from ..stream import StreamState
+    from ..wall import WallStatus
 
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.
@@ -83,6 +88,15 @@ class Boundary(Protocol):
     # Does the sandbox need the system's tools (bubblewrap, socat)? False: the host brings its
     # own and needs only a system it covers.
     needs_tools: bool
+    # Does `user_wall` write the user's own settings (so `plan` adds a new repository's paths
+    # after a guarded install)? False: it prints the lines for the user to put in.
+    writes_user_wall: bool
+
+    def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
+        """`install`'s wall in the user's own settings of this host, as lines: written (after a
+        backup) and said, or printed. Not `named`: `spec`'s worktree stands for none, and the
+        wall holds everything but a worktree's own paths."""
+        ...
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str
@@ -94,7 +108,9 @@ class Boundary(Protocol):
         """How walled an implementer is under these layers, each missing piece in words."""
         ...
 
-    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+    def fixes(
+        self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
+    ) -> list[str]:
         """The commands or steps that fix what `status` lists."""
         ...
 
@@ -181,8 +197,16 @@ class Host(Protocol):
     # The files this host reads to decide what to run (its MCP servers, hooks, settings, skills),
     # as patterns relative to the worktree (`**`: any folders, none included). They are the
     # user's: the wall keeps them unwritable, the rails deny writing them, and the loop compares
-    # them with what it started with (`hosts/runfiles.py`). Git's own are not a host's.
+    # them with what it started with (`runfiles.py`). Git's own are not a host's.
     run_files: tuple[str, ...]
+    # The variable that moves its config folder (settings, login, records), or None: the rails
+    # expand it in a command, so `$VAR/...` names the file it is.
+    config_env: str | None
+    # Its CLI: the names it is installed under (a regular expression over a program's name) and
+    # the packages that ship it. Started from the implementer's shell, it would be an agent no
+    # loop supervises (rails `host-cli`).
+    cli_names: str
+    cli_packages: tuple[str, ...]
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Where this host keeps its own login for `env` (its variables may move it): the wall
@@ -237,3 +261,73 @@ class Host(Protocol):
     def spend_reader(self) -> SpendReader | None:
         """The reader of the implementer's spend, or None when this host records none we read."""
         ...
+
+
+@dataclass(frozen=True)
+class HostSet:
+    """Every registered host as one, for what must hold whichever host asks: the files any of
+    them runs programs from, their logins, their settings files and spend records. The
+    entrance hands it down from the registry (`hosts.roster`)."""
+
+    members: tuple[Host, ...]
+
+    def run_files(self) -> tuple[str, ...]:
+        """The patterns of every file git or one of these hosts runs programs from (git's own
+        and each host's `run_files`), relative to a worktree."""
+        return tuple(
+            dict.fromkeys([*GIT_RUN_FILES, *(p for h in self.members for p in h.run_files)])
+        )
+
+    def logins(self, home: Path, env: Mapping[str, str]) -> list[Path]:
+        """Each host's login, both where it is by default and where `env` moves it."""
+        found = [p for h in self.members for p in (*h.logins({}, home), *h.logins(env, home))]
+        return list(dict.fromkeys(found))
+
+    def credential_stores(self, home: Path, env: Mapping[str, str]) -> list[Path]:
+        """Every credential store the wall hides under `home`: the standard ones (`.ssh`,
+        `.aws`, `.git-credentials`, ...) and each host's login. No I/O: the supervisor's own
+        sandbox reads this list too."""
+        standard = (home / rel for rel in CREDENTIALS_IN_HOME)
+        return list(dict.fromkeys([*standard, *self.logins(home, env)]))
+
+    def config_envs(self) -> tuple[str, ...]:
+        """The variables that move the hosts' config folders."""
+        return tuple(h.config_env for h in self.members if h.config_env)
+
+    @cached_property
+    def cli(self) -> re.Pattern[str]:
+        """A program name that is some host's CLI (a version after `@`, `.exe` on Windows)."""
+        return re.compile(rf"({self._cli_names})(\.exe)?(@[^/]*)?")
+
+    @cached_property
+    def cli_named(self) -> re.Pattern[str]:
+        """A host's CLI named in a word (`$(which NAME)`): its program is not known, its name is."""
+        return re.compile(rf"\b({self._cli_names})\b")
+
+    @property
+    def _cli_names(self) -> str:
+        return "|".join(f"(?:{h.cli_names})" for h in self.members)
+
+    def cli_packages(self) -> tuple[str, ...]:
+        """The packages that ship the hosts' CLIs."""
+        return tuple(p for h in self.members for p in h.cli_packages)
+
+    def is_settings_file(self, path: str) -> bool:
+        """Does `path` hold some host's hooks (or the switch that turns them off)?"""
+        return any(h.is_settings_file(path) for h in self.members)
+
+    def is_spend_record(self, path: str) -> bool:
+        """Does `path` hold some host's record of the implementer's spend?"""
+        return any(h.is_spend_record(path) for h in self.members)
+
+    def wall_spec(
+        self, worktree: Path, state_home: Path, home: Path, env: Mapping[str, str]
+    ) -> WallSpec:
+        """The bare wall for a worktree, with every host's run files and logins."""
+        return WallSpec(
+            worktree=worktree,
+            state_home=state_home,
+            home=home,
+            logins=tuple(self.logins(home, env)),
+            run_files=self.run_files(),
+        )

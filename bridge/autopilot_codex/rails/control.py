@@ -16,6 +16,10 @@ from .rules import SECRET_VAR, Where, inside, resolve
 from .secrets import is_secret_path
 from .shell import Command
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..hosts.protocol import HostSet
+
 LAUNCHER = "autopilot-codex"
 MODULE = "autopilot_codex"
 # What the implementer's tools may run of the launcher: reading, never steering.
@@ -23,13 +27,6 @@ READ_ONLY_VERBS = frozenset({"status", "next", "ask"})
 SETTINGS_PREFIX = "AUTOPILOT_CODEX_"
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*(-[\w.]+)?")
 _NODE = frozenset({"node", "nodejs", "bun", "deno"})
-# The hosts' CLIs by the names their packages and releases install (Codex's release binaries
-# carry their target: `codex-x86_64-unknown-linux-musl`). A copy under another name is not known.
-_HOST_CLI = re.compile(
-    r"(claude|claude-code|codex|codex-exec|codex-[a-z0-9_]+-(unknown|apple|pc)-[a-z0-9_-]+)"
-    r"(\.exe)?(@[^/]*)?"
-)
-_HOST_PACKAGES = ("@anthropic-ai/claude-code", "@openai/codex")
 # Package managers' verbs that run a package's binary (`npx` and `bunx` are unwrapped already).
 _RUNNERS = {"npm": ("exec", "x"), "pnpm": ("dlx", "exec"), "yarn": ("dlx", "exec"), "bun": ("x",)}
 # A string literal in code, of any of the usual quotes.
@@ -60,8 +57,10 @@ def supervisor(command: Command, where: Where) -> str | None:
 
 
 def host_cli(command: Command, where: Where) -> str | None:
-    """`claude` or `codex` started from the implementer's shell, by any path or package runner."""
-    started = _host_cli(command.argv)
+    """A host's CLI started from the implementer's shell, by any path or package runner: by the
+    names its packages and releases install (`Host.cli_names`); a copy under another name is
+    not known."""
+    started = _host_cli(command.argv, where.hosts)
     if started is None:
         return None
     return (
@@ -71,29 +70,30 @@ def host_cli(command: Command, where: Where) -> str | None:
     )
 
 
-def _host_cli(argv: tuple[str, ...]) -> str | None:
+def _host_cli(argv: tuple[str, ...], hosts: HostSet) -> str | None:
     if not argv:
         return None
     name = argv[0]
-    if _HOST_CLI.fullmatch(name):
+    if hosts.cli.fullmatch(name):
         return name
-    # `$(which codex) exec`: the program is not known, but it names a host CLI.
-    if ("$" in name or "`" in name) and re.search(r"\b(claude|codex)\b", name):
+    # `$(which NAME) exec`: the program is not known, but it names a host CLI.
+    if ("$" in name or "`" in name) and hosts.cli_named.search(name):
         return name
     words = [w for w in argv[1:] if not w.startswith("-")]
+    packages = hosts.cli_packages()
     if name in _NODE:
-        # `node node_modules/@anthropic-ai/claude-code/cli.js`
+        # `node node_modules/<package>/cli.js`
         script = next(iter(words), "")
-        return script if any(p in script for p in _HOST_PACKAGES) else None
+        return script if any(p in script for p in packages) else None
     if name in _RUNNERS and words:
         if words[0] in _RUNNERS[name] and len(words) > 1:
             target = words[1]
         elif name in ("yarn", "pnpm"):
-            target = words[0]  # `yarn codex`, `pnpm codex` run a local binary
+            target = words[0]  # `yarn NAME`, `pnpm NAME` run a local binary
         else:
             return None
-        package = re.sub(r"(?<=.)@[^/@]*$", "", target)  # `@openai/codex@latest`
-        if package in _HOST_PACKAGES or _HOST_CLI.fullmatch(package.rsplit("/", 1)[-1]):
+        package = re.sub(r"(?<=.)@[^/@]*$", "", target)  # `<package>@latest`
+        if package in packages or hosts.cli.fullmatch(package.rsplit("/", 1)[-1]):
             return f"{name} {words[0]} {target}"
     return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .rules import Where, inside
@@ -44,7 +44,7 @@ def host_settings(command: Command, where: Where) -> str | None:
     for path, reading in _paths(command):
         if reading or _reads_only(command):
             continue
-        if _host_settings(path):
+        if where.hosts.is_settings_file(path):
             return (
                 f"{path} decides which hooks the host runs; changing it could switch the "
                 "supervisor off"
@@ -55,14 +55,6 @@ def host_settings(command: Command, where: Where) -> str | None:
                 "the user's to change, not the loop's (reading it is fine)"
             )
     return None
-
-
-def _host_settings(path: str) -> bool:
-    """A file that holds some registered host's hooks (or the switch that turns them off),
-    whichever host asks: each host knows its own files."""
-    from .. import hosts
-
-    return any(host.is_settings_file(path) for host in hosts.every())
 
 
 # Git verbs that name a path without writing it: `git add .mcp.json`, `git log -- .claude`.
@@ -92,13 +84,12 @@ def _run_file(raw: str, cwd: str, where: Where) -> bool:
     """Does `raw` name, inside the worktree, a file some host or git runs programs from
     (`Host.run_files`, `GIT_RUN_FILES`)? Both as written and as resolved: a link to
     `.mcp.json` names it too."""
-    from ..hosts import run_files
-    from ..hosts.runfiles import matches
+    from ..runfiles import matches
 
     written = Path(os.path.normpath(Path(cwd) / os.path.expanduser(raw)))
     for path in (written, where.resolve(raw, cwd)):
         if inside(path, where.worktree) and matches(
-            path.relative_to(where.worktree).as_posix(), run_files()
+            path.relative_to(where.worktree).as_posix(), where.hosts.run_files()
         ):
             return True
     return False
@@ -109,7 +100,8 @@ def spend_record(command: Command, where: Where) -> str | None:
         if reading:
             continue
         resolved = str(where.resolve(path, command.cwd))
-        if _spend_record(path) or _spend_record(resolved) or _glob_names_record(path, command.cwd):
+        spent = where.hosts.is_spend_record
+        if spent(path) or spent(resolved) or _glob_names_record(path, command.cwd, spent):
             return (
                 f"{path} holds the host's own record of what the implementer spends; the "
                 "loop's budget is read from it, so it may be read, never changed"
@@ -117,7 +109,7 @@ def spend_record(command: Command, where: Where) -> str | None:
     return None
 
 
-def _glob_names_record(raw: str, cwd: str) -> bool:
+def _glob_names_record(raw: str, cwd: str, spent: Callable[[str], bool]) -> bool:
     """A pattern the shell expands (`~/.cl*/projects/*/*.jsonl`) names what it matches now."""
     if not any(c in raw for c in "*?["):
         return False
@@ -127,13 +119,7 @@ def _glob_names_record(raw: str, cwd: str) -> bool:
 
     pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
     matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
-    return any(_spend_record(os.path.realpath(match)) for match in matches)
-
-
-def _spend_record(path: str) -> bool:
-    from .. import hosts
-
-    return any(host.is_spend_record(path) for host in hosts.every())
+    return any(spent(os.path.realpath(match)) for match in matches)
 
 
 def loop_config(command: Command, where: Where) -> str | None:

@@ -25,18 +25,21 @@ from .rules import Where
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts import Host
+    from collections.abc import Sequence
+
+    from ..hosts.protocol import Host, HostSet
 
 _IDS = frozenset(RULE_IDS)
 UNKNOWN = "unknown"
 
 
 def check(
-    payload: HookInput, config: Config, worktree: Path, host: Host | None = None
+    payload: HookInput, config: Config, worktree: Path, hosts: HostSet, host: Host | None = None
 ) -> str | None:
     """The reason to deny this tool call, or None to let it run; an unguarded loop's denial
-    says that its rails are a seatbelt."""
-    denial = _check(payload, config, worktree, host)
+    says that its rails are a seatbelt. `hosts`: every registered host; `host`: the one
+    asking (None: any of them)."""
+    denial = _check(payload, config, worktree, hosts, host)
     if denial is None:
         return None
     from ..seatbelt import with_seatbelt
@@ -59,40 +62,37 @@ def loop_wall(worktree: Path) -> str:
 
 
 def _check(
-    payload: HookInput, config: Config, worktree: Path, host: Host | None = None
+    payload: HookInput, config: Config, worktree: Path, hosts: HostSet, host: Host | None
 ) -> str | None:
     """The reason to deny this tool call, or None to let it run.
 
-    The host names its shell tools and the files a tool call touches (Claude's `file_path`,
-    Codex's patch text); without one, every registered host's reading is checked.
+    The host names its shell tools and the files a tool call touches (its own field for a
+    path, a patch's text); without one, every registered host's reading is checked.
     """
-    from .. import hosts
-
-    readers = [host] if host is not None else hosts.every()
+    readers: Sequence[Host] = [host] if host is not None else hosts.members
     for each in readers:
         command = each.shell_command(payload.tool_name, payload.tool_input)
         if command is not None:
-            return check_command(command, config, worktree, payload.cwd)
+            return check_command(command, config, worktree, payload.cwd, hosts)
     for each in readers:
         reading = payload.tool_name in each.read_tools
         for raw in each.touched_paths(payload.tool_name, payload.tool_input):
-            reason = check_path(raw, config, worktree, reading=reading)
+            reason = check_path(raw, config, worktree, hosts, reading=reading)
             if reason:
                 return reason
     return None
 
 
-HOST_FOLDERS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR")
-
-
-def check_command(command: str, config: Config, worktree: Path, cwd: str | None) -> str | None:
+def check_command(
+    command: str, config: Config, worktree: Path, cwd: str | None, hosts: HostSet
+) -> str | None:
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")
-    where = _where(worktree, config)
+    where = _where(worktree, config, hosts)
     env = {"HOME": os.path.expanduser("~"), "AUTOPILOT_CODEX_HOME": state_home_str()}
-    # The hosts' config folders, so `$CODEX_HOME/sessions/...` names the records it holds.
-    env.update({k: os.environ[k] for k in HOST_FOLDERS if os.environ.get(k, "").strip()})
+    # The hosts' config folders, so `$VAR/...` names the records and settings it holds.
+    env.update({k: os.environ[k] for k in hosts.config_envs() if os.environ.get(k, "").strip()})
     # `$TMPDIR` is the session's scratch folder when the environment sets it (unset, the
     # shell expands it to nothing, so it stays unknown).
     env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})
@@ -120,7 +120,9 @@ def _findings(command: shell.Command, where: Where) -> Iterator[tuple[str, str]]
                 yield rule.id, why
 
 
-def check_path(raw: str, config: Config, worktree: Path, *, reading: bool = False) -> str | None:
+def check_path(
+    raw: str, config: Config, worktree: Path, hosts: HostSet, *, reading: bool = False
+) -> str | None:
     if any(_search(p, raw) for p in config.rails_deny):
         return _deny("user-deny", f"denied by your configuration ({raw})")
     # A file tool's path is judged as the shell command that would read or write it.
@@ -129,15 +131,15 @@ def check_path(raw: str, config: Config, worktree: Path, *, reading: bool = Fals
         command = shell.Command(("cat", raw), raw, cwd)
     else:
         command = shell.Command((), raw, cwd, redirects=(raw,))
-    for rule_id, why in _findings(command, _where(worktree, config)):
+    for rule_id, why in _findings(command, _where(worktree, config, hosts)):
         if not _user_allows((raw,), config, rule_id):
             return _deny(rule_id, why)
     return None
 
 
-def _where(worktree: Path, config: Config) -> Where:
+def _where(worktree: Path, config: Config, hosts: HostSet) -> Where:
     home = _loop_home()  # once per line, not once per word
-    return Where(_real(worktree), home, config_file(home), config.allow_push)
+    return Where(_real(worktree), home, config_file(home), config.allow_push, hosts)
 
 
 def _user_allows(texts: tuple[str, ...], config: Config, rule_id: str) -> bool:

@@ -15,6 +15,10 @@ from pathlib import Path
 from .shell import Command
 from .shellwrap import SHELLS, STDIN_PATHS
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..hosts.protocol import HostSet
+
 PUSH_WHY = (
     'pushing publishes work; the user can allow it with rails_allow: ["push"] or '
     "AUTOPILOT_CODEX_ALLOW_PUSH=1"
@@ -31,11 +35,16 @@ class Where:
     A plain class: a dataclass costs the hook about half a millisecond to create at import.
     """
 
-    __slots__ = ("allow_push", "config_file", "home", "resolved", "worktree")
+    __slots__ = ("allow_push", "config_file", "home", "hosts", "resolved", "worktree")
 
-    def __init__(self, worktree: Path, home: Path, config_file: Path, allow_push: bool) -> None:
+    def __init__(
+        self, worktree: Path, home: Path, config_file: Path, allow_push: bool, hosts: HostSet
+    ) -> None:
         self.worktree, self.home, self.config_file = worktree, home, config_file
         self.allow_push = allow_push
+        # Every registered host: their settings, run files, spend records and logins are
+        # protected whichever host asks.
+        self.hosts = hosts
         # Paths already resolved on this line: several rules compare the same word.
         self.resolved: dict[tuple[str, str], Path] = {}
 

@@ -17,6 +17,10 @@ from .command import Command
 from .rules import Where
 from .secrets import is_secret_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..hosts.protocol import HostSet
+
 # Words these commands print, not files they open.
 _PRINTERS = frozenset({"echo", "printf"})
 _GLOB = re.compile(r"[*?\[]")
@@ -24,19 +28,18 @@ _GLOB = re.compile(r"[*?\[]")
 _MATCHES = 1000
 
 
-def stores() -> tuple[str, ...]:
+def stores(hosts: HostSet) -> tuple[str, ...]:
     """Every credential store's path, as the hook's environment names them: the wall's list,
     the key rings, and each host's login wherever its variables put it."""
     home = os.path.expanduser("~")
-    return _stores(home, tuple(sorted(os.environ.items())))
+    return _stores(home, tuple(sorted(os.environ.items())), hosts)
 
 
 @functools.lru_cache(maxsize=4)
-def _stores(home: str, env: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _stores(home: str, env: tuple[tuple[str, str], ...], hosts: HostSet) -> tuple[str, ...]:
     # Resolved once per process (and environment): every word of every command meets them. The
     # path as named is kept beside, for a store that becomes a link later (the helper lives on).
-    from .. import hosts
-    from ..hosts.wall import KEYRINGS
+    from ..wall import KEYRINGS
 
     found = [*hosts.credential_stores(Path(home), dict(env)), *(Path(home) / r for r in KEYRINGS)]
     return tuple({*map(str, found), *(str(_real(path)) for path in found)})
@@ -44,7 +47,7 @@ def _stores(home: str, env: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 
 def stored(command: Command, where: Where) -> str | None:
     """A word or redirection naming a credential store (through a link, too)."""
-    places = stores()
+    places = stores(where.hosts)
     for raw in _words(command):
         named = os.path.normpath(os.path.join(command.cwd, os.path.expanduser(raw)))  # noqa: PTH118
         if _within((named, str(where.resolve(raw, command.cwd))), places):
@@ -57,7 +60,7 @@ def globbed(command: Command, where: Where) -> str | None:
     for raw in _words(command):
         if not _GLOB.search(raw):
             continue
-        places = stores()
+        places = stores(where.hosts)
         pattern = os.path.join(command.cwd, os.path.expanduser(raw))  # noqa: PTH118
         for match in itertools.islice(glob.iglob(pattern), _MATCHES):  # noqa: PTH207
             if is_secret_path(match) or _within((str(_real(Path(match))),), places):

@@ -19,12 +19,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, hostfiles, meters
+from .. import cleanenv, defaults, hosts, meters
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
 from ..config import load_config
 from ..errors import BridgeError
 from ..gitrepo import head_sha, record_nested, toplevel
+from ..hosts import hostfiles
 from ..shadow.hook import at_round
 from . import breaker, caps, rollout
 from .commit import Committed, commit_round
@@ -62,7 +63,7 @@ ManagerCheck = Callable[[Path, str], bool]
 class RunOptions:
     worktree: Path
     goal: str = ""
-    implementer: str = "claude"
+    implementer: str = defaults.HOST
     rounds: int = 10
     resume: bool = False
     budget_usd: float | None = None
@@ -141,7 +142,7 @@ def _begin(opts: RunOptions, root: Path, custody: Custody, now: float) -> tuple[
 def _round_env(run: Run, round_no: int, env: Mapping[str, str]) -> dict[str, str]:
     """The round's environment: no manager key, no credential its host does not need."""
     return {
-        **cleanenv.for_round(run.header.implementer, env),
+        **cleanenv.for_round(hosts.get(run.header.implementer).headless(), env),
         "AUTOPILOT_CODEX_OWNER": "driver",
         "AUTOPILOT_CODEX_RUN": run.header.run,
         "AUTOPILOT_CODEX_ROUND": str(round_no),

@@ -21,8 +21,8 @@ from typing import IO, TYPE_CHECKING
 
 from .. import hosts, nofollow
 from ..errors import BridgeError
+from ..stream import StreamState
 from .rollout import Outcome
-from .stream import StreamState
 
 if TYPE_CHECKING:
     from ..hosts.prices import Price

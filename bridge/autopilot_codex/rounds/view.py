@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from ..spend import usd
-from .stream import StreamState
+from ..stream import StreamState
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -1,12 +1,12 @@
 """The wall around every round: the round's host's boundary, built for the run's worktree.
 
-The driver passes it to each round (`Boundary.round_args`: Claude Code's `--settings <file>`,
-Codex's `-c` overrides), and `run` judges the same layer before the first round, so a walled
+The driver passes it to each round (`Boundary.round_args`: the host's own flags, a settings
+file or config overrides), and `run` judges the same layer before the first round, so a walled
 run reads as walled. The round's spec is stricter than a session's: the git directory is
 read-only (the driver commits for the round) and every variable of the loop and every
-credential the round's own host keeps is out of its shell. Without what the sandbox needs
-(bubblewrap and socat for Claude Code, a system the host covers) the round runs unwalled,
-which `run` says as UNGUARDED before the first round.
+credential the round's own host keeps is out of its shell. Without what the host's sandbox
+needs (the system's tools, a system the host covers) the round runs unwalled, which `run`
+says as UNGUARDED before the first round.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import cleanenv, hosts
 from ..errors import BridgeError
-from ..guarded import spec_for
-from ..hosts.wall import HIDDEN_ENV, WallSpec, sandbox_usable
+from ..hostwall import spec_for
+from ..wall import HIDDEN_ENV, WallSpec, sandbox_usable
 
 if TYPE_CHECKING:
     from ..hosts.protocol import Boundary
@@ -65,7 +65,7 @@ def hidden_env(round_env: Mapping[str, str]) -> tuple[str, ...]:
 def round_spec(host: str, root: Path, env: Mapping[str, str]) -> WallSpec:
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     base = spec_for(root, home, env)
-    round_env = {**cleanenv.for_round(host, env), **dict.fromkeys(LOOP_VARS, "")}
+    round_env = {**cleanenv.for_round(hosts.get(host).headless(), env), **dict.fromkeys(LOOP_VARS, "")}
     return dataclasses.replace(
         base,
         hidden_env=hidden_env(round_env),

@@ -3,7 +3,7 @@
 A check is the user's command, but it runs the code the implementer just wrote, so it gets
 what a test suite needs and nothing a thief wants: the work tree and its temporary folder
 (`TMPDIR`, or a private `/tmp`) writable; the files git and the hosts run programs from
-(`hosts/wall.py`'s protected paths) read-only; the state home, the manager's key, the helper's
+(`wall.py`'s protected paths) read-only; the state home, the manager's key, the helper's
 secret and every credential store hidden; `$HOME` and the rest of the system read-only but for
 its tools' caches, which are the loop's own (`caches.py`); no
 network and no daemon's socket, unless the user's config says `checks_network: true` (for
@@ -48,7 +48,7 @@ def _bindable(place: str, writable: tuple[str, ...], homes: list[str]) -> bool:
 
 
 def rules(worktree: str, env: Mapping[str, str], *, network: bool = False) -> Rules:
-    from ..guarded import spec_for
+    from ..hostwall import spec_for
 
     tmp = env.get("TMPDIR", "")
     temp = [tmp] if _temporary(tmp, env.get("HOME", "")) else []

@@ -1,12 +1,12 @@
 """What no walled process of the supervisor may read on this machine, whatever it runs for.
 
-The wall's own list (`hosts/wall.py` through `guarded.spec_for`: the state home, every
+The wall's own list (`wall.py` through `hostwall.spec_for`: the state home, every
 credential store, the user's `wall_deny_read`), for the home `HOME` names and for the home the
 password database names (a `HOME` pointed elsewhere must not bring the real one into view), the
 default state home of the latter, and by name the two secrets inside the state home (the key
 file and the resident helper's folder), in case a work tree inside the state home brings its
 folder back into view. Also the key rings the implementer's wall leaves readable
-(`hosts/wall.py` `KEYRINGS`), and cargo's credentials where `CARGO_HOME` moves them.
+(`wall.py` `KEYRINGS`), and cargo's credentials where `CARGO_HOME` moves them.
 
 A network namespace does not stop a connection to a socket that is a file: the agents' and
 daemons' sockets (`/run` with the user's runtime folder, docker's and the session bus's; the
@@ -21,8 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import credentials
-from ..hosts.wall import KEYRINGS
 from ..paths import run_dir, state_home
+from ..wall import KEYRINGS
 
 # cargo's credentials where CARGO_HOME moves them.
 CARGO_STORES = ("credentials.toml", "credentials")
@@ -69,7 +69,7 @@ def own_home() -> str:
 @lru_cache(maxsize=8)
 def _hidden(worktree: str, home: str, user_home: str, stamp: int) -> tuple[str, ...]:
     """Kept while the config file and the homes stay the same (the rounds driver lives long)."""
-    from ..guarded import spec_for
+    from ..hostwall import spec_for
 
     del stamp  # only part of the cache's key
     places: list[Path] = [credentials.path(Path(home)), Path(run_dir(home))]

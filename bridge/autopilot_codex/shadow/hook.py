@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BridgeError
 from ..fileio import atomic_write, read_text
-from ..hosts import terminal_command
+from ..output import terminal_command
 from . import background, repo
 from .record import PENDING, at_point, read_list
 
 if TYPE_CHECKING:
     from ..hookio import HookInput
-    from ..hosts import Host
+    from ..hosts.protocol import Host
     from ..store import Store
 
 AT_STOP = "shadow-stop.json"

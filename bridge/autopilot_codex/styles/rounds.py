@@ -15,7 +15,7 @@ def handle(ctx: HookContext) -> Answer:
     if ctx.payload.event == "SessionStart":
         # The driver compares before each round too; a session started by hand in the
         # worktree meanwhile is held the same way.
-        from .. import hostfiles
+        from ..hosts import hostfiles
 
         return hostfiles.session_start(ctx.store, ctx.payload.source) or ALLOW
     return ALLOW

@@ -4,8 +4,8 @@ registry line (`HOSTS.with_member("third", load)`), with nothing else in the bri
 Its dialect differs from both real hosts wherever a host may differ: the final message comes
 as `final_text`, a tool call as `tool`/`args`, its tools are `run_shell`, `write_file` and
 `read_file`, its answers are `{"verdict": ..., "why": ...}`, and its headless CLI (`cli.py`)
-prints `{"kind": ...}` events. The gate reads `cwd` and `session_id` before any host is known,
-so those two keep the shared names.
+prints `{"kind": ...}` events. The gate reads the session and its folder before any host is
+known, by the field names in `gate.SESSION_FIELDS` and `gate.CWD_FIELDS`: it keeps those.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 
 from autopilot_codex.hookio import Answer, HookInput, text
 from autopilot_codex.hosts.protocol import READY, Boundary, Headless, HostReport, Installer
-from autopilot_codex.rounds.stream import StreamState, action
+from autopilot_codex.stream import StreamState, action
+from tests.fakes.host_card import Card
 
 _SETTINGS = re.compile(r"(^|/)\.third/hooks\.json$")
 
@@ -63,9 +64,13 @@ class Third:
     session_env: str | None = "THIRD_SESSION"
     question_tools: frozenset[str] = frozenset()
     run_files: tuple[str, ...] = (".third/**",)
+    config_env: str | None = "THIRD_HOME"
+    cli_names = r"third|third-cli"
+    cli_packages: tuple[str, ...] = ("@third/cli",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [home / ".third" / "login"]
+        moved = env.get("THIRD_HOME", "").strip()
+        return [(Path(moved) if moved else home / ".third") / "login"]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         args = data.get("args")
@@ -119,3 +124,16 @@ class Third:
 
 
 HOST = Third()
+
+# What the hosts' shared contract tests need of it: its payloads and its answers.
+CARD = Card(
+    host=HOST,
+    shell=lambda cmd: {"tool": "run_shell", "args": {"cmd": cmd}},
+    write=lambda path: {"tool": "write_file", "args": {"target": path}},
+    stop=lambda text, again: {"final_text": text, "again": again},
+    deny=lambda why: {"verdict": "refuse", "why": why},
+    block=lambda why, said: {"verdict": "again", "why": why},  # its answers carry no note
+    note=lambda said: {"note": said},
+    settings_file=".third/hooks.json",
+    spend_record=None,
+)

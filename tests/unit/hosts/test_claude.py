@@ -10,7 +10,7 @@ import pytest
 
 from autopilot_codex.hookio import Answer
 from autopilot_codex.hosts.claude import HOST
-from autopilot_codex.rounds.stream import StreamState
+from autopilot_codex.stream import StreamState
 
 CLAUDE = HOST
 

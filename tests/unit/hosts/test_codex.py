@@ -11,7 +11,7 @@ import pytest
 
 from autopilot_codex.hookio import Answer
 from autopilot_codex.hosts.codex import HOST, render
-from autopilot_codex.rounds.stream import StreamState
+from autopilot_codex.stream import StreamState
 
 CODEX = HOST
 
@@ -317,7 +317,7 @@ def test_the_rails_keep_a_renamed_codex_home_s_hooks(
     (or its trust in config.toml) to switch the supervisor off."""
     from autopilot_codex.config import Config
     from autopilot_codex.hookio import HookInput
-    from autopilot_codex.rails.judge import check, check_command
+    from tests.rails_calls import check, check_command
 
     home = tmp_path / "codex-config"
     home.mkdir()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autopilot_codex import hosts
+from autopilot_codex import defaults, hosts, output
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.hookio import Answer
 
@@ -17,10 +17,14 @@ def test_registry_knows_both_hosts_and_refuses_others() -> None:
 
 
 def test_terminal_commands() -> None:
-    assert hosts.terminal_command("plan") == "autopilot-codex plan"
+    assert output.terminal_command("plan") == "autopilot-codex plan"
 
 
 def test_with_message_keeps_the_decision() -> None:
     answer = Answer(block="r", message="one").with_message("two")
     assert (answer.block, answer.message) == ("r", "one\ntwo")
     assert Answer().with_message("") == Answer()
+
+
+def test_the_default_host_is_the_registry_s_first() -> None:
+    assert hosts.HOSTS.names[0] == defaults.HOST

@@ -63,6 +63,9 @@ class Claude:
     session_env: str | None = "CLAUDE_CODE_SESSION_ID"
     question_tools = frozenset({"AskUserQuestion"})
     run_files: tuple[str, ...] = RUN_FILES
+    config_env: str | None = "CLAUDE_CONFIG_DIR"
+    cli_names = r"claude|claude-code"
+    cli_packages: tuple[str, ...] = ("@anthropic-ai/claude-code",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         configured = env.get("CLAUDE_CONFIG_DIR", "").strip()

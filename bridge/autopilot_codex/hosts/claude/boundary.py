@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import atomic_write
-from ..wall import WallSpec, WallStatus, flag_value, read_json
+from ...wall import WallSpec, WallStatus, flag_value, read_json
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
 # `--settings` that makes its sandbox strict.
@@ -279,6 +279,15 @@ class ClaudeBoundary:
 
     flag_layer = "flag"
     needs_tools = True
+    writes_user_wall = True
+
+    def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
+        from .userwall import lines, without
+
+        settings = boundary_settings(spec)
+        boundary = settings if named else without(settings, str(spec.worktree))
+        target = claude_dir(env, spec.home) / "settings.json"
+        return lines(boundary, target, spec.worktree if named else None)
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...rounds.stream import action, join
+from ...stream import action, join
 
 if TYPE_CHECKING:
-    from ...rounds.stream import StreamState
+    from ...stream import StreamState
 
 # What Claude Code reads to reach its model (API key, OAuth token, base URL, model names).
 PREFIXES = ("ANTHROPIC_", "CLAUDE_")

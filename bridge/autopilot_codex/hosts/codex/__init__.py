@@ -92,6 +92,10 @@ class Codex:
     # model reads (pinned by a contract test; docs/hosts-questions.md).
     question_tools = frozenset({"request_user_input"})
     run_files: tuple[str, ...] = RUN_FILES
+    config_env: str | None = "CODEX_HOME"
+    # Its release binaries carry their target: `codex-x86_64-unknown-linux-musl`.
+    cli_names = r"codex|codex-exec|codex-[a-z0-9_]+-(unknown|apple|pc)-[a-z0-9_-]+"
+    cli_packages: tuple[str, ...] = ("@openai/codex",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         configured = env.get("CODEX_HOME", "").strip()

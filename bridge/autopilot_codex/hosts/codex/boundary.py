@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..wall import WallSpec, WallStatus, flag_value, read_toml
+from ...wall import WallSpec, WallStatus, flag_value, read_toml
 
 PROFILE = "autopilot_wall"
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -271,6 +271,22 @@ class CodexBoundary:
 
     flag_layer = "overrides"
     needs_tools = False
+    # Its profile names one writable repository, and `$CODEX_HOME/config.toml` applies to every
+    # Codex session: written there, it would keep every other repository read-only.
+    writes_user_wall = False
+
+    def user_wall(self, spec: WallSpec, named: bool, env: Mapping[str, str]) -> list[str]:
+        config = codex_home(env, spec.home) / "config.toml"
+        return [
+            f"For Codex, put these lines at the top of {config} (before any [table]); they were "
+            "not written:",
+            *(key.replace("=", " = ", 1) for key in boundary_overrides(spec)),
+            "",
+            f"(They name this worktree, {spec.worktree}: run this again in another repository "
+            "for its own. Where the file already has a [permissions...] or "
+            "[shell_environment_policy] table, put the matching key in that table instead: TOML "
+            "refuses a table defined twice.)",
+        ]
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...rounds.stream import action
+from ...stream import action
 from . import prices, round_model
 
 if TYPE_CHECKING:
-    from ...rounds.stream import StreamState
+    from ...stream import StreamState
 
 # Codex reads its own config and login from CODEX_HOME; a custom model provider names the
 # variable holding its key (`env_key`) in that config.

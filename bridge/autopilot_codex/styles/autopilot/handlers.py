@@ -4,9 +4,10 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards, hostfiles, implementer_spend
+from ... import contract, gitrepo, guards, implementer_spend
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
+from ...hosts import hostfiles
 from ...state import State
 from ..context import HookContext
 from . import inflight, reducer, steps

@@ -7,11 +7,12 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
-from ... import guards, hostfiles, implementer_spend, meters
+from ... import guards, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
-from ...hosts import terminal_command
+from ...hosts import hostfiles
+from ...output import terminal_command
 from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import RalphState, State, Status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ...hosts import label
+from ...hosts import get, label
 from ...meters import spend_lines
 from ...state import State
 from ...store import Store
@@ -28,9 +28,9 @@ def status_text(state: State, store: Store) -> str:
         f"{ralph.stall_limit}",
     ]
     from ...checks.run import status_lines
-    from ...guarded import status_line
+    from ...hostwall import status_line
 
-    lines += spend_lines(state, ralph.budget_usd, store.tail_events(20))
+    lines += spend_lines(state, ralph.budget_usd, store.tail_events(20), get(state.host))
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:

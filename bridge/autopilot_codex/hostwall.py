@@ -1,11 +1,10 @@
 """Is a loop's implementer walled in? The wall's status for one host, read from the settings
 that host will really run with, plus what the machine needs for a sandbox.
 
-The host's boundary (`Host.boundary()`) reads its own settings layers and judges them: Claude
-Code's (managed, `--settings`, local, project, user) and Codex's (`-c` overrides, the project's
-`.codex/config.toml`, `$CODEX_HOME/config.toml`, the system's). A host that needs the system's
-sandbox tools (Claude Code: bubblewrap and socat on Linux) is off without them. A loop records
-the level it started with (`State.wall`); anything short of "on" is unguarded, and says so.
+The host's boundary (`Host.boundary()`) reads its own settings layers (managed, the flags a
+caller passes, the project's, the user's, the system's) and judges them. A host that needs
+the system's sandbox tools (`Boundary.needs_tools`) is off without them. A loop records the
+level it started with (`State.wall`); anything short of "on" is unguarded, and says so.
 """
 
 from __future__ import annotations
@@ -19,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from . import hosts
-from .hosts.runfiles import nested_git
-from .hosts.wall import Level, Prereqs, WallSpec, sandbox_usable
 from .paths import state_home
+from .runfiles import nested_git
 from .seatbelt import seatbelt_note, unguarded, with_seatbelt
+from .wall import Level, Prereqs, WallSpec, sandbox_usable
 
 __all__ = ["HostWall", "host_wall", "seatbelt_note", "unguarded", "with_seatbelt"]
 
@@ -60,7 +59,7 @@ def spec_for(
         if p.startswith(("/", "~/"))
     )
     return dataclasses.replace(
-        hosts.wall_spec(worktree, state_home(), user, environ),
+        hosts.roster().wall_spec(worktree, state_home(), user, environ),
         deny_read=hidden,
         allow_hosts=config.wall_allow_hosts,
         nested_git=nested_git(worktree),
@@ -77,7 +76,7 @@ def host_wall(
     which: Callable[[str], str | None] | None = None,
 ) -> HostWall:
     """The wall `host` would put around an implementer in `worktree`. `flag` is a layer the
-    caller itself passes to the host (`claude --settings`, `codex -c`), if any."""
+    caller itself passes to the host (`Boundary.flag_layer`), if any."""
     environ = os.environ if env is None else env
     name = (system or platform.system()).lower()
     home = Path(environ.get("HOME") or os.path.expanduser("~"))

@@ -3,8 +3,8 @@
 Each host names its own (`Host.run_files`); git's are in `wall.GIT_RUN_FILES`. A pattern is a
 path relative to the worktree whose `**` stands for any number of folders, none included. The
 loop records a digest of every matching file when it starts and compares at each session and
-round start (`hostfiles.py`): a file added, changed or removed is named, before the host reads
-it. Standard library only; reads the disk only when asked.
+round start (`hosts/hostfiles.py`): a file added, changed or removed is named, before the
+host reads it. Standard library only; reads the disk only when asked.
 """
 
 from __future__ import annotations

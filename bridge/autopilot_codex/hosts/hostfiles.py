@@ -1,7 +1,7 @@
 """The files git and the hosts run programs from, held to what the loop started with.
 
 When a loop starts (`plan`, `ralph`, `run`, `resume`) the bridge records a digest of every
-such file in the worktree (`hosts/runfiles.py`: each host's list and git's) beside the loop's
+such file in the worktree (`runfiles.py`: each host's list and git's) beside the loop's
 state, where a walled implementer can neither read nor write. At each session start (the
 SessionStart hook) and before each round (the rounds driver) it compares: a file added,
 changed or removed stops the loop, named, with a `hostfiles.changed` event, so the change is
@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .fileio import read_text
-from .hosts import run_files
-from .hosts.runfiles import changes, scan
+from ..fileio import read_text
+from ..runfiles import changes, scan
 
 if TYPE_CHECKING:
-    from .hookio import Answer
-    from .store import Store
+    from ..hookio import Answer
+    from ..store import Store
 
 MANIFEST = "hostfiles.json"
 # How many changed files a stop reason names; the event lists them all.
@@ -27,7 +26,9 @@ NAMED = 5
 
 
 def _current(store: Store) -> dict[str, str]:
-    return scan(store.worktree, run_files())
+    from . import roster
+
+    return scan(store.worktree, roster().run_files())
 
 
 def record(store: Store) -> list[str]:
@@ -83,9 +84,9 @@ def session_start(store: Store, source: str | None) -> Answer | None:
     why = stop_if_changed(store, f"{source or 'session'} start")
     if not why:
         return None
-    from .contract import PREFIX
-    from .hookio import Answer
-    from .hosts import terminal_command
+    from ..contract import PREFIX
+    from ..hookio import Answer
+    from ..output import terminal_command
 
     message = (
         f"{PREFIX} stopped: {why}. The safety rails stay on until the user runs "

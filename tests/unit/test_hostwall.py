@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.commands.wall_install import codex_lines, merged, write_claude
-from autopilot_codex.guarded import HostWall, headline, host_wall, spec_for, status_line
+from autopilot_codex.commands.wall_install import user_wall
 from autopilot_codex.hosts.claude import boundary as claude_boundary
+from autopilot_codex.hosts.claude import userwall
 from autopilot_codex.hosts.codex import boundary as codex_boundary
+from autopilot_codex.hostwall import HostWall, headline, host_wall, spec_for, status_line
 from autopilot_codex.seatbelt import seatbelt_note, unguarded, with_seatbelt
 
 
@@ -97,7 +98,7 @@ def test_codex_is_judged_from_its_config_files(
     env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
     assert host_wall("codex", tmp_path, env=env, system="linux").level == "off"
     codex_home.mkdir()
-    printed = codex_lines(tmp_path, env)
+    printed = user_wall("codex", tmp_path, env)
     lines = printed[1 : printed.index("")]
     assert "They name this worktree" in printed[-1]
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
@@ -111,7 +112,7 @@ def test_codex_is_judged_from_its_config_files(
 
 def test_merged_keeps_the_users_entries_and_adds_the_boundary() -> None:
     mine = {"model": "x", "permissions": {"deny": ["Bash(rm *)"], "allow": ["Read"]}}
-    out = merged(
+    out = userwall.merged(
         mine, {"permissions": {"deny": ["Edit(//a)", "Bash(rm *)"]}, "sandbox": {"enabled": True}}
     )
     assert out == {
@@ -125,7 +126,9 @@ def test_write_claude_backs_up_first_and_shows_what_it_wrote(home: Path, tmp_pat
     target = home / ".claude" / "settings.json"
     write(target, {"model": "mine"})
     target.chmod(0o640)
-    lines = write_claude(tmp_path, {"HOME": str(home)})
+    lines = userwall.write(
+        claude_boundary.boundary_settings(spec_for(tmp_path, home)), target, tmp_path
+    )
     backups = list(target.parent.glob("settings.json.*.bak"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == {"model": "mine"}
     assert lines[0] == f"Backed up {target} to {backups[0]}."
@@ -142,7 +145,9 @@ def test_write_claude_refuses_a_file_it_cannot_read(home: Path, tmp_path: Path) 
     target.parent.mkdir(parents=True)
     target.write_text("{not json")
     with pytest.raises(BridgeError, match="nothing was written"):
-        write_claude(tmp_path, {"HOME": str(home)})
+        userwall.write(
+            claude_boundary.boundary_settings(spec_for(tmp_path, home)), target, tmp_path
+        )
     assert target.read_text() == "{not json"
 
 
@@ -174,8 +179,8 @@ def test_the_users_allowlist_and_hidden_paths_reach_the_wall(
     """`wall_allow_hosts` and `wall_deny_read` in the config are the user's additions."""
     import json as _json
 
-    from autopilot_codex.guarded import spec_for
     from autopilot_codex.hosts.claude.boundary import boundary_settings
+    from autopilot_codex.hostwall import spec_for
     from autopilot_codex.paths import state_home
 
     state_home().mkdir(parents=True, exist_ok=True)

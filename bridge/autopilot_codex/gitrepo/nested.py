@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import nofollow
+from .. import nofollow, treewalk
 from .runner import run_bytes
 
 _GITLINK = b"160000"
@@ -153,7 +153,17 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
 
 def walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
     """Files under `root/folder`, each folder opened inside `root` without following a link
-    (a submodule's folder swapped for a link to `~/.ssh` lists nothing)."""
+    (a submodule's folder swapped for a link to `~/.ssh` lists nothing). At a loop's start,
+    taken from its one walk of the tree (`treewalk.shared`)."""
+    tree = treewalk.sharing(root)
+    if tree is not None and folder in tree.repos:
+        prefix = folder + "/"
+        for rel, info in tree.stats.items():
+            if not rel.startswith(prefix) or stat.S_ISDIR(info.st_mode):
+                continue
+            if ".git" not in rel[len(prefix) :].split("/"):
+                yield rel, info
+        return
     stack = [folder]
     while stack:
         current = stack.pop()

@@ -10,6 +10,7 @@ Exit codes: complete 0, a round limit or a cap (budget, tokens, time) 2, error 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -19,7 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, hostfiles, meters
+from .. import cleanenv, hostfiles, meters, treewalk
 from ..checks.run import CheckSpec, passed, status_line
 from ..config import load_config
 from ..errors import BridgeError
@@ -340,30 +341,35 @@ def run(
         refuse_loosening(opts.implementer, opts.host_args)
     prepare(root)
     custody = custody_for(root)
-    state, step = _begin(opts, root, custody, started)
-    h = state.header
-    refuse_loosening(h.implementer, opts.host_args)
-    state.wall = round_wall(h.implementer, root, env)
-    view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
-    # Held for the whole run, released however it ends: every round gets the rails.
-    with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
-        try:
-            # Before the first round too: a resumed run's handoff may have changed since.
-            _guard(state, 0, view)
-            if not opts.resume:
-                # What the rounds start from; a resumed run compares with its own start.
-                hostfiles.record(state.store)
-            # Every cap before every round: a resumed run's clock may have run out meanwhile.
-            step = capped(state, step)
-            while step.runs_a_round:
-                step = _run_files_held(state, step)
-                if step.runs_a_round:
-                    step = capped(state, _one_round(state, step, opts, view, env, manager))
-        except KeyboardInterrupt:
-            step = Next("interrupted", "interrupted")
-        finally:
-            view.close()
-        held.status, held.why = step.action, step.why
+    with contextlib.ExitStack() as start:
+        # One walk of the tree for the run's start, let go once the nested baseline, the wall's
+        # nested git folders and the run files have read it.
+        start.enter_context(treewalk.shared(root))
+        state, step = _begin(opts, root, custody, started)
+        h = state.header
+        refuse_loosening(h.implementer, opts.host_args)
+        state.wall = round_wall(h.implementer, root, env)
+        view.note(f"{h.rounds} rounds at most; handoff file {h.handoff}")
+        # Held for the whole run, released however it ends: every round gets the rails.
+        with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
+            try:
+                # Before the first round too: a resumed run's handoff may have changed since.
+                _guard(state, 0, view)
+                if not opts.resume:
+                    # What the rounds start from; a resumed run compares with its own start.
+                    hostfiles.record(state.store)
+                start.close()
+                # Every cap before every round: a resumed run's clock may have run out meanwhile.
+                step = capped(state, step)
+                while step.runs_a_round:
+                    step = _run_files_held(state, step)
+                    if step.runs_a_round:
+                        step = capped(state, _one_round(state, step, opts, view, env, manager))
+            except KeyboardInterrupt:
+                step = Next("interrupted", "interrupted")
+            finally:
+                view.close()
+            held.status, held.why = step.action, step.why
     if step.action != "interrupted":
         custody.append(rollout.RunEnd(kind="end", run=h.run, status=step.action, end=time.time()))
     return {

@@ -1,15 +1,13 @@
-"""One walk of a work tree, without following a link, for everything that reads the whole tree
-as a loop starts: the run files (`hosts/runfiles.py`), the nested repositories' git folders the
-wall protects, and the nested baseline's files (`gitrepo/nested.py`).
+"""One walk of a work tree, without following a link, for what reads the whole tree as a loop
+starts: the run files (`hosts/runfiles.py`), the nested repositories' git folders the wall
+protects and the nested baseline's files (`gitrepo/nested.py`). `shared(root)` walks once for
+a block (a loop's start): within it, `tree(root)` is that walk.
 
-Each folder is opened relative to the one above it with O_NOFOLLOW|O_DIRECTORY (as `nofollow`
-does), so a folder swapped for a link lists nothing, and only as many folders are open as the
-walk is deep. Inside a git directory only what runs programs is entered (config, hooks,
-modules: its objects, refs and logs are large and run nothing). A kind is read from the folder
-listing; an entry's stat (lstat) only inside a nested repository, whose files the baseline
-records: a stat each for a whole tree would cost more than the walk itself.
-
-`shared(root)` walks once for a block (a loop's start): within it, `tree(root)` is that walk.
+Each folder is opened relative to the one above with O_NOFOLLOW|O_DIRECTORY (as `nofollow`
+does), only as many at once as the walk is deep; inside a git directory only what runs programs
+is entered. An entry's kind comes from the listing; its lstat is taken only inside a nested
+repository (a folder below the root holding a `.git`): one for every file would cost more than
+the walk.
 """
 
 from __future__ import annotations
@@ -20,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+
+from . import nofollow
 
 _ISDIR = getattr(os, "O_DIRECTORY", 0)
 _DIR = os.O_RDONLY | _ISDIR | getattr(os, "O_NOFOLLOW", 0)
@@ -50,7 +50,9 @@ def descend(parts: list[str]) -> bool:
     return inside[0] != "modules" or not _MODULE_SKIPPED.intersection(inside[1:])
 
 
-def walk(root: Path) -> Tree:
+def walk(root: Path, folder: str = "") -> Tree:
+    """The walk of `root`, or of `folder` inside it (reached without following a link), all of
+    whose entries are then stat'd: it is a nested repository's."""
     entries: list[tuple[str, bool]] = []
     stats: dict[str, os.stat_result] = {}
     repos: set[str] = set()
@@ -79,7 +81,7 @@ def walk(root: Path) -> Tree:
         or listed (gone, a link, unreadable) is passed over."""
         try:
             fd = opener()
-        except OSError:
+        except (OSError, nofollow.LinkRefused):
             return
         # On the stack at once, to be closed however the walk ends.
         stack.append((fd, parts, nested, iter(())))
@@ -89,9 +91,7 @@ def walk(root: Path) -> Tree:
 
     stack: list[tuple[int, list[str], bool, Iterator[str]]] = []
     try:
-        # The root as named (it may lie behind a link, as a temporary folder does); below it,
-        # no link is followed.
-        enter(lambda: os.open(root, os.O_RDONLY | _ISDIR), [], False)
+        enter(partial(_top, root, folder), folder.split("/") if folder else [], bool(folder))
         while stack:
             fd, parts, nested, rest = stack[-1]
             name = next(rest, None)
@@ -104,6 +104,14 @@ def walk(root: Path) -> Tree:
         for fd, *_ in stack:
             os.close(fd)
     return Tree(tuple(entries), stats, frozenset(repos))
+
+
+def _top(root: Path, folder: str) -> int:
+    if not folder:
+        # The root as named (it may lie behind a link, as a temporary folder does).
+        return os.open(root, os.O_RDONLY | _ISDIR)
+    with nofollow.folder(root, folder, create=False) as fd:
+        return os.dup(fd)
 
 
 _shared: dict[str, Tree] = {}

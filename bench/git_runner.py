@@ -94,7 +94,7 @@ def main() -> None:
     os.environ.clear()
     os.environ.update({**clean_environ(), **GIT_ENV})
     from autopilot_codex import gitrepo
-    from autopilot_codex.gitrepo import runner
+    from autopilot_codex.gitrepo import filters
 
     with bench_workdir("git-runner") as tmp:
         repo = build_repo(tmp / "repo", 2000)
@@ -106,7 +106,7 @@ def main() -> None:
             (where / "new.txt").write_text("new\n")
 
         def hardened_filtered() -> object:
-            runner._filter_cache.clear()
+            filters._cache.clear()
             return gitrepo.run_git(filtered, "status", "--porcelain")
 
         cases: dict[str, Callable[[], object]] = {

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from benchlib import Row, emit, rounds
 
 if TYPE_CHECKING:
-    from autopilot_codex.hosts.protocol import SpendRead, SpendReader
+    from autopilot_codex.host import SpendRead, SpendReader
 
 SINCE = "2026-01-01T00:00:00"
 AT = "2026-01-01T00:00:10.000Z"
@@ -36,7 +36,7 @@ class Record:
 
     def __init__(self, path: Path, reader: SpendReader, message: Callable[[int], str]) -> None:
         # Imported once benchlib has put the bridge on the path.
-        from autopilot_codex.hosts.protocol import SpendRead
+        from autopilot_codex.host import SpendRead
 
         self.path, self.reader, self.message = path, reader, message
         self.last: SpendRead = SpendRead(0, ())

@@ -9,7 +9,7 @@ from pathlib import Path
 from autopilot_codex import hosts
 from autopilot_codex.config import Config
 from autopilot_codex.hookio import HookInput
-from autopilot_codex.hosts.protocol import Host
+from autopilot_codex.host import Host
 from autopilot_codex.rails import judge
 
 

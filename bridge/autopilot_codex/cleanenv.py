@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .hosts.protocol import Headless
+    from .host import Headless
 
 # A name that says it holds a credential (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK);
 # `AUTH` only as a word of its own (GIT_AUTHOR_NAME is no credential).

@@ -42,7 +42,7 @@ class Config:
     max_tokens: int = 0
     max_duration: float = 0.0
     # The user's own prices of the implementer's models, by model prefix, in dollars per
-    # million tokens (`hosts/prices.parse_own`); they come before the built-in table.
+    # million tokens (`prices.parse_own`); they come before the built-in table.
     implementer_prices: dict[str, Any] = field(default_factory=dict)
     # Seconds one manager call may take in total, retries included; the hook timeout is larger.
     timeout_s: float = 180.0
@@ -278,8 +278,8 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
 
 def _special(name: str, raw: Any, said: str) -> Any:
     """A duration (`2h`) as seconds, or the user's price rows, checked."""
-    from .hosts.prices import parse_own
     from .meters import parse_duration
+    from .prices import parse_own
 
     try:
         if name == "max_duration":

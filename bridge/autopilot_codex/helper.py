@@ -40,10 +40,6 @@ _KEEP = frozenset(
         *("AUTOPILOT_CODEX_HELPER_STATS", "COVERAGE_PROCESS_CONFIG"),
     }
 )
-BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from autopilot_codex.helper_server import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 def version() -> str:
@@ -312,17 +308,8 @@ def _spawn(home: str, ver: str, start_path: str) -> None:
         # the same user: it starts with none of this hook's credentials. Each child takes its
         # own hook's whole environment (helper_child), so the helper needs only these.
         env = {k: v for k, v in os.environ.items() if k in _KEEP or k.startswith("LC_")}
-        null = os.devnull
-        os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-I", "-c", BOOT, bridge_dir(), home, ver],
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
+        from .detached import start
+
+        start("autopilot_codex.helper_server", [home, ver], env)
     except (OSError, NotImplementedError, AttributeError, TypeError):
         return

@@ -121,16 +121,16 @@ def _preload() -> None:
         crashlog,
         helper_child,
         hookrun,
+        host,  # noqa: F401
         hosts,
         questions,
         state_ranges,  # noqa: F401
         store,
     )
-    from .hosts import protocol  # noqa: F401
     from .rails import judge, parser
 
-    for host in hosts.every():  # each host's package, and its spend reader's modules
-        host.spend_reader()
+    for each in hosts.every():  # each host's package, and its spend reader's modules
+        each.spend_reader()
     from .styles.autopilot import background, handlers  # noqa: F401
 
     parser.parse("true")

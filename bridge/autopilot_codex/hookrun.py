@@ -17,7 +17,7 @@ from .errors import BridgeError
 from .hookio import ALLOW, Answer
 
 if TYPE_CHECKING:
-    from .hosts.protocol import Host
+    from .host import Host
     from .manager.select import ManagerFactory
     from .store import Store
 

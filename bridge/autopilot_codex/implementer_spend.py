@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .hosts.protocol import SpendRead
+from .host import SpendRead
 from .state import SpendCursor, State
 
 # Records remembered besides the session's own: one forgotten and seen again is read from its

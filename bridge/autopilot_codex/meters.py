@@ -13,7 +13,7 @@ from .spend import Spend, usd
 from .state import State, Status
 
 if TYPE_CHECKING:
-    from .hosts.protocol import Host
+    from .host import Host
 
 
 def clock() -> float:

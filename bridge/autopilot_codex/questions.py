@@ -22,7 +22,7 @@ from .hookio import ALLOW, Answer, HookInput
 from .spend import of_state, usd
 
 if TYPE_CHECKING:
-    from .hosts.protocol import Host
+    from .host import Host
     from .manager.select import ManagerFactory
     from .state import State
     from .store import Store

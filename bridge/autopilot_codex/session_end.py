@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .hookio import ALLOW, Answer, HookInput
 
 if TYPE_CHECKING:
-    from .hosts.protocol import Host
+    from .host import Host
     from .store import Store
 
 EVENT = "session.ended"

@@ -177,7 +177,7 @@ class SpendCursor(_Record):
     path: str
     offset: int = 0
     seen: list[str] = field(default_factory=list)
-    # What the next look needs (`hosts.protocol.SpendRead`): a digest of the bytes read, to
+    # What the next look needs (`host.SpendRead`): a digest of the bytes read, to
     # notice a record rewritten under the reader; a host's running totals and its model at
     # `offset` (Codex).
     head: str = ""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .hosts.prices import Price
+    from .prices import Price
 
 ACTION_MAX = 120
 

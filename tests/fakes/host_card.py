@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from autopilot_codex.host import Host
 from autopilot_codex.hosts.claude import HOST as CLAUDE_HOST
 from autopilot_codex.hosts.codex import HOST as CODEX_HOST
-from autopilot_codex.hosts.protocol import Host
 
 Payload = dict[str, Any]
 

@@ -19,7 +19,7 @@ from autopilot_codex.__main__ import run as launcher
 from autopilot_codex.cli import main as cli_main
 from autopilot_codex.config import Config
 from autopilot_codex.hookio import ALLOW, parse
-from autopilot_codex.hosts.protocol import Host, HostSet
+from autopilot_codex.host import Host, HostSet
 from autopilot_codex.runfiles import matches
 from tests.fakes import host_card, third_host
 from tests.fakes.host_card import Card, Has

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -410,3 +412,49 @@ def test_codex_s_own_rate_limit_failure_waits_and_never_trips_the_breaker(
     code, record = drive(repo, host="codex")
     assert (code, record["status"]) == (0, "complete"), record
     assert len(waits) == 4
+
+
+def test_the_start_of_a_run_walks_the_tree_once(
+    repo: Path, script: Script, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the driver's start on, the nested baseline, the wall's nested git folders and the
+    run files are read from one walk (`treewalk.shared`); the rounds' own checks walk anew."""
+    from autopilot_codex import treewalk
+    from autopilot_codex.hosts import hostfiles
+    from autopilot_codex.rounds.hold import store_for
+    from autopilot_codex.store import Store
+
+    (repo / "vendor" / "inner").mkdir(parents=True)
+    git(repo / "vendor" / "inner", "init", "-q")
+    (repo / "vendor" / "inner" / "lib.py").write_text("inner\n")
+    walks: list[str] = []
+    at_start: list[int] = []
+    at_record: list[int] = []
+    walk, record, shared = treewalk.walk, hostfiles.record, treewalk.shared
+
+    @contextlib.contextmanager
+    def marked(root: Path) -> Iterator[None]:
+        at_start.append(len(walks))
+        with shared(root):
+            yield
+
+    def counted(root: Path, folder: str = "") -> treewalk.Tree:
+        if not folder:  # a walk of the whole tree
+            walks.append(str(root))
+        return walk(root, folder)
+
+    def recorded(store: Store) -> list[str]:
+        said = record(store)
+        at_record.append(len(walks))
+        return said
+
+    monkeypatch.setattr(treewalk, "walk", counted)
+    monkeypatch.setattr(hostfiles, "record", recorded)
+    monkeypatch.setattr(treewalk, "shared", marked)
+    script([EXIT, EXIT])  # no commit: the nested repository stays as it is
+    code, _ = drive(repo)
+    assert code == 0
+    assert at_record == [at_start[0] + 1]
+    assert len(walks) > 1  # each round's run-file check looks at the tree as it is then
+    baseline = json.loads(store_for(repo).nested_path.read_text())
+    assert "vendor/inner/lib.py" in baseline["files"]

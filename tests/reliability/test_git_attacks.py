@@ -24,7 +24,7 @@ from autopilot_codex import gitbinary as binary
 from autopilot_codex import gitrepo
 from autopilot_codex.checks import tree as checks_tree
 from autopilot_codex.cli import main
-from autopilot_codex.gitrepo import runner
+from autopilot_codex.gitrepo import filters, runner
 from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds import handoff, tree
 from tests.conftest import (
@@ -321,7 +321,7 @@ def test_a_git_the_user_can_write_is_not_trusted(tmp_path: Path) -> None:
     ],
 )
 def test_filter_headers_are_read_or_left_to_git(config: str, names: list[str] | None) -> None:
-    assert runner._headers(config) == names
+    assert filters._headers(config) == names
 
 
 def test_the_override_must_be_an_absolute_executable(monkeypatch: pytest.MonkeyPatch) -> None:

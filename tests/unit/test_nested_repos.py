@@ -226,6 +226,9 @@ def test_files_that_cannot_be_read_are_named_so(
         def __init__(self, entry: os.DirEntry[str]) -> None:
             self.name, self._entry = entry.name, entry
 
+        def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+            return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
         def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
             if self.name == "gone":
                 raise FileNotFoundError(2, "vanished")

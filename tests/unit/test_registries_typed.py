@@ -97,6 +97,16 @@ def test_the_backends_are_the_settings_list_each_a_module_checked_against_the_pr
     assert all(BACKENDS.get(name) is module for name, module in typed.items())
 
 
+def test_the_hosts_are_each_a_package_whose_host_is_checked_against_the_protocol() -> None:
+    from autopilot_codex.host import Host
+    from autopilot_codex.hosts import claude, codex
+
+    # mypy checks each package's HOST against `Host` here, as the registry loads them by name.
+    typed: dict[str, Host] = {"claude": claude.HOST, "codex": codex.HOST}
+    assert hosts.HOSTS.names == tuple(typed)
+    assert all(hosts.get(name) is host for name, host in typed.items())
+
+
 def test_every_registered_member_loads() -> None:
     for name in hosts.HOSTS:
         assert hosts.get(name).name == name

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import hosts, runfiles
+from autopilot_codex import hosts, nofollow
 from autopilot_codex.runfiles import changes, matches, nested_git, scan
 from autopilot_codex.wall import GIT_RUN_FILES, literal
 
@@ -128,7 +128,7 @@ def test_an_unreadable_or_special_file_still_counts(
         raise PermissionError(13, "Permission denied")
 
     # Root reads a file of mode 000 anyway: the refusal is played here.
-    monkeypatch.setattr(runfiles, "open", refused, raising=False)
+    monkeypatch.setattr(nofollow, "reading", refused)
     found = scan(tree, RUN)
     assert found[".claude/pipe"] == "special"
     assert found[".claude/settings.json"] == "unreadable:PermissionError"

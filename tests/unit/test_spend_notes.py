@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from autopilot_codex import meters
+from autopilot_codex.host import SpendRead
 from autopilot_codex.hosts.claude.doctor import spend_notes as claude_notes
 from autopilot_codex.hosts.codex.doctor import spend_notes as codex_notes
 from autopilot_codex.hosts.codex.rollout import RolloutReader
-from autopilot_codex.hosts.protocol import SpendRead
 from autopilot_codex.state import SpendCursor, State, planless
 
 START = 1_800_000_000.0

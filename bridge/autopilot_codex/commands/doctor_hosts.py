@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import hosts
-from ..hosts.protocol import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
+from ..host import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
 
 __all__ = ["ABSENT", "BROKEN", "MISSING", "NOTE", "READY", "HostReport", "host_reports"]
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import nofollow
+from .. import nofollow, treewalk
 from ..fileio import atomic_write
 from .runner import run_bytes
 
@@ -153,32 +153,17 @@ def scan(root: Path, folder: str, previous: Mapping[str, Entry] | None = None) -
 
 
 def walk(root: Path, folder: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Files under `root/folder`, each folder opened inside `root` without following a link
-    (a submodule's folder swapped for a link to `~/.ssh` lists nothing)."""
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        try:
-            with nofollow.folder(root, current, create=False) as fd, os.scandir(fd) as entries:
-                listed = sorted(_lstat(entries), key=lambda pair: pair[0])
-        except (OSError, nofollow.LinkRefused):
-            continue
-        for name, info in listed:
-            rel = f"{current}/{name}"
-            if stat.S_ISDIR(info.st_mode):
-                stack.append(rel)
-            else:
-                yield rel, info
-
-
-def _lstat(entries: Iterator[os.DirEntry[str]]) -> Iterator[tuple[str, os.stat_result]]:
-    for entry in entries:
-        if entry.name == ".git":
-            continue
-        try:
-            yield entry.name, entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
+    """Files under `root/folder`, no `.git` entered, each folder opened inside `root` without
+    following a link (a submodule's folder swapped for a link to `~/.ssh` lists nothing). At a
+    loop's start, from its one walk of the tree (`treewalk.shared`)."""
+    tree = treewalk.sharing(root)
+    if tree is None or folder not in tree.repos:
+        tree = treewalk.walk(root, folder)
+    prefix = folder + "/"
+    for rel, info in tree.stats.items():
+        inside = rel[len(prefix) :].split("/")
+        if rel.startswith(prefix) and not stat.S_ISDIR(info.st_mode) and ".git" not in inside:
+            yield rel, info
 
 
 def _target(root: Path, rel: str) -> str:

@@ -13,7 +13,7 @@ files on PATH; the bridge runs git with its own secrets in reach. So every call:
 
 The repository's `.git/config` is always read; what cannot be switched off by name is a
 clean/smudge/process filter, whose driver name is free: the drivers are read from the config
-first and each is blanked (`filters`). A filter added between that reading and the call could
+first and each is blanked (`filters.py`). A filter added between that reading and the call could
 still run: a window of a few milliseconds, which the implementer would have to hit while the
 bridge works. What hides content through files git always reads (`.git/info/exclude`, the
 index's skip-worktree and assume-unchanged flags, `-diff` attributes) is handled by the callers
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..gitbinary import git_binary
+from .filters import blanked
 
 GIT_TIMEOUT_S = 60
 
@@ -248,7 +248,8 @@ def run_at(
 ) -> bytes:
     """run_bytes on a repository named whole: the shadow history (shadow/) is a git directory
     of the bridge's own over the user's work tree, which `locate` would never find."""
-    env = child_env(index_file=index_file, config=filters(where))
+    blank = blanked(where.common_dir, where.git_dir, lambda: _filter_names(where))
+    env = child_env(index_file=index_file, config=blank)
     env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})
     place = where.work_tree
     try:
@@ -320,73 +321,6 @@ def run_git(
     """git's stdout as text (invalid UTF-8 replaced); see run_bytes."""
     out = run_bytes(path, *args, ok_codes=ok_codes, index_file=index_file, author=author)
     return out.decode("utf-8", "replace")
-
-
-# -- clean/smudge filters ------------------------------------------------------------------------
-
-_filter_cache: dict[tuple[object, ...], tuple[tuple[str, str], ...]] = {}
-
-
-def filters(where: Location) -> tuple[tuple[str, str], ...]:
-    """Config pairs that blank every clean/smudge/process filter the repository defines.
-
-    A driver runs only when the config defines it, and git ignores an empty command (1.x;
-    `process` 2.11, `required` 1.7.5). Drivers are found in Python from the config files'
-    section headers; when a file includes another, or a `[filter` in it is not a header this
-    reading understands, git itself lists them (one more call, kept while the files' stats
-    hold). Overriding a name too many is harmless; missing one is not, hence the fallback.
-    """
-    files = [where.common_dir / "config", where.git_dir / "config.worktree"]
-    stamp: list[object] = [where.common_dir]
-    names: list[str] | None = []
-    for file in files:
-        try:
-            info = file.stat()
-            data = file.read_bytes().decode("utf-8", "surrogateescape")
-        except OSError:
-            continue
-        stamp += [str(file), info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
-        found = _headers(data)
-        if found is None or names is None:
-            names = None
-        else:
-            names += found
-    if names is None:
-        key = tuple(stamp)
-        if key not in _filter_cache:
-            _filter_cache[key] = _blank(_filter_names(where))
-        return _filter_cache[key]
-    return _blank(names)
-
-
-_FILTER_START = re.compile(r"\[\s*filter", re.IGNORECASE)
-_FILTER_HEADER = re.compile(
-    r'\[\s*filter(?:\s+"((?:[^"\\\n]|\\.)*)"|\.([^\]\s]*))\s*\]', re.IGNORECASE
-)
-
-
-def _headers(text: str) -> list[str] | None:
-    """Filter driver names from one config file's headers; None to ask git instead."""
-    if "include" in text.lower():
-        return None
-    headers = list(_FILTER_HEADER.finditer(text))
-    if len(headers) != len(_FILTER_START.findall(text)):
-        return None  # a `[filter` this reading does not understand
-    names: list[str] = []
-    for match in headers:
-        quoted, dotted = match.group(1), match.group(2)
-        if quoted is not None:
-            names.append(re.sub(r"\\(.)", r"\1", quoted))
-        else:
-            # The old `[filter.Name]` spelling: git folds the name to lower case.
-            names += [dotted, dotted.lower()]
-    return names
-
-
-def _blank(names: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    fields = (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
-    unique = dict.fromkeys(names)
-    return tuple((f"filter.{name}.{field}", value) for name in unique for field, value in fields)
 
 
 def _filter_names(where: Location) -> list[str]:

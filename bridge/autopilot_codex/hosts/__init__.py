@@ -1,7 +1,7 @@
 """The hosts a loop runs in (Claude Code, the Codex CLI): the registry.
 
 A host is one package here, `hosts/<name>/`, that owns it whole behind the `Host` protocol
-(`protocol.py`): its hook dialect, the files that hold its hooks, its headless runner for
+(`host.py`, in the core): its hook dialect, the files that hold its hooks, its headless runner for
 rounds, its install and trust, its doctor check, the names of our commands in it, and its
 sandbox boundary. Adding a host is adding its package and its line in `HOSTS` (mypy checks
 the host against `Host`). What a host package imports on the hook path must stay in the
@@ -11,29 +11,28 @@ install, doctor) is imported by the member that needs it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, cast
 
 from ..registry import Registry
 
 if TYPE_CHECKING:
     # Types only: a hook that needs no `roster` (only PreToolUse does) never imports it.
-    from .protocol import Host as Host
-    from .protocol import HostSet
+    from ..host import Host as Host
+    from ..host import HostSet
 
 
-def _claude() -> Host:
-    from .claude import HOST
+def _loader(name: str) -> Callable[[], Host]:
+    def load() -> Host:
+        # By name, so the registry (in the core) imports no host; mypy checks each host's
+        # `HOST` against `Host` in the registries' test.
+        return cast("Host", import_module(f"{__package__}.{name}").HOST)
 
-    return HOST
-
-
-def _codex() -> Host:
-    from .codex import HOST
-
-    return HOST
+    return load
 
 
-HOSTS: Registry[Host] = Registry("host", {"claude": _claude, "codex": _codex})
+HOSTS: Registry[Host] = Registry("host", {n: _loader(n) for n in ("claude", "codex")})
 
 
 def get(name: str) -> Host:
@@ -54,6 +53,6 @@ def label(name: str) -> str:
 def roster() -> HostSet:
     """Every registered host as one (`HostSet`), for the checks that must hold whichever host
     asks."""
-    from .protocol import HostSet
+    from ..host import HostSet
 
     return HostSet(tuple(every()))

@@ -18,7 +18,7 @@ from .shell import Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts.protocol import HostSet
+    from ..host import HostSet
 
 LAUNCHER = "autopilot-codex"
 MODULE = "autopilot_codex"

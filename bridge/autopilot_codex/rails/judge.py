@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..hosts.protocol import Host, HostSet
+    from ..host import Host, HostSet
 
 _IDS = frozenset(RULE_IDS)
 UNKNOWN = "unknown"

@@ -17,7 +17,7 @@ from .shellwrap import SHELLS, STDIN_PATHS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts.protocol import HostSet
+    from ..host import HostSet
 
 PUSH_WHY = (
     'pushing publishes work; the user can allow it with rails_allow: ["push"] or '

@@ -19,7 +19,7 @@ from .secrets import is_secret_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..hosts.protocol import HostSet
+    from ..host import HostSet
 
 # Words these commands print, not files they open.
 _PRINTERS = frozenset({"echo", "printf"})

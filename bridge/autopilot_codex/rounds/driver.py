@@ -10,6 +10,7 @@ Exit codes: complete 0, a round limit or a cap (budget, tokens, time) 2, error 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
@@ -19,15 +20,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .. import cleanenv, defaults, hosts, meters
-from ..checks.evidence import record_tamper, store_watch
-from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks, status_line
+from .. import cleanenv, defaults, hosts, meters, treewalk
+from ..checks.run import CheckSpec, passed, status_line
 from ..config import load_config
 from ..errors import BridgeError
 from ..gitrepo import head_sha, record_nested, toplevel
 from ..hosts import hostfiles
 from ..shadow.hook import at_round
 from . import breaker, caps, rollout
+from .accept import ManagerCheck as ManagerCheck
+from .accept import manager_done, user_checks
 from .commit import Committed, commit_round
 from .custody import OBJECTIVE, ROLLOUT_NAME, Custody, restore_objective
 from .decide import MAX_RETRIES, Next, RoundFacts, decide, first
@@ -55,8 +57,6 @@ EXIT_CODES = {
 MESSAGE_KEPT = 4000
 # The backoff's clock, replaced by tests.
 sleep: Callable[[float], None] = time.sleep
-# (worktree, base sha) -> is the whole diff since the start done? The lead wires the manager.
-ManagerCheck = Callable[[Path, str], bool]
 
 
 @dataclass(frozen=True)
@@ -147,46 +147,6 @@ def _round_env(run: Run, round_no: int, env: Mapping[str, str]) -> dict[str, str
         "AUTOPILOT_CODEX_RUN": run.header.run,
         "AUTOPILOT_CODEX_ROUND": str(round_no),
     }
-
-
-def _manager_done(manager: ManagerCheck, run: Run, view: View) -> bool:
-    """The manager's word on the whole diff; an unreachable manager accepts nothing, nor is a
-    manager asked once a cap is reached (the run then ends at that cap).
-
-    A check that keeps a `cost_usd` tally (the configured backends) is charged to the run,
-    and told the budget left so it never makes a call the budget cannot cover.
-    """
-    capped = caps.capped(run.reading())
-    if capped is not None:
-        view.note(f"the manager is not asked, the exit is not accepted: {capped.why}")
-        return False
-    budget = run.header.budget_usd
-    if hasattr(manager, "budget_left"):
-        manager.budget_left = None if budget is None else max(0.0, budget - run.cost_usd)
-    spent = float(getattr(manager, "cost_usd", 0.0))
-    try:
-        return manager(run.root, run.header.base_sha)
-    except BridgeError as exc:
-        view.note(f"manager unavailable, the exit is not accepted: {exc}")
-        return False
-    finally:
-        run.manager_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
-
-
-def _checks(run: Run, view: View) -> list[CheckResult]:
-    """The user's checks after a verifier's exit: an exit is accepted only when they pass."""
-    specs = run.header.checks
-    if not specs:
-        return []
-    watch = store_watch(run.store, (run.custody.path, run.custody.digest_path))
-    results = run_checks(
-        run.root, specs, exclude=(WORKSPACE,), watch=watch, env_names=run.header.checks_env
-    )
-    record_tamper(run.store, watch)
-    for r in results:
-        view.note(f"check: {status_line(r)}")
-    run.checks_red = failure_reason(results)
-    return results
 
 
 def _launch(
@@ -283,11 +243,11 @@ def _one_round(
         for unseen in caps.unseen(h, result.cost_usd, result.tokens):
             view.note(f"round {round_no}: {unseen}")
     verified = ok and markers.exit and step.role == "verify" and not changed
-    checks = _checks(run, view) if verified else []
+    checks = user_checks(run, view) if verified else []
     green = None if not checks else passed(checks)
     done, manager_before = None, run.manager_usd
     if manager is not None and verified and green is not False:
-        done = _manager_done(manager, run, view)
+        done = manager_done(manager, run, view)
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
     nxt = decide(facts, progress(run, opts.max_retries))
     nxt = capped(run, _broken(run, step.role, nxt, result, changed, opts))
@@ -382,30 +342,35 @@ def run(
         refuse_loosening(opts.implementer, opts.host_args)
     prepare(root)
     custody = custody_for(root)
-    state, step = _begin(opts, root, custody, started)
-    h = state.header
-    refuse_loosening(h.implementer, opts.host_args)
-    state.wall = round_wall(h.implementer, root, env)
-    view.note(f"{h.rounds} {'round' if h.rounds == 1 else 'rounds'} at most; handoff file {h.handoff}")
-    # Held for the whole run, released however it ends: every round gets the rails.
-    with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
-        try:
-            # Before the first round too: a resumed run's handoff may have changed since.
-            _guard(state, 0, view)
-            if not opts.resume:
-                # What the rounds start from; a resumed run compares with its own start.
-                hostfiles.record(state.store)
-            # Every cap before every round: a resumed run's clock may have run out meanwhile.
-            step = capped(state, step)
-            while step.runs_a_round:
-                step = _run_files_held(state, step)
-                if step.runs_a_round:
-                    step = capped(state, _one_round(state, step, opts, view, env, manager))
-        except KeyboardInterrupt:
-            step = Next("interrupted", "interrupted")
-        finally:
-            view.close()
-        held.status, held.why = step.action, step.why
+    with contextlib.ExitStack() as start:
+        # One walk of the tree for the run's start, let go once the nested baseline, the wall's
+        # nested git folders and the run files have read it.
+        start.enter_context(treewalk.shared(root))
+        state, step = _begin(opts, root, custody, started)
+        h = state.header
+        refuse_loosening(h.implementer, opts.host_args)
+        state.wall = round_wall(h.implementer, root, env)
+        view.note(f"{h.rounds} {'round' if h.rounds == 1 else 'rounds'} at most; handoff file {h.handoff}")
+        # Held for the whole run, released however it ends: every round gets the rails.
+        with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
+            try:
+                # Before the first round too: a resumed run's handoff may have changed since.
+                _guard(state, 0, view)
+                if not opts.resume:
+                    # What the rounds start from; a resumed run compares with its own start.
+                    hostfiles.record(state.store)
+                start.close()
+                # Every cap before every round: a resumed run's clock may have run out meanwhile.
+                step = capped(state, step)
+                while step.runs_a_round:
+                    step = _run_files_held(state, step)
+                    if step.runs_a_round:
+                        step = capped(state, _one_round(state, step, opts, view, env, manager))
+            except KeyboardInterrupt:
+                step = Next("interrupted", "interrupted")
+            finally:
+                view.close()
+            held.status, held.why = step.action, step.why
     if step.action != "interrupted":
         custody.append(rollout.RunEnd(kind="end", run=h.run, status=step.action, end=time.time()))
     return {

@@ -25,8 +25,8 @@ from ..stream import StreamState
 from .rollout import Outcome
 
 if TYPE_CHECKING:
-    from ..hosts.prices import Price
-    from ..hosts.protocol import Headless
+    from ..host import Headless
+    from ..prices import Price
 
 KILL_GRACE_S = 3.0
 # After the host exits, how long a stream may stay open (held by a process it left behind).

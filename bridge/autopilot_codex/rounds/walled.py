@@ -24,7 +24,7 @@ from ..hostwall import spec_for
 from ..wall import HIDDEN_ENV, WallSpec, sandbox_usable
 
 if TYPE_CHECKING:
-    from ..hosts.protocol import Boundary
+    from ..host import Boundary
 
 # What the driver tells each round's hooks; its shell has no use for them.
 LOOP_VARS = ("AUTOPILOT_CODEX_OWNER", "AUTOPILOT_CODEX_RUN", "AUTOPILOT_CODEX_ROUND")

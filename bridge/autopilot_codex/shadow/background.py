@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import detached
 from . import repo
 
 if TYPE_CHECKING:
     from ..store import Store
 
 MODULE = "autopilot_codex.shadow.background"
-# Isolated (-I: no PYTHON* variables, no user site, no cwd on sys.path), with the plugin's own
-# bridge/ directory put first by its location.
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    f"from {MODULE} import main; raise SystemExit(main(sys.argv[2:]))"
-)
 
 
 def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool = True) -> None:
@@ -35,7 +29,6 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool
     shadow = repo.at(store.worktree, store.home)
     fd = repo.hold(shadow, store.lock_timeout)
     try:
-        bridge = str(Path(__file__).resolve().parents[2])
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         job = json.dumps(
             {
@@ -47,22 +40,9 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool
                 "notice": notice,
             }
         )
-        # posix_spawn, not Popen: a few milliseconds less on the hook's path. The lock's
-        # descriptor is the one the worker inherits; it starts in a session of its own with
-        # no stdio, so the host neither waits for it nor kills it with the hook.
+        # The lock's descriptor is the one the worker inherits (`detached`).
         os.set_inheritable(fd, True)
-        null = os.devnull
-        pid = os.posix_spawn(
-            sys.executable,
-            [sys.executable, "-I", "-c", _BOOT, bridge, job],
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
-            ],
-            setsid=True,
-        )
+        pid = detached.start(MODULE, [job], env)
     finally:
         # The worker's copy of the descriptor keeps the lock until it exits.
         os.close(fd)

@@ -24,7 +24,7 @@ from .record import PENDING, at_point, read_list
 
 if TYPE_CHECKING:
     from ..hookio import HookInput
-    from ..hosts.protocol import Host
+    from ..host import Host
     from ..store import Store
 
 AT_STOP = "shadow-stop.json"

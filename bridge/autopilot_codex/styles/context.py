@@ -13,7 +13,7 @@ from ..guards import Limits
 if TYPE_CHECKING:
     from ..config import Config
     from ..hookio import HookInput
-    from ..hosts.protocol import Host
+    from ..host import Host
     from ..manager import Manager
     from ..manager.select import ManagerFactory
     from ..store import Store

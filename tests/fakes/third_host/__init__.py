@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autopilot_codex.hookio import Answer, HookInput, text
-from autopilot_codex.hosts.protocol import READY, Boundary, Headless, HostReport, Installer
+from autopilot_codex.host import READY, Boundary, Headless, HostReport, Installer
 from autopilot_codex.stream import StreamState, action
 from tests.fakes.host_card import Card
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex.host import SpendRead
 from autopilot_codex.hosts import spendfile
 from autopilot_codex.hosts.claude import prices
 from autopilot_codex.hosts.claude.transcript import TranscriptReader
-from autopilot_codex.hosts.protocol import SpendRead
 
 
 def line(

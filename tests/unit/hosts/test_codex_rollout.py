@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex.host import SpendRead
 from autopilot_codex.hosts.codex import prices
 from autopilot_codex.hosts.codex.rollout import RolloutReader
-from autopilot_codex.hosts.prices import parse_own
-from autopilot_codex.hosts.protocol import SpendRead
+from autopilot_codex.prices import parse_own
 
 SINCE = "2026-01-01T00:00:00"
 AT = "2026-01-01T00:00:10.000Z"

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ...hookio import Answer, HookInput
-    from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
+    from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 # Verbs with a slash command of their own; the rest are terminal commands.
 SLASH = {

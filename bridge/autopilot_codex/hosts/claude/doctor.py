@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..protocol import ABSENT, MISSING, NOTE, READY, HostReport
+from ...host import ABSENT, MISSING, NOTE, READY, HostReport
 
 PLUGIN = "autopilot-codex"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..prices import Price, parse_own
+from ...prices import Price, parse_own
 
 __all__ = ["DEAREST", "TABLE", "Price", "parse_own", "price_of"]
 

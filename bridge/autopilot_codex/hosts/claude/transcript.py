@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..protocol import SpendRead
+from ...host import SpendRead
 from ..spendfile import scan
 from .prices import Price, price_of
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ...hookio import Answer, HookInput
-    from ..protocol import Boundary, Headless, HostReport, Installer, SpendReader
+    from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 

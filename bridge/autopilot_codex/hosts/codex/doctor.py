@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BridgeError
-from ..protocol import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
+from ...host import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
 from . import install as codex_install
 from . import trust as codex_trust
 from .config_toml import top_level

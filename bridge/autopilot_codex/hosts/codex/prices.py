@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...manager import pricing
-from ..prices import Price
+from ...prices import Price
 
 TABLE: dict[str, Price] = {
     model: Price(row.input, row.output, row.cached, row.input)

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..prices import Price
-from ..protocol import SpendRead
+from ...host import SpendRead
+from ...prices import Price
 from ..spendfile import scan
 from . import prices as table
 

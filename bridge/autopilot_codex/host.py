@@ -16,12 +16,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..wall import CREDENTIALS_IN_HOME, GIT_RUN_FILES, WallSpec
+from .wall import CREDENTIALS_IN_HOME, GIT_RUN_FILES, WallSpec
 
 if TYPE_CHECKING:
-    from ..hookio import Answer, HookInput
-    from ..stream import StreamState
-    from ..wall import WallStatus
+    from .hookio import Answer, HookInput
+    from .stream import StreamState
+    from .wall import WallStatus
 
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.

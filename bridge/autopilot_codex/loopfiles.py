@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .state_file import migrate
+
 STATE = "state.json"
 PLAN = "plan.json"
 EVENTS = "events.jsonl"
@@ -162,7 +164,7 @@ def flat_state(data: dict[str, Any]) -> dict[str, Any]:
 def load(folder: Path) -> LoopFiles:
     return LoopFiles(
         folder=folder,
-        state=flat_state(read_json(folder / STATE) or {}),
+        state=flat_state(migrate(read_json(folder / STATE) or {})),
         plan=read_json(folder / PLAN) or {},
         events=read_lines(folder / EVENTS),
         rollout=read_lines(folder.joinpath(*ROLLOUT)),

@@ -16,8 +16,9 @@ from pathlib import Path
 from .. import gitrepo
 from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
-from ..state import RoundsState, State, Status, planless
+from ..state import State, Status, planless
 from ..store import Store
+from ..styles.rounds import RoundsRecord
 
 # How each of the driver's endings leaves the held loop.
 END_STATUS: dict[str, Status] = {
@@ -39,7 +40,7 @@ DRIVER_PREFIX = "driver-pid:"
 def _orphaned(state: State) -> bool:
     """A rounds loop whose driver process no longer exists (on this machine)."""
     sid = state.session_id or ""
-    if state.style != "rounds" or not sid.startswith(DRIVER_PREFIX):
+    if not isinstance(state.own, RoundsRecord) or not sid.startswith(DRIVER_PREFIX):
         return False
     try:
         pid = int(sid.removeprefix(DRIVER_PREFIX))
@@ -107,7 +108,7 @@ def hold(
             session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
             generation=(previous.generation + 1) if previous else 1,
-            rounds=RoundsState(run_id=run_id),
+            own=RoundsRecord(run_id=run_id),
         ).evolve(wall=wall[0], wall_missing=list(wall[1]))
         store.save_plan(state.plan)
         store.save(state)
@@ -130,7 +131,7 @@ def _release(store: Store, run_id: str, held: Held) -> None:
             state = store.load(with_plan=False)
         except StateCorrupt:
             state = None
-        if state is not None and state.style == "rounds" and state.status == "running":
+        if state is not None and isinstance(state.own, RoundsRecord) and state.status == "running":
             status = END_STATUS.get(held.status, "aborted")
             store.save(state.evolve(status=status, stop_reason=held.why))
         elif state is None:

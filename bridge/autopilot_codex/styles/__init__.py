@@ -1,8 +1,10 @@
 """Loop styles: autopilot (the manager loop), and the siblings that reuse its guards and store.
 
-A style answers the hooks of a loop of its kind. Adding one is adding a module with a `handle`
-function and its line in `STYLES` (mypy checks the module against `Style`); the active marker
-names each loop's style, so the hook path imports only the style it needs.
+A style answers the hooks of a loop of its kind, names the record it keeps beside the envelope,
+and answers the views and verbs that differ by style (`status`, `resume`, `cancel`). Adding one
+is adding a package whose module fits `Style` and its line in `STYLES` (mypy checks the module
+against `Style`); nothing else names a style. The active marker names each loop's style, so the
+hook path imports only the style it needs.
 """
 
 from __future__ import annotations
@@ -15,22 +17,45 @@ from .context import HookContext, selected_manager
 
 if TYPE_CHECKING:
     from ..hookio import Answer
+    from ..state import State, StyleRecord
+    from ..store import Store
 
-__all__ = ["STYLES", "Handler", "HookContext", "Style", "get", "selected_manager"]
+__all__ = ["STYLES", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
 
 Handler = Callable[[HookContext], "Answer"]
+# How the reader of a view runs a verb (`commands.entry`): a slash command or the terminal's.
+Entry = Callable[[str], str]
 
 
 class Style(Protocol):
-    """A style's module: one function answers every hook of a loop of this style."""
+    """A style's module: its hooks, its record, and its parts of the views and verbs."""
+
+    @property
+    def RECORD(self) -> type[StyleRecord] | None:  # noqa: N802 - a module's constant
+        """The record its loops keep beside the envelope (None: none)."""
+
+    @property
+    def RESUMED_BY(self) -> str:  # noqa: N802 - a module's constant
+        """The verb that takes a stopped loop of this style on again (`resume`: resume's own)."""
+
+    @property
+    def ENDED_BY(self) -> str:  # noqa: N802 - a module's constant
+        """The verb the user ends a loop of this style with (`cancel`, `stop`)."""
 
     def handle(self, ctx: HookContext) -> Answer: ...
 
+    def status_text(self, state: State, store: Store, entry: Entry) -> str:
+        """What `status` shows of a loop of this style."""
+
+    def cancel(self, store: Store, state: State) -> str | None:
+        """End the running loop for `cancel` (under the store's lock) and say so; None when
+        this style's loops are not cancelled but stopped."""
+
 
 def _autopilot() -> Style:
-    from .autopilot import handlers
+    from .autopilot import style
 
-    return handlers
+    return style
 
 
 def _ralph() -> Style:
@@ -52,3 +77,8 @@ STYLES: Registry[Style] = Registry(
 
 def get(name: str) -> Handler:
     return STYLES.get(name).handle
+
+
+def of(state: State) -> Style:
+    """The style of a loop."""
+    return STYLES.get(state.style)

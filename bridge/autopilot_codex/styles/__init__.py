@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..state import State, StyleRecord
     from ..store import Store
 
-__all__ = ["STYLES", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
+__all__ = ["STYLES", "Entry", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
 
 Handler = Callable[[HookContext], "Answer"]
 # How the reader of a view runs a verb (`commands.entry`): a slash command or the terminal's.

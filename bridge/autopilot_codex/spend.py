@@ -127,9 +127,9 @@ def of_files(files: LoopFiles) -> Spend:
     manager += sum(number(r, "manager_usd") for r in rounds)
     implementer += sum(number(r, "cost_usd") for r in rounds)
     estimated |= {text(r, "unpriced") for r in rounds if text(r, "unpriced")}
-    style = files.style
-    budget = _cap(files.run_budget() if style == "rounds" else state.get("budget_usd"))
-    name = "rounds" if style == "rounds" else "implementer"
+    run = files.held_by_run
+    budget = _cap(files.run_budget() if run else state.get("budget_usd"))
+    name = "rounds" if run else "implementer"
     return Spend(manager, implementer, budget, tuple(sorted(estimated)), name)
 
 

@@ -75,7 +75,7 @@ def test_a_rounds_runs_spend_and_cap_are_its_last_runs_with_every_raise() -> Non
         {"kind": "round", "run": "r2", "cost_usd": 0.25, "manager_usd": 0.05, "unpriced": "m"},
         {"kind": "round", "run": "r2", "cost_usd": None, "manager_usd": 0.05},
     ]
-    spent = of_files(files({"style": "rounds"}, rollout))
+    spent = of_files(files({"style": "rounds", "run_id": "r2"}, rollout))
     assert spent.manager == pytest.approx(0.1)
     assert (spent.implementer, spent.budget) == (0.25, None)
     assert spent.estimated == ("m",) and spent.implementer_name == "rounds"

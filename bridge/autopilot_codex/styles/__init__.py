@@ -39,6 +39,10 @@ class Style(Protocol):
         """The verb that takes a stopped loop of this style on again (`resume`: resume's own)."""
 
     @property
+    def STARTED_BY(self) -> str:  # noqa: N802 - a module's constant
+        """The command line that starts a new loop of this style (`plan <goal>`)."""
+
+    @property
     def ENDED_BY(self) -> str:  # noqa: N802 - a module's constant
         """The verb the user ends a loop of this style with (`cancel`, `stop`)."""
 

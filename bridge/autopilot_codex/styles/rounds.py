@@ -32,6 +32,7 @@ class RoundsRecord(StyleRecord):
 
 RECORD = RoundsRecord
 # A run goes on with its driver, not with `resume`.
+STARTED_BY = "run <goal>"
 RESUMED_BY = "run --resume"
 ENDED_BY = "stop"
 

@@ -19,6 +19,7 @@ from autopilot_codex.store import Store
 from autopilot_codex.styles import Entry, HookContext
 
 NAME = "green"
+STARTED_BY = "green"
 RESUMED_BY = "green"
 ENDED_BY = "cancel"
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 # Its plan's progress, reviews and verdicts are still the envelope's own fields (schema 4
 # keeps them in the `autopilot` record on disk).
 RECORD: type[StyleRecord] | None = None
+STARTED_BY = "plan <goal>"
 RESUMED_BY = "resume"
 ENDED_BY = "stop"
 

@@ -23,6 +23,7 @@ from .record import RalphRecord, of
 
 # The record a ralph loop keeps beside the envelope, and the verb that starts one again.
 RECORD = RalphRecord
+STARTED_BY = "ralph <prompt>"
 RESUMED_BY = "ralph"
 ENDED_BY = "cancel"
 

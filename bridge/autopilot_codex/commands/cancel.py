@@ -7,9 +7,8 @@ from pathlib import Path
 
 from ..errors import StateCorrupt
 from ..store import Store
-from ..styles import of
+from ..styles import a_loop, of
 from . import entry, worktree_of
-from .resume import a_loop
 
 
 def cancel(*, cwd: str | Path) -> str:

@@ -12,6 +12,7 @@ from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
 from ..state import State
 from ..store import Store
+from ..styles import a_loop
 from ..styles.ralph import reducer
 from ..styles.ralph.record import RalphRecord, of
 from . import entry, worktree_of
@@ -126,7 +127,7 @@ def _previous(store: Store) -> State | None:
         return None  # moved aside; the new loop starts clean
     if previous is not None and previous.status == "running":
         raise BridgeError(
-            f"{_a(previous.style)} loop is already running here; end it first "
+            f"{a_loop(previous.style)} is already running here; end it first "
             f"({entry('cancel')} for ralph, {entry('stop')} for autopilot, Ctrl-C for a run)"
         )
     return previous
@@ -164,10 +165,6 @@ def _cancel(host: str) -> str:
     if typed == slash:
         return slash
     return f"{typed} (in a terminal) or {slash} (in {hosts.label(host)})"
-
-
-def _a(style: str) -> str:
-    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"
 
 
 def parse_cap(raw: str | None) -> int | None:

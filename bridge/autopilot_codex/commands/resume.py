@@ -12,13 +12,8 @@ from ..guarded import headline, host_wall
 from ..spend import usd
 from ..state import State
 from ..store import Store
-from ..styles import of
+from ..styles import a_loop, of
 from . import TERMINAL, entry, no_loop, worktree_of
-
-
-def a_loop(style: str) -> str:
-    """ "an autopilot loop", "a ralph loop": the article the style's name takes."""
-    return f"{'an' if style[:1] in 'aeiou' else 'a'} {style} loop"
 
 
 def how_to_resume(state: State) -> str:

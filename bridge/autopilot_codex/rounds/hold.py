@@ -18,6 +18,7 @@ from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
 from ..state import State, Status, planless
 from ..store import Store
+from ..styles import a_loop
 from ..styles.rounds import RoundsRecord
 
 # How each of the driver's endings leaves the held loop.
@@ -82,7 +83,7 @@ def _check_free(store: Store) -> State | None:
         store.append_event("rounds.orphaned", decision="aborted", driver=current.session_id)
     if current is not None and current.status == "running":
         raise BridgeError(
-            f"{_a(current.style)} loop is already running in this worktree; end it before a run"
+            f"{a_loop(current.style)} is already running in this worktree; end it before a run"
         )
     return current
 
@@ -139,7 +140,3 @@ def _release(store: Store, run_id: str, held: Held) -> None:
             with contextlib.suppress(FileNotFoundError):
                 store.marker.unlink()
         store.append_event("rounds.end", decision=held.status, run=run_id, reason=held.why)
-
-
-def _a(style: str) -> str:
-    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..state import State, StyleRecord
     from ..store import Store
 
-__all__ = ["STYLES", "Entry", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
+__all__ = ["STYLES", "a_loop", "Entry", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
 
 Handler = Callable[[HookContext], "Answer"]
 # How the reader of a view runs a verb (`commands.entry`): a slash command or the terminal's.
@@ -34,17 +34,11 @@ class Style(Protocol):
     def RECORD(self) -> type[StyleRecord] | None:  # noqa: N802 - a module's constant
         """The record its loops keep beside the envelope (None: none)."""
 
-    @property
-    def RESUMED_BY(self) -> str:  # noqa: N802 - a module's constant
-        """The verb that takes a stopped loop of this style on again (`resume`: resume's own)."""
-
-    @property
-    def STARTED_BY(self) -> str:  # noqa: N802 - a module's constant
-        """The command line that starts a new loop of this style (`plan <goal>`)."""
-
-    @property
-    def ENDED_BY(self) -> str:  # noqa: N802 - a module's constant
-        """The verb the user ends a loop of this style with (`cancel`, `stop`)."""
+    # The command line that starts a new loop of this style (`plan <goal>`), the verb that
+    # takes a stopped one on again (`resume`: resume's own) and the verb the user ends one with.
+    STARTED_BY: str
+    RESUMED_BY: str
+    ENDED_BY: str
 
     def handle(self, ctx: HookContext) -> Answer: ...
 
@@ -81,6 +75,11 @@ STYLES: Registry[Style] = Registry(
 
 def get(name: str) -> Handler:
     return STYLES.get(name).handle
+
+
+def a_loop(style: str) -> str:
+    """ "an autopilot loop", "a ralph loop": the article the style's name takes."""
+    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style} loop"
 
 
 def of(state: State) -> Style:

@@ -191,20 +191,31 @@ class SpendCursor(_Record):
 
 class StyleRecord(_Record):
     """A style's own record, held by the envelope as `State.own` and stored under the style's
-    name; the style registers its type (`styles.Style.RECORD`). It holds nothing the envelope
-    has: a style reads the session, counters, caps and clock there."""
+    name. It holds nothing the envelope has: a style reads the session, counters, caps and
+    clock there. A style's package registers its record by subclassing with the style's name
+    (`class RalphRecord(StyleRecord, style="ralph")`), and imports it with the style's registry,
+    so the state names no style and needs nothing above it."""
 
     # Whether a budget of 0 means none: a style whose loop may run without a dollar cap.
     budget_optional: ClassVar[bool] = False
     # Whether the envelope's budget is the loop's cap (not: a cap kept elsewhere, as a run's).
     envelope_budget: ClassVar[bool] = True
 
-    def check(self, state: State) -> None:
+    def __init_subclass__(cls, *, style: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if style:
+            RECORDS[style] = cls
+
+    def check(self) -> None:
         """Refuse values no bridge writes (`state_ranges`); raises typedjson.Invalid."""
 
     def ended(self, iteration: int) -> int:
         """How many iterations have ended when the envelope counts `iteration`."""
         return iteration
+
+
+# Each style's record type, by the style's name, as its package registered it.
+RECORDS: dict[str, type[StyleRecord]] = {}
 
 
 @dataclass(frozen=True)
@@ -341,15 +352,11 @@ def planless(*, goal: str, worktree: str, head: str, style: str, **fields: Any) 
 
 def parse_state(data: object) -> State:
     """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
-    from .styles import STYLES
-
     own, kind = None, None
     if isinstance(data, dict):
-        data, raw = flatten(data, STYLES)
-        style = data.get("style", defaults.STYLE)
-        if style not in STYLES:
-            raise typedjson.Invalid("style", STYLES.unknown(str(style)))
-        kind = STYLES.get(style).RECORD
+        data, raw = flatten(data, RECORDS)
+        style = str(data.get("style", defaults.STYLE))
+        kind = RECORDS.get(style)
         if raw is not None:
             if kind is None:
                 raise typedjson.Invalid(style, f"a {style} loop keeps no record of its own")

@@ -69,4 +69,7 @@ def _check_rest(state: State, kind: type[StyleRecord] | None) -> None:
     if state.max_iterations < 0:
         raise typedjson.Invalid("max_iterations", "negative")
     if state.own is not None:
-        state.own.check(state)
+        state.own.check()
+        # A style may count the iteration now running (ralph): never fewer than none ended.
+        if state.own.ended(state.iteration) < 0:
+            raise typedjson.Invalid("iteration", "out of range")

@@ -144,5 +144,5 @@ def test_hand_edited_ralph_counters_are_refused(store: Store, bad: dict[str, int
     data = json.loads(plant(store).to_json())
     # The counters are the envelope's since schema 4, the block count the record's.
     (data["ralph"] if "tools_at_block" in bad else data).update(bad)
-    with pytest.raises(typedjson.Invalid, match="ralph|max_iterations|idle_stop_blocks"):
+    with pytest.raises(typedjson.Invalid, match="ralph|iteration|idle_stop_blocks"):
         parse_state(data)

@@ -4,12 +4,10 @@ state.json, and what does not fit is refused by name."""
 from __future__ import annotations
 
 import json
-import types
-from typing import cast
 
 import pytest
 
-from autopilot_codex import styles, typedjson
+from autopilot_codex import typedjson
 from autopilot_codex.state import parse_state, planless
 from autopilot_codex.state_file import migrate
 from autopilot_codex.styles.ralph.record import RalphRecord, of
@@ -27,19 +25,11 @@ def test_a_loop_of_another_style_has_no_ralph_record() -> None:
         of(state)
 
 
-def test_a_loop_of_an_unknown_style_is_refused_by_name() -> None:
-    data = json.loads(planless(goal="g", worktree="/w", head="h", style="ralph").to_json())
-    with pytest.raises(typedjson.Invalid, match="unknown loop style 'nosuch'"):
-        parse_state({**data, "style": "nosuch"})
-
-
-def test_a_record_for_a_style_that_keeps_none_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    bare = cast(styles.Style, types.SimpleNamespace(RECORD=None))
-    monkeypatch.setattr(styles, "STYLES", styles.STYLES.with_member("bare", lambda: bare))
-    data = json.loads(planless(goal="g", worktree="/w", head="h", style="bare").to_json())
-    assert parse_state(data).own is None
-    with pytest.raises(typedjson.Invalid, match="a bare loop keeps no record of its own"):
-        parse_state({**data, "bare": {"x": 1}})
+def test_a_record_for_a_style_that_registered_none_is_refused() -> None:
+    data = json.loads(planless(goal="g", worktree="/w", head="h", style="nosuch").to_json())
+    assert parse_state(data).own is None  # a style without a record of its own loads
+    with pytest.raises(typedjson.Invalid, match="a nosuch loop keeps no record of its own"):
+        parse_state({**data, "nosuch": {"x": 1}})
 
 
 def test_a_v3_ralph_record_without_a_clock_or_budget_keeps_the_envelopes() -> None:
@@ -52,3 +42,12 @@ def test_a_v3_ralph_record_without_a_clock_or_budget_keeps_the_envelopes() -> No
         "max_seconds": 0.0,
         "ralph": {"prompt": "p"},
     }
+
+
+def test_the_registry_hands_out_the_hook_context_when_asked_and_nothing_else() -> None:
+    from autopilot_codex import styles
+    from autopilot_codex.styles import context
+
+    assert (styles.HookContext, styles.selected_manager) == (context.HookContext, context.selected_manager)
+    with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
+        _ = styles.nosuch

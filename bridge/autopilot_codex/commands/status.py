@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ..store import Store
+from ..styles import of
 from . import entry, no_loop, worktree_of
 
 
@@ -18,7 +19,6 @@ def status(*, cwd: str | Path, as_json: bool) -> str:
     if state is None:
         return rails_only(store) or no_loop()
     from ..shadow.hook import lost_lines
-    from ..styles import of
 
     text = of(state).status_text(state, store, entry)
     return "\n".join([text, *lost_lines(store.tail_events(200))])

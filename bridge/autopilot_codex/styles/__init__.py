@@ -4,7 +4,8 @@ A style answers the hooks of a loop of its kind, names the record it keeps besid
 and answers the views and verbs that differ by style (`status`, `resume`, `cancel`). Adding one
 is adding a package whose module fits `Style` and its line in `STYLES` (mypy checks the module
 against `Style`); nothing else names a style. The active marker names each loop's style, so the
-hook path imports only the style it needs.
+hook path imports only the style it needs. Importing this registry registers every style's
+record (`state.RECORDS`): the CLI and the hooks import it before they read a loop's state.
 """
 
 from __future__ import annotations
@@ -13,26 +14,32 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..registry import Registry
-from .context import HookContext, selected_manager
+from . import rounds as _rounds_style  # noqa: F401 - registers the rounds record
+from .ralph import record as _ralph_record  # noqa: F401 - registers the ralph record
 
 if TYPE_CHECKING:
     from ..hookio import Answer
-    from ..state import State, StyleRecord
+    from ..state import State
     from ..store import Store
+    from .context import HookContext, selected_manager
 
-__all__ = ["STYLES", "a_loop", "Entry", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
+__all__ = ["STYLES", "a_loop", "Handler", "HookContext", "Style", "get", "of", "selected_manager"]
 
-Handler = Callable[[HookContext], "Answer"]
-# How the reader of a view runs a verb (`commands.entry`): a slash command or the terminal's.
-Entry = Callable[[str], str]
+Handler = Callable[["HookContext"], "Answer"]
+
+
+def __getattr__(name: str) -> object:
+    """`HookContext` and `selected_manager`, imported when first asked for: the registry stays
+    light, since every hook imports it for its loop's record."""
+    if name in ("HookContext", "selected_manager"):
+        from . import context
+
+        return getattr(context, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Style(Protocol):
     """A style's module: its hooks, its record, and its parts of the views and verbs."""
-
-    @property
-    def RECORD(self) -> type[StyleRecord] | None:  # noqa: N802 - a module's constant
-        """The record its loops keep beside the envelope (None: none)."""
 
     # The command line that starts a new loop of this style (`plan <goal>`), the verb that
     # takes a stopped one on again (`resume`: resume's own) and the verb the user ends one with.
@@ -42,8 +49,9 @@ class Style(Protocol):
 
     def handle(self, ctx: HookContext) -> Answer: ...
 
-    def status_text(self, state: State, store: Store, entry: Entry) -> str:
-        """What `status` shows of a loop of this style."""
+    def status_text(self, state: State, store: Store, entry: Callable[[str], str]) -> str:
+        """What `status` shows of a loop of this style; `entry` says how the reader runs a
+        verb (`commands.entry`)."""
 
     def cancel(self, store: Store, state: State) -> str | None:
         """End the running loop for `cancel` (under the store's lock) and say so; None when

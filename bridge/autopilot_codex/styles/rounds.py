@@ -7,20 +7,20 @@ Stop is never blocked, and nothing else is recorded: ending the round is the dri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from ..hookio import ALLOW, Answer
 from ..state import State, StyleRecord
-from .context import HookContext
 
 if TYPE_CHECKING:
     from ..store import Store
-    from . import Entry
+    from .context import HookContext
 
 
 @dataclass(frozen=True)
-class RoundsRecord(StyleRecord):
+class RoundsRecord(StyleRecord, style="rounds"):
     """A rounds run's own record: which run of the driver holds the loop (its rollout and
     markers are named by it). Its cap and the driver's id are the envelope's."""
 
@@ -30,7 +30,6 @@ class RoundsRecord(StyleRecord):
     envelope_budget: ClassVar[bool] = False
 
 
-RECORD = RoundsRecord
 # A run goes on with its driver, not with `resume`.
 STARTED_BY = "run <goal>"
 RESUMED_BY = "run --resume"
@@ -51,7 +50,7 @@ def handle(ctx: HookContext) -> Answer:
     return ALLOW
 
 
-def status_text(state: State, store: Store, entry: Entry) -> str:
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
     """What `status` shows of a run: its meters from the rollout, and who holds the loop."""
     from .. import contract
     from ..errors import BridgeError

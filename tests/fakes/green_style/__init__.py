@@ -7,6 +7,7 @@ registry line (`STYLES.with_member("green", load)`), with nothing else in the br
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from autopilot_codex import typedjson
@@ -16,7 +17,7 @@ from autopilot_codex.checks.run import failure_reason
 from autopilot_codex.hookio import ALLOW, Answer
 from autopilot_codex.state import State, StyleRecord, planless
 from autopilot_codex.store import Store
-from autopilot_codex.styles import Entry, HookContext
+from autopilot_codex.styles import HookContext
 
 NAME = "green"
 STARTED_BY = "green"
@@ -25,15 +26,14 @@ ENDED_BY = "cancel"
 
 
 @dataclass(frozen=True)
-class GreenRecord(StyleRecord):
+class GreenRecord(StyleRecord, style=NAME):
     blocked: int = 0
 
-    def check(self, state: State) -> None:
+    def check(self) -> None:
         if self.blocked < 0:
             raise typedjson.Invalid("green.blocked", "negative")
 
 
-RECORD = GreenRecord
 
 
 def start(worktree: str, head: str, session_id: str, checks: list[CheckSpec]) -> State:
@@ -68,7 +68,7 @@ def handle(ctx: HookContext) -> Answer:
         return Answer(message="green: the checks pass")
 
 
-def status_text(state: State, store: Store, entry: Entry) -> str:
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
     blocked = state.own.blocked if isinstance(state.own, GreenRecord) else 0
     return f"autopilot-codex: green {state.status} — {blocked} Stops blocked; end with {entry(ENDED_BY)}"
 

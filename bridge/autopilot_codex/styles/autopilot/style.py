@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .handlers import handle as handle
 
 if TYPE_CHECKING:
-    from ...state import State, StyleRecord
+    from ...state import State
     from ...store import Store
-    from .. import Entry
 
-# Its plan's progress, reviews and verdicts are still the envelope's own fields (schema 4
-# keeps them in the `autopilot` record on disk).
-RECORD: type[StyleRecord] | None = None
 STARTED_BY = "plan <goal>"
 RESUMED_BY = "resume"
 ENDED_BY = "stop"
@@ -23,7 +20,7 @@ def cancel(store: Store, state: State) -> None:
     """An autopilot loop is stopped (`stop`), not cancelled."""
 
 
-def status_text(state: State, store: Store, entry: Entry) -> str:
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
     from .view import status_text as text  # a view: not on the hook path
 
     return text(state, store, entry)

@@ -3,17 +3,18 @@ questions, and the exact command that moves it on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ... import contract, hosts
 from ...meters import clock, duration, elapsed, spend_lines, total_usd
 from ...spend import of_state
 from ...state import State
 from ...store import Store
-from .. import Entry
 
 TERMINAL = ("done", "aborted")
 
 
-def status_text(state: State, store: Store, entry: Entry) -> str:
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
     done = set(state.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
@@ -90,7 +91,7 @@ def _claimed(state: State) -> str:
     return f"done, overruled by the red check `{red[0]}`" if red else "done, not accepted"
 
 
-def next_step(state: State, entry: Entry) -> str:
+def next_step(state: State, entry: Callable[[str], str]) -> str:
     """The exact command that moves a loop that is not running on."""
     if state.status == "running":
         return ""

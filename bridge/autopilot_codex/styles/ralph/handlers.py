@@ -7,6 +7,8 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ... import guards, hostfiles, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
@@ -16,13 +18,11 @@ from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import State, Status
 from ...store import Store
-from .. import Entry
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord, of
 
-# The record a ralph loop keeps beside the envelope, and the verb that starts one again.
-RECORD = RalphRecord
+# How a ralph loop is started, taken on again and ended.
 STARTED_BY = "ralph <prompt>"
 RESUMED_BY = "ralph"
 ENDED_BY = "cancel"
@@ -214,7 +214,7 @@ def _record(store: Store, event: str, state: State, decision: str) -> None:
     )
 
 
-def status_text(state: State, store: Store, entry: Entry) -> str:
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
     from .view import status_text as text  # a view: not on the hook path
 
     return text(state, store)

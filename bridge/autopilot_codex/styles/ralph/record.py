@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RalphRecord(StyleRecord):
+class RalphRecord(StyleRecord, style="ralph"):
     prompt: str
     completion_promise: str | None = None
     stall_limit: int = defaults.STALL_LIMIT
@@ -28,8 +28,8 @@ class RalphRecord(StyleRecord):
         # A ralph loop counts the iteration now running: one fewer has ended.
         return iteration - 1
 
-    def check(self, state: State) -> None:
-        if state.iteration < 1 or self.tools_at_block < 0:
+    def check(self) -> None:
+        if self.tools_at_block < 0:
             raise typedjson.Invalid("ralph", "a counter out of range")
 
 

@@ -1,11 +1,12 @@
 """The loop's records and their schema: what `state.json` and `plan.json` hold, and how an
 older file is brought up to date. Where the files live and how they are written is `store`.
 
-state.json (schema 3) is a common envelope (status, owner, session, style, host, budget and
-spend, counters, checks, wall, timestamps) and one record for the loop's style, under the
-style's name: `autopilot` (its plan's progress, reviews, verdicts and manager settings),
-`ralph` (its prompt, promise and caps) or `rounds` (its run). In memory a `State` is one flat
-record, as the reducers read it; `to_json` and `parse_state` move fields between the two.
+state.json (schema 4) is a common envelope (status, owner, session, style, host, budget and
+spend, counters, caps, checks, wall, timestamps) and one record for the loop's style, under the
+style's name, repeating nothing of the envelope. In memory the envelope holds that record as
+`own`, typed by the record class the style registers (`StyleRecord`); an autopilot loop's plan
+progress, reviews and manager settings are still flat fields in memory, kept in its record on
+disk (`state_file.AUTOPILOT_FIELDS`).
 
 The records are frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
 manager's pydantic answers are copied into them field by field.
@@ -355,7 +356,7 @@ def parse_state(data: object) -> State:
     own, kind = None, None
     if isinstance(data, dict):
         data, raw = flatten(data, RECORDS)
-        style = str(data.get("style", defaults.STYLE))
+        style = data.get("style", defaults.STYLE)
         kind = RECORDS.get(style)
         if raw is not None:
             if kind is None:

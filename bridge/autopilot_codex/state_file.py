@@ -13,26 +13,11 @@ from . import defaults, typedjson
 # What only an autopilot loop has: its plan's progress, its reviews and verdicts, its manager
 # settings and consultations. state.json keeps them in the loop's `autopilot` record.
 AUTOPILOT_FIELDS = (
-    "model",
-    "review_mode",
-    "api",
-    "base_url",
-    "timeout_s",
-    "max_output_tokens",
-    "current_task",
-    "task_base_sha",
-    "completed_tasks",
-    "no_progress_streak",
-    "last_review",
-    "last_verdict",
-    "reviewed",
-    "last_verdict_head",
-    "last_review_head",
-    "consultations",
-    "consultations_task",
-    "consultations_total",
-    "pending_review",
-)
+    "model", "review_mode", "api", "base_url", "timeout_s", "max_output_tokens",
+    "current_task", "task_base_sha", "completed_tasks", "no_progress_streak",
+    "last_review", "last_verdict", "reviewed", "last_verdict_head", "last_review_head",
+    "consultations", "consultations_task", "consultations_total", "pending_review",
+)  # fmt: skip
 
 
 def envelope(flat: dict[str, Any], style: str, own: object) -> dict[str, Any]:
@@ -51,6 +36,8 @@ def flatten(data: dict[str, Any], records: Iterable[str]) -> tuple[dict[str, Any
     raises typedjson.Invalid for a field in the wrong place or a record of another style
     (`records`: the names that have one)."""
     style = data.get("style", defaults.STYLE)
+    if not isinstance(style, str):
+        raise typedjson.Invalid("style", "expected a string")
     for name in records:
         if data.get(name) is not None and name != style:
             raise typedjson.Invalid(name, f"a {name} record in a {style} loop")

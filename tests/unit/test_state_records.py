@@ -51,3 +51,10 @@ def test_the_registry_hands_out_the_hook_context_when_asked_and_nothing_else() -
     assert (styles.HookContext, styles.selected_manager) == (context.HookContext, context.selected_manager)
     with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
         _ = styles.nosuch
+
+
+@pytest.mark.parametrize("style", [5, ["ralph"], None])
+def test_a_style_that_is_not_a_name_is_refused(style: object) -> None:
+    data = json.loads(planless(goal="g", worktree="/w", head="h", style="ralph").to_json())
+    with pytest.raises(typedjson.Invalid, match="style: expected a string"):
+        parse_state({**data, "style": style})

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import pytest
 
+import autopilot_codex.styles  # noqa: F401 - registers each style's record, as the CLI and hooks do
 from tests.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent

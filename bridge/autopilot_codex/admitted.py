@@ -1,8 +1,10 @@
 """A hook the gate let through: what the gate hands the engine (`hookrun`).
 
-Its own module, with no imports, so the engine need not import the gate (which imports the
-engine) and the gate stays standard library only.
+Its own module, importing only the defaults, so the engine need not import the gate (which
+imports the engine) and the gate stays standard library only.
 """
+
+from .defaults import STYLE
 
 
 class Admitted:
@@ -11,7 +13,7 @@ class Admitted:
     __slots__ = ("raw", "repair", "style", "worktree")
 
     def __init__(
-        self, raw: bytes, worktree: str, style: str = "autopilot", repair: bool = False
+        self, raw: bytes, worktree: str, style: str = STYLE, repair: bool = False
     ) -> None:
         self.raw = raw
         self.worktree = worktree

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from . import defaults, hosts, output
+from . import styles as _styles  # noqa: F401 - registers each style's record before a load
 from .cli_parser import parser
 from .config import check
 from .errors import BridgeError, UsageError, os_problem, permission_denied

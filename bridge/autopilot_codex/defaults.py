@@ -19,3 +19,5 @@ REVIEW_MODE = "edit"
 REVIEW_MODES = ("edit", "commit", "stop", "off")
 # A ralph loop's cap when none is given; 0 (unlimited) needs a budget or a time limit.
 RALPH_MAX_ITERATIONS = 50
+# The loop style when none is named (a state file or hook from before styles).
+STYLE = "autopilot"

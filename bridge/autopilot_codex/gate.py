@@ -153,10 +153,9 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
     worktree, marker, repair = found
     style = marker.get("style")
     from .admitted import Admitted  # only a hook that reached a loop pays for its module
+    from .defaults import STYLE
 
-    admitted = Admitted(
-        raw, worktree, style if isinstance(style, str) and style else "autopilot", repair
-    )
+    admitted = Admitted(raw, worktree, style if isinstance(style, str) and style else STYLE, repair)
     if event in ("PreToolUse", "SessionStart") or repair or marker.get("owner") == "driver":
         # A driver-owned loop (rounds) starts a fresh session per round: every one is admitted.
         # Every session start too, whoever's: the files it reads to decide what to run are

@@ -83,8 +83,7 @@ def claim_by_prompt(
     state: State, session_id: str | None, host: str | None = None
 ) -> State | None:
     """The user typed a prompt (UserPromptSubmit) into `session_id`: an unowned running loop
-    becomes that session's, together with a ralph loop's own record of it. None when nothing
-    changes.
+    becomes that session's. None when nothing changes.
 
     Why a typed prompt: a loop planned from a terminal must go to the session the user works
     in. That session's prompt comes before any tool it runs, so before any host session its
@@ -94,10 +93,7 @@ def claim_by_prompt(
         return None
     if not session_id or session_id == "null":
         return None
-    claimed = state.evolve(session_id=session_id, host=host or state.host)
-    if state.ralph is not None and not state.ralph.session_id:
-        claimed = claimed.evolve(ralph=state.ralph.evolve(session_id=session_id))
-    return claimed
+    return state.evolve(session_id=session_id, host=host or state.host)
 
 
 def on_tool(state: State) -> State:

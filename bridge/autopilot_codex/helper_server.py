@@ -140,10 +140,10 @@ def _preload() -> None:
     sandbox.wall()  # the sandbox is probed here once, not by every hook's child
     _warm_records()
     _warm_rails()
-    for name in ("ralph", "rounds"):
-        try:
-            from . import styles
+    from . import styles
 
+    for name in styles.STYLES:
+        try:
             styles.STYLES.get(name)
         except Exception:  # noqa: BLE001, S112 - a style that fails to import fails in its hook
             continue

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import defaults, hookio, hosts, output
+# `styles`: every style's record is registered before any hook reads a loop's state.
+from . import defaults, hookio, hosts, output, styles
 from .admitted import Admitted
 from .config import Config, load_with_warnings
 from .errors import BridgeError
@@ -116,8 +117,6 @@ def _dispatch(
             return ALLOW, None
         store = Store(worktree, lock_timeout=config.lock_timeout_s)
         return answer(payload, store, config, host, manager), store
-    from . import styles
-
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if payload.event == "SessionEnd":
         from .session_end import ended

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .defaults import STYLE
+from .state_file import migrate
+
 STATE = "state.json"
 PLAN = "plan.json"
 EVENTS = "events.jsonl"
@@ -109,8 +112,7 @@ class LoopFiles:
 
     @property
     def goal(self) -> str:
-        ralph = self.state.get("ralph")
-        prompt = text(ralph, "prompt") if isinstance(ralph, dict) else ""
+        prompt = text(self.state, "prompt")  # a style's record, merged in by `flat_state`
         return text(self.state, "goal") or prompt or self.run_header().get("goal", "") or ""
 
     @property
@@ -124,6 +126,12 @@ class LoopFiles:
             return status
         end = self.run_end()
         return text(end, "status") if end else ("running" if self.rollout else "unknown")
+
+    @property
+    def held_by_run(self) -> bool:
+        """Whether a run of the rounds driver holds the loop (its record names the run, or only
+        a rollout is left): its base, budget and progress are then the rollout's."""
+        return "run_id" in self.state or (not self.state and bool(self.rollout))
 
     def run_header(self) -> dict[str, Any]:
         headers = [r for r in self.rollout if r.get("kind") == "run"]
@@ -155,14 +163,14 @@ def flat_state(data: dict[str, Any]) -> dict[str, Any]:
     """The state as one mapping: since schema 3 a style's own fields sit in a record under the
     style's name (`autopilot`, `ralph`, `rounds`); the envelope's fields win on a clash."""
     style = data.get("style")
-    record = data.get(style if isinstance(style, str) else "autopilot")
+    record = data.get(style if isinstance(style, str) else STYLE)
     return {**record, **data} if isinstance(record, dict) else data
 
 
 def load(folder: Path) -> LoopFiles:
     return LoopFiles(
         folder=folder,
-        state=flat_state(read_json(folder / STATE) or {}),
+        state=flat_state(migrate(read_json(folder / STATE) or {})),
         plan=read_json(folder / PLAN) or {},
         events=read_lines(folder / EVENTS),
         rollout=read_lines(folder.joinpath(*ROLLOUT)),

@@ -6,7 +6,7 @@ the host), their total against `--budget`, tokens against `--max-tokens`, wall t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .spend import Spend, usd
@@ -184,19 +184,9 @@ def meter_lines(r: Reading) -> list[str]:
 
 def status_lines(state: State, now: float, *, budget_usd: float | None, reads_spend: bool) -> list[str]:
     """Each meter against its cap, for `status`; the projected end; what cannot be seen, said."""
-    ralph = state.ralph
     r = reading(state, now, budget_usd)
-    if ralph is not None:
-        # A ralph loop's clock and time cap are its own record's (its reducer ends it).
-        r = replace(
-            r,
-            elapsed_s=max(0.0, now - ralph.started_at),
-            max_seconds=state.max_seconds or ralph.max_seconds,
-        )
     lines = meter_lines(r)
-    # Iterations ended so far: an autopilot loop counts its verdicts; a ralph loop is in its
-    # `iteration`th, so one fewer has ended.
-    done = state.iteration if ralph is None else ralph.iteration - 1
+    done = state.iteration if state.own is None else state.own.ended(state.iteration)
     ahead = projection(r, done) if state.status == "running" else ""
     if ahead:
         lines.append(ahead)

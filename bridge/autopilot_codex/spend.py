@@ -105,17 +105,12 @@ def charged(record: dict[str, Any]) -> float:
 
 def of_state(state: State) -> Spend:
     """The engine's state's spend: the hooks' messages and `status`."""
-    budget: float | None
-    if state.ralph is not None:
-        budget = _cap(state.ralph.budget_usd)
-    elif state.style == "rounds":
-        budget = None  # the run's cap is its rollout's (`of_files`, `rounds.caps`)
-    else:
-        budget = state.budget_usd
+    # A style whose record keeps its cap elsewhere (a run's, in its rollout) shows none here.
+    mine = state.own is None or state.own.envelope_budget
     return Spend(
         state.budget_used_usd,
         state.implementer_used_usd,
-        budget,
+        _cap(state.budget_usd) if mine else None,
         tuple(state.implementer_unpriced),
     )
 
@@ -132,22 +127,15 @@ def of_files(files: LoopFiles) -> Spend:
     manager += sum(number(r, "manager_usd") for r in rounds)
     implementer += sum(number(r, "cost_usd") for r in rounds)
     estimated |= {text(r, "unpriced") for r in rounds if text(r, "unpriced")}
-    style = files.style
-    budget: float | None
-    if style == "rounds":
-        budget = _cap(files.run_budget())
-    elif style == "ralph":
-        ralph = state.get("ralph")
-        budget = _cap(ralph.get("budget_usd") if isinstance(ralph, dict) else None)
-    else:
-        budget = _cap(state.get("budget_usd"))
-    name = "rounds" if style == "rounds" else "implementer"
+    run = files.held_by_run
+    budget = _cap(files.run_budget() if run else state.get("budget_usd"))
+    name = "rounds" if run else "implementer"
     return Spend(manager, implementer, budget, tuple(sorted(estimated)), name)
 
 
 def _cap(value: object) -> float | None:
-    """A dollar cap; None for none, and for 0, which a ralph loop takes for none (never "$0.00
-    of $0.00")."""
+    """A dollar cap; None for none, and for 0, which a loop without a budget stores (never
+    "$0.00 of $0.00")."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     return float(value)

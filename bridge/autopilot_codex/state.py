@@ -1,11 +1,12 @@
 """The loop's records and their schema: what `state.json` and `plan.json` hold, and how an
 older file is brought up to date. Where the files live and how they are written is `store`.
 
-state.json (schema 3) is a common envelope (status, owner, session, style, host, budget and
-spend, counters, checks, wall, timestamps) and one record for the loop's style, under the
-style's name: `autopilot` (its plan's progress, reviews, verdicts and manager settings),
-`ralph` (its prompt, promise and caps) or `rounds` (its run). In memory a `State` is one flat
-record, as the reducers read it; `to_json` and `parse_state` move fields between the two.
+state.json (schema 4) is a common envelope (status, owner, session, style, host, budget and
+spend, counters, caps, checks, wall, timestamps) and one record for the loop's style, under the
+style's name, repeating nothing of the envelope. In memory the envelope holds that record as
+`own`, typed by the record class the style registers (`StyleRecord`); an autopilot loop's plan
+progress, reviews and manager settings are still flat fields in memory, kept in its record on
+disk (`state_file.AUTOPILOT_FIELDS`).
 
 The records are frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
 manager's pydantic answers are copied into them field by field.
@@ -17,15 +18,15 @@ import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from . import defaults, typedjson
 from .checks.records import CheckResult, CheckSpec
-from .state_file import envelope, flatten, migrate
+from .state_file import envelope, migrate
 
 __all__ = ["migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 Status = Literal[
     "running",
@@ -189,42 +190,33 @@ class SpendCursor(_Record):
     tampered: str = ""
 
 
-@dataclass(frozen=True)
-class RalphState(_Record):
-    """A ralph loop's own record, kept in `State.ralph`; `styles.ralph.reducer` moves it.
+class StyleRecord(_Record):
+    """A style's own record, held by the envelope as `State.own` and stored under the style's
+    name. It holds nothing the envelope has: a style reads the session, counters, caps and
+    clock there. A style's package registers its record by subclassing with the style's name
+    (`class RalphRecord(StyleRecord, style="ralph")`), and imports it with the style's registry,
+    so the state names no style and needs nothing above it."""
 
-    Its session, iteration and cap are the envelope's (`State.session_id`, `iteration`,
-    `max_iterations`), stored there only: `parse_state` fills them in here from the envelope,
-    and `styles.ralph.handlers.put` writes them back, so the reducer works on one value and
-    state.json holds each number once.
-    """
+    # Whether a budget of 0 means none: a style whose loop may run without a dollar cap.
+    budget_optional: ClassVar[bool] = False
+    # Whether the envelope's budget is the loop's cap (not: a cap kept elsewhere, as a run's).
+    envelope_budget: ClassVar[bool] = True
 
-    prompt: str
-    started_at: float
-    completion_promise: str | None = None
-    max_iterations: int = defaults.RALPH_MAX_ITERATIONS
-    # The iteration now running; the first prompt is iteration 1.
-    iteration: int = 1
-    session_id: str | None = None
-    idle_stop_blocks: int = 0
-    stall_limit: int = defaults.STALL_LIMIT
-    # A wall-clock cap in seconds (0 = none); enforced here because `now` is all it needs.
-    max_seconds: float = 0.0
-    # A USD cap for the engine's guards (None = none); ralph itself spends nothing.
-    budget_usd: float | None = None
-    # State.tool_events when the last Stop was answered: a higher count means a tool ran since.
-    tools_at_block: int = 0
+    def __init_subclass__(cls, *, style: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if style:
+            RECORDS[style] = cls
 
-    def evolve(self, **changes: Any) -> RalphState:
-        return dataclasses.replace(self, **changes)
+    def check(self) -> None:
+        """Refuse values no bridge writes (`state_ranges`); raises typedjson.Invalid."""
+
+    def ended(self, iteration: int) -> int:
+        """How many iterations have ended when the envelope counts `iteration`."""
+        return iteration
 
 
-@dataclass(frozen=True)
-class RoundsState(_Record):
-    """A rounds run's own record: which run of the driver holds the loop (its rollout and
-    markers are named by it). Its cap and the driver's id are the envelope's."""
-
-    run_id: str = ""
+# Each style's record type, by the style's name, as its package registered it.
+RECORDS: dict[str, type[StyleRecord]] = {}
 
 
 @dataclass(frozen=True)
@@ -238,7 +230,7 @@ class State(_Record):
     worktree: str
     model: str
     schema_version: int = SCHEMA_VERSION
-    style: str = "autopilot"
+    style: str = defaults.STYLE
     owner: Owner = "session"
     status: Status = "running"
     completed_tasks: list[str] = field(default_factory=list)
@@ -300,10 +292,9 @@ class State(_Record):
     pending_review: ReviewRecord | None = None
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
-    # The ralph style's record; None for every other style (older files load unchanged).
-    ralph: RalphState | None = None
-    # The rounds style's record; None for every other style.
-    rounds: RoundsState | None = None
+    # The style's own record (`StyleRecord`), typed by the style's registered record type;
+    # None for a style without one.
+    own: StyleRecord | None = None
     # The user's own checks (`--check`, config `checks`), fixed when the loop starts; never
     # taken from a plan. And their last run, which is reused while the tree is unchanged.
     checks: list[CheckSpec] = field(default_factory=list)
@@ -322,9 +313,9 @@ class State(_Record):
         data = {
             f.name: typedjson.dump(getattr(self, f.name))
             for f in dataclasses.fields(self)
-            if f.name != "plan"
+            if f.name not in ("plan", "own")
         }
-        data = envelope(data, self.style)
+        data = envelope(data, self.style, typedjson.dump(self.own))
         # allow_nan=False: a NaN or Infinity is not JSON, and a NaN budget is no budget at all.
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
@@ -358,14 +349,3 @@ def planless(*, goal: str, worktree: str, head: str, style: str, **fields: Any) 
         review_mode="off",
         **fields,
     )
-
-
-def parse_state(data: object) -> State:
-    """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
-    if isinstance(data, dict):
-        data = {**flatten(data), "plan": {"summary": "", "tasks": []}}
-    state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN)
-    from .state_ranges import check_ranges
-
-    check_ranges(state)
-    return state

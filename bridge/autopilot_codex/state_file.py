@@ -1,87 +1,63 @@
 """How state.json is laid out and brought up to date: the common envelope and the style's own
-record (schema 3), and one small named step per older schema. Plain dicts in, plain dicts out:
+record (schema 4), and one small named step per older schema. Plain dicts in, plain dicts out:
 `state` turns them into records.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from . import typedjson
+from . import defaults, typedjson
 
 # What only an autopilot loop has: its plan's progress, its reviews and verdicts, its manager
 # settings and consultations. state.json keeps them in the loop's `autopilot` record.
 AUTOPILOT_FIELDS = (
-    "model",
-    "review_mode",
-    "api",
-    "base_url",
-    "timeout_s",
-    "max_output_tokens",
-    "current_task",
-    "task_base_sha",
-    "completed_tasks",
-    "no_progress_streak",
-    "last_review",
-    "last_verdict",
-    "reviewed",
-    "last_verdict_head",
-    "last_review_head",
-    "consultations",
-    "consultations_task",
-    "consultations_total",
-    "pending_review",
-)
-# The envelope's fields a ralph loop reads as its own: stored once, in the envelope.
-RALPH_SHARED = ("session_id", "iteration", "max_iterations")
-# The style records, each under its style's name; a loop has its own style's and no other.
-STYLE_RECORDS = ("autopilot", "ralph", "rounds")
+    "model", "review_mode", "api", "base_url", "timeout_s", "max_output_tokens",
+    "current_task", "task_base_sha", "completed_tasks", "no_progress_streak",
+    "last_review", "last_verdict", "reviewed", "last_verdict_head", "last_review_head",
+    "consultations", "consultations_task", "consultations_total", "pending_review",
+)  # fmt: skip
 
 
-def envelope(flat: dict[str, Any], style: str) -> dict[str, Any]:
-    """A flat State dump as state.json lays it out: the envelope, then the style's record."""
-    out = {k: v for k, v in flat.items() if k not in AUTOPILOT_FIELDS and k not in STYLE_RECORDS}
+def envelope(flat: dict[str, Any], style: str, own: object) -> dict[str, Any]:
+    """A State dump as state.json lays it out: the envelope, then the style's record under the
+    style's name (an autopilot loop's made of its flat fields)."""
+    out = {k: v for k, v in flat.items() if k not in AUTOPILOT_FIELDS}
     if style == "autopilot":
         out["autopilot"] = {k: flat[k] for k in AUTOPILOT_FIELDS}
-    ralph = flat.get("ralph")
-    if isinstance(ralph, dict):
-        out["ralph"] = {k: v for k, v in ralph.items() if k not in RALPH_SHARED}
-    if flat.get("rounds") is not None:
-        out["rounds"] = flat["rounds"]
+    if own is not None:
+        out[style] = own
     return out
 
 
-def flatten(data: dict[str, Any]) -> dict[str, Any]:
-    """state.json's envelope and style record as one flat State object; raises
-    typedjson.Invalid for a field in the wrong place or a record of another style."""
-    style = data.get("style", "autopilot")
-    for name in STYLE_RECORDS:
-        if name in data and data[name] is not None and name != style:
+def flatten(data: dict[str, Any], records: Iterable[str]) -> tuple[dict[str, Any], object]:
+    """state.json's envelope as one flat State object, and the style's own record (None: none);
+    raises typedjson.Invalid for a field in the wrong place or a record of another style
+    (`records`: the names that have one)."""
+    style = data.get("style", defaults.STYLE)
+    if not isinstance(style, str):
+        raise typedjson.Invalid("style", "expected a string")
+    for name in records:
+        if data.get(name) is not None and name != style:
             raise typedjson.Invalid(name, f"a {name} record in a {style} loop")
     for name in AUTOPILOT_FIELDS:
         if name in data:
             raise typedjson.Invalid(name, "belongs in the autopilot record")
-    flat = {k: v for k, v in data.items() if k != "autopilot"}
-    own = data.get("autopilot")
-    if style == "autopilot":
-        if not isinstance(own, dict):
-            raise typedjson.Invalid("autopilot", "missing" if own is None else "expected an object")
-        for name in own:
-            if name not in AUTOPILOT_FIELDS:
-                raise typedjson.Invalid(f"autopilot.{name}", "unknown field")
-        flat.update(own)
-    else:
+    flat = {k: v for k, v in data.items() if k != style}
+    own = data.get(style)
+    if style != "autopilot":
         # Another style has no plan, reviews or manager: the fields a State needs, at rest.
         flat.update(current_task=None, task_base_sha=data.get("base_sha"), model="")
         flat["review_mode"] = "off"
-    ralph = data.get("ralph")
-    if isinstance(ralph, dict):
-        for name in RALPH_SHARED:
-            if name in ralph:
-                raise typedjson.Invalid(f"ralph.{name}", "belongs in the envelope")
-        shared = {k: data[k] for k in RALPH_SHARED if k in data}
-        flat["ralph"] = {**ralph, **shared}
-    return flat
+        return flat, own
+    if not isinstance(own, dict):
+        raise typedjson.Invalid("autopilot", "missing" if own is None else "expected an object")
+    for name in own:
+        if name not in AUTOPILOT_FIELDS:
+            raise typedjson.Invalid(f"autopilot.{name}", "unknown field")
+    flat.update(own)
+    return flat, None
 
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -95,14 +71,14 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     ralph loop kept its session, iteration and cap twice, its own copy being the truth: the
     envelope takes that copy. The autopilot fields of a loop of another style were never read."""
     data = dict(data)
-    style = data.get("style", "autopilot")  # the State's default, as for a v2 file without it
+    style = data.get("style", defaults.STYLE)  # the State's default, as for a v2 file without it
     own = {k: data.pop(k) for k in AUTOPILOT_FIELDS if k in data}
     if style == "autopilot":
         data["autopilot"] = own
     ralph = data.pop("ralph", None)
     if isinstance(ralph, dict):
         ralph = dict(ralph)
-        for name in RALPH_SHARED:
+        for name in ("session_id", "iteration", "max_iterations"):
             if name in ralph:
                 data[name] = ralph.pop(name)
         data["ralph"] = ralph
@@ -114,8 +90,25 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """v4 keeps no envelope value in a style's record: a ralph record's clock, stall count and
+    caps move to the envelope, its "no budget" (null) becoming the envelope's 0."""
+    data = {**data, "schema_version": 4}
+    ralph = data.get("ralph")
+    if data.get("style") == "ralph" and isinstance(ralph, dict):
+        ralph = dict(ralph)
+        data["budget_usd"] = ralph.pop("budget_usd", None) or 0.0
+        seconds = ralph.pop("max_seconds", 0.0)
+        data["max_seconds"] = data.get("max_seconds") or seconds
+        for mine, theirs in (("started_at", "started_epoch"), ("idle_stop_blocks",) * 2):
+            if mine in ralph:
+                data[theirs] = ralph.pop(mine)
+        data["ralph"] = ralph
+    return data
+
+
 # version -> the step that upgrades a file of that version by one.
-MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,15 +1,13 @@
-"""The ranges of state.json's numbers: values no bridge writes mean the file was changed by
-hand or damaged, and `parse_state` refuses them."""
+"""A state.json object read as a State (`parse_state`), and the ranges of its numbers: values
+no bridge writes mean the file was changed by hand or damaged, and they are refused."""
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-from . import typedjson
-
-if TYPE_CHECKING:
-    from .state import State
+from . import defaults, typedjson
+from .state import RECORDS, UNLOADED_PLAN, State, StyleRecord
+from .state_file import flatten
 
 # Counters that only the bridge moves, and only upwards from zero; a hand-edited negative
 # value would hand the loop extra iterations or budget headroom.
@@ -31,7 +29,7 @@ _NON_NEGATIVE = (
 )
 
 
-def check_ranges(state: State) -> None:
+def check_ranges(state: State, kind: type[StyleRecord] | None) -> None:
     """Refuse values no bridge writes: they mean the file was changed by hand or damaged."""
     for name in (
         "budget_usd",
@@ -47,7 +45,7 @@ def check_ranges(state: State) -> None:
         if getattr(state, name) < 0:
             raise typedjson.Invalid(name, "negative")
     _check_held(state)
-    _check_rest(state)
+    _check_rest(state, kind)
 
 
 def _check_held(state: State) -> None:
@@ -61,14 +59,32 @@ def _check_held(state: State) -> None:
         raise typedjson.Invalid("spend_cursors.offset", "negative")
 
 
-def _check_rest(state: State) -> None:
-    if state.budget_usd <= 0:
+def _check_rest(state: State, kind: type[StyleRecord] | None) -> None:
+    # A style that may run without a dollar cap stores none as 0.
+    optional = kind is not None and kind.budget_optional
+    if state.budget_usd < 0 or (state.budget_usd == 0 and not optional):
         raise typedjson.Invalid("budget_usd", "not positive")
     if state.max_iterations < 0:
         raise typedjson.Invalid("max_iterations", "negative")
-    ralph = state.ralph
-    if ralph is not None:
-        if ralph.iteration < 1 or ralph.max_iterations < 0 or ralph.idle_stop_blocks < 0:
-            raise typedjson.Invalid("ralph", "a counter out of range")
-        if not math.isfinite(ralph.started_at) or ralph.tools_at_block < 0:
-            raise typedjson.Invalid("ralph", "a counter out of range")
+    if state.own is not None:
+        state.own.check()
+        # A style may count the iteration now running (ralph): never fewer than none ended.
+        if state.own.ended(state.iteration) < 0:
+            raise typedjson.Invalid("iteration", "out of range")
+
+
+def parse_state(data: object) -> State:
+    """A state.json object as a State whose plan is not loaded; raises typedjson.Invalid."""
+    own, kind = None, None
+    if isinstance(data, dict):
+        data, raw = flatten(data, RECORDS)
+        style = data.get("style", defaults.STYLE)
+        kind = RECORDS.get(style)
+        if raw is not None:
+            if kind is None:
+                raise typedjson.Invalid(style, f"a {style} loop keeps no record of its own")
+            own = typedjson.load(kind, raw, style)
+        data["plan"] = {"summary": "", "tasks": []}
+    state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN, own=own)
+    check_ranges(state, kind)
+    return state

@@ -38,9 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 ALLOWED_CIRCLES: tuple[str, ...] = (
     # stop: implementer_spend reads styles.context.
     "implementer_spend <-> styles <-> styles.autopilot.handlers <-> styles.autopilot.stop"
+    " <-> styles.autopilot.style"
     " <-> styles.ralph.handlers",
-    # envelope
-    "state <-> state_ranges",
 )
 
 # Upward imports other slices are removing, as `importer -> imported`; each names the slice.

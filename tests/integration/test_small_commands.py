@@ -102,7 +102,7 @@ def test_a_ralph_state_without_its_record_is_said_so_and_blocks_no_stop(
     repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook
 ) -> None:
     assert cli(capsys, "-C", str(repo), "ralph", "--session-id", "s", "go")[0] == 0
-    edit_state(repo, ralph=None)
+    edit_state(repo, own=None)
     code, out = cli(capsys, "-C", str(repo), "status")
     assert code == 0
     assert out.splitlines() == [

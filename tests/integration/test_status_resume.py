@@ -123,7 +123,7 @@ def test_status_of_a_rounds_run_with_a_damaged_rollout_still_answers(
     assert f"Not running; see {rollout}. Next: `autopilot-codex run --resume`." in out
     code, out = cli(capsys, "-C", str(repo), "resume")
     assert code == 1
-    said = "the last loop here was a rounds loop; start it again with `autopilot-codex run"
+    said = "the last loop here was a rounds loop; start it again with autopilot-codex run --resume"
     assert said in out
 
 

@@ -47,7 +47,7 @@ def state_path(worktree: Path) -> Path:
 
 def parse_state(text: str) -> Any:
     """Check a state file's text as the bridge would, without its side effects (no quarantine)."""
-    from autopilot_codex.state import parse_state
+    from autopilot_codex.state_ranges import parse_state
 
     return parse_state(json.loads(text))
 

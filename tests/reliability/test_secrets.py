@@ -113,12 +113,12 @@ def test_an_internal_error_log_carries_no_key(
     planned: Path, hook: Hook, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The crash log holds a traceback: make sure the key is not in one."""
-    from autopilot_codex.styles.autopilot import handlers
+    from autopilot_codex.styles.autopilot import style
 
     def explode(*_: object) -> str:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(handlers, "handle", explode)
+    monkeypatch.setattr(style, "handle", explode)  # the style's hooks, as the registry hands them
     result = hook("Stop", payload("Stop", planned, last_assistant_message=PLANTED_KEY))
     assert (result.code, result.stdout) == (0, "")
     assert "internal error" in result.stderr

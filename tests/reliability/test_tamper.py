@@ -287,7 +287,7 @@ def test_a_forged_line_is_never_laundered_by_the_bridge_s_next_writes(
     with store.locked():
         seen = json.loads(store.witness_path.read_text())
         state = json.loads(store.state_path.read_text())
-    from autopilot_codex.state import parse_state
+    from autopilot_codex.state_ranges import parse_state
 
     store.save(parse_state(state))
     assert json.loads(store.witness_path.read_text())["ledger"]["size"] <= seen["ledger"]["size"] + 10**6

@@ -87,7 +87,7 @@ def test_state_files_keep_checks_and_older_files_still_load() -> None:
     import json
 
     from autopilot_codex.checks.run import CheckResult, CheckSpec
-    from autopilot_codex.state import parse_state
+    from autopilot_codex.state_ranges import parse_state
 
     result = CheckResult("pytest -q", 1, "fail", 1.5, "tail", 4, "", NOW, "a", "b")
     state = make_state(checks=[CheckSpec("pytest -q", 30.0)], last_checks=[result])

@@ -118,17 +118,16 @@ def test_the_total_is_the_manager_s_and_the_implementer_s_spend() -> None:
     assert meters.total_usd(loop(budget_used_usd=0.25, implementer_used_usd=1.5)) == 1.75
 
 
-def test_a_ralph_loop_is_timed_from_its_own_start_against_its_own_cap() -> None:
-    from autopilot_codex.state import RalphState
+def test_a_ralph_loop_is_timed_from_its_start_against_its_cap() -> None:
+    from autopilot_codex.styles.ralph.record import RalphRecord
 
-    ralph = RalphState(prompt="p", started_at=START + 100, max_seconds=600.0, iteration=3)
     lines = meters.status_lines(
-        loop(ralph=ralph, status="running", budget_used_usd=0.5),
-        START + 400,
+        loop(own=RalphRecord(prompt="p"), iteration=3, max_seconds=600.0, budget_used_usd=0.5),
+        START + 300,
         budget_usd=2.0,
         reads_spend=True,
     )
-    # 300 s since the ralph loop began (not 400 since the envelope's start), against its cap.
+    # 300 s since the loop began, against its cap (the envelope's: ralph keeps no other).
     assert lines[1] == "Tokens: 0 · time 5m / 10m"
     # Two iterations ended: the budget lasts 6 more at $0.25 each; the time cap 2 more.
     assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 2 more."

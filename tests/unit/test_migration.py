@@ -1,5 +1,5 @@
-"""Schema 1 → 2 → 3: state.json files written by released code load, and are saved as schema 3
-(a common envelope and the style's own record)."""
+"""Schema 1 → 2 → 3 → 4: state.json files written by released code load, and are saved in the
+current schema (a common envelope and the style's own record, which repeats nothing of it)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ import pytest
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.state import SCHEMA_VERSION, migrate
+from autopilot_codex.state_file import MIGRATIONS
 from autopilot_codex.store import Store
+from autopilot_codex.styles.ralph.record import RalphRecord
+from autopilot_codex.styles.rounds import RoundsRecord
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "v1"
 V2 = FIXTURE.parent / "v2"
@@ -31,14 +34,14 @@ def test_a_v1_file_loads_as_an_autopilot_loop_owned_by_its_session(repo: Path) -
     plant_v1(repo)
     state = Store(repo).load()
     assert state is not None
-    assert (state.schema_version, state.style, state.owner) == (3, "autopilot", "session")
+    assert (state.schema_version, state.style, state.owner) == (SCHEMA_VERSION, "autopilot", "session")
     # Everything the v1 loop knew is still there.
     assert (state.goal, state.session_id, state.iteration) == ("write two files", "sess-v1", 1)
     assert state.last_review is not None and state.last_review.decision == "fix"
     assert [t.id for t in state.plan.tasks] == ["T1", "T2"]
 
 
-def test_saving_a_migrated_loop_writes_schema_3_and_a_marker_with_style_and_owner(
+def test_saving_a_migrated_loop_writes_the_current_schema_and_a_marker_with_style_and_owner(
     repo: Path,
 ) -> None:
     folder = plant_v1(repo)
@@ -48,7 +51,7 @@ def test_saving_a_migrated_loop_writes_schema_3_and_a_marker_with_style_and_owne
         assert state is not None
         store.save(state)
     saved = json.loads((folder / "state.json").read_text())
-    assert (saved["schema_version"], saved["style"], saved["owner"]) == (3, "autopilot", "session")
+    assert (saved["schema_version"], saved["style"], saved["owner"]) == (SCHEMA_VERSION, "autopilot", "session")
     assert saved["autopilot"]["current_task"] == "T1" and "current_task" not in saved
     marker = json.loads(active_marker(repo).read_text())
     assert marker == {
@@ -241,7 +244,7 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
     before = json.loads((V2 / "autopilot.state.json").read_text())
     plant_v2(repo, "autopilot")
     state = Store(repo).load()
-    assert state is not None and state.schema_version == 3
+    assert state is not None and state.schema_version == SCHEMA_VERSION
     assert (state.current_task, state.completed_tasks, state.review_mode) == ("T2", ["T1"], "stop")
     assert [r.decision for r in state.reviewed] == ["approve", "fix"]
     assert state.last_checks[0].status == "pass" and state.checks[0].command == "true"
@@ -254,23 +257,19 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
         if name in ("schema_version", "worktree", "updated_at", "wall_missing", "ralph"):
             continue
         assert _no_new_ids((record if name in record else saved)[name]) == value, name
-    assert "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == 3
+    assert "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == SCHEMA_VERSION
 
 
 def test_a_v2_ralph_file_keeps_its_session_iteration_and_cap_once(repo: Path) -> None:
     plant_v2(repo, "ralph")
     state = Store(repo).load()
-    assert state is not None and state.ralph is not None
-    assert (state.ralph.session_id, state.ralph.iteration, state.ralph.max_iterations) == (
-        "sess-r2",
-        2,
-        5,
-    )
+    assert state is not None and isinstance(state.own, RalphRecord)
     assert (state.session_id, state.iteration, state.max_iterations) == ("sess-r2", 2, 5)
     saved = saved_again(repo)
     ralph = saved["ralph"]
     assert isinstance(ralph, dict)
-    assert not {"session_id", "iteration", "max_iterations"} & set(ralph)
+    assert not {"session_id", "iteration", "max_iterations", "budget_usd", "max_seconds"} & set(ralph)
+    assert not {"started_at", "idle_stop_blocks"} & set(ralph)
     assert (ralph["prompt"], ralph["completion_promise"]) == ("keep going", "ALL DONE")
     assert (saved["session_id"], saved["iteration"], saved["max_iterations"]) == ("sess-r2", 2, 5)
     # A ralph loop has no plan, reviews or manager settings to store.
@@ -283,8 +282,7 @@ def test_a_v2_ralph_file_takes_its_own_copy_where_the_two_disagree(repo: Path) -
     data["iteration"] = 1  # a v2 save copied the ralph record's number here; it was the truth
     (folder / "state.json").write_text(json.dumps(data))
     state = Store(repo).load()
-    assert state is not None and state.ralph is not None
-    assert (state.iteration, state.ralph.iteration) == (2, 2)
+    assert state is not None and state.iteration == 2
 
 
 def test_a_v2_rounds_file_loads_as_a_driver_owned_loop(repo: Path) -> None:
@@ -292,7 +290,7 @@ def test_a_v2_rounds_file_loads_as_a_driver_owned_loop(repo: Path) -> None:
     state = Store(repo).load()
     assert state is not None
     assert (state.style, state.owner, state.max_iterations) == ("rounds", "driver", 3)
-    assert state.rounds is not None and state.session_id == "driver-pid:26535"
+    assert state.own == RoundsRecord(run_id="") and state.session_id == "driver-pid:26535"
     saved = saved_again(repo)
     assert saved["rounds"] == {"run_id": ""} and "autopilot" not in saved
 
@@ -329,14 +327,31 @@ def test_a_ralph_record_that_repeats_the_envelope_is_refused(repo: Path) -> None
 
 def test_every_state_field_has_one_place_in_the_file() -> None:
     """A field added to State lands in the envelope unless it is named as an autopilot field;
-    a name in the autopilot list that State lacks would be refused on every load."""
+    a name in the autopilot list that State lacks would be refused on every load. A style's
+    record names no envelope field."""
     import dataclasses
 
     from autopilot_codex.state import State
-    from autopilot_codex.state_file import AUTOPILOT_FIELDS, RALPH_SHARED, STYLE_RECORDS
+    from autopilot_codex.state_file import AUTOPILOT_FIELDS
 
     names = {f.name for f in dataclasses.fields(State)}
-    # The autopilot record is made of State's own fields; ralph's and rounds' are State fields.
-    assert set(AUTOPILOT_FIELDS) <= names and set(STYLE_RECORDS) - {"autopilot"} <= names
-    assert set(RALPH_SHARED) <= names - set(AUTOPILOT_FIELDS)
+    assert set(AUTOPILOT_FIELDS) <= names
     assert len(set(AUTOPILOT_FIELDS)) == len(AUTOPILOT_FIELDS)
+    for record in (RalphRecord, RoundsRecord):
+        assert not {f.name for f in dataclasses.fields(record)} & names, record
+
+
+def test_a_v3_ralph_file_moves_its_clock_stalls_and_caps_to_the_envelope(repo: Path) -> None:
+    """Schema 3 (the release before) kept a ralph loop's budget, time cap, start and stall count
+    in its record too; the record's were the truth, and its null budget was none."""
+    folder = plant_v2(repo, "ralph")
+    data = MIGRATIONS[2](json.loads((folder / "state.json").read_text()))
+    assert data["schema_version"] == 3 and data["budget_usd"] == 5.0
+    data["ralph"].update(max_seconds=600.0, idle_stop_blocks=2)
+    (folder / "state.json").write_text(json.dumps(data))
+    state = Store(repo).load()
+    assert state is not None and state.own == RalphRecord("keep going", "ALL DONE", 3, 0)
+    assert (state.budget_usd, state.max_seconds, state.idle_stop_blocks) == (0.0, 600.0, 2)
+    assert state.started_epoch == 1796161074.1426525
+    data["ralph"]["budget_usd"] = 2.5
+    assert migrate(data)["budget_usd"] == 2.5

@@ -58,13 +58,13 @@ def test_a_rounds_run_without_a_budget_says_no_budget() -> None:
         {"kind": "round", "run": "r", "outcome": "crashed", "tokens": None},
         {"kind": "end", "run": "r", "status": "budget", "end": NOW - 30},
     ]
-    loop = files({"style": "rounds", "status": "stopped_budget"}, rollout=rollout)
+    loop = files({"style": "rounds", "run_id": "r", "status": "stopped_budget"}, rollout=rollout)
     got = build(loop)
     assert got.spend.budget is None and got.spend.total_text() == "$0.02"  # never "of $5.00"
     assert (got.iterations, got.tokens, got.elapsed) == ("1/10 rounds", 500, "30s")
     assert got.next_command == "autopilot-codex run --resume"
     assert got.banner == ("bad", "The loop stopped at its budget.")
-    assert build(files({"style": "rounds", "status": "done"}, rollout=rollout)).next_command == (
+    assert build(files({"style": "rounds", "run_id": "r", "status": "done"}, rollout=rollout)).next_command == (
         "autopilot-codex run <goal>"
     )
 

@@ -10,7 +10,10 @@ import pytest
 
 from autopilot_codex.loopfiles import LoopFiles
 from autopilot_codex.spend import Spend, charged, of_files, of_state, usd
-from autopilot_codex.state import RalphState, planless
+from autopilot_codex.state import planless
+from autopilot_codex.state_file import migrate
+from autopilot_codex.styles.ralph.record import RalphRecord
+from autopilot_codex.styles.rounds import RoundsRecord
 
 
 def files(state: dict[str, Any] | None = None, rollout: list[dict[str, Any]] | None = None) -> LoopFiles:
@@ -47,19 +50,20 @@ def test_the_state_names_its_styles_cap() -> None:
     base = planless(goal="g", worktree="/w", head="h", style="autopilot")
     auto = base.evolve(budget_used_usd=0.5, implementer_used_usd=1.0, budget_usd=3.0)
     assert of_state(auto) == Spend(0.5, 1.0, 3.0)
-    ralph = base.evolve(style="ralph", ralph=RalphState(prompt="p", started_at=0.0, budget_usd=None))
-    assert of_state(ralph).budget is None  # no "of $5.00"
-    free = ralph.evolve(ralph=RalphState(prompt="p", started_at=0.0, budget_usd=0.0))
-    assert of_state(free).total_text() == "$0.00"  # no "$0.00 of $0.00"
-    rounds = base.evolve(style="rounds")
+    # A ralph loop without a budget stores 0: no "of $5.00", no "$0.00 of $0.00".
+    ralph = base.evolve(style="ralph", own=RalphRecord(prompt="p"), budget_usd=0.0)
+    assert of_state(ralph).budget is None and of_state(ralph).total_text() == "$0.00"
+    assert of_state(ralph.evolve(budget_usd=2.0)).budget == 2.0
+    rounds = base.evolve(style="rounds", own=RoundsRecord())
     assert of_state(rounds).budget is None
 
 
 def test_the_files_name_each_styles_cap() -> None:
     assert of_files(files({"style": "autopilot", "budget_usd": 2})).budget == 2.0
     assert of_files(files({"style": "autopilot", "budget_usd": True})).budget is None
-    ralph = files({"style": "ralph", "budget_usd": 5.0, "ralph": {"budget_usd": None}})
-    assert of_files(ralph).budget is None
+    # A ralph loop of schema 3 kept "no budget" in its record: loading migrates it to the 0.
+    old = {"schema_version": 3, "style": "ralph", "budget_usd": 5.0, "ralph": {"budget_usd": None}}
+    assert of_files(files(migrate(old))).budget is None
     assert of_files(files({"style": "ralph", "ralph": "junk"})).budget is None
 
 
@@ -71,7 +75,7 @@ def test_a_rounds_runs_spend_and_cap_are_its_last_runs_with_every_raise() -> Non
         {"kind": "round", "run": "r2", "cost_usd": 0.25, "manager_usd": 0.05, "unpriced": "m"},
         {"kind": "round", "run": "r2", "cost_usd": None, "manager_usd": 0.05},
     ]
-    spent = of_files(files({"style": "rounds"}, rollout))
+    spent = of_files(files({"style": "rounds", "run_id": "r2"}, rollout))
     assert spent.manager == pytest.approx(0.1)
     assert (spent.implementer, spent.budget) == (0.25, None)
     assert spent.estimated == ("m",) and spent.implementer_name == "rounds"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from autopilot_codex import typedjson
-from autopilot_codex.state import Inflight, SpendCursor, parse_state
+from autopilot_codex.state import Inflight, SpendCursor
+from autopilot_codex.state_ranges import parse_state
 from tests.unit.test_reducer import make_state
 
 CALL = Inflight(

@@ -11,10 +11,11 @@ from ..checks.run import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError, StateCorrupt
 from ..hosts import hostfiles
-from ..state import State, planless
+from ..state import State
 from ..store import Store
+from ..styles import a_loop
 from ..styles.ralph import reducer
-from ..styles.ralph.handlers import put
+from ..styles.ralph.record import RalphRecord, of
 from . import entry, worktree_of
 
 # A prompt is re-sent at every iteration; one this long is a file pasted by mistake.
@@ -45,54 +46,50 @@ def ralph(
     specs = user_checks(checks)
     worktree = worktree_of(cwd)
     wall = judge_wall(host, worktree, require_wall)
+    cap = defaults.RALPH_MAX_ITERATIONS if max_iterations is None else max_iterations
     try:
-        record = reducer.start(
+        state = reducer.start(
             prompt=text,
             now=meters.clock(),
             completion_promise=completion_promise,
-            max_iterations=defaults.RALPH_MAX_ITERATIONS if max_iterations is None else max_iterations,
+            max_iterations=cap,
             session_id=None if session_id in (None, "", "null") else session_id,
             budget_usd=budget_usd,
             max_seconds=config.max_duration,
+            worktree=str(worktree),
+            host=host,
+            checks=specs,
+            max_tokens=config.max_tokens,
+            wall=wall.level,
+            wall_missing=list(wall.missing),
         )
     except ValueError as exc:
         raise BridgeError(str(exc)) from exc
+    record = of(state)
     store = Store(worktree)
     with store.locked():
         previous = _previous(store)
         head = gitrepo.head_sha(worktree)
-        state = planless(
-            goal=text,
-            worktree=str(worktree),
-            head=head,
-            style="ralph",
-            budget_usd=budget_usd or defaults.BUDGET_USD,
-            host=host,
-            generation=(previous.generation + 1) if previous else 1,
-            checks=specs,
-            max_tokens=config.max_tokens,
-            started_epoch=record.started_at,
-            wall=wall.level,
-            wall_missing=list(wall.missing),
-        )
+        generation = (previous.generation + 1) if previous else 1
+        state = state.evolve(base_sha=head, task_base_sha=head, generation=generation)
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
-        state = store.save(put(state, record))
+        state = store.save(state)
         hostfiles.record(store)
         store.append_event(
             "ralph.start",
             decision="running",
             prompt=record.prompt,
-            max_iterations=record.max_iterations,
+            max_iterations=cap,
             promise=record.completion_promise,
-            session=record.session_id,
+            session=state.session_id,
             checks=[c.command for c in specs],
             wall=wall.level,
         )
     from ..shadow.hook import at_start
 
     shadow = at_start(store, "ralph")
-    started = _started(record, host, "\n".join([*jail_notes(), *wall_lines(wall)]))
+    started = _started(record, cap, host, "\n".join([*jail_notes(), *wall_lines(wall)]))
     started += _checks_line(specs)
     return started + (f"\n{shadow}" if shadow else "")
 
@@ -131,21 +128,21 @@ def _previous(store: Store) -> State | None:
         return None  # moved aside; the new loop starts clean
     if previous is not None and previous.status == "running":
         raise BridgeError(
-            f"{_a(previous.style)} loop is already running here; end it first "
+            f"{a_loop(previous.style)} is already running here; end it first "
             f"({entry('cancel')} for ralph, {entry('stop')} for autopilot, Ctrl-C for a run)"
         )
     return previous
 
 
-def _started(record: reducer.RalphState, host: str, wall: str = "") -> str:
-    cap = str(record.max_iterations) if record.max_iterations else "unlimited"
+def _started(record: RalphRecord, iterations: int, host: str, wall: str = "") -> str:
+    cap = str(iterations) if iterations else "unlimited"
     if record.completion_promise:
         finish = (
             f"To finish, output <promise>{record.completion_promise}</promise> on a line of its "
             "own, only when that statement is completely true."
         )
-    elif record.max_iterations:
-        finish = f"No completion promise: the loop runs {_iterations(record.max_iterations)}."
+    elif iterations:
+        finish = f"No completion promise: the loop runs {_iterations(iterations)}."
     else:
         finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
     cancel = _cancel(host)
@@ -169,10 +166,6 @@ def _cancel(host: str) -> str:
     if typed == slash:
         return slash
     return f"{typed} (in a terminal) or {slash} (in {hosts.label(host)})"
-
-
-def _a(style: str) -> str:
-    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"
 
 
 def parse_cap(raw: str | None) -> int | None:

@@ -13,22 +13,15 @@ from ..hostwall import headline, host_wall
 from ..spend import usd
 from ..state import State
 from ..store import Store
+from ..styles import a_loop, of
 from . import TERMINAL, entry, no_loop, worktree_of
 
 
-def a_loop(style: str) -> str:
-    """ "an autopilot loop", "a ralph loop": the article the style's name takes."""
-    return f"{'an' if style[:1] in 'aeiou' else 'a'} {style} loop"
-
-
-def how_to_resume(style: str) -> str:
-    """What takes a stopped loop of this style on again: `resume` is the autopilot's only; a
-    ralph loop restarts with its own command; a run resumes with its driver."""
-    if style == "autopilot":
-        return f"resume with {entry('resume')}"
-    if style == "ralph":
-        return f"start it again with {entry('ralph')}"
-    return "start it again with `autopilot-codex run --resume`"
+def how_to_resume(state: State) -> str:
+    """What takes a stopped loop on again: `resume` is the autopilot's only; a ralph loop
+    restarts with its own command; a run resumes with its driver."""
+    verb = of(state).RESUMED_BY
+    return f"resume with {entry(verb)}" if verb == "resume" else f"start it again with {entry(verb)}"
 
 
 def resume(
@@ -66,10 +59,8 @@ def resume(
         state = state.evolve(**extra) if extra else state
         # The whole ledger, once, before the user's resume trusts the loop again.
         store.audit()
-        if state.style != "autopilot":
-            raise BridgeError(
-                f"the last loop here was {a_loop(state.style)}; {how_to_resume(state.style)}"
-            )
+        if of(state).RESUMED_BY != "resume":  # another verb takes this style's loops on
+            raise BridgeError(f"the last loop here was {a_loop(state.style)}; {how_to_resume(state)}")
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
         _check_caps(state, budget, iterations)

@@ -30,7 +30,7 @@ def stop(*, cwd: str | Path, reason: str) -> str:
         state = store.save(guards.stop(state, reason))
         store.release()
         why = state.stop_reason
-        how = how_to_resume(state.style)
+        how = how_to_resume(state)
         store.append_event("stop", decision="stopped", reason=why)
     return (
         f"autopilot-codex: loop stopped ({why}). The hooks and rails are off from now on; "

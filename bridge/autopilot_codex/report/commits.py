@@ -54,7 +54,7 @@ def commits(files: LoopFiles, entries: list[Entry], worktree: Path) -> list[Comm
     `--output=FILE` would have git write that file."""
     # A rounds run's base is its header's: `run --resume` holds the loop again from HEAD, so
     # the state's base moves past the rounds before it.
-    header = text(files.run_header(), "base_sha") if files.style == "rounds" else ""
+    header = text(files.run_header(), "base_sha") if files.held_by_run else ""
     base = header or text(files.state, "base_sha") or text(files.run_header(), "base_sha")
     if not SHA.fullmatch(base):
         return []

@@ -82,7 +82,7 @@ def _last(files: LoopFiles, now: float) -> float:
 
 
 def _iterations(files: LoopFiles) -> str:
-    if files.style == "rounds":
+    if files.held_by_run:
         used = sum(1 for r in files.rounds() if text(r, "outcome") == "ok")
         return f"{used}/{int(number(files.run_header(), 'rounds'))} rounds"
     state = files.state
@@ -92,13 +92,15 @@ def _iterations(files: LoopFiles) -> str:
 
 def _next(files: LoopFiles) -> str:
     """The one command that moves the loop on from here."""
-    status, style = files.status, files.style
+    from ..defaults import STYLE
+    from ..styles import STYLES
+
+    status = files.status
     if status == "running":
         return "autopilot-codex status"
-    if status in ("done", "aborted"):
-        fresh = {"rounds": "run <goal>", "ralph": "ralph <prompt>"}.get(style, "plan <goal>")
-        return f"autopilot-codex {fresh}"
-    return "autopilot-codex run --resume" if style == "rounds" else "autopilot-codex resume"
+    style = STYLES.get(files.style if files.style in STYLES else STYLE)
+    ended = status in ("done", "aborted")
+    return f"autopilot-codex {style.STARTED_BY if ended else style.RESUMED_BY}"
 
 
 def _banner(status: str, done: int, planned: int) -> tuple[str, str] | None:

@@ -16,8 +16,10 @@ from pathlib import Path
 from .. import gitrepo
 from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
-from ..state import RoundsState, State, Status, planless
+from ..state import State, Status, planless
 from ..store import Store
+from ..styles import a_loop
+from ..styles.rounds import RoundsRecord
 
 # How each of the driver's endings leaves the held loop.
 END_STATUS: dict[str, Status] = {
@@ -39,7 +41,7 @@ DRIVER_PREFIX = "driver-pid:"
 def _orphaned(state: State) -> bool:
     """A rounds loop whose driver process no longer exists (on this machine)."""
     sid = state.session_id or ""
-    if state.style != "rounds" or not sid.startswith(DRIVER_PREFIX):
+    if not isinstance(state.own, RoundsRecord) or not sid.startswith(DRIVER_PREFIX):
         return False
     try:
         pid = int(sid.removeprefix(DRIVER_PREFIX))
@@ -81,7 +83,7 @@ def _check_free(store: Store) -> State | None:
         store.append_event("rounds.orphaned", decision="aborted", driver=current.session_id)
     if current is not None and current.status == "running":
         raise BridgeError(
-            f"{_a(current.style)} loop is already running in this worktree; end it before a run"
+            f"{a_loop(current.style)} is already running in this worktree; end it before a run"
         )
     return current
 
@@ -107,7 +109,7 @@ def hold(
             session_id=f"{DRIVER_PREFIX}{os.getpid()}",
             max_iterations=rounds,
             generation=(previous.generation + 1) if previous else 1,
-            rounds=RoundsState(run_id=run_id),
+            own=RoundsRecord(run_id=run_id),
         ).evolve(wall=wall[0], wall_missing=list(wall[1]))
         store.save_plan(state.plan)
         store.save(state)
@@ -130,7 +132,7 @@ def _release(store: Store, run_id: str, held: Held) -> None:
             state = store.load(with_plan=False)
         except StateCorrupt:
             state = None
-        if state is not None and state.style == "rounds" and state.status == "running":
+        if state is not None and isinstance(state.own, RoundsRecord) and state.status == "running":
             status = END_STATUS.get(held.status, "aborted")
             store.save(state.evolve(status=status, stop_reason=held.why))
         elif state is None:
@@ -138,7 +140,3 @@ def _release(store: Store, run_id: str, held: Held) -> None:
             with contextlib.suppress(FileNotFoundError):
                 store.marker.unlink()
         store.append_event("rounds.end", decision=held.status, run=run_id, reason=held.why)
-
-
-def _a(style: str) -> str:
-    return f"{'an' if style[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {style}"

@@ -24,8 +24,8 @@ from ..state import (
     UnloadedPlan,
     migrate,
     now_iso,
-    parse_state,
 )
+from ..state_ranges import parse_state
 from ..witness import Damaged, Witness
 from .files import parsed
 from .markers import Markers, marker_text, surviving

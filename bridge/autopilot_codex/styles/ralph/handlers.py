@@ -7,6 +7,8 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ... import guards, implementer_spend, meters
 from ...closing import closing
 from ...contract import PREFIX
@@ -15,10 +17,16 @@ from ...hosts import hostfiles
 from ...output import terminal_command
 from ...seatbelt import with_seatbelt
 from ...spend import of_state
-from ...state import RalphState, State, Status
+from ...state import State, Status
 from ...store import Store
 from ..context import HookContext
 from . import reducer
+from .record import RalphRecord, of
+
+# How a ralph loop is started, taken on again and ended.
+STARTED_BY = "ralph <prompt>"
+RESUMED_BY = "ralph"
+ENDED_BY = "cancel"
 
 # How the loop leaves `running` for each way the reducer ends it.
 END_STATUS: dict[str, Status] = {
@@ -44,80 +52,61 @@ def handle(ctx: HookContext) -> Answer:
     return ALLOW
 
 
-def put(state: State, ralph: RalphState) -> State:
-    """The reducer's ralph record into the State. Its session, iteration and cap go to the
-    envelope, where they are stored (once); the rest is the ralph record."""
-    return state.evolve(
-        ralph=ralph,
-        session_id=ralph.session_id,
-        iteration=ralph.iteration,
-        max_iterations=ralph.max_iterations,
-    )
-
-
-def owned(ctx: HookContext) -> tuple[State, RalphState] | None:
+def owned(ctx: HookContext) -> State | None:
     """The running ralph loop as claimed by this hook's session, or None to do nothing.
 
     A hook without a session id owns nothing: a loop must never bleed into another session.
     """
     state = ctx.store.load(with_plan=False)
-    if state is None or state.status != "running" or state.style != "ralph":
+    if state is None or state.status != "running" or not isinstance(state.own, RalphRecord):
         return None
-    if state.ralph is None:
-        return None
-    ralph = reducer.claim(state.ralph, ctx.payload.session_id)
-    if ralph is None:
-        return None
-    if ralph.session_id != state.ralph.session_id:
-        state = state.evolve(host=ctx.host.name)  # claimed now, by a session of this host
-    return put(state, ralph), ralph
+    return reducer.claim(state, ctx.payload.session_id)
 
 
 def on_stop(ctx: HookContext) -> Answer:
     payload = ctx.payload
     with ctx.store.locked():
-        found = owned(ctx)
-        if found is None:
+        state = owned(ctx)
+        if state is None:
             return ALLOW
-        state, ralph = found
         state = implementer_spend.charged(ctx, state)
         state = state.evolve(stop_events=state.stop_events + 1)
         if state.compaction_pending:
             # The host is making room, not ending a turn: blocking here is how peers' loops
             # spun forever on a full context. The chain of blocks starts afresh after it.
-            ralph = ralph.evolve(idle_stop_blocks=0, tools_at_block=state.tool_events)
-            ctx.store.save(put(state.evolve(compaction_pending=False), ralph))
-            _record(ctx.store, "stop.after_compaction", ralph, "allow")
+            own = of(state).evolve(tools_at_block=state.tool_events)
+            state = state.evolve(compaction_pending=False, idle_stop_blocks=0, own=own)
+            ctx.store.save(state)
+            _record(ctx.store, "stop.after_compaction", state, "allow")
             return ALLOW
         if payload.background:
             # Paused until its background work wakes it: no promise read, no iteration.
             from ..waiting import line
 
             ctx.store.save(state)
-            _record(ctx.store, "stop.background", ralph, "allow")
+            _record(ctx.store, "stop.background", state, "allow")
             return Answer(message=line(payload.background, "the prompt comes back"))
-        state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
+        state, checks_red = _evidence(ctx, state, payload.last_assistant_message)
         now = meters.clock()
-        ralph, decision = reducer.on_stop(
-            ralph,
+        state, decision = reducer.on_stop(
+            state,
             last_message=payload.last_assistant_message,
             stop_hook_active=payload.stop_hook_active,
-            tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
+            tool_ran_since_last_block=state.tool_events > of(state).tools_at_block,
             now=now,
             checks_red=checks_red,
         )
-        ralph = ralph.evolve(tools_at_block=state.tool_events)
-        state = put(state.evolve(idle_stop_blocks=ralph.idle_stop_blocks), ralph)
+        state = state.evolve(own=of(state).evolve(tools_at_block=state.tool_events))
         # The loop would go on: unless a cap says otherwise (a promise kept comes first).
-        capped = meters.over(state, now, ralph.budget_usd) if decision.blocks else None
+        capped = meters.over(state, now, state.budget_usd or None) if decision.blocks else None
         if capped is not None:
-            return capped_end(ctx.store, state, ralph, *capped, now)
+            return capped_end(ctx.store, state, *capped, now)
         if decision.blocks:
             ctx.store.save(state)
-            _record(ctx.store, "ralph.continue", ralph, "block")
-            banner = f"{decision.message} · {_spent(state, ralph)}"
+            _record(ctx.store, "ralph.continue", state, "block")
+            banner = f"{decision.message} · {of_state(state).total_text()} spent"
             return Answer(block=decision.reason, message=with_seatbelt(banner, state.wall))
-        end(ctx.store, state, ralph, decision.kind, decision.message, now)
+        end(ctx.store, state, decision.kind, decision.message, now)
         if END_STATUS[decision.kind] == "done":
             return Answer(message=closing(decision.message, of_state(state)))
         # Fail closed (Store.save): only a clean ending takes the rails off.
@@ -130,21 +119,16 @@ def on_stop(ctx: HookContext) -> Answer:
         )
 
 
-def _spent(state: State, ralph: RalphState) -> str:
-    """The loop's total so far, for the banner of every turn: "$0.42 spent of $5.00"."""
-    return f"{of_state(state).total_text()} spent"
-
-
 def capped_end(
-    store: Store, state: State, ralph: RalphState, status: Status, reason: str, now: float
+    store: Store, state: State, status: Status, reason: str, now: float
 ) -> Answer:
     """A cap (budget, tokens, time) ends the loop, the meter named in its typed status."""
     why: reducer.Why = (
         "budget" if status == "stopped_budget" else "tokens" if status == "stopped_tokens" else "deadline"
     )
-    store.save_result(reducer.result_record(ralph, why, now))
-    store.save(put(state, ralph).evolve(status=status, stop_reason=reason))
-    _record(store, f"ralph.{status}", ralph, "allow")
+    store.save_result(reducer.result_record(state, why, now))
+    store.save(state.evolve(status=status, stop_reason=reason))
+    _record(store, f"ralph.{status}", state, "allow")
     message = (
         f"{PREFIX} ralph {status}: {reason}. The safety rails stay on until the user runs "
         f"{terminal_command('cancel')}."
@@ -152,9 +136,9 @@ def capped_end(
     return Answer(message=closing(message, of_state(state)))
 
 
-def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -> tuple[State, str]:
+def _evidence(ctx: HookContext, state: State, message: str) -> tuple[State, str]:
     """The user's checks, run only when a promise is made: they decide whether it is true."""
-    promise = ralph.completion_promise
+    promise = of(state).completion_promise
     if not state.checks or not promise or not reducer.promise_met(message, promise):
         return state, ""
     from ...checks.evidence import gather
@@ -163,14 +147,13 @@ def _evidence(ctx: HookContext, state: State, ralph: RalphState, message: str) -
     state, results = gather(ctx.store, state, manager_calls=0, call_timeout_s=0.0)
     red = failure_reason(results)
     if red:
-        ctx.store.append_event("checks.overrule", decision="block", iteration=ralph.iteration)
+        ctx.store.append_event("checks.overrule", decision="block", iteration=state.iteration)
     return state, red
 
 
 def end(
     store: Store,
     state: State,
-    ralph: RalphState,
     kind: str,
     reason: str,
     now: float,
@@ -178,29 +161,29 @@ def end(
     """Leave `running` (`kind`: the reducer's ending, or "cancelled"): the result file first, then the state, whose save removes the marker
     (a crash in between leaves the loop on with its result written, never off without one)."""
     why: reducer.Why = "cancelled" if kind == "cancelled" else reducer.WHY_OF_KIND[kind]
-    store.save_result(reducer.result_record(ralph, why, now))
+    store.save_result(reducer.result_record(state, why, now))
     status: Status = "stopped" if kind == "cancelled" else END_STATUS[kind]
     # The reason as `status` and the report tell it, without the hooks' message prefix.
     kept = reason.removeprefix(f"{PREFIX} ")
-    saved = store.save(put(state, ralph).evolve(status=status, stop_reason=kept))
-    _record(store, f"ralph.{kind}", ralph, "allow")
+    saved = store.save(state.evolve(status=status, stop_reason=kept))
+    _record(store, f"ralph.{kind}", state, "allow")
     return saved
 
 
 def on_tool(ctx: HookContext) -> None:
     """A tool ran (or failed: a red test run is work too): the worker is not idle."""
     with ctx.store.locked():
-        found = owned(ctx)
-        if found is not None:
-            ctx.store.save(guards.on_tool(implementer_spend.charged(ctx, found[0])))
+        state = owned(ctx)
+        if state is not None:
+            ctx.store.save(guards.on_tool(implementer_spend.charged(ctx, state)))
 
 
 def on_pre_compact(ctx: HookContext) -> None:
     with ctx.store.locked():
-        found = owned(ctx)
-        if found is None:
+        state = owned(ctx)
+        if state is None:
             return
-        ctx.store.save(guards.on_compact(found[0]))
+        ctx.store.save(guards.on_compact(state))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -211,25 +194,40 @@ def on_session_start(ctx: HookContext) -> Answer:
     if ctx.payload.source not in REINJECT_SOURCES:
         return ALLOW
     with ctx.store.locked():
-        found = owned(ctx)
-        if found is None:
+        state = owned(ctx)
+        if state is None:
             return ALLOW
-        state, ralph = found
         ctx.store.save(state)
         ctx.store.append_event(
             "session.context", source=ctx.payload.source, session=ctx.payload.session_id
         )
     return Answer(
         context=f"{PREFIX} A ralph loop is running in this worktree; its prompt, again:\n"
-        + reducer.continue_reason(ralph)
+        + reducer.continue_reason(state)
     )
 
 
-def _record(store: Store, event: str, ralph: RalphState, decision: str) -> None:
+def _record(store: Store, event: str, state: State, decision: str) -> None:
     store.append_event(
         event,
         decision=decision,
-        iteration=ralph.iteration,
-        max_iterations=ralph.max_iterations,
-        session=ralph.session_id,
+        iteration=state.iteration,
+        max_iterations=state.max_iterations,
+        session=state.session_id,
+    )
+
+
+def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
+    from .view import status_text as text  # a view: not on the hook path
+
+    return text(state, store)
+
+
+def cancel(store: Store, state: State) -> str:
+    """The user ends the loop now (`cancel`): its result is written, then its state."""
+    end(store, state, "cancelled", "cancelled by the user", meters.clock())
+    cap = str(state.max_iterations) if state.max_iterations else "unlimited"
+    return (
+        f"autopilot-codex: ralph loop cancelled at iteration {state.iteration}/{cap}; the next "
+        f"Stop ends normally. Result in {store.result_path}."
     )

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from ... import defaults
 from ...contract import PREFIX
 from ...meters import duration
-from ...state import RalphState as RalphState
+from ...state import State, planless
+from .record import RalphRecord, of
 
 # Claude Code overrides a Stop hook after 8 blocks in a row; yield well before that.
 HOST_BLOCK_CAP = 8
@@ -92,7 +93,11 @@ def start(
     session_id: str | None = None,
     budget_usd: float | None = None,
     max_seconds: float = 0.0,
-) -> RalphState:
+    worktree: str = "",
+    head: str = "",
+    **envelope: Any,
+) -> State:
+    """A new loop at its first iteration: its caps in the envelope, its prompt in its record."""
     validate_start(
         prompt=prompt,
         max_iterations=max_iterations,
@@ -101,18 +106,24 @@ def start(
         max_seconds=max_seconds,
     )
     promise = normalise(completion_promise) if completion_promise is not None else None
-    return RalphState(
-        prompt=prompt,
-        started_at=now,
-        completion_promise=promise,
-        max_iterations=max_iterations,
+    return planless(
+        goal=prompt,
+        worktree=worktree,
+        head=head,
+        style="ralph",
+        own=RalphRecord(prompt=prompt, completion_promise=promise),
+        # ralph itself spends nothing: 0 is no budget, the guards' cap only when one is given.
+        budget_usd=budget_usd or 0.0,
         session_id=session_id or None,
-        budget_usd=budget_usd,
+        iteration=1,
+        max_iterations=max_iterations,
         max_seconds=max_seconds,
+        started_epoch=now,
+        **envelope,
     )
 
 
-def claim(state: RalphState, session_id: str | None) -> RalphState | None:
+def claim(state: State, session_id: str | None) -> State | None:
     """The state as owned by `session_id`, or None when the loop is another session's or
     nobody's yet (only a prompt the user typed claims it: guards.claim_by_prompt).
 
@@ -160,39 +171,41 @@ def promise_met(last_message: str, promise: str) -> bool:
     return False
 
 
-def banner(state: RalphState) -> str:
+def banner(state: State) -> str:
     cap = str(state.max_iterations) if state.max_iterations else "unlimited"
     return f"Ralph iteration {state.iteration}/{cap}"
 
 
-def continue_reason(state: RalphState) -> str:
+def continue_reason(state: State) -> str:
     """The prompt re-injected at a block, under the iteration banner."""
-    if state.completion_promise:
+    ralph = of(state)
+    if ralph.completion_promise:
         how = (
-            f"To finish, output <promise>{state.completion_promise}</promise> on a line of its "
+            f"To finish, output <promise>{ralph.completion_promise}</promise> on a line of its "
             "own, only when the statement is completely true. Do not output it to leave the loop."
         )
     else:
         how = "No completion promise is set: the loop runs until its iteration limit."
-    return f"{PREFIX} {banner(state)} — {how}\n\n{state.prompt}"
+    return f"{PREFIX} {banner(state)} — {how}\n\n{ralph.prompt}"
 
 
 def on_stop(
-    state: RalphState,
+    state: State,
     *,
     last_message: str,
     stop_hook_active: bool,
     tool_ran_since_last_block: bool,
     now: float,
     checks_red: str = "",
-) -> tuple[RalphState, Decision]:
+) -> tuple[State, Decision]:
     """One Stop of an owned, running ralph loop: continue, done, stopped, stalled or timed out.
 
     The promise is checked before the cap, so a promise kept on the last iteration is reported
     as kept (ralph-orchestrator#369). `checks_red`: the failure text of the user's checks, run
     because the promise was made; "" when they passed or there are none.
     """
-    promise = state.completion_promise
+    ralph = of(state)
+    promise = ralph.completion_promise
     kept = promise is not None and promise_met(last_message, promise)
     if kept and not checks_red:
         message = f"{PREFIX} ralph done: promise kept at iteration {state.iteration}"
@@ -205,12 +218,13 @@ def on_stop(
     if state.max_iterations and state.iteration >= state.max_iterations:
         message = f"{PREFIX} ralph stopped: iteration limit {state.max_iterations} reached"
         return state, Decision("allow", "stopped", message=message)
-    if state.max_seconds and now - state.started_at >= state.max_seconds:
-        spent, cap = duration(now - state.started_at), duration(state.max_seconds)
-        over = duration(now - state.started_at - state.max_seconds)
+    began, cap_s = state.started_epoch, state.max_seconds
+    if cap_s and now - began >= cap_s:
+        spent, cap = duration(now - began), duration(cap_s)
+        over = duration(now - began - cap_s)
         message = f"{PREFIX} ralph stopped: time limit reached: {spent} of {cap} ({over} over)"
         return state, Decision("allow", "timed_out", message=message)
-    if idle >= state.stall_limit:
+    if idle >= ralph.stall_limit:
         message = f"{PREFIX} ralph stalled: {idle} turns ended in a row without running a tool"
         return state, Decision("allow", "stalled", message=message)
     state = state.evolve(iteration=state.iteration + 1, idle_stop_blocks=idle + 1)
@@ -230,17 +244,18 @@ WHY_OF_KIND: dict[str, Why] = {
 }
 
 
-def result_record(state: RalphState, why: Why, now: float) -> dict[str, Any]:
+def result_record(state: State, why: Why, now: float) -> dict[str, Any]:
     """The `last.json` kept after the loop ends: why, how many iterations, how long."""
+    ralph = of(state)
     return {
         "style": "ralph",
         "why": why,
         "iterations": state.iteration,
         "max_iterations": state.max_iterations,
-        "completion_promise": state.completion_promise,
-        "prompt": state.prompt,
+        "completion_promise": ralph.completion_promise,
+        "prompt": ralph.prompt,
         "session_id": state.session_id,
-        "started_at": state.started_at,
+        "started_at": state.started_epoch,
         "ended_at": now,
-        "duration_s": round(max(0.0, now - state.started_at), 3),
+        "duration_s": round(max(0.0, now - state.started_epoch), 3),
     }

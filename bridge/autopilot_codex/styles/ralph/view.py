@@ -8,29 +8,30 @@ from ...hosts import get, label
 from ...meters import spend_lines
 from ...state import State
 from ...store import Store
+from .record import RalphRecord
 
 PROMPT_SHOWN = 300
 
 
 def status_text(state: State, store: Store) -> str:
-    ralph = state.ralph
-    if ralph is None:
+    ralph = state.own
+    if not isinstance(ralph, RalphRecord):
         return f"autopilot-codex: ralph {state.status} (no ralph record)\nState: {store.state_path}"
-    cap = str(ralph.max_iterations) if ralph.max_iterations else "unlimited"
+    cap = str(state.max_iterations) if state.max_iterations else "unlimited"
     promise = ralph.completion_promise or "none (runs to the iteration limit)"
-    owner = f"{ralph.session_id[:8]} in {label(state.host)}" if ralph.session_id else "unclaimed"
-    minutes = max(0.0, time.time() - ralph.started_at) / 60
+    owner = f"{state.session_id[:8]} in {label(state.host)}" if state.session_id else "unclaimed"
+    minutes = max(0.0, time.time() - state.started_epoch) / 60
     lines = [
-        f"autopilot-codex: ralph {state.status} — iteration {ralph.iteration}/{cap}",
+        f"autopilot-codex: ralph {state.status} — iteration {state.iteration}/{cap}",
         f"Prompt: {abbreviated(ralph.prompt)}",
         f"Promise: {promise}",
-        f"Session {owner} · started {minutes:.0f} min ago · stalls {ralph.idle_stop_blocks}/"
+        f"Session {owner} · started {minutes:.0f} min ago · stalls {state.idle_stop_blocks}/"
         f"{ralph.stall_limit}",
     ]
     from ...checks.run import status_lines
     from ...hostwall import status_line
 
-    lines += spend_lines(state, ralph.budget_usd, store.tail_events(20), get(state.host))
+    lines += spend_lines(state, state.budget_usd or None, store.tail_events(20), get(state.host))
     lines += [line for line in (status_line(state.wall, state.wall_missing),) if line]
     lines += status_lines(state)
     if state.stop_reason:

@@ -122,7 +122,6 @@ def _preload() -> None:
         helper_child,
         hookrun,
         hosts,
-        questions,
         state_ranges,  # noqa: F401
         store,
     )

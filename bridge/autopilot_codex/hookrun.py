@@ -1,8 +1,8 @@
 """Run one hook that passed the gate: parse, look up the host and the loop's style, dispatch,
 render in the host's dialect, and always exit 0.
 
-PreToolUse is answered by the rails alone (and a question tool by the manager, `questions`);
-only the loop's own events load a style.
+PreToolUse is answered by the rails alone, except a question to the user, which goes to the
+loop's style like the loop's own events (the autopilot style has the manager answer it).
 """
 
 from __future__ import annotations
@@ -110,15 +110,13 @@ def _dispatch(
         from .shadow.hook import before_tool
 
         before_tool(worktree, payload.tool_name, host, max(config.lock_timeout_s, 20.0))
-        from .questions import answer, is_question
-
-        if not is_question(payload, host):
+        # A question to the user is the loop's style's to answer; any other tool the rails'.
+        if payload.tool_name not in host.question_tools:
             return ALLOW, None
-        store = Store(worktree, lock_timeout=config.lock_timeout_s)
-        return answer(payload, store, config, host, manager), store
-    from . import styles
 
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
+    if payload.event == "PreToolUse":
+        return _style(payload, admitted, store, config, host, manager), store
     if payload.event == "SessionEnd":
         from .session_end import ended
 
@@ -129,10 +127,22 @@ def _dispatch(
     said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
         return _claim(store, payload.session_id, host.name).with_message(said), store
+    return _style(payload, admitted, store, config, host, manager).with_message(said), store
+
+
+def _style(
+    payload: hookio.HookInput,
+    admitted: Admitted,
+    store: Store,
+    config: Config,
+    host: Host,
+    manager: ManagerFactory | None,
+) -> Answer:
+    """The loop's style answers its hook: the one hop from the entrance into a wing."""
+    from . import styles
+
     handle = styles.get(admitted.style)
-    factory = manager or styles.selected_manager
-    said_by_style = handle(styles.HookContext(payload, store, config, host, factory))
-    return said_by_style.with_message(said), store
+    return handle(styles.HookContext(payload, store, config, host, manager or styles.selected_manager))
 
 
 def _repair(worktree: Path, config: Config) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import io
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,7 +231,8 @@ def report(name: str, trace: Trace) -> str:
     )
 
 
-FIGURES: Callable[[str], None] = lambda line: sys.__stderr__.write(line + "\n")  # noqa: E731
+def FIGURES(line: str) -> None:  # noqa: N802 - the figures, seen with `pytest -s`
+    print(line)
 
 
 def test_autopilot_stop_with_a_cached_review(

@@ -30,6 +30,11 @@ def handle(ctx: HookContext) -> Answer:
     if event == "SessionStart":
         held = hostfiles.session_start(ctx.store, ctx.payload.source)
         return held or Answer(context=on_session_start(ctx))
+    if event == "PreToolUse":
+        # The rails let a question to the user through: the manager answers it (`questions`).
+        from .questions import answer
+
+        return answer(ctx)
     return ALLOW
 
 

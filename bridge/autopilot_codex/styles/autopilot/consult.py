@@ -11,17 +11,17 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import gitrepo, guards
-from .config import Config
-from .errors import BridgeError
-from .spend import usd
-from .state import State
-from .store import Store
-from .styles.autopilot import inflight
+from ... import gitrepo, guards
+from ...config import Config
+from ...errors import BridgeError
+from ...spend import usd
+from ...state import State
+from ...store import Store
+from . import inflight
 
 if TYPE_CHECKING:
-    from .manager import Outcome
-    from .manager.prompts import Prompt
+    from ...manager import Outcome
+    from ...manager.prompts import Prompt
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ def refusal(state: State | None, session_id: str | None, limit: int) -> str | No
 
 
 def prepare(store: Store, config: Config, question: str, session_id: str | None) -> Asked:
-    from .manager.ask_prompt import ask_prompt
-    from .manager.select import worst_case_usd
+    from ...manager.ask_prompt import ask_prompt
+    from ...manager.select import worst_case_usd
 
     with store.locked():
         state = store.load()

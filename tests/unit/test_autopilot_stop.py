@@ -12,6 +12,7 @@ from autopilot_codex.hookio import HookInput
 from autopilot_codex.state import Inflight, Plan, State, Task
 from autopilot_codex.store import Store
 from autopilot_codex.styles.autopilot import stop
+from autopilot_codex.styles.autopilot.effects import Effects
 from tests.conftest import make_repo
 
 
@@ -64,8 +65,8 @@ def test_a_stop_waits_for_a_live_review_by_its_own_clock_then_answers_busy(
     # A live review (this process, far from its deadline by the real clock) holds the slot.
     slot = Inflight("review", "tok", os.getpid(), 1, started_at=1000.0, deadline=1e12)
     context, store = planted(tmp_path, slot)
-    effects = stop.Effects.of(context)
-    effects = stop.Effects(**{**vars(effects), "clock": clock, "sleep": clock.sleep})
+    effects = Effects.of(context)
+    effects = Effects(**{**vars(effects), "clock": clock, "sleep": clock.sleep})
     decision = stop.on_stop(context, effects)
     assert decision.event == "stop.busy" and not decision.blocks
     assert clock.slept == [stop.STOP_POLL_S]

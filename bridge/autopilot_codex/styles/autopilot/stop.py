@@ -17,13 +17,11 @@ process's id) comes in one `Effects` value, so a test hands it a fake clock.
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo, guards, implementer_spend
+from ... import guards, implementer_spend
 from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
@@ -31,54 +29,18 @@ from ...state import State
 from ..context import HookContext
 from . import findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn
+from .effects import Effects
 from .fold import REVIEW_PASSED, apply_folded
 from .steps import diff_key, estimate, log_git_findings, record, review_mode
 
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
-    from ...manager.select import ManagerFactory
-    from ...store import Store
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
 # `review` found the final diff unreviewed: the verdict's call reviews it too.
 FOLDED = "review.folded"
-
-
-@dataclass(frozen=True)
-class Effects:
-    """Everything the Stop does to the world beyond its state; `of` gives the real ones."""
-
-    store: Store
-    manager: ManagerFactory
-    clock: Callable[[], float]
-    sleep: Callable[[float], None]
-    environ: Mapping[str, str]
-    pid: int
-    head: Callable[[], str]
-    # The worktree's diff since a commit, without the loop's own files.
-    diff: Callable[[str], gitrepo.Diff]
-    commits: Callable[[str], list[str]]
-
-    @classmethod
-    def of(cls, ctx: HookContext) -> Effects:
-        store = ctx.store
-        return cls(
-            store=store,
-            manager=ctx.manager,
-            clock=inflight.clock,
-            sleep=time.sleep,
-            environ=os.environ,
-            pid=os.getpid(),
-            head=lambda: gitrepo.head_sha(store.worktree),
-            diff=lambda base: gitrepo.diff_since(store.worktree, base, exclude=store.excluded(), baseline=store.nested_path),
-            commits=lambda base: gitrepo.commits_since(store.worktree, base),
-        )
-
-    def now_iso(self) -> str:
-        """The time the Stop's records carry, by the Stop's own clock."""
-        return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(self.clock()))
 
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:

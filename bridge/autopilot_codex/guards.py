@@ -58,7 +58,7 @@ def owns(state: State, session_id: str | None) -> bool:
     """Whether this session's hooks act on the loop.
 
     `session` policy: only the session that owns it. An unowned loop (planned from a terminal
-    without `--session-id`) is nobody's until `claim_by_prompt`: no tool, Stop or compaction
+    without `--session-id`) is nobody's until a typed prompt `claim`s it: no tool, Stop or compaction
     hook ever claims it, so a session the implementer starts from its shell cannot. A hook
     without a session id owns nothing (failing closed keeps it from spending).
     `driver` policy: every session of the worktree, since the driver starts a fresh one per
@@ -71,33 +71,30 @@ def owns(state: State, session_id: str | None) -> bool:
     return state.session_id == session_id
 
 
-def claim(state: State, session_id: str, host: str | None = None) -> State:
-    """The state as owned by the session that already owns it, with the host it runs in; only
-    `claim_by_prompt` gives an unowned loop its owner."""
-    if state.owner == "driver" or state.session_id != session_id or not host:
-        return state
-    return state if state.host == host else state.evolve(host=host)
-
-
-def claim_by_prompt(
-    state: State, session_id: str | None, host: str | None = None
-) -> State | None:
-    """The user typed a prompt (UserPromptSubmit) into `session_id`: an unowned running loop
-    becomes that session's, together with a ralph loop's own record of it. None when nothing
-    changes.
+def claim(
+    state: State, session_id: str | None, host: str | None = None, *, typed: bool = False
+) -> State:
+    """The loop as seen by a hook of `session_id` running in `host`: `state` itself when
+    nothing changes. The owner's hooks record the host it runs in. Only a prompt the user
+    typed (`typed`, UserPromptSubmit) gives an unowned running loop its owner, together with
+    a ralph loop's own record of it.
 
     Why a typed prompt: a loop planned from a terminal must go to the session the user works
     in. That session's prompt comes before any tool it runs, so before any host session its
     implementer could start from its shell: a nested session always finds the loop owned.
     """
-    if state.owner == "driver" or state.status != "running" or state.session_id:
-        return None
-    if not session_id or session_id == "null":
-        return None
-    claimed = state.evolve(session_id=session_id, host=host or state.host)
-    if state.ralph is not None and not state.ralph.session_id:
-        claimed = claimed.evolve(ralph=state.ralph.evolve(session_id=session_id))
-    return claimed
+    if state.owner == "driver" or not session_id or session_id == "null":
+        return state
+    if not state.session_id:
+        if not typed or state.status != "running":
+            return state
+        claimed = state.evolve(session_id=session_id, host=host or state.host)
+        if state.ralph is not None and not state.ralph.session_id:
+            claimed = claimed.evolve(ralph=state.ralph.evolve(session_id=session_id))
+        return claimed
+    if typed or state.session_id != session_id or not host or state.host == host:
+        return state
+    return state.evolve(host=host)
 
 
 def on_tool(state: State) -> State:

@@ -126,7 +126,7 @@ def _dispatch(
     # Before the style answers: a Stop's verdict hears what the turn's snapshots found lost.
     said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
-        return _claim(store, payload.session_id, host.name).with_message(said), store
+        return _typed(store, payload.session_id, host.name).with_message(said), store
     return _style(payload, admitted, store, config, host, manager).with_message(said), store
 
 
@@ -161,14 +161,14 @@ def _repair(worktree: Path, config: Config) -> str:
     return f"autopilot-codex: {said}" if said else ""
 
 
-def _claim(store: Store, session_id: str | None, host: str) -> Answer:
-    """A prompt the user typed claims an unowned loop for its session (guards.claim_by_prompt)."""
+def _typed(store: Store, session_id: str | None, host: str) -> Answer:
+    """A prompt the user typed claims an unowned loop for its session (`guards.claim`)."""
     from . import guards
 
     with store.locked():
         state = store.load(with_plan=False)
-        claimed = guards.claim_by_prompt(state, session_id, host) if state is not None else None
-        if claimed is None:
+        claimed = guards.claim(state, session_id, host, typed=True) if state is not None else None
+        if claimed is None or claimed is state:
             return ALLOW
         store.save(claimed)
         store.append_event("claim", decision="owned", session=session_id, via="UserPromptSubmit")

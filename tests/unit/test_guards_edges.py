@@ -62,10 +62,10 @@ def test_a_refused_call_says_what_is_left_and_what_is_held() -> None:
 
 def test_a_claimed_loop_keeps_its_host_when_the_prompt_names_none() -> None:
     unowned = make_state(owner="session", session_id=None, host="codex", status="running")
-    claimed = guards.claim_by_prompt(unowned, "s1", None)
-    assert claimed is not None and (claimed.session_id, claimed.host) == ("s1", "codex")
-    claimed = guards.claim_by_prompt(unowned, "s1", "claude")
-    assert claimed is not None and claimed.host == "claude"
+    claimed = guards.claim(unowned, "s1", None, typed=True)
+    assert (claimed.session_id, claimed.host) == ("s1", "codex")
+    claimed = guards.claim(unowned, "s1", "claude", typed=True)
+    assert claimed.host == "claude"
 
 
 def test_a_stop_without_words_says_the_user_stopped_it() -> None:

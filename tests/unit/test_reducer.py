@@ -72,8 +72,8 @@ def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
 def test_claim_never_sets_an_owner_only_a_prompt_does() -> None:
     assert guards.claim(make_state(session_id=None), "x").session_id is None
     assert guards.claim(make_state(session_id="x"), "x").session_id == "x"
-    claimed = guards.claim_by_prompt(make_state(session_id=None), "x")
-    assert claimed is not None and claimed.session_id == "x"
+    claimed = guards.claim(make_state(session_id=None), "x", typed=True)
+    assert claimed.session_id == "x"
 
 
 @pytest.mark.parametrize(
@@ -410,16 +410,16 @@ def test_one_slot_in_flight_and_a_stale_one_is_reclaimed_with_its_worst_case() -
     from autopilot_codex.styles.autopilot import inflight
 
     state = make_state()
-    held = inflight.claim(state, "review", pid=os.getpid(), token="a", now=100.0, timeout_s=10)
+    held = inflight.take(state, "review", pid=os.getpid(), token="a", now=100.0, timeout_s=10)
     assert held is not None
     held = inflight.reserve(held, "a", 0.5, "d1")
-    assert inflight.claim(held, "stop", pid=os.getpid(), token="b", now=101.0, timeout_s=10) is None
+    assert inflight.take(held, "stop", pid=os.getpid(), token="b", now=101.0, timeout_s=10) is None
     # Past its deadline (or from an older loop, or its process gone) the slot is taken over.
-    late = inflight.claim(held, "stop", pid=os.getpid(), token="b", now=1000.0, timeout_s=10)
+    late = inflight.take(held, "stop", pid=os.getpid(), token="b", now=1000.0, timeout_s=10)
     assert late is not None and late.inflight is not None and late.inflight.token == "b"
     assert late.budget_used_usd == pytest.approx(0.5)
     older = held.evolve(generation=held.generation + 1)
-    assert inflight.claim(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
+    assert inflight.take(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
     assert held.inflight is not None
     dead = inflight.reclaim(held.evolve(inflight=held.inflight.evolve(pid=2**22 + 7)), 101.0)
     assert dead[1] is not None and dead[0].inflight is None

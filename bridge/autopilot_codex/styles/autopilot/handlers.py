@@ -76,7 +76,7 @@ def on_pre_compact(ctx: HookContext) -> None:
         state = owned(ctx)
         if state is None:
             return
-        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
+        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -86,7 +86,7 @@ def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx)
         if state is not None:
-            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
+            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
 
 
 def on_post_tool(ctx: HookContext) -> Decision:
@@ -97,7 +97,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
         state = owned(ctx)
         if state is None:
             return guards.allow("ignored")
-        state = guards.on_tool(guards.claim(state, payload.session_id or "", ctx.host.name))
+        state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
         state = implementer_spend.charged(ctx, state)
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
@@ -126,7 +126,7 @@ def _start_review(ctx: HookContext, state: State) -> State:
     token = inflight.new_token()
     now = inflight.clock()
     state = steps.reclaimed(ctx.store, ctx.payload.session_id, state, now)
-    claimed = inflight.claim(
+    claimed = inflight.take(
         state, "review", pid=0, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
     if claimed is None or claimed.inflight is None:

@@ -111,7 +111,7 @@ def reclaim_reservations(state: State, now: float) -> tuple[State, list[Reservat
     return state, stale
 
 
-def claim(
+def take(
     state: State, kind: str, *, pid: int, token: str, now: float, timeout_s: float
 ) -> State | None:
     """The state with the slot taken, or None when a live caller holds it."""

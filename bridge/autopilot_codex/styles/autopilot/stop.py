@@ -81,7 +81,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
             if state is None:
                 return guards.allow("ignored")
             now = fx.clock()
-            state = guards.claim(state, ctx.payload.session_id or "", ctx.host.name)
+            state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
             state = implementer_spend.charged(ctx, state)
             state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
@@ -93,7 +93,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 state = fx.store.save(state.evolve(stop_events=state.stop_events + 1))
                 return busy(ctx, state)
             if slot is None:
-                return claim(ctx, fx, state, token, now)
+                return guard(ctx, fx, state, token, now)
             fx.store.save(state)
         fx.sleep(STOP_POLL_S)
 
@@ -121,7 +121,7 @@ def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> Stat
     return state
 
 
-def claim(
+def guard(
     ctx: HookContext, fx: Effects, state: State, token: str, now: float
 ) -> Decision | Checks | Pending:
     state, guarded = guards.stop_guard(
@@ -136,7 +136,7 @@ def claim(
         return finish(ctx, fx, state, guarded)
     if ctx.payload.background:
         return finish(ctx, fx, state, waiting(ctx.payload.background))
-    taken = inflight.claim(
+    taken = inflight.take(
         state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
     if taken is None:

@@ -14,6 +14,7 @@ from typing import Literal
 from . import defaults
 from .closing import closing
 from .contract import PREFIX
+from .hookio import ALLOW, Answer
 from .hosts import terminal_command
 from .meters import over, total_usd
 from .spend import of_state, usd
@@ -22,21 +23,39 @@ from .state import State, Status
 
 @dataclass(frozen=True)
 class Decision:
-    """What a hook answers. `allow` with no message is the silent exit 0."""
+    """What a style decides at a hook: the host's `Answer` (in no host's dialect), and what
+    the ledger's event line says of it."""
 
-    action: Literal["allow", "block"]
     event: str
-    reason: str = ""
-    message: str = ""
-    # For the implementer when the loop stops mid-turn (PostToolUse): the user's banner alone
-    # would leave it working on, unsupervised, until its turn ends.
-    context: str = ""
+    answer: Answer = ALLOW
+    # For the ledger only: why an allow let the turn go on (a call the budget refused).
+    why: str = ""
     # For the ledger only: what the reducer overruled in the manager's answer, and why.
     note: str = ""
 
     @property
     def blocks(self) -> bool:
-        return self.action == "block"
+        return bool(self.answer.block)
+
+    @property
+    def action(self) -> Literal["allow", "block"]:
+        return "block" if self.blocks else "allow"
+
+    @property
+    def reason(self) -> str:
+        return self.answer.block or self.why
+
+    @property
+    def message(self) -> str:
+        return self.answer.message
+
+    @property
+    def context(self) -> str:
+        return self.answer.context
+
+
+def block(event: str, reason: str, message: str = "", note: str = "") -> Decision:
+    return Decision(event, Answer(block=reason, message=message), note=note)
 
 
 @dataclass(frozen=True)
@@ -50,8 +69,8 @@ class Limits:
 Step = tuple[State, Decision]
 
 
-def allow(event: str, message: str = "") -> Decision:
-    return Decision("allow", event, message=message)
+def allow(event: str, message: str = "", context: str = "") -> Decision:
+    return Decision(event, Answer(message=message, context=context))
 
 
 def owns(state: State, session_id: str | None) -> bool:
@@ -112,7 +131,7 @@ def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
     message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
-    return new, Decision("allow", event, message=message, context=_off_context(message))
+    return new, allow(event, message, _off_context(message))
 
 
 def _rails_kept(status: Status) -> str:
@@ -199,7 +218,7 @@ def budget_guard(
             f"({usd(held)} reserved), the next manager call may cost {usd(estimated_cost)}; "
             "try again when it is answered"
         )
-        return state, Decision("allow", event, reason=reason, message=f"{PREFIX} {reason}")
+        return state, Decision(event, Answer(message=f"{PREFIX} {reason}"), why=reason)
     return None
 
 
@@ -215,7 +234,7 @@ def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step
         f"Fix it, then {limits.command('resume')}. The safety rails stay on until then "
         f"(or until {limits.command('stop')})."
     )
-    return new, Decision("allow", event, message=message, context=_off_context(message))
+    return new, allow(event, message, _off_context(message))
 
 
 def _off_context(message: str) -> str:

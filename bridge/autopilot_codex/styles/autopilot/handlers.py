@@ -17,9 +17,9 @@ from .stop import on_stop
 def handle(ctx: HookContext) -> Answer:
     event = ctx.payload.event
     if event == "Stop":
-        return answer_of(on_stop(ctx))
+        return on_stop(ctx).answer
     if event == "PostToolUse":
-        return answer_of(on_post_tool(ctx))
+        return on_post_tool(ctx).answer
     if event == "PostToolUseFailure":
         # A failed tool is work too (a red test run): it resets the stall count, no review.
         on_tool_failure(ctx)
@@ -36,12 +36,6 @@ def handle(ctx: HookContext) -> Answer:
 
         return answer(ctx)
     return ALLOW
-
-
-def answer_of(decision: Decision) -> Answer:
-    if decision.blocks:
-        return Answer(block=decision.reason, message=decision.message)
-    return Answer(context=decision.context, message=decision.message)
 
 
 # -- events ---------------------------------------------------------------------------------

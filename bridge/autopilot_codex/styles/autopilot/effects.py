@@ -46,7 +46,9 @@ class Effects:
             environ=os.environ,
             pid=os.getpid(),
             head=lambda: gitrepo.head_sha(store.worktree),
-            diff=lambda base: gitrepo.diff_since(store.worktree, base, exclude=store.excluded(), baseline=store.nested_path),
+            diff=lambda base: gitrepo.diff_since(
+                store.worktree, base, exclude=store.excluded(), baseline=store.nested_path
+            ),
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
         )
 

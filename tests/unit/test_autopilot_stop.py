@@ -13,7 +13,7 @@ from autopilot_codex.state import Inflight, Plan, State, Task
 from autopilot_codex.store import Store
 from autopilot_codex.styles.autopilot import stop
 from autopilot_codex.styles.autopilot.effects import Effects
-from tests.conftest import make_repo
+from tests.conftest import git, make_repo
 
 
 def no_manager(model: str, config: Config) -> object:
@@ -72,3 +72,27 @@ def test_a_stop_waits_for_a_live_review_by_its_own_clock_then_answers_busy(
     assert clock.slept == [stop.STOP_POLL_S]
     state = store.load(with_plan=False)
     assert state is not None and state.inflight == slot and state.stop_events == 1
+
+
+def test_a_stop_whose_manager_call_breaks_leaves_the_slot_free(tmp_path: Path) -> None:
+    context, store = planted(tmp_path, None)
+    head = git(store.worktree, "rev-parse", "HEAD")
+    with store.locked():
+        state = store.load(with_plan=False)
+        assert state is not None
+        store.save(state.evolve(base_sha=head, task_base_sha=head))
+
+    def broken(model: str, config: Config) -> object:
+        raise RuntimeError("the backend broke")
+
+    effects = Effects.of(context)
+    effects = Effects(**{**vars(effects), "manager": broken})
+    try:
+        stop.on_stop(context, effects)
+    except RuntimeError as exc:
+        assert "the backend broke" in str(exc)
+    else:
+        raise AssertionError("the failure reaches the hook's own handler")
+    state = store.load(with_plan=False)
+    # The slot this Stop took (and the call's reservation) is given back in one more hold.
+    assert state is not None and state.inflight is None and state.stop_events == 1

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from ... import gitrepo
 from ...config import for_loop
-from ...guards import allow, charge, fits, reserved
+from ...guards import allow, charge
 from ...hookio import HookInput
 from ...meters import over, total_usd
 from ...spend import usd
 from ...state import State, now_iso
 from . import findings_store, inflight, reducer
+from .caps import fits, reserved
 from .convergence import Rules
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from ...errors import BridgeError
 from ...spend import usd
 from ...state import State
 from ...store import Store
-from . import inflight
+from . import caps, inflight
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -99,7 +99,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
         )
         # The shared guard decides; its "stop the loop" half is dropped: a refused question
         # leaves the loop running.
-        blocked = guards.budget_guard(state, estimate, "ask.budget", now=now)
+        blocked = caps.budget_guard(state, estimate, "ask.budget", now=now)
         if blocked is not None:
             if gone:
                 store.save(state)  # the reclaimed worst cases stay charged

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...contract import PREFIX, fix_reason
-from ...guards import Decision, Step, allow, end
+from ...guards import Decision, Step, allow
 from ...hookio import Answer
 from ...state import Finding, State
 from . import findings
+from .caps import end
 from .findings import Entry, Ledger, Raised
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State
 from ..context import HookContext
-from . import findings_store, idle, inflight, reducer, steps
+from . import caps, findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn
 from .effects import Effects
 from .fold import REVIEW_PASSED, apply_folded
@@ -124,7 +124,7 @@ def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> Stat
 def guard(
     ctx: HookContext, fx: Effects, state: State, token: str, now: float
 ) -> Decision | Checks | Pending:
-    state, guarded = guards.stop_guard(
+    state, guarded = caps.stop_guard(
         state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=now
     )
     if guarded is None:
@@ -306,7 +306,7 @@ def reserve(
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
     worst = estimate(ctx, state, prompt)
-    blocked = guards.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
+    blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
     if blocked is not None:
         return finish(ctx, fx, *blocked, token=token)
     state = fx.store.save(inflight.reserve(state, token, worst))
@@ -354,7 +354,7 @@ def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None
     if reached is None:
         return None
     status, reason = reached
-    ended, decision = guards.end(
+    ended, decision = caps.end(
         state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
     )
     return finish(ctx, fx, ended, decision)

@@ -115,8 +115,6 @@ def _dispatch(
             return ALLOW, None
 
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    if payload.event == "PreToolUse":
-        return _style(payload, admitted, store, config, host, manager), store
     if payload.event == "SessionEnd":
         from .session_end import ended
 
@@ -127,22 +125,13 @@ def _dispatch(
     said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
         return _typed(store, payload.session_id, host.name).with_message(said), store
-    return _style(payload, admitted, store, config, host, manager).with_message(said), store
-
-
-def _style(
-    payload: hookio.HookInput,
-    admitted: Admitted,
-    store: Store,
-    config: Config,
-    host: Host,
-    manager: ManagerFactory | None,
-) -> Answer:
-    """The loop's style answers its hook: the one hop from the entrance into a wing."""
+    # The one hop from the entrance into the loop's style.
     from . import styles
 
     handle = styles.get(admitted.style)
-    return handle(styles.HookContext(payload, store, config, host, manager or styles.selected_manager))
+    factory = manager or styles.selected_manager
+    said_by_style = handle(styles.HookContext(payload, store, config, host, factory))
+    return said_by_style.with_message(said), store
 
 
 def _repair(worktree: Path, config: Config) -> str:

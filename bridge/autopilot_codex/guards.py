@@ -8,13 +8,10 @@ Nothing here touches files, git, the clock or the network, so every branch is a 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-from . import defaults
 from .hookio import ALLOW, Answer
-from .hosts import terminal_command
 from .state import State
 
 
@@ -53,14 +50,6 @@ class Decision:
 
 def block(event: str, reason: str, message: str = "", note: str = "") -> Decision:
     return Decision(event, Answer(block=reason, message=message), note=note)
-
-
-@dataclass(frozen=True)
-class Limits:
-    stall_limit: int = defaults.STALL_LIMIT
-    no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
-    # How the reader of a message runs one of our commands (a slash command in Claude Code).
-    command: Callable[[str], str] = field(default=terminal_command)
 
 
 Step = tuple[State, Decision]

@@ -10,6 +10,7 @@ import pytest
 from autopilot_codex import guards
 from autopilot_codex.state import Inflight, Reservation
 from autopilot_codex.styles.autopilot import caps
+from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import make_state
 
 
@@ -76,4 +77,4 @@ def test_a_stop_without_words_says_the_user_stopped_it() -> None:
 
 def test_limits_are_a_value_not_a_record_to_edit() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        guards.Limits().stall_limit = 0  # type: ignore[misc]
+        Limits().stall_limit = 0  # type: ignore[misc]

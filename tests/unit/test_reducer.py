@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from autopilot_codex import guards, hosts
-from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.state import Plan, State, Task
 from autopilot_codex.styles.autopilot import caps, reducer
+from autopilot_codex.styles.context import Limits
 
 # The messages are read in Claude Code here: commands are named as its slash commands.
 LIMITS = Limits(stall_limit=3, no_progress_limit=3, command=hosts.get("claude").command)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from ...closing import closing
 from ...contract import PREFIX
-from ...guards import Decision, Limits, Step, allow
+from ...guards import Decision, Step, allow
 from ...hookio import Answer
 from ...hosts import terminal_command
 from ...meters import over, total_usd
 from ...spend import of_state, usd
 from ...state import State, Status
+from ..context import Limits
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:

@@ -4,10 +4,11 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards, hostfiles, implementer_spend
+from ... import contract, gitrepo, guards, hostfiles
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...state import State
+from .. import implementer_spend
 from ..context import HookContext
 from . import inflight, reducer, steps
 from .steps import owned, record, review_mode

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
-from ...guards import Decision, Limits, Step, allow, block, charge
+from ...guards import Decision, Step, allow, block, charge
 from ...hookio import Answer
 from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
 from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
+from ..context import Limits
 from .caps import end, manager_failed, spend
 
 if TYPE_CHECKING:

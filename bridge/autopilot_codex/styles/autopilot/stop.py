@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import guards, implementer_spend
+from ... import guards
 from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State
+from .. import implementer_spend
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn

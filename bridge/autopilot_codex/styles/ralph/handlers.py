@@ -7,7 +7,7 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 
 from __future__ import annotations
 
-from ... import guards, hostfiles, implementer_spend, meters
+from ... import guards, hostfiles, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
@@ -16,6 +16,7 @@ from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import RalphState, State, Status
 from ...store import Store
+from .. import implementer_spend
 from ..context import HookContext
 from . import reducer
 

@@ -11,13 +11,14 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo, guards
+from ... import guards
 from ...config import Config
 from ...errors import BridgeError
 from ...spend import usd
 from ...state import State
 from ...store import Store
 from . import caps, inflight
+from .effects import loop_diff
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -83,7 +84,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
             store.append_event(
                 "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session_id
             )
-        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded(), baseline=store.nested_path)
+        diff = loop_diff(store, state.task_base_sha)
         prompt = ask_prompt(
             goal=state.goal,
             plan=state.plan,

@@ -46,12 +46,18 @@ class Effects:
             environ=os.environ,
             pid=os.getpid(),
             head=lambda: gitrepo.head_sha(store.worktree),
-            diff=lambda base: gitrepo.diff_since(
-                store.worktree, base, exclude=store.excluded(), baseline=store.nested_path
-            ),
+            diff=lambda base: loop_diff(store, base),
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
         )
 
     def now_iso(self) -> str:
         """The time the Stop's records carry, by the Stop's own clock."""
         return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(self.clock()))
+
+
+def loop_diff(store: Store, base: str) -> gitrepo.Diff:
+    """The work tree's diff since `base` without the loop's own files: the one way an
+    autopilot hook (the Stop, a background review, a consultation) reads it."""
+    return gitrepo.diff_since(
+        store.worktree, base, exclude=store.excluded(), baseline=store.nested_path
+    )

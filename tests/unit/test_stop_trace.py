@@ -4,11 +4,14 @@ load → decide → commit", "a low, wide house").
 Each Stop runs in this process from the entrance (`gate.hook_main`, stdin and argv as a host
 gives them) with `sys.setprofile`, which sees every Python call and return. What is counted:
 
-- **modules**: the bridge modules (a module's first import, its body and what it calls, is
-  not a visit) a call entered, in the order first entered. The leaf
-  utilities in `LEAVES` are left out: they call no bridge module back, hold no state of the
-  loop, and are used from every floor (a JSON codec, the one atomic write, the error types,
-  paths), so counting them measures the standard library of the bridge, not the Stop's path.
+- **modules**: the bridge modules a call entered, in the order first entered. A module's
+  first import (its body, and what that calls) is not a visit. A door (`DOORS`: the store, git,
+  the sandbox, the shadow history, a manager backend, the hosts, the checks, the settings, the
+  autopilot hooks' `Effects`) counts as one module with everything it calls: what a door does
+  inside is its own business, not the Stop's path. The leaves (`LEAVES`) are left out: they
+  call no bridge module back and hold no state of the loop, and every floor uses them (a JSON
+  codec, the one atomic write, the error types, paths, the records with their methods), so
+  counting them would measure the bridge's own standard library, not the Stop's path.
 - **entries**: a call whose frame is in module M while the nearest bridge frame below it is in
   another module: M is *entered from outside*. M is *left* when its last frame on the stack
   returns. A **re-entry** is an entry into M after M was left: the Stop came back to a module
@@ -63,10 +66,10 @@ LEAVES = frozenset(
         "checks.records",
     }
 )
-# The effects behind one door each: what a door does inside is its own (the store's files,
-# ledger and witness; git's runner and sandbox; a backend's retries), one module of the path.
 # A module's first import runs its body: the bridge's code run then is not the Stop's path.
 IMPORT = "<import>"
+# The effects behind one door each: what a door does inside is its own (the store's files,
+# ledger and witness; git's runner and sandbox; a backend's retries), one module of the path.
 DOORS = frozenset(
     {
         "store",

@@ -140,9 +140,8 @@ def guard(
     taken = inflight.take(
         state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
-    if taken is None:
-        fx.store.save(state)
-        return busy(ctx, state)
+    # Free in this same hold (`take_slot` saw it so): taking it cannot fail.
+    assert taken is not None
     return review(ctx, fx, taken, token)
 
 
@@ -174,12 +173,11 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
     if mode(fx, state) in ("stop", "edit"):
         diff = fx.diff(state.task_base_sha)
         cached = None if diff.empty else state.cached_review(diff_key(diff))
-        fold = not diff.empty and cached is None
-        if fold:
-            reviewed = guards.allow(FOLDED)
-        elif diff.empty:
+        if diff.empty:
             reviewed = guards.allow("review.empty")
-        elif cached is not None:
+        elif cached is None:
+            reviewed, fold = guards.allow(FOLDED), True
+        else:
             state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
             state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
             state = count_turn(state, reviewed, True, fx.head())

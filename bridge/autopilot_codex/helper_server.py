@@ -123,7 +123,6 @@ def _preload() -> None:
         hookrun,
         host,  # noqa: F401
         hosts,
-        questions,
         state_ranges,  # noqa: F401
         store,
     )

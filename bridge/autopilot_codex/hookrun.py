@@ -1,8 +1,8 @@
 """Run one hook that passed the gate: parse, look up the host and the loop's style, dispatch,
 render in the host's dialect, and always exit 0.
 
-PreToolUse is answered by the rails alone (and a question tool by the manager, `questions`);
-only the loop's own events load a style.
+PreToolUse is answered by the rails alone, except a question to the user, which goes to the
+loop's style like the loop's own events (the autopilot style has the manager answer it).
 """
 
 from __future__ import annotations
@@ -111,12 +111,10 @@ def _dispatch(
         from .shadow.hook import before_tool
 
         before_tool(worktree, payload.tool_name, host, max(config.lock_timeout_s, 20.0))
-        from .questions import answer, is_question
-
-        if not is_question(payload, host):
+        # A question to the user is the loop's style's to answer; any other tool the rails'.
+        if payload.tool_name not in host.question_tools:
             return ALLOW, None
-        store = Store(worktree, lock_timeout=config.lock_timeout_s)
-        return answer(payload, store, config, host, manager), store
+
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if payload.event == "SessionEnd":
         from .session_end import ended
@@ -127,7 +125,9 @@ def _dispatch(
     # Before the style answers: a Stop's verdict hears what the turn's snapshots found lost.
     said = on_hook(payload, store, host)
     if payload.event == "UserPromptSubmit":
-        return _claim(store, payload.session_id, host.name).with_message(said), store
+        return _typed(store, payload.session_id, host.name).with_message(said), store
+    # The one hop from the entrance into the loop's style.
+
     handle = styles.get(admitted.style)
     factory = manager or styles.selected_manager
     said_by_style = handle(styles.HookContext(payload, store, config, host, factory))
@@ -150,14 +150,14 @@ def _repair(worktree: Path, config: Config) -> str:
     return f"autopilot-codex: {said}" if said else ""
 
 
-def _claim(store: Store, session_id: str | None, host: str) -> Answer:
-    """A prompt the user typed claims an unowned loop for its session (guards.claim_by_prompt)."""
+def _typed(store: Store, session_id: str | None, host: str) -> Answer:
+    """A prompt the user typed claims an unowned loop for its session (`guards.claim`)."""
     from . import guards
 
     with store.locked():
         state = store.load(with_plan=False)
-        claimed = guards.claim_by_prompt(state, session_id, host) if state is not None else None
-        if claimed is None:
+        claimed = guards.claim(state, session_id, host, typed=True) if state is not None else None
+        if claimed is None or claimed is state:
             return ALLOW
         store.save(claimed)
         store.append_event("claim", decision="owned", session=session_id, via="UserPromptSubmit")

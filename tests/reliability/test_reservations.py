@@ -21,6 +21,7 @@ import pytest
 
 from autopilot_codex.paths import project_dir
 from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot import caps
 from tests.conftest import plan_body
 from tests.fakes.openai_server import FakeOpenAI, LoggedRequest, Reply
 
@@ -202,7 +203,6 @@ def test_a_reused_pid_does_not_keep_a_dead_caller_s_reservation() -> None:
 def test_every_budget_guard_counts_what_is_in_flight(
     used: float, slot: float, asks: list[float], estimate: float, outcome: str | None
 ) -> None:
-    from autopilot_codex import guards
     from autopilot_codex.state import Inflight, Reservation
 
     state = _state(
@@ -211,7 +211,7 @@ def test_every_budget_guard_counts_what_is_in_flight(
         inflight=Inflight("review", "s", 1, 1, 0.0, 9e9, reserved_usd=slot) if slot else None,
         reservations=[Reservation(f"t{n}", 1, usd, 9e9) for n, usd in enumerate(asks)],
     )
-    blocked = guards.budget_guard(state, estimate, "x.budget", now=None)
+    blocked = caps.budget_guard(state, estimate, "x.budget", now=None)
     if outcome is None:
         assert blocked is None
     elif outcome == "held":

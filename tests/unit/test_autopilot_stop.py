@@ -12,7 +12,8 @@ from autopilot_codex.hookio import HookInput
 from autopilot_codex.state import Inflight, Plan, State, Task
 from autopilot_codex.store import Store
 from autopilot_codex.styles.autopilot import stop
-from tests.conftest import make_repo
+from autopilot_codex.styles.autopilot.effects import Effects
+from tests.conftest import git, make_repo
 
 
 def no_manager(model: str, config: Config) -> object:
@@ -64,10 +65,34 @@ def test_a_stop_waits_for_a_live_review_by_its_own_clock_then_answers_busy(
     # A live review (this process, far from its deadline by the real clock) holds the slot.
     slot = Inflight("review", "tok", os.getpid(), 1, started_at=1000.0, deadline=1e12)
     context, store = planted(tmp_path, slot)
-    effects = stop.Effects.of(context)
-    effects = stop.Effects(**{**vars(effects), "clock": clock, "sleep": clock.sleep})
+    effects = Effects.of(context)
+    effects = Effects(**{**vars(effects), "clock": clock, "sleep": clock.sleep})
     decision = stop.on_stop(context, effects)
     assert decision.event == "stop.busy" and not decision.blocks
     assert clock.slept == [stop.STOP_POLL_S]
     state = store.load(with_plan=False)
     assert state is not None and state.inflight == slot and state.stop_events == 1
+
+
+def test_a_stop_whose_manager_call_breaks_leaves_the_slot_free(tmp_path: Path) -> None:
+    context, store = planted(tmp_path, None)
+    head = git(store.worktree, "rev-parse", "HEAD")
+    with store.locked():
+        state = store.load(with_plan=False)
+        assert state is not None
+        store.save(state.evolve(base_sha=head, task_base_sha=head))
+
+    def broken(model: str, config: Config) -> object:
+        raise RuntimeError("the backend broke")
+
+    effects = Effects.of(context)
+    effects = Effects(**{**vars(effects), "manager": broken})
+    try:
+        stop.on_stop(context, effects)
+    except RuntimeError as exc:
+        assert "the backend broke" in str(exc)
+    else:
+        raise AssertionError("the failure reaches the hook's own handler")
+    state = store.load(with_plan=False)
+    # The slot this Stop took (and the call's reservation) is given back in one more hold.
+    assert state is not None and state.inflight is None and state.stop_events == 1

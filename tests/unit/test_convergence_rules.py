@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Finding, Review
 from autopilot_codex.state import State
@@ -18,6 +17,7 @@ from autopilot_codex.styles.autopilot.convergence import (
     judge,
 )
 from autopilot_codex.styles.autopilot.findings import Ledger, Raised, listing, merge
+from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import NOW, make_state
 
 RULES = Rules(max_verbatim=2, max_findings_per_task=4, not_converging=3)

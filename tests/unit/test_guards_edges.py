@@ -9,6 +9,8 @@ import pytest
 
 from autopilot_codex import guards
 from autopilot_codex.state import Inflight, Reservation
+from autopilot_codex.styles.autopilot import caps
+from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import make_state
 
 
@@ -16,9 +18,9 @@ def test_the_slot_and_every_reservation_are_reserved_together() -> None:
     slot = Inflight("review", "t", 1, 0, 0.0, 9.0, reserved_usd=0.5)
     held = [Reservation("a", 2, 0.25, 9.0), Reservation("b", 3, 0.125, 9.0)]
     state = make_state(inflight=slot, reservations=held, budget_usd=2.0)
-    assert guards.reserved(state) == 0.875
-    assert guards.fits(state, 1.125 - state.budget_used_usd)
-    assert not guards.fits(state, 1.126 - state.budget_used_usd)
+    assert caps.reserved(state) == 0.875
+    assert caps.fits(state, 1.125 - state.budget_used_usd)
+    assert not caps.fits(state, 1.126 - state.budget_used_usd)
 
 
 def test_a_session_loop_records_its_owner_s_host_and_nobody_else_s() -> None:
@@ -37,8 +39,8 @@ def test_every_session_of_a_driven_loop_owns_it() -> None:
 
 
 def test_only_a_clean_done_says_the_rails_come_off() -> None:
-    _, done = guards.end(make_state(), "done", "all tasks approved", "stop.done")
-    _, failed = guards.end(make_state(), "aborted", "no progress", "stop.aborted")
+    _, done = caps.end(make_state(), "done", "all tasks approved", "stop.done")
+    _, failed = caps.end(make_state(), "aborted", "no progress", "stop.aborted")
     assert "safety rails stay on" not in done.message
     assert "safety rails stay on" in failed.message
 
@@ -50,22 +52,22 @@ def test_a_decision_is_a_value_not_a_record_to_edit() -> None:
 
 def test_a_refused_call_says_what_is_left_and_what_is_held() -> None:
     spent = make_state(budget_usd=1.0, budget_used_usd=0.75)
-    (state, decision) = guards.budget_guard(spent, 0.5, "stop.budget", now=None) or (spent, None)
+    (state, decision) = caps.budget_guard(spent, 0.5, "stop.budget", now=None) or (spent, None)
     assert decision is not None and state.status == "stopped_budget"
     assert "$0.25 left, the next manager call may cost $0.50" in (state.stop_reason or "")
     slot = Inflight("review", "t", 1, 0, 0.0, 9.0, reserved_usd=0.125)
     held = make_state(budget_usd=1.0, budget_used_usd=0.75, inflight=slot)
-    step = guards.budget_guard(held, 0.2, "stop.budget", now=None)
+    step = caps.budget_guard(held, 0.2, "stop.budget", now=None)
     assert step is not None and step[0].status == "running"
     assert "$0.12 free ($0.12 reserved)" in step[1].reason
 
 
 def test_a_claimed_loop_keeps_its_host_when_the_prompt_names_none() -> None:
     unowned = make_state(owner="session", session_id=None, host="codex", status="running")
-    claimed = guards.claim_by_prompt(unowned, "s1", None)
-    assert claimed is not None and (claimed.session_id, claimed.host) == ("s1", "codex")
-    claimed = guards.claim_by_prompt(unowned, "s1", "claude")
-    assert claimed is not None and claimed.host == "claude"
+    claimed = guards.claim(unowned, "s1", None, typed=True)
+    assert (claimed.session_id, claimed.host) == ("s1", "codex")
+    claimed = guards.claim(unowned, "s1", "claude", typed=True)
+    assert claimed.host == "claude"
 
 
 def test_a_stop_without_words_says_the_user_stopped_it() -> None:
@@ -75,4 +77,4 @@ def test_a_stop_without_words_says_the_user_stopped_it() -> None:
 
 def test_limits_are_a_value_not_a_record_to_edit() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        guards.Limits().stall_limit = 0  # type: ignore[misc]
+        Limits().stall_limit = 0  # type: ignore[misc]

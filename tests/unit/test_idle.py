@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autopilot_codex.checks.records import CheckResult
-from autopilot_codex.guards import Decision
+from autopilot_codex.guards import Decision, block
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Judgement, Review, Verdict
 from autopilot_codex.styles.autopilot import idle
@@ -52,9 +52,9 @@ def test_the_retry_keeps_the_first_answer_s_acceptance() -> None:
 
 def test_only_a_running_continue_is_turned_into_the_pause() -> None:
     state = make_state(**ALL_DONE)
-    other = (state, Decision("allow", "verdict.no_progress"))
+    other = (state, Decision("verdict.no_progress"))
     assert idle.paused(other) is other
-    paused, decision = idle.paused((state, Decision("block", idle.CONTINUE)))
+    paused, decision = idle.paused((state, block(idle.CONTINUE, "go on")))
     assert (paused.status, decision.event) == ("paused", idle.NOTHING_LEFT)
     assert "all 3 planned tasks accepted" in (paused.stop_reason or "")
 

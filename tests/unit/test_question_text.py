@@ -3,7 +3,7 @@ bounded, with what is not text left out."""
 
 from __future__ import annotations
 
-from autopilot_codex.questions import MAX_CHARS, question_text
+from autopilot_codex.styles.autopilot.questions import MAX_CHARS, question_text
 
 
 def test_the_questions_their_headers_and_options_are_plain_lines() -> None:

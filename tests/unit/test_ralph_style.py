@@ -257,7 +257,7 @@ def test_no_session_owns_nothing(sid: str | None) -> None:
 
 @pytest.mark.parametrize("stored", [None, "", "null"])
 def test_an_unclaimed_loop_is_not_claimed_by_a_hook(stored: str | None) -> None:
-    # Only a prompt the user typed claims it (guards.claim_by_prompt, at UserPromptSubmit).
+    # Only a prompt the user typed claims it (guards.claim, at UserPromptSubmit).
     assert claim(state(session_id=stored), "sess-a") is None
 
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from autopilot_codex import guards, hosts
-from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.state import Plan, State, Task
-from autopilot_codex.styles.autopilot import reducer
+from autopilot_codex.styles.autopilot import caps, reducer
+from autopilot_codex.styles.context import Limits
 
 # The messages are read in Claude Code here: commands are named as its slash commands.
 LIMITS = Limits(stall_limit=3, no_progress_limit=3, command=hosts.get("claude").command)
@@ -72,8 +72,8 @@ def test_owns(owner: str | None, session: str | None, expected: bool) -> None:
 def test_claim_never_sets_an_owner_only_a_prompt_does() -> None:
     assert guards.claim(make_state(session_id=None), "x").session_id is None
     assert guards.claim(make_state(session_id="x"), "x").session_id == "x"
-    claimed = guards.claim_by_prompt(make_state(session_id=None), "x")
-    assert claimed is not None and claimed.session_id == "x"
+    claimed = guards.claim(make_state(session_id=None), "x", typed=True)
+    assert claimed.session_id == "x"
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_claim_never_sets_an_owner_only_a_prompt_does() -> None:
     ],
 )
 def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: str) -> None:
-    state, decision = guards.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    state, decision = caps.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
     assert decision is not None
     assert decision.action == "allow"
     assert decision.event == event
@@ -124,14 +124,14 @@ def test_stop_guards_fire_in_order(update: dict[str, Any], status: str, event: s
     ],
 )
 def test_stop_guards_pass(update: dict[str, Any]) -> None:
-    state, decision = guards.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
+    state, decision = caps.stop_guard(make_state(**update), stop_hook_active=True, limits=LIMITS)
     assert decision is None
     assert state.status == "running"
     assert state.stop_events == 1
 
 
 def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
-    state, decision = guards.stop_guard(
+    state, decision = caps.stop_guard(
         make_state(idle_stop_blocks=3), stop_hook_active=False, limits=LIMITS
     )
     assert decision is None
@@ -139,7 +139,7 @@ def test_a_fresh_stop_breaks_the_chain_of_idle_blocks() -> None:
 
 
 def test_stall_limit_is_configurable() -> None:
-    _, decision = guards.stop_guard(
+    _, decision = caps.stop_guard(
         make_state(idle_stop_blocks=1), stop_hook_active=True, limits=Limits(stall_limit=1)
     )
     assert decision is not None and decision.event == "stop.guard.stalled"
@@ -152,7 +152,7 @@ def test_stall_limit_is_configurable() -> None:
 def test_budget_guard_refuses_calls_that_could_overspend(
     used: float, estimate: float, stops: bool
 ) -> None:
-    result = guards.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget", now=None)
+    result = caps.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget", now=None)
     assert (result is not None) is stops
     if result is not None:
         assert result[0].status == "stopped_budget"
@@ -285,7 +285,7 @@ def test_leaving_running_tells_the_implementer_too() -> None:
     decision: guards.Decision | None
     _, decision = reducer.apply_review(make_state(), FAILED, "h", now=NOW, limits=LIMITS)
     assert "no longer supervising" in decision.context
-    _, decision = guards.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget", now=None) or (
+    _, decision = caps.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget", now=None) or (
         None,
         None,
     )
@@ -327,7 +327,7 @@ def test_on_tool_resets_stall_and_counts() -> None:
 
 def test_a_stop_right_after_compaction_is_never_blocked() -> None:
     state = guards.on_compact(make_state(idle_stop_blocks=2))
-    state, decision = guards.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    state, decision = caps.stop_guard(state, stop_hook_active=True, limits=LIMITS)
     assert (
         decision is not None
         and decision.action == "allow"
@@ -335,7 +335,7 @@ def test_a_stop_right_after_compaction_is_never_blocked() -> None:
     )
     assert state.status == "running" and not state.compaction_pending
     # The next stop is judged again.
-    _, decision = guards.stop_guard(state, stop_hook_active=True, limits=LIMITS)
+    _, decision = caps.stop_guard(state, stop_hook_active=True, limits=LIMITS)
     assert decision is None
 
 
@@ -410,16 +410,16 @@ def test_one_slot_in_flight_and_a_stale_one_is_reclaimed_with_its_worst_case() -
     from autopilot_codex.styles.autopilot import inflight
 
     state = make_state()
-    held = inflight.claim(state, "review", pid=os.getpid(), token="a", now=100.0, timeout_s=10)
+    held = inflight.take(state, "review", pid=os.getpid(), token="a", now=100.0, timeout_s=10)
     assert held is not None
     held = inflight.reserve(held, "a", 0.5, "d1")
-    assert inflight.claim(held, "stop", pid=os.getpid(), token="b", now=101.0, timeout_s=10) is None
+    assert inflight.take(held, "stop", pid=os.getpid(), token="b", now=101.0, timeout_s=10) is None
     # Past its deadline (or from an older loop, or its process gone) the slot is taken over.
-    late = inflight.claim(held, "stop", pid=os.getpid(), token="b", now=1000.0, timeout_s=10)
+    late = inflight.take(held, "stop", pid=os.getpid(), token="b", now=1000.0, timeout_s=10)
     assert late is not None and late.inflight is not None and late.inflight.token == "b"
     assert late.budget_used_usd == pytest.approx(0.5)
     older = held.evolve(generation=held.generation + 1)
-    assert inflight.claim(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
+    assert inflight.take(older, "stop", pid=1, token="c", now=101.0, timeout_s=10) is not None
     assert held.inflight is not None
     dead = inflight.reclaim(held.evolve(inflight=held.inflight.evolve(pid=2**22 + 7)), 101.0)
     assert dead[1] is not None and dead[0].inflight is None

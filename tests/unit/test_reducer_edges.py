@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from autopilot_codex.config import Config
-from autopilot_codex.guards import Limits
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.styles.autopilot import reducer
+from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import LIMITS, NOW, make_state, review, verdict
 
 

@@ -34,7 +34,7 @@ def test_the_registry_finds_autopilot_and_refuses_unknown_styles() -> None:
     [
         ("session", "s1", "s1", True),
         ("session", "s1", "s2", False),
-        # Unowned: nobody's until a typed prompt claims it (guards.claim_by_prompt).
+        # Unowned: nobody's until a typed prompt claims it (guards.claim, typed).
         ("session", None, "s2", False),
         ("session", None, None, False),
         # An outside driver owns the loop: every session of the worktree is one of its rounds.
@@ -50,17 +50,22 @@ def test_owner_policies(owner: str, claimed: str | None, session: str | None, ex
 def test_a_driver_loop_is_never_claimed_by_a_round() -> None:
     state = make_state(owner="driver", session_id=None)
     assert guards.claim(state, "round-1").session_id is None
-    assert guards.claim_by_prompt(state, "round-1") is None
+    assert guards.claim(state, "round-1", typed=True) is state
 
 
 def test_only_a_typed_prompt_claims_and_only_an_unowned_running_loop() -> None:
     assert guards.claim(make_state(session_id=None), "s1").session_id is None
-    claimed = guards.claim_by_prompt(make_state(session_id=None), "s1")
-    assert claimed is not None and claimed.session_id == "s1"
-    assert guards.claim_by_prompt(make_state(session_id="s1"), "s2") is None
-    assert guards.claim_by_prompt(make_state(session_id=None, status="paused"), "s1") is None
+    claimed = guards.claim(make_state(session_id=None), "s1", typed=True)
+    assert claimed.session_id == "s1"
+    # `state` itself: nothing changes, nothing is saved.
+    owned = make_state(session_id="s1")
+    assert guards.claim(owned, "s2", typed=True) is owned
+    assert guards.claim(owned, "s1", "codex", typed=True) is owned
+    paused = make_state(session_id=None, status="paused")
+    assert guards.claim(paused, "s1", typed=True) is paused
     for nobody in (None, "", "null"):
-        assert guards.claim_by_prompt(make_state(session_id=None), nobody) is None
+        unowned = make_state(session_id=None)
+        assert guards.claim(unowned, nobody, typed=True) is unowned
 
 
 def test_stop_is_a_transition_of_the_guards() -> None:

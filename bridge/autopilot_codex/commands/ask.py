@@ -15,15 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config, load_config
-from ..consult import (
-    Asked,
-    consultations_of_task,
-    max_consultations,
-    refusal,
-)
-from ..consult import abandon as _abandon
-from ..consult import prepare as _prepare
-from ..consult import settle as _settle
 from ..contract import PREFIX
 from ..errors import BridgeError
 from ..manager.select import selected
@@ -31,6 +22,15 @@ from ..spend import of_state
 from ..spend import usd as money
 from ..state import State
 from ..store import Store
+from ..styles.autopilot.consult import (
+    Asked,
+    consultations_of_task,
+    max_consultations,
+    refusal,
+)
+from ..styles.autopilot.consult import abandon as _abandon
+from ..styles.autopilot.consult import prepare as _prepare
+from ..styles.autopilot.consult import settle as _settle
 from . import worktree_of
 
 if TYPE_CHECKING:

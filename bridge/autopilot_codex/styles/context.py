@@ -5,10 +5,12 @@ Its own module, so a style imports it without importing the registry that import
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..guards import Limits
+from .. import defaults
+from ..output import terminal_command
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -17,6 +19,14 @@ if TYPE_CHECKING:
     from ..manager import Manager
     from ..manager.select import ManagerFactory
     from ..store import Store
+
+
+@dataclass(frozen=True)
+class Limits:
+    stall_limit: int = defaults.STALL_LIMIT
+    no_progress_limit: int = defaults.NO_PROGRESS_LIMIT
+    # How the reader of a message runs one of our commands (a slash command in Claude Code).
+    command: Callable[[str], str] = field(default=terminal_command)
 
 
 @dataclass

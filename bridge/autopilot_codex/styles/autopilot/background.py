@@ -21,15 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo
 from ...config import for_loop
-from ...guards import allow, charge, fits, reserved
+from ...guards import allow, charge
 from ...hookio import HookInput
 from ...meters import over, total_usd
 from ...spend import usd
 from ...state import State, now_iso
 from . import findings_store, inflight, reducer
+from .caps import fits, reserved
 from .convergence import Rules
+from .effects import loop_diff
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -119,8 +120,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         if state.status != "running":
             ctx.store.save(inflight.release(state, token))
             return None
-        repo = ctx.store.worktree
-        diff = gitrepo.diff_since(repo, state.task_base_sha, exclude=ctx.store.excluded(), baseline=ctx.store.nested_path)
+        diff = loop_diff(ctx.store, state.task_base_sha)
         key = steps.diff_key(diff)
         if diff.empty or key == tried or state.cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or

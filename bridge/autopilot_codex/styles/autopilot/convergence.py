@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...contract import PREFIX, fix_reason
-from ...guards import Decision, Step, allow, end
+from ...guards import Decision, Step, allow
+from ...hookio import Answer
 from ...state import Finding, State
 from . import findings
+from .caps import end
 from .findings import Entry, Ledger, Raised
 
 if TYPE_CHECKING:
@@ -101,7 +103,7 @@ def judge(
     reason = _reason(review, decision, deliver, merged.disputed, rejected=rejected)
     ledger = findings.delivered(ledger, [e.id for e in deliver])
     event = decision.event if deliver or rejected else "review.disputed"
-    answer = dataclasses.replace(decision, event=event, reason=reason)
+    answer = dataclasses.replace(decision, event=event, answer=Answer(block=reason))
     return _with_reason(state, reason), answer, ledger
 
 
@@ -129,7 +131,7 @@ def replay(
         return state, decision, ledger
     # Said often enough: once more as a dispute, then the same diff no longer blocks on it.
     reason = f"{PREFIX} Review: nothing new to fix.\n\n" + dispute_notice(disputed)
-    answer = dataclasses.replace(decision, event="review.disputed", reason=reason)
+    answer = dataclasses.replace(decision, event="review.disputed", answer=Answer(block=reason))
     return _with_reason(state, None), answer, ledger
 
 

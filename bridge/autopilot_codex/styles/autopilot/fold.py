@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...guards import Limits, Step
+from ...guards import Step
 from ...state import State
+from ..context import Limits
 from . import findings_store, reducer
 from .convergence import Rules
 from .steps import record

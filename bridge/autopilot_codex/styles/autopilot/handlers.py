@@ -4,11 +4,12 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards, implementer_spend
+from ... import contract, gitrepo, guards
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...hosts import hostfiles
 from ...state import State
+from .. import implementer_spend
 from ..context import HookContext
 from . import inflight, reducer, steps
 from .steps import owned, record, review_mode
@@ -18,9 +19,9 @@ from .stop import on_stop
 def handle(ctx: HookContext) -> Answer:
     event = ctx.payload.event
     if event == "Stop":
-        return answer_of(on_stop(ctx))
+        return on_stop(ctx).answer
     if event == "PostToolUse":
-        return answer_of(on_post_tool(ctx))
+        return on_post_tool(ctx).answer
     if event == "PostToolUseFailure":
         # A failed tool is work too (a red test run): it resets the stall count, no review.
         on_tool_failure(ctx)
@@ -31,13 +32,12 @@ def handle(ctx: HookContext) -> Answer:
     if event == "SessionStart":
         held = hostfiles.session_start(ctx.store, ctx.payload.source)
         return held or Answer(context=on_session_start(ctx))
+    if event == "PreToolUse":
+        # The rails let a question to the user through: the manager answers it (`questions`).
+        from .questions import answer
+
+        return answer(ctx)
     return ALLOW
-
-
-def answer_of(decision: Decision) -> Answer:
-    if decision.blocks:
-        return Answer(block=decision.reason, message=decision.message)
-    return Answer(context=decision.context, message=decision.message)
 
 
 # -- events ---------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ def on_pre_compact(ctx: HookContext) -> None:
         state = owned(ctx)
         if state is None:
             return
-        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
+        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -82,7 +82,7 @@ def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx)
         if state is not None:
-            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id or "", ctx.host.name)))
+            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
 
 
 def on_post_tool(ctx: HookContext) -> Decision:
@@ -93,7 +93,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
         state = owned(ctx)
         if state is None:
             return guards.allow("ignored")
-        state = guards.on_tool(guards.claim(state, payload.session_id or "", ctx.host.name))
+        state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
         state = implementer_spend.charged(ctx, state)
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
@@ -122,7 +122,7 @@ def _start_review(ctx: HookContext, state: State) -> State:
     token = inflight.new_token()
     now = inflight.clock()
     state = steps.reclaimed(ctx.store, ctx.payload.session_id, state, now)
-    claimed = inflight.claim(
+    claimed = inflight.take(
         state, "review", pid=0, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
     if claimed is None or claimed.inflight is None:

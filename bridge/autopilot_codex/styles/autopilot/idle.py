@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ...guards import Step, end
+from ...guards import Step
+from .caps import end
 
 if TYPE_CHECKING:
     from ...manager import Manager, Outcome

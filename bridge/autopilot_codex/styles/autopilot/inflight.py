@@ -4,7 +4,7 @@ reserved, settled and reclaimed, always under the store lock.
 
 One slot for reviews and verdicts alike keeps the seed's rules exact under parallel hooks: a
 burst of edits starts one review, parallel Stops make one verdict call. Every budget guard
-counts the slot's and the reservations' worst cases (`guards.reserved`), so no interleaving of
+counts the slot's and the reservations' worst cases (`caps.reserved`), so no interleaving of
 calls can spend past the budget.
 """
 
@@ -111,7 +111,7 @@ def reclaim_reservations(state: State, now: float) -> tuple[State, list[Reservat
     return state, stale
 
 
-def claim(
+def take(
     state: State, kind: str, *, pid: int, token: str, now: float, timeout_s: float
 ) -> State | None:
     """The state with the slot taken, or None when a live caller holds it."""

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING
 
 from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
-from ...guards import Decision, Limits, Step, allow, charge, end, manager_failed, spend
+from ...guards import Decision, Step, allow, block, charge
+from ...hookio import Answer
 from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
 from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
+from ..context import Limits
+from .caps import end, manager_failed, spend
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -133,7 +136,9 @@ def take_pending(state: State, *, at_stop: bool, head: str | None = None) -> Ste
     if record is None:
         return None
     decision = replay_review(record)
-    decision = Decision(decision.action, f"{decision.event}.delivered", decision.reason)
+    decision = Decision(
+        f"{decision.event}.delivered", Answer(block=decision.answer.block), why=decision.why
+    )
     return _counted(state.evolve(pending_review=None), decision, at_stop, head)
 
 
@@ -142,7 +147,7 @@ def replay_cached(
 ) -> Step:
     """An identical diff reuses its review without a model call."""
     decision = replay_review(record)
-    decision = Decision(decision.action, "review.cached", decision.reason, decision.message)
+    decision = dataclasses.replace(decision, event="review.cached")
     return _counted(state, decision, at_stop, head)
 
 
@@ -159,7 +164,7 @@ def replay_review(record: ReviewRecord) -> Decision:
     """The answer for a reviewed diff; identical diffs reuse it without a model call."""
     if record.decision == "approve":
         return allow(f"review.{record.decision}")
-    return Decision("block", f"review.{record.decision}", reason=record.reason)
+    return block(f"review.{record.decision}", record.reason)
 
 
 def apply_verdict(
@@ -242,11 +247,11 @@ def _continue(
     if overruled:
         reason = overrule_reason(state, verdict, checks_red)
         note = f"the checks overrule the manager's {_claim(verdict)}"
-        return state, Decision("block", "checks.overrule", reason=reason, message=banner, note=note)
+        return state, block("checks.overrule", reason, banner, note)
     reason = continue_reason(state, verdict, advanced)
     if checks_red:
         reason += "\n\n" + checks_red
-    return state, Decision("block", "verdict.continue", reason=reason, message=banner, note=note)
+    return state, block("verdict.continue", reason, banner, note)
 
 
 def _claim(verdict: Verdict) -> str:

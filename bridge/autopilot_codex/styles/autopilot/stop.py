@@ -1,40 +1,42 @@
-"""The autopilot Stop, top to bottom: guards → slot → review → checks → verdict → apply.
+"""The autopilot Stop, load → decide → commit, in as few lock holds as its calls allow.
 
-When no review of the final diff was made before the Stop, the review and the verdict are one
-call (`fold`): the implementer waits one manager latency per Stop.
+1. `take_slot` (hold 1, the state loaded once): guards (owner, stall, caps), the loop's one
+   in-flight slot, then `review`: a waiting fix or the cached review of the final diff. A
+   Stop decided there commits (`commit`: save, slot released, event line) in the same hold.
+   Without checks, `prepare_verdict` reserves the verdict's call in this hold too.
+2. `after_checks`: the user's checks WITHOUT the lock, then hold 2 prepares the verdict.
+3. `call`: the manager's call without the lock; the last hold loads the state once and applies
+   the answer if the loop is still the one it was asked about.
 
-`on_stop` is the whole sequence; the functions below it follow in the order it calls them.
-What the Stop touches beyond its state (the store and its lock, git, the manager, the clock,
-the environment, this process's id) comes in one `Effects` value, so the reducers it calls
-stay pure and a test can hand it a fake clock. The lock is never held during a manager call
-or the user's checks: parallel hooks and a typed `stop` are never kept waiting, and an answer
-is applied only if the loop is still the same one.
+A Stop that calls the manager takes the lock twice at the least (take the slot; apply the
+answer): a typed `stop` never waits for a manager call or the checks. When no review of the
+final diff was made, the review and the verdict are one call (`fold`). What the Stop touches
+beyond its state (the store and its lock, git, the manager, the clock, the environment, this
+process's id) comes in one `Effects` value, so a test hands it a fake clock.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo, guards, implementer_spend
+from ... import guards
 from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
-from ...state import State, now_iso
+from ...state import State
+from .. import implementer_spend
 from ..context import HookContext
-from . import findings_store, idle, inflight, reducer, steps
+from . import caps, findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn
+from .effects import Effects
 from .fold import REVIEW_PASSED, apply_folded
-from .steps import diff_key, estimate, log_git_findings, owned, record, review_mode
+from .steps import diff_key, estimate, log_git_findings, record, review_mode
 
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
-    from ...manager.select import ManagerFactory
-    from ...store import Store
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
@@ -42,67 +44,32 @@ STOP_POLL_S = 0.05
 FOLDED = "review.folded"
 
 
-@dataclass(frozen=True)
-class Effects:
-    """Everything the Stop does to the world beyond its state; `of` gives the real ones."""
-
-    store: Store
-    manager: ManagerFactory
-    clock: Callable[[], float]
-    sleep: Callable[[float], None]
-    environ: Mapping[str, str]
-    pid: int
-    head: Callable[[], str]
-    # The worktree's diff since a commit, without the loop's own files.
-    diff: Callable[[str], gitrepo.Diff]
-    commits: Callable[[str], list[str]]
-
-    @classmethod
-    def of(cls, ctx: HookContext) -> Effects:
-        store = ctx.store
-        return cls(
-            store=store,
-            manager=ctx.manager,
-            clock=inflight.clock,
-            sleep=time.sleep,
-            environ=os.environ,
-            pid=os.getpid(),
-            head=lambda: gitrepo.head_sha(store.worktree),
-            diff=lambda base: gitrepo.diff_since(store.worktree, base, exclude=store.excluded(), baseline=store.nested_path),
-            commits=lambda base: gitrepo.commits_since(store.worktree, base),
-        )
-
-
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
     fx = fx or Effects.of(ctx)
     token = inflight.new_token()
-    # 1-2. Guards (owner, stall, caps), then the loop's one in-flight slot for this Stop.
-    early = take_slot(ctx, fx, token)
-    if early is not None:
-        return early
     try:
-        # 3. A fix waiting from a background review, a cached review, or (folded into the
-        # verdict's call) the review of the final diff.
-        reviewed = review(ctx, fx, token)
-        folded = reviewed.event == FOLDED
-        if not folded and (reviewed.blocks or reviewed.event not in REVIEW_PASSED | {"ignored"}):
-            return reviewed
-        # 4. The user's checks, without the lock (a `stop` typed meanwhile must not wait).
-        results = checks(ctx, fx, token)
-        # 5-6. The verdict, applied if the loop is still the one it was asked about.
-        return verdict(ctx, fx, token, results, otherwise=reviewed, fold=folded)
-    finally:
+        # Hold 1: guards, the slot, a waiting fix or the cached review, and (without checks)
+        # the verdict's call prepared.
+        step = take_slot(ctx, fx, token)
+        if isinstance(step, Checks):
+            # The user's checks without the lock, then hold 2 prepares the verdict.
+            step = after_checks(ctx, fx, token, step)
+        # The call without the lock; the last hold applies its answer.
+        return call(ctx, fx, step, token)
+    except BaseException:
+        # Every hold that decides releases the slot; one cut short must not keep it.
         with fx.store.locked():
             state = fx.store.load(with_plan=False)
             if state is not None and inflight.holds(state, token):
                 fx.store.save(inflight.release(state, token))
+        raise
 
 
-# -- 1-2. guards and the slot ---------------------------------------------------------------
+# -- 1. guards, the slot and the review: the first hold ------------------------------------
 
 
-def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
-    """Guard the Stop, then take the in-flight slot for its calls; None when it is taken.
+def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | Pending:
+    """Guard the Stop, then take the in-flight slot for its calls and go on in the same hold.
 
     A background review of the diff being judged is waited for; one of an older diff is
     superseded (the Stop reviews the final diff itself); another Stop that holds the slot is
@@ -111,13 +78,13 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
     digest: str | None = None
     while True:
         with fx.store.locked():
-            state = owned(ctx)
+            state = owned(ctx, fx)
             if state is None:
                 return guards.allow("ignored")
             now = fx.clock()
-            state = guards.claim(state, ctx.payload.session_id or "", ctx.host.name)
+            state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
             state = implementer_spend.charged(ctx, state)
-            state = reclaimed(ctx, fx, state, now)
+            state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
                 digest = digest if digest is not None else diff_key(fx.diff(state.task_base_sha))
@@ -127,13 +94,17 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | None:
                 state = fx.store.save(state.evolve(stop_events=state.stop_events + 1))
                 return busy(ctx, state)
             if slot is None:
-                return claim(ctx, fx, state, token, now)
+                return guard(ctx, fx, state, token, now)
             fx.store.save(state)
         fx.sleep(STOP_POLL_S)
 
 
-def reclaimed(ctx: HookContext, fx: Effects, state: State, now: float) -> State:
-    return steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
+def owned(ctx: HookContext, fx: Effects) -> State | None:
+    """The hold's one load: the running loop this hook's session owns, without its plan."""
+    state = fx.store.load(with_plan=False)
+    if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
+        return None
+    return state
 
 
 def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> State:
@@ -151,8 +122,10 @@ def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> Stat
     return state
 
 
-def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -> Decision | None:
-    state, guarded = guards.stop_guard(
+def guard(
+    ctx: HookContext, fx: Effects, state: State, token: str, now: float
+) -> Decision | Checks | Pending:
+    state, guarded = caps.stop_guard(
         state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=now
     )
     if guarded is None:
@@ -164,11 +137,12 @@ def claim(ctx: HookContext, fx: Effects, state: State, token: str, now: float) -
         return finish(ctx, fx, state, guarded)
     if ctx.payload.background:
         return finish(ctx, fx, state, waiting(ctx.payload.background))
-    taken = inflight.claim(
+    taken = inflight.take(
         state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
-    fx.store.save(taken or state)
-    return None if taken is not None else busy(ctx, state)
+    # Free in this same hold (`take_slot` saw it so): taking it cannot fail.
+    assert taken is not None
+    return review(ctx, fx, taken, token)
 
 
 def waiting(tasks: tuple[str, ...]) -> Decision:
@@ -187,51 +161,55 @@ def busy(ctx: HookContext, state: State) -> Decision:
     return decision
 
 
-# -- 3. review ------------------------------------------------------------------------------
-
-
-def review(ctx: HookContext, fx: Effects, token: str) -> Decision:
-    """With the slot held: a waiting fix first, then the cached review of the final diff
-    (unless reviews are off or per commit). `ignored` when there was nothing to review,
-    FOLDED when the diff needs a review: the verdict's call makes it."""
-    with fx.store.locked():
-        state = owned(ctx)
-        if state is None or not inflight.holds(state, token):
-            return guards.allow("ignored")
-        delivered = reducer.take_pending(state, at_stop=True, head=fx.head())
-        if delivered is not None:
-            return finish(ctx, fx, *delivered)
-        if mode(fx, state) not in ("stop", "edit"):
-            return guards.allow("ignored")
-        return prepare_review(ctx, fx, state)
-
-
-def prepare_review(ctx: HookContext, fx: Effects, state: State) -> Decision:
-    """The review of the task's diff from the cache; FOLDED when it has none."""
-    diff = fx.diff(state.task_base_sha)
-    if diff.empty:
+def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Checks | Pending:
+    """With the slot just taken: a waiting fix first, then the cached review of the final diff
+    (unless reviews are off or per commit). A review that ends the turn is the answer; else
+    the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
+    cached (`fold`)."""
+    delivered = reducer.take_pending(state, at_stop=True, head=fx.head())
+    if delivered is not None:
+        return finish(ctx, fx, *delivered, token=token)
+    reviewed, fold = guards.allow("ignored"), False
+    if mode(fx, state) in ("stop", "edit"):
+        diff = fx.diff(state.task_base_sha)
+        cached = None if diff.empty else state.cached_review(diff_key(diff))
+        if diff.empty:
+            reviewed = guards.allow("review.empty")
+        elif cached is None:
+            reviewed, fold = guards.allow(FOLDED), True
+        else:
+            state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
+            state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
+            state = count_turn(state, reviewed, True, fx.head())
+            if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
+                return finish(ctx, fx, state, reviewed, token=token)
+            state = commit(ctx, fx, state, reviewed)
+    if state.checks:
         fx.store.save(state)
-        return guards.allow("review.empty")
-    key = diff_key(diff)
-    cached = state.cached_review(key)
-    if cached is None:
-        return guards.allow(FOLDED)
-    state, decision = reducer.replay_cached(state, cached, at_stop=False)
-    state, decision = findings_store.replayed(fx.store, state, decision, Rules.of(ctx.config))
-    return finish(ctx, fx, count_turn(state, decision, True, fx.head()), decision)
+        return Checks(state, reviewed, fold)
+    return prepare_verdict(ctx, fx, state, token, fold=fold)
 
 
-# -- 4. checks ------------------------------------------------------------------------------
+# -- 2. checks: without the lock, then the second hold --------------------------------------
 
 
-def checks(ctx: HookContext, fx: Effects, token: str) -> list[CheckResult] | None:
-    """Run (or reuse, on an unchanged tree) the loop's checks WITHOUT the lock; under it,
-    at the verdict, they are then a cache hit (same tree). None: no checks, or not ours."""
+@dataclass(frozen=True)
+class Checks:
+    """The slot is held and the loop has checks: they run without the lock."""
+
+    state: State
+    # The answer when the loop changed hands while the checks ran.
+    otherwise: Decision
+    fold: bool
+
+
+def after_checks(ctx: HookContext, fx: Effects, token: str, step: Checks) -> Decision | Pending:
+    results = run_checks(ctx, fx, step.state)
     with fx.store.locked():
-        state = owned(ctx)
-        if state is None or not inflight.holds(state, token) or not state.checks:
-            return None
-    return run_checks(ctx, fx, state)
+        state = owned(ctx, fx)
+        if state is None or not inflight.holds(state, token):
+            return step.otherwise
+        return prepare_verdict(ctx, fx, state.evolve(last_checks=results), token, fold=step.fold)
 
 
 def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
@@ -243,26 +221,7 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
     return gather(fx.store, state, manager_calls=1, call_timeout_s=timeout)[1]
 
 
-# -- 5. verdict -----------------------------------------------------------------------------
-
-
-def verdict(
-    ctx: HookContext,
-    fx: Effects,
-    token: str,
-    results: list[CheckResult] | None,
-    *,
-    otherwise: Decision,
-    fold: bool = False,
-) -> Decision:
-    with fx.store.locked():
-        state = owned(ctx)
-        if state is None or not inflight.holds(state, token):
-            return otherwise
-        if results is not None:
-            state = state.evolve(last_checks=results)
-        step = prepare_verdict(ctx, fx, state, token, fold=fold)
-    return call(ctx, fx, step, token)
+# -- 3. the verdict, its call and its answer applied: the last hold ---------------------
 
 
 def prepare_verdict(
@@ -310,19 +269,16 @@ def prepare_verdict(
         s = s.evolve(last_checks=last_checks)
         if not fold:
             return reducer.apply_verdict(
-                s, outcome, head, limits, now=now_iso(), checks_red=checks_red
+                s, outcome, head, limits, now=fx.now_iso(), checks_red=checks_red
             )
         return apply_folded(
-            ctx, s, outcome, key, diff.files, head, limits, now=now_iso(), checks_red=checks_red
+            ctx, s, outcome, key, diff.files, head, limits, now=fx.now_iso(), checks_red=checks_red
         )
 
     if not fold:
         return reserve(ctx, fx, state, "verdict", "Verdict", prompt, reduce, token)
     log_git_findings(ctx, diff)
     return reserve(ctx, fx, state, "review", "Judgement", prompt, reduce, token)
-
-
-# -- 6. the call and its answer applied ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -349,9 +305,9 @@ def reserve(
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
     worst = estimate(ctx, state, prompt)
-    blocked = guards.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
+    blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
     if blocked is not None:
-        return finish(ctx, fx, *blocked)
+        return finish(ctx, fx, *blocked, token=token)
     state = fx.store.save(inflight.reserve(state, token, worst))
     return Pending(state, schema, prompt, reduce, kind)
 
@@ -377,17 +333,15 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         state = inflight.settle(state, token)
         if state.generation != step.state.generation or state.status != "running":
             # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
-            state = fx.store.save(guards.charge(state, outcome.cost_usd))
-            decision = guards.allow(f"{step.event}.discarded")
-            record(ctx, state, decision, outcome)
-            return decision
+            charged = guards.charge(state, outcome.cost_usd)
+            return finish(ctx, fx, charged, guards.allow(f"{step.event}.discarded"), outcome, token=token)
         state, decision = step.reduce(state, outcome)
         if breach:
             state, decision = idle.paused((state, decision))
-        if not decision.blocks or state.status != "running":
-            return finish(ctx, fx, state, decision, outcome)
-        decided = finish(ctx, fx, state, decision, outcome)
-        return capped_after(ctx, fx, fx.store.load() or state) or decided
+        saved = commit(ctx, fx, state, decision, outcome, token=token)
+        if not decision.blocks or saved.status != "running":
+            return decision
+        return capped_after(ctx, fx, saved) or decision
 
 
 def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None:
@@ -399,10 +353,26 @@ def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None
     if reached is None:
         return None
     status, reason = reached
-    ended, decision = guards.end(
+    ended, decision = caps.end(
         state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
     )
     return finish(ctx, fx, ended, decision)
+
+
+def commit(
+    ctx: HookContext,
+    fx: Effects,
+    state: State,
+    decision: Decision,
+    outcome: Outcome[Any] | None = None,
+    *,
+    token: str = "",
+) -> State:
+    """The decision's state saved (with this Stop's slot released, given its token) and its
+    event line written: what every hold that decides ends with."""
+    saved = fx.store.save(inflight.release(state, token) if token else state)
+    record(ctx, saved, decision, outcome)
+    return saved
 
 
 def finish(
@@ -411,9 +381,10 @@ def finish(
     state: State,
     decision: Decision,
     outcome: Outcome[Any] | None = None,
+    *,
+    token: str = "",
 ) -> Decision:
-    saved = fx.store.save(state)
-    record(ctx, saved, decision, outcome)
+    commit(ctx, fx, state, decision, outcome, token=token)
     return decision
 
 

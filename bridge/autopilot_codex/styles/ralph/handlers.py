@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ... import guards, implementer_spend, meters
+from ... import guards, meters
 from ...closing import closing
 from ...contract import PREFIX
 from ...hookio import ALLOW, Answer
@@ -19,6 +19,7 @@ from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import State, Status
 from ...store import Store
+from .. import implementer_spend
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord, of

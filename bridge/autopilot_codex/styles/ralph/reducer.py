@@ -125,7 +125,7 @@ def start(
 
 def claim(state: State, session_id: str | None) -> State | None:
     """The state as owned by `session_id`, or None when the loop is another session's or
-    nobody's yet (only a prompt the user typed claims it: guards.claim_by_prompt).
+    nobody's yet (only a prompt the user typed claims it: guards.claim).
 
     A hook without a session id owns nothing (peers bled loops across sessions that way).
     """

@@ -15,27 +15,24 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from .config import Config
-from .contract import PREFIX
-from .errors import BridgeError
-from .hookio import ALLOW, Answer, HookInput
-from .spend import of_state, usd
+from ...config import Config
+from ...contract import PREFIX
+from ...errors import BridgeError
+from ...hookio import ALLOW, Answer
+from ...spend import of_state, usd
 
 if TYPE_CHECKING:
-    from .host import Host
-    from .manager.select import ManagerFactory
-    from .state import State
-    from .store import Store
+    from ...host import Host
+    from ...manager.select import ManagerFactory
+    from ...state import State
+    from ...store import Store
+    from ..context import HookContext
 
 # The manager's words for "only the user can answer this".
 ASK_USER = "ASK_THE_USER"
 # Claude Code runs a PreToolUse hook for 30 s (hooks/hooks.json): the call must end before.
 TIMEOUT_S = 25.0
 MAX_QUESTIONS, MAX_OPTIONS, MAX_CHARS = 4, 8, 1_000
-
-
-def is_question(payload: HookInput, host: Host) -> bool:
-    return payload.tool_name in getattr(host, "question_tools", frozenset())
 
 
 def question_text(tool_input: dict[str, Any]) -> str:
@@ -76,21 +73,16 @@ def owned_and_running(state: State | None, session_id: str | None) -> bool:
     )
 
 
-def answer(
-    payload: HookInput,
-    store: Store,
-    config: Config,
-    host: Host,
-    manager: ManagerFactory | None,
-) -> Answer:
-    question = question_text(payload.tool_input)
+def answer(ctx: HookContext) -> Answer:
+    """The PreToolUse of a question tool (the rails let it through)."""
+    question = question_text(ctx.payload.tool_input)
     if not question:
         return ALLOW
-    state = store.load(with_plan=False)
-    if not owned_and_running(state, payload.session_id):
+    state = ctx.store.load(with_plan=False)
+    if not owned_and_running(state, ctx.payload.session_id):
         return ALLOW
     assert state is not None
-    return _consult(store, state, question, payload.session_id, config, host, manager)
+    return _consult(ctx.store, state, question, ctx.payload.session_id, ctx.config, ctx.host, ctx.manager)
 
 
 def _consult(
@@ -100,11 +92,10 @@ def _consult(
     session: str | None,
     config: Config,
     host: Host,
-    manager: ManagerFactory | None,
+    manager: ManagerFactory,
 ) -> Answer:
+    from ...manager.ask_schema import Consultation
     from . import consult
-    from .manager.ask_schema import Consultation
-    from .manager.select import selected
 
     config = dataclasses.replace(config, timeout_s=min(config.timeout_s, TIMEOUT_S))
     try:
@@ -112,7 +103,7 @@ def _consult(
     except BridgeError as exc:
         return Answer(message=f"{PREFIX} the manager was not asked ({exc}); the question is yours")
     try:
-        outcome = (manager or selected)(asked.model, config).ask(
+        outcome = manager(asked.model, config).ask(
             Consultation, asked.prompt.instructions, asked.prompt.text
         )
     except BaseException:
@@ -151,7 +142,7 @@ def _consult(
 
 
 def _framed(store: Store, state: State, question: str) -> str:
-    from .styles.autopilot.findings_store import view_lines
+    from .findings_store import view_lines
 
     try:
         findings = view_lines(store, store.with_plan(state), state.current_task)

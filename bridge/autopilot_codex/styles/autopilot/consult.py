@@ -11,17 +11,18 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import gitrepo, guards
-from .config import Config
-from .errors import BridgeError
-from .spend import usd
-from .state import State
-from .store import Store
-from .styles.autopilot import inflight
+from ... import guards
+from ...config import Config
+from ...errors import BridgeError
+from ...spend import usd
+from ...state import State
+from ...store import Store
+from . import caps, inflight
+from .effects import loop_diff
 
 if TYPE_CHECKING:
-    from .manager import Outcome
-    from .manager.prompts import Prompt
+    from ...manager import Outcome
+    from ...manager.prompts import Prompt
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,8 @@ def refusal(state: State | None, session_id: str | None, limit: int) -> str | No
 
 
 def prepare(store: Store, config: Config, question: str, session_id: str | None) -> Asked:
-    from .manager.ask_prompt import ask_prompt
-    from .manager.select import worst_case_usd
+    from ...manager.ask_prompt import ask_prompt
+    from ...manager.select import worst_case_usd
 
     with store.locked():
         state = store.load()
@@ -83,7 +84,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
             store.append_event(
                 "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session_id
             )
-        diff = gitrepo.diff_since(store.worktree, state.task_base_sha, exclude=store.excluded(), baseline=store.nested_path)
+        diff = loop_diff(store, state.task_base_sha)
         prompt = ask_prompt(
             goal=state.goal,
             plan=state.plan,
@@ -99,7 +100,7 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
         )
         # The shared guard decides; its "stop the loop" half is dropped: a refused question
         # leaves the loop running.
-        blocked = guards.budget_guard(state, estimate, "ask.budget", now=now)
+        blocked = caps.budget_guard(state, estimate, "ask.budget", now=now)
         if blocked is not None:
             if gone:
                 store.save(state)  # the reclaimed worst cases stay charged

@@ -17,15 +17,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .host import SpendRead
-from .state import SpendCursor, State
+from ..host import SpendRead
+from ..state import SpendCursor, State
 
 # Records remembered besides the session's own: one forgotten and seen again is read from its
 # start, which counts its spend twice rather than never.
 CURSORS_KEPT = 32
 
 if TYPE_CHECKING:
-    from .styles.context import HookContext
+    from .context import HookContext
 
 
 def charged(ctx: HookContext, state: State) -> State:

@@ -118,17 +118,21 @@ def _preload() -> None:
     import threading  # noqa: F401
 
     from . import (  # noqa: F401
+        announce,
         crashlog,
+        failclosed,
         helper_child,
         hookrun,
         hosts,
         questions,
-        state_ranges,  # noqa: F401
+        state_ranges,
         store,
     )
+    from .commands import notify  # noqa: F401
     from .hosts import claude, codex, protocol  # noqa: F401
     from .hosts.claude import prices, transcript  # noqa: F401
     from .rails import judge, parser
+    from .shadow import hook  # noqa: F401
     from .styles.autopilot import background, handlers  # noqa: F401
 
     parser.parse("true")

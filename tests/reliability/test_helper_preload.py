@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from autopilot_codex.cli import main
 from tests.conftest import edit_state, payload, plan_body, state_of
@@ -35,7 +36,7 @@ def test_a_helped_hook_imports_no_module_the_helper_did_not(
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "write", "files"]) == 0
     edit_state(repo, budget_used_usd=state_of(repo)["budget_usd"])
-    bash = {"tool_name": "Bash", "tool_input": {"command": "git status"}}
+    bash: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "git status"}}
     hooks = [
         ("PreToolUse", payload("PreToolUse", repo, **bash)),
         ("PostToolUse", payload("PostToolUse", repo, **bash)),

@@ -139,7 +139,12 @@ def test_a_witness_text_seen_before_is_not_checked_again_and_any_other_is(
     texts = [full().evolve(serial=n).to_json(KEY) for n in range(witness._KEEP + 1)]
     sealed: list[str] = []
     real = witness.seal
-    monkeypatch.setattr(witness, "seal", lambda key, text: sealed.append(text) or real(key, text))
+
+    def counted(key: bytes, text: str) -> str:
+        sealed.append(text)
+        return real(key, text)
+
+    monkeypatch.setattr(witness, "seal", counted)
     path.write_text(texts[-1])
     assert witness.read(path, KEY) == full().evolve(serial=witness._KEEP)
     assert sealed == []  # sealed here a moment ago

@@ -21,6 +21,8 @@ rails (issue 26), <= 4x for other sessions' hooks. Rows without a target are con
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 import time
@@ -107,6 +109,22 @@ def no_worker(repo: Path, timeout: float = 120.0) -> None:
         time.sleep(0.01)
 
 
+def quiet(repo: Path, home: Path) -> None:
+    """Wait until the background work the last case started has ended: its review (`settle`,
+    `no_worker`) and its snapshot (the shadow history's lock, held by the worker until it
+    exits). A hook timed while another's snapshot is written would wait for it (a Stop and a
+    PreToolUse that may change files settle the snapshot first) and share the cores with it;
+    in a session the model's turn between two hooks gives the worker that time."""
+    settle(repo, home)
+    no_worker(repo)
+    for lock in home.glob("projects/*/shadow.lock"):
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        finally:
+            os.close(fd)
+
+
 def cases_for(
     loop: ActiveLoop, running: Snapshot, exhausted: Snapshot, python: str, label: str
 ) -> list[Case]:
@@ -115,10 +133,9 @@ def cases_for(
 
     def put(snapshot: Snapshot) -> Callable[[], None]:
         # The worker a cache hit starts saves state.json once it finds the diff reviewed: wait
-        # for it, or its save would land on the next case's restored state.
+        # for it, or its save would land on the next case's restored state (`quiet`).
         def setup() -> None:
-            settle(repo, home)
-            no_worker(repo)
+            quiet(repo, home)
             snapshot.restore()
 
         return setup
@@ -144,7 +161,7 @@ def cases_for(
             [python, "-c", "pass"],
             env,
             edit,
-            setup=lambda: settle(repo, home),
+            setup=lambda: quiet(repo, home),
         ),
         Case(
             f"cache hit{label}",

@@ -47,6 +47,10 @@ GIT_ENV = {
 
 
 def rounds(full: int, quick: int = 5) -> int:
+    """The rounds of a timed bench: BENCH_ROUNDS=N sets them all, for runs to be repeated."""
+    chosen = os.environ.get("BENCH_ROUNDS", "").strip()
+    if chosen.isdigit() and int(chosen) > 0:
+        return int(chosen)
     return quick if QUICK else full
 
 

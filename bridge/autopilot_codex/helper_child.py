@@ -134,8 +134,9 @@ def _go(conn: socket.socket) -> tuple[bytes, list[int]]:
 
 def _watch(conn: socket.socket) -> None:
     """End this child when the hook that waits for it is gone (the host killed it at its
-    timeout): the direct path would have died with it."""
-    import threading
+    timeout): the direct path would have died with it. A bare thread: `threading` waits until
+    it runs, a scheduling delay on the hook's path for a thread that only waits."""
+    import _thread
 
     def wait() -> None:
         try:
@@ -144,7 +145,7 @@ def _watch(conn: socket.socket) -> None:
             pass
         os._exit(0)
 
-    threading.Thread(target=wait, daemon=True).start()
+    _thread.start_new_thread(wait, ())
 
 
 def take_over(fields: list[bytes], fds: list[int]) -> None:

@@ -118,15 +118,19 @@ def _preload() -> None:
     import threading  # noqa: F401
 
     from . import (  # noqa: F401
+        announce,
         crashlog,
+        failclosed,
         helper_child,
         hookrun,
         host,  # noqa: F401
         hosts,
-        state_ranges,  # noqa: F401
+        notify,
+        state_ranges,
         store,
     )
     from .rails import judge, parser
+    from .shadow import hook  # noqa: F401
 
     for each in hosts.every():  # each host's package, and its spend reader's modules
         each.spend_reader()

@@ -77,11 +77,16 @@ def _load(cls: Any, data: object) -> Any:
 
 def dump(value: object) -> Any:
     """The JSON-ready form of a dataclass tree."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, list | tuple):
         return [dump(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {name: dump(getattr(value, name)) for name in _names(type(value))}
     return value
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _convert(kind: Any, value: object) -> Any:  # noqa: C901 - one branch per kind

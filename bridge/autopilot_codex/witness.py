@@ -91,7 +91,22 @@ class Witness:
     def to_json(self, key: bytes) -> str:
         body = _body(self)
         data = {**body, "mac": seal(key, _canonical(body))}
-        return json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n"
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n"
+        _remember(key, text, self)
+        return text
+
+
+# The witness texts this process sealed or verified, by key and exact text: a hook reads its
+# witness up to three times (load, save, the ledger's anchor), and a text seen before needs
+# neither parsing nor its seal checked again. The text is still read from disk each time.
+_KNOWN: dict[tuple[bytes, str], Witness] = {}
+_KEEP = 4
+
+
+def _remember(key: bytes, text: str, seen: Witness) -> None:
+    while len(_KNOWN) >= _KEEP:
+        del _KNOWN[next(iter(_KNOWN))]
+    _KNOWN[(key, text)] = seen
 
 
 def _marker_digest(text: str | None) -> str:
@@ -124,6 +139,9 @@ def read(path: Path, key: bytes) -> Witness | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise Damaged(f"witness.json is unreadable ({type(exc).__name__})") from exc
+    known = _KNOWN.get((key, text))
+    if known is not None:
+        return known
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -135,7 +153,7 @@ def read(path: Path, key: bytes) -> Witness | None:
         raise Damaged("witness.json does not carry the bridge's seal")
     try:
         ledger, origin = data["ledger"], data["origin"]
-        return Witness(
+        seen = Witness(
             states=tuple(_strings(data["states"])),
             plan=str(data["plan"]),
             last=str(data["last"]),
@@ -148,6 +166,8 @@ def read(path: Path, key: bytes) -> Witness | None:
     except (KeyError, TypeError, ValueError) as exc:
         # Sealed but malformed: only a bug of ours could write it; still never trusted.
         raise Damaged(f"witness.json is malformed ({type(exc).__name__})") from exc
+    _remember(key, text, seen)
+    return seen
 
 
 def _strings(value: object) -> list[str]:

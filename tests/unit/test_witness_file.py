@@ -127,3 +127,35 @@ def test_the_witness_format_is_stable(tmp_path: Path) -> None:
 def test_a_witness_is_a_value_not_a_record_to_edit() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Witness().serial = 5  # type: ignore[misc]
+
+
+def test_a_witness_text_seen_before_is_not_checked_again_and_any_other_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook reads its witness up to three times: a text this process sealed or verified
+    (with this key) comes back without parsing or sealing it again; any other text, even one
+    differing by a byte or only by the key, is checked in full."""
+    path = tmp_path / "witness.json"
+    texts = [full().evolve(serial=n).to_json(KEY) for n in range(witness._KEEP + 1)]
+    sealed: list[str] = []
+    real = witness.seal
+
+    def counted(key: bytes, text: str) -> str:
+        sealed.append(text)
+        return real(key, text)
+
+    monkeypatch.setattr(witness, "seal", counted)
+    path.write_text(texts[-1])
+    assert witness.read(path, KEY) == full().evolve(serial=witness._KEEP)
+    assert sealed == []  # sealed here a moment ago
+    # The first text was let go for the newer ones: read again, it is checked again.
+    path.write_text(texts[0])
+    assert witness.read(path, KEY) == full().evolve(serial=0)
+    assert len(sealed) == 1
+    assert witness.read(path, KEY) == full().evolve(serial=0)
+    assert len(sealed) == 1
+    path.write_text(texts[0].replace('"serial": 0', '"serial": 9'))
+    _damaged(path, "seal")
+    path.write_text(texts[0])
+    with pytest.raises(Damaged, match="seal"):
+        witness.read(path, b"x" * 32)

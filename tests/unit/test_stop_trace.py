@@ -260,7 +260,7 @@ def judged(name: str, trace: Trace) -> None:
     # Load → decide → commit: every hold loads the state once, and only under the lock.
     assert all(loads <= 1 for loads in trace.holds), trace.holds
     assert trace.loads_outside == 0
-    assert trace.order[:3] == ["gate", "helper", "hookrun"]
+    assert trace.order[:4] == ["gate", "loopindex", "helper", "hookrun"]
 
 
 def report(name: str, trace: Trace) -> str:

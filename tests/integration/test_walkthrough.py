@@ -5,7 +5,7 @@ printed, in order (issue 36: the doc cannot drift from what the commands print).
 The doc's placeholders (`<repo>`, `<n>`, `<time>`, ...) stand for anything; runs of spaces and
 of a table's rules count as one. The host CLIs are small stand-ins here: `claude` says what
 Claude Code 2.1 says to `plugin marketplace add` and `plugin install` and writes its record of
-installed plugins; `codex` is only on PATH. A session (the `text` blocks, recorded once with the
+installed plugins, and removes it at `plugin uninstall`; `codex` is only on PATH. A session (the `text` blocks, recorded once with the
 real CLIs) is replaced by the hooks it would call; the rounds run's `claude -p` is the tests'
 fake host, as the doc says.
 """
@@ -41,6 +41,9 @@ case "$*" in
   echo '{"version": 2, "plugins": {"autopilot-codex@autopilot-codex": [{"scope": "user"}]}}' \\
     > "$HOME/.claude/plugins/installed_plugins.json"
   echo 'Installing plugin "autopilot-codex@autopilot-codex"...✔ Successfully installed plugin: autopilot-codex@autopilot-codex (scope: user)' ;;
+"plugin uninstall autopilot-codex@autopilot-codex")
+  rm "$HOME/.claude/plugins/installed_plugins.json" || exit 1
+  echo '✔ Successfully uninstalled plugin: autopilot-codex@autopilot-codex (scope: user)' ;;
 *) echo "claude stand-in: $*" >&2; exit 1 ;;
 esac
 """

@@ -56,6 +56,18 @@ def put_on_path(env: Mapping[str, str], launcher: Path = LAUNCHER) -> str:
     )
 
 
+def take_off_path(env: Mapping[str, str], launcher: Path = LAUNCHER) -> str:
+    """`uninstall`: the link `put_on_path` made, removed when it is one to this launcher (a file
+    of the user's own there is kept); one line."""
+    home = Path(env.get("HOME") or Path.home())
+    for relative in USER_BIN_DIRS:
+        link = home / relative / NAME
+        if link.is_symlink() and _same(link, launcher):
+            link.unlink()
+            return f"  PATH: removed the link {link}"
+    return f"  PATH: no link to {launcher} in ~/.local/bin or ~/bin; nothing removed"
+
+
 def _same(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()

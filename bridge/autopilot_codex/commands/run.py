@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from .. import defaults, hosts, loopfiles, output
 from ..checks.evidence import user_checks
@@ -31,27 +31,11 @@ from ..rounds.runner import implementers
 from ..rounds.view import make_view
 from ..spend import of_files
 from .doctor_jail import jail_notes
+from .oneline import OneLineParser, one_of
 
 # `--manager none`: no manager; a verifier's exit (and the checks) end the run.
 NO_MANAGER = "none"
 ROUNDS = 10
-
-
-class _Parser(argparse.ArgumentParser):
-    """A wrong value is one line naming what is accepted, never argparse's whole usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message.removeprefix('argument ')} (see {self.prog} --help)\n")
-
-
-def _one_of(*names: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in names:
-            listed = f"{', '.join(names[:-1])} or {names[-1]}"
-            raise argparse.ArgumentTypeError(f"{text!r} is not accepted; choose {listed}")
-        return text
-
-    return parse
 
 
 def _number(kind: type[int] | type[float], wanted: str) -> Callable[[str], Any]:
@@ -66,14 +50,14 @@ def _number(kind: type[int] | type[float], wanted: str) -> Callable[[str], Any]:
 
 def parser() -> argparse.ArgumentParser:
     managers = (*select.BACKENDS.names, NO_MANAGER)
-    p = _Parser(
+    p = OneLineParser(
         prog="autopilot-codex run",
         description="Pursue a goal in rounds, each a fresh headless host process.",
     )
     p.add_argument("goal", nargs="*", help="the objective, as the user states it")
     p.add_argument(
         "--implementer",
-        type=_one_of(*implementers()),
+        type=one_of(*implementers()),
         choices=implementers(),
         default=None,
         help="the host that implements (required, except with --resume)",
@@ -86,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--manager",
-        type=_one_of(*managers),
+        type=one_of(*managers),
         choices=managers,
         default=None,
         help=f"who judges each round (default: {NO_MANAGER}: a verifier's exit and the checks; "

@@ -6,6 +6,10 @@ a repository, it holds the rest, and `plan` adds a repository's paths when a loo
 (`commands/wall_install.extend`). The user's settings hold the boundary for every session, but
 not strictly: a repository's own `.claude/settings.json` can still loosen it
 (docs/hosts-sandbox.md), which `plan` reports.
+
+Each write records what it changed (`RECORD`, in the state home, out of the implementer's
+reach), so `uninstall claude` takes back exactly that: an entry the user had before, or a
+value the user changed since, stays.
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ from typing import Any
 
 from ...errors import BridgeError
 from ...fileio import atomic_write
+from ...paths import state_home
+
+# What the wall changed in which settings file: {file: [change, ...]}, in the order made. A
+# change is {"at": keys, "entry": e} (e added to the list at `at`) or {"at": keys, "value": v}
+# with "before" when the key held another value.
+RECORD = "claude-wall.json"
 
 
 def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,6 +43,30 @@ def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str,
             out[key] = [*mine, *(v for v in value if v not in mine)]
         else:
             out[key] = value
+    return out
+
+
+def changes(
+    current: Mapping[str, Any], boundary: Mapping[str, Any], at: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """What `merged(current, boundary)` changes in `current`, one record each."""
+    out: list[dict[str, Any]] = []
+    for key, value in boundary.items():
+        mine = current.get(key)
+        where = [*at, key]
+        if key not in current and isinstance(value, (Mapping, list)):
+            # Created empty, then filled: each entry comes back out alone, and the table or
+            # list goes only when nothing of the user's joined it since.
+            mine = {} if isinstance(value, Mapping) else []
+            out.append({"at": where, "value": mine})
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            out += changes(mine, value, (*at, key))
+        elif isinstance(value, list) and isinstance(mine, list):
+            out += [{"at": where, "entry": v} for v in value if v not in mine]
+        elif key not in current:
+            out.append({"at": where, "value": value})
+        elif mine != value:
+            out.append({"at": where, "value": value, "before": mine})
     return out
 
 
@@ -67,6 +101,8 @@ def write(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
         backup = target.with_name(f"settings.json.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(target, backup)
         lines.append(f"Backed up {target} to {backup}.")
+    # Recorded first: a change recorded but never made is skipped by `unwall`.
+    _remember(target, changes(current, boundary))
     _write_json(target, merged(current, boundary))
     which = (
         f"for {worktree}" if worktree else "(a repository's own paths join it at its first plan)"
@@ -82,6 +118,69 @@ def lines(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
     if done:
         return done
     return [f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."]
+
+
+def unwall() -> list[str]:
+    """`uninstall claude`: take back what the wall changed in each settings file, one line
+    each; a value the user changed since stays."""
+    record = state_home() / RECORD
+    made = _read(record)
+    if made is None:
+        return ["  wall: no record of one written by install; your Claude Code settings are left"]
+    lines = [_undo(Path(name), done) for name, done in made.items()]
+    record.unlink()
+    return lines
+
+
+def _undo(target: Path, done: list[dict[str, Any]]) -> str:
+    current = _read(target)
+    if current is None:
+        return f"  wall: {target} is gone; nothing to remove"
+    kept = sum(not _take_back(current, change) for change in reversed(done))
+    _write_json(target, current)
+    since = f" (kept {kept} value(s) you changed since)" if kept else ""
+    return f"  wall: removed the entries install and plan added to {target}{since}"
+
+
+def _take_back(doc: Any, change: Mapping[str, Any]) -> bool:
+    """Undo one change in `doc`, in place; False when the user changed that value since (an
+    entry or key already gone needs nothing)."""
+    *parents, key = change["at"]
+    for name in parents:
+        doc = doc.get(name, {}) if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or key not in doc:
+        return doc is not None
+    if "entry" in change:
+        if isinstance(doc[key], list) and change["entry"] in doc[key]:
+            doc[key].remove(change["entry"])
+        return True
+    now, made = doc[key], change["value"]
+    if now != made:
+        # A table or list the wall created, filled by the user since, is the user's now.
+        return isinstance(made, (dict, list)) and type(now) is type(made)
+    if "before" in change:
+        doc[key] = change["before"]
+    else:
+        del doc[key]
+    return True
+
+
+def _read(path: Path) -> Any:
+    """A JSON file's content; None when there is no file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise BridgeError(f"cannot read {path} as JSON ({exc})") from exc
+
+
+def _remember(target: Path, done: list[dict[str, Any]]) -> None:
+    record = state_home() / RECORD
+    made = _read(record) or {}
+    made[str(target)] = [*made.get(str(target), []), *done]
+    record.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(record, json.dumps(made, indent=2) + "\n")
 
 
 def _write_json(target: Path, data: Mapping[str, Any]) -> None:

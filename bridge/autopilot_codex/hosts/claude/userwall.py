@@ -32,24 +32,25 @@ RECORD = "claude-wall.json"
 
 
 def merged(current: Mapping[str, Any], boundary: Mapping[str, Any]) -> dict[str, Any]:
-    """The user's settings with the boundary laid over them: tables merge, lists gain the
-    boundary's entries (the user's own stay), single values take the boundary's."""
-    out = dict(current)
-    for key, value in boundary.items():
-        mine = out.get(key)
-        if isinstance(value, Mapping) and isinstance(mine, Mapping):
-            out[key] = merged(mine, value)
-        elif isinstance(value, list) and isinstance(mine, list):
-            out[key] = [*mine, *(v for v in value if v not in mine)]
+    """The user's settings with the boundary laid over them: its `changes`, made on a copy."""
+    out: dict[str, Any] = json.loads(json.dumps(current))
+    for change in json.loads(json.dumps(changes(current, boundary))):  # nothing shared
+        *parents, key = change["at"]
+        place = out
+        for name in parents:
+            place = place[name]
+        if "entry" in change:
+            place[key].append(change["entry"])
         else:
-            out[key] = value
+            place[key] = change["value"]
     return out
 
 
 def changes(
     current: Mapping[str, Any], boundary: Mapping[str, Any], at: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
-    """What `merged(current, boundary)` changes in `current`, one record each."""
+    """What laying the boundary over `current` changes, one record each: tables merge, lists
+    gain the boundary's entries (the user's own stay), single values take the boundary's."""
     out: list[dict[str, Any]] = []
     for key, value in boundary.items():
         mine = current.get(key)

@@ -305,7 +305,7 @@ def test_autopilot_stop_with_a_cached_review(
 def test_autopilot_stop_with_a_manager_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from autopilot_codex import styles
+    from autopilot_codex import hookrun
     from autopilot_codex.manager.schemas import Verdict
 
     repo = make_repo(tmp_path / "repo")
@@ -319,7 +319,7 @@ def test_autopilot_stop_with_a_manager_call(
             findings=[],
         )
     )
-    monkeypatch.setattr(styles, "selected_manager", manager)
+    monkeypatch.setattr(hookrun, "selected_manager", manager)
     trace, answer = traced_stop(repo, monkeypatch, capsys)
     judged("autopilot verdict", trace)
     assert manager.calls == 1 and answer["decision"] == "block"

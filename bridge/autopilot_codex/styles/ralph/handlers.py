@@ -23,7 +23,6 @@ from .. import implementer_spend
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord
-from .reducer import of
 
 # How a ralph loop is started, taken on again and ended.
 STARTED_BY = "ralph <prompt>"
@@ -72,12 +71,14 @@ def on_stop(ctx: HookContext) -> Answer:
         state = owned(ctx)
         if state is None:
             return ALLOW
+        ralph = state.own
+        assert isinstance(ralph, RalphRecord)  # `owned` holds only a ralph loop
         state = implementer_spend.charged(ctx, state)
         state = state.evolve(stop_events=state.stop_events + 1)
         if state.compaction_pending:
             # The host is making room, not ending a turn: blocking here is how peers' loops
             # spun forever on a full context. The chain of blocks starts afresh after it.
-            own = of(state).evolve(tools_at_block=state.tool_events)
+            own = ralph.evolve(tools_at_block=state.tool_events)
             state = state.evolve(compaction_pending=False, idle_stop_blocks=0, own=own)
             _record(ctx.store, "stop.after_compaction", state, "allow")
             ctx.store.save(state)
@@ -89,34 +90,36 @@ def on_stop(ctx: HookContext) -> Answer:
             _record(ctx.store, "stop.background", state, "allow")
             ctx.store.save(state)
             return Answer(message=line(payload.background, "the prompt comes back"))
-        state, checks_red = _evidence(ctx, state, payload.last_assistant_message)
+        state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
         now = meters.clock()
         state, decision = reducer.on_stop(
             state,
             last_message=payload.last_assistant_message,
             stop_hook_active=payload.stop_hook_active,
-            tool_ran_since_last_block=state.tool_events > of(state).tools_at_block,
+            tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
             now=now,
             checks_red=checks_red,
         )
-        state = state.evolve(own=of(state).evolve(tools_at_block=state.tool_events))
+        # The reducer keeps the record as it was: only the tool count at this answer moves.
+        state = state.evolve(own=ralph.evolve(tools_at_block=state.tool_events))
+        said = decision.answer
         # The loop would go on: unless a cap says otherwise (a promise kept comes first).
-        capped = meters.over(state, now, state.budget_usd or None) if decision.blocks else None
+        capped = meters.over(state, now, state.budget_usd or None) if said.block else None
         if capped is not None:
             return capped_end(ctx.store, state, *capped, now)
-        if decision.blocks:
+        if said.block:
             # The ledger's line first: the state's save then seals it in the one witness write.
             _record(ctx.store, "ralph.continue", state, "block")
             ctx.store.save(state)
-            banner = f"{decision.message} · {of_state(state).total_text()} spent"
-            return Answer(block=decision.reason, message=with_seatbelt(banner, state.wall))
-        end(ctx.store, state, decision.why, decision.message, now)
+            banner = f"{said.message} · {of_state(state).total_text()} spent"
+            return Answer(block=said.block, message=with_seatbelt(banner, state.wall))
+        end(ctx.store, state, decision.why, said.message, now)
         if END_STATUS[decision.why] == "done":
-            return Answer(message=closing(decision.message, of_state(state)))
+            return Answer(message=closing(said.message, of_state(state)))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
-                f"{decision.message}. The safety rails stay on until the user runs "
+                f"{said.message}. The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
                 of_state(state),
             )
@@ -140,9 +143,11 @@ def capped_end(
     return Answer(message=closing(message, of_state(state)))
 
 
-def _evidence(ctx: HookContext, state: State, message: str) -> tuple[State, str]:
+def _evidence(
+    ctx: HookContext, state: State, ralph: RalphRecord, message: str
+) -> tuple[State, str]:
     """The user's checks, run only when a promise is made: they decide whether it is true."""
-    promise = of(state).completion_promise
+    promise = ralph.completion_promise
     if not state.checks or not promise or not reducer.promise_met(message, promise):
         return state, ""
     from ...checks.evidence import gather

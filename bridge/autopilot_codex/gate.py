@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .loopindex import find_loop, loads
-from .paths import state_home_str
+from .loopindex import locate
+from .loopindex import payload_field as payload_field  # the hosts' contract test reads it here
 
 # typing.TYPE_CHECKING without importing typing on every hook (mypy reads the name the same way)
 TYPE_CHECKING = False
@@ -74,11 +74,9 @@ def engine_failed(argv: list[str], admitted: Admitted, exc: BaseException) -> in
 def helped(argv: list[str], admitted: Admitted) -> int | None:
     """The exit code when the resident helper answered this hook (see `helper`); None: the
     direct path runs here, as it would without a helper."""
-    from . import helper
+    from .helper import run_via_helper
 
-    if not helper.enabled():
-        return None
-    return helper.run_via_helper(argv, admitted, state_home_str())
+    return run_via_helper(argv, admitted)
 
 
 def _late_site() -> None:
@@ -137,17 +135,7 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
     session. The loop's own events are admitted for its owner only; an unowned loop hears
     nothing but a prompt the user typed (UserPromptSubmit), which is how it is claimed.
     """
-    try:
-        data = loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
-        data = None
-    cwd = payload_field(data, CWD_FIELDS)
-    session = payload_field(data, SESSION_FIELDS)
-    try:
-        real = os.path.realpath(cwd if isinstance(cwd, str) and cwd else os.getcwd())
-    except (OSError, ValueError):  # NUL bytes, lone surrogates, a removed cwd
-        return None
-    found = find_loop(real)
+    session, found = locate(raw, (SESSION_FIELDS, CWD_FIELDS))
     if found is None:
         return None
     worktree, marker, repair = found
@@ -167,7 +155,3 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         return admitted if session == owner and event != "UserPromptSubmit" else None
     return admitted if event == "UserPromptSubmit" else None
 
-
-def payload_field(data: object, names: tuple[str, ...]) -> object:
-    """The first of `names` the payload carries; None when it carries none (or is no object)."""
-    return next((data[n] for n in names if n in data), None) if isinstance(data, dict) else None

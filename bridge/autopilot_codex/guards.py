@@ -71,7 +71,7 @@ def owns(state: State, session_id: str | None) -> bool:
     """
     if state.owner == "driver":
         return True
-    if not session_id:
+    if not session_id or session_id == "null":
         return False
     return state.session_id == session_id
 

@@ -19,6 +19,7 @@ import sys
 
 from . import __version__
 from .paths import run_dir as run_dir
+from .paths import state_home_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,9 +98,13 @@ class ChildDied(RuntimeError):
     killed, and whatever it wrote is no answer (the gate fails closed, `failclosed`)."""
 
 
-def run_via_helper(argv: list[str], admitted: Admitted, home: str) -> int | None:
+def run_via_helper(argv: list[str], admitted: Admitted) -> int | None:
     """The hook's exit code when the helper ran it (its answer is written); None: run it
-    here. Raises ChildDied when the child took the hook and never finished it."""
+    here (also when the helper is off, `enabled`). Raises ChildDied when the child took the
+    hook and never finished it."""
+    if not enabled():
+        return None
+    home = state_home_str()
     ver = version()
     sock_path, lock_path, start_path = names(home, ver)
     if not private_dir(run_dir(home)):

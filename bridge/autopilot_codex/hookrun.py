@@ -7,6 +7,7 @@ loop's style like the loop's own events (the autopilot style has the manager ans
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,10 @@ from . import defaults, hookio, hosts, output, styles
 from .admitted import Admitted
 from .config import Config, load_with_warnings
 from .errors import BridgeError
+from .failclosed import COUNT_FILE
 from .hookio import ALLOW, Answer
+from .paths import project_dir
+from .styles.context import HookContext, selected_manager
 
 if TYPE_CHECKING:
     from .host import Host
@@ -52,9 +56,9 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
         answer = _failed(event, admitted, what, ALLOW)
     else:
         if event == "Stop":
-            from .failclosed import reset
-
-            reset(admitted.worktree)
+            # A Stop answered: the next crash starts a new run of blocks (`failclosed`).
+            with contextlib.suppress(OSError):
+                (project_dir(admitted.worktree) / COUNT_FILE).unlink()
     output.out(host.render(event, answer))
     return 0
 
@@ -128,9 +132,8 @@ def _dispatch(
         return _typed(store, payload.session_id, host.name).with_message(said), store
     # The one hop from the entrance into the loop's style.
 
-    handle = styles.get(admitted.style)
-    factory = manager or styles.selected_manager
-    said_by_style = handle(styles.HookContext(payload, store, config, host, factory))
+    handle = styles.STYLES.get(admitted.style).handle
+    said_by_style = handle(HookContext(payload, store, config, host, manager or selected_manager))
     return said_by_style.with_message(said), store
 
 

@@ -69,6 +69,29 @@ def _scan(home: str) -> dict[str, list[object]]:
     return seen
 
 
+def payload_field(data: object, names: tuple[str, ...]) -> object:
+    """The first of `names` the payload carries; None when it carries none (or is no object)."""
+    return next((data[n] for n in names if n in data), None) if isinstance(data, dict) else None
+
+
+def locate(
+    raw: bytes, fields: tuple[tuple[str, ...], tuple[str, ...]]
+) -> tuple[object, tuple[str, dict[str, object], bool] | None]:
+    """The payload's session (`fields`: the names of the session's field, then the folder's)
+    and the loop that holds its folder (`find_loop`; the process's own folder when the
+    payload names none): the gate's one look at the payload and the index."""
+    try:
+        data = loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting: RecursionError
+        data = None
+    session, cwd = payload_field(data, fields[0]), payload_field(data, fields[1])
+    try:
+        real = os.path.realpath(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    except (OSError, ValueError):  # NUL bytes, lone surrogates, a removed cwd
+        return session, None
+    return session, find_loop(real)
+
+
 def find_loop(real: str) -> tuple[str, dict[str, object], bool] | None:
     """The guarded loop whose worktree contains `real`: (worktree, marker, needs repair).
 

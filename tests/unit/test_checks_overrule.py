@@ -70,7 +70,7 @@ def test_ralph_promise_with_red_checks_blocks_and_green_ends() -> None:
     _, decision = ralph.on_stop(
         kept, last_message=message, stop_hook_active=True, tool_ran_since_last_block=True, now=2.0
     )
-    assert decision.kind == "done"
+    assert decision.why == "promise" and not decision.blocks
 
 
 def test_rounds_exit_needs_green_checks() -> None:

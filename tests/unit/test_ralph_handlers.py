@@ -15,7 +15,8 @@ from autopilot_codex.state_ranges import parse_state
 from autopilot_codex.store import Store
 from autopilot_codex.styles import rounds
 from autopilot_codex.styles.ralph import handlers, reducer
-from autopilot_codex.styles.ralph.record import RalphRecord, of
+from autopilot_codex.styles.ralph.record import RalphRecord
+from autopilot_codex.styles.ralph.reducer import of
 
 
 def no_manager(model: str, config: Config) -> object:

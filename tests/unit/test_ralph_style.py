@@ -7,10 +7,11 @@ import json
 import pytest
 
 from autopilot_codex import typedjson
+from autopilot_codex.guards import owns
 from autopilot_codex.state import State
 from autopilot_codex.state_ranges import parse_state
 from autopilot_codex.styles.ralph.reducer import (
-    claim,
+    KIND_OF_WHY,
     on_stop,
     promise_met,
     result_record,
@@ -37,7 +38,7 @@ def stop(
     new, decision = on_stop(
         s, last_message=message, stop_hook_active=active, tool_ran_since_last_block=tool, now=now
     )
-    return new, decision.kind, decision.action
+    return new, KIND_OF_WHY.get(decision.why, "continue"), decision.action
 
 
 # -- promise detection ---------------------------------------------------------------------
@@ -114,7 +115,7 @@ def test_continue_reinjects_the_prompt_under_a_banner() -> None:
         tool_ran_since_last_block=True,
         now=T0 + 5,
     )
-    assert decision.action == "block" and decision.kind == "continue"
+    assert decision.action == "block" and decision.blocks and not decision.why
     assert new.iteration == 3
     assert decision.reason.startswith("[autopilot-codex] Ralph iteration 3/50 — ")
     assert decision.reason.endswith("\n\nMake the tests pass.")
@@ -164,7 +165,7 @@ def test_no_promise_runs_to_the_cap() -> None:
         tool_ran_since_last_block=True,
         now=T0,
     )
-    assert decision.kind == "continue"
+    assert decision.blocks and not decision.why
     assert "No completion promise" in decision.reason
     _, kind, _ = stop(new)
     assert kind == "stopped"
@@ -175,7 +176,7 @@ def test_unlimited_iterations_end_at_the_time_limit() -> None:
     new, decision = on_stop(
         s, last_message="", stop_hook_active=False, tool_ran_since_last_block=True, now=T0 + 599
     )
-    assert decision.kind == "continue"
+    assert decision.blocks and not decision.why
     assert decision.message == "Ralph iteration 10001/unlimited"
     _, kind, _ = stop(new, now=T0 + 600)
     assert kind == "timed_out"
@@ -252,18 +253,18 @@ def test_default_cap_is_50() -> None:
 
 @pytest.mark.parametrize("sid", [None, "", "null"])
 def test_no_session_owns_nothing(sid: str | None) -> None:
-    assert claim(state(), sid) is None
+    assert not owns(state(), sid)
 
 
 @pytest.mark.parametrize("stored", [None, "", "null"])
 def test_an_unclaimed_loop_is_not_claimed_by_a_hook(stored: str | None) -> None:
     # Only a prompt the user typed claims it (guards.claim, at UserPromptSubmit).
-    assert claim(state(session_id=stored), "sess-a") is None
+    assert not owns(state(session_id=stored), "sess-a")
 
 
 def test_another_sessions_loop_is_left_alone() -> None:
-    assert claim(state(session_id="sess-a"), "sess-b") is None
-    assert claim(state(session_id="sess-a"), "sess-a") == state(session_id="sess-a")
+    assert not owns(state(session_id="sess-a"), "sess-b")
+    assert owns(state(session_id="sess-a"), "sess-a")
 
 
 def test_state_round_trips_through_the_state_file() -> None:

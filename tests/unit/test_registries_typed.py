@@ -107,6 +107,17 @@ def test_the_hosts_are_each_a_package_whose_host_is_checked_against_the_protocol
     assert all(hosts.get(name) is host for name, host in typed.items())
 
 
+def test_the_styles_are_each_a_module_checked_against_the_protocol() -> None:
+    from autopilot_codex.styles import rounds
+    from autopilot_codex.styles.autopilot import style
+    from autopilot_codex.styles.ralph import handlers
+
+    # mypy checks each module against `Style` here, as the registry imports them by name.
+    typed: dict[str, styles.Style] = {"autopilot": style, "ralph": handlers, "rounds": rounds}
+    assert styles.STYLES.names == tuple(typed)
+    assert all(styles.STYLES.get(name) is module for name, module in typed.items())
+
+
 def test_every_registered_member_loads() -> None:
     for name in hosts.HOSTS:
         assert hosts.get(name).name == name

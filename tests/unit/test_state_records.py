@@ -11,7 +11,8 @@ from autopilot_codex import typedjson
 from autopilot_codex.state import planless
 from autopilot_codex.state_file import migrate
 from autopilot_codex.state_ranges import parse_state
-from autopilot_codex.styles.ralph.record import RalphRecord, of
+from autopilot_codex.styles.ralph.record import RalphRecord
+from autopilot_codex.styles.ralph.reducer import of
 from autopilot_codex.styles.rounds import RoundsRecord
 
 

@@ -15,7 +15,8 @@ from ..state import State
 from ..store import Store
 from ..styles import a_loop
 from ..styles.ralph import reducer
-from ..styles.ralph.record import RalphRecord, of
+from ..styles.ralph.record import RalphRecord
+from ..styles.ralph.reducer import of
 from . import entry, worktree_of
 
 # A prompt is re-sent at every iteration; one this long is a file pasted by mistake.

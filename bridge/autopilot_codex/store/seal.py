@@ -47,6 +47,8 @@ class Sealed(Events):
             text, read_text(self.state_path), marker=marker, marker_on_disk=marker_on_disk
         )
         self._write_witness(seen.evolve(ledger=anchor), key)
+        # Anchored past every line appended so far: the lock's release has none to add.
+        self._appended = False
 
     def _write_witness(self, seen: Witness, key: bytes) -> None:
         floor = int(self._reached.get("witness", 0))

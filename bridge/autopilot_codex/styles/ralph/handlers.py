@@ -22,19 +22,19 @@ from ...store import Store
 from .. import implementer_spend
 from ..context import HookContext
 from . import reducer
-from .record import RalphRecord, of
+from .record import RalphRecord
 
 # How a ralph loop is started, taken on again and ended.
 STARTED_BY = "ralph <prompt>"
 RESUMED_BY = "ralph"
 ENDED_BY = "cancel"
 
-# How the loop leaves `running` for each way the reducer ends it.
+# How the loop leaves `running` for each way the reducer ends it (its `Decision.why`).
 END_STATUS: dict[str, Status] = {
-    "done": "done",
-    "stopped": "stopped_iteration_limit",
+    "promise": "done",
+    "max_iterations": "stopped_iteration_limit",
     "stalled": "paused",
-    "timed_out": "stopped_duration",
+    "deadline": "stopped_duration",
 }
 # The SessionStart sources after which the prompt is gone from the model's context.
 REINJECT_SOURCES = ("compact", "resume", "clear")
@@ -54,14 +54,15 @@ def handle(ctx: HookContext) -> Answer:
 
 
 def owned(ctx: HookContext) -> State | None:
-    """The running ralph loop as claimed by this hook's session, or None to do nothing.
+    """The running ralph loop when this hook's session owns it, or None to do nothing.
 
-    A hook without a session id owns nothing: a loop must never bleed into another session.
+    A hook without a session id owns nothing: a loop must never bleed into another session;
+    only a prompt the user typed claims an unowned one (`guards.claim`).
     """
     state = ctx.store.load(with_plan=False)
     if state is None or state.status != "running" or not isinstance(state.own, RalphRecord):
         return None
-    return reducer.claim(state, ctx.payload.session_id)
+    return state if guards.owns(state, ctx.payload.session_id) else None
 
 
 def on_stop(ctx: HookContext) -> Answer:
@@ -70,50 +71,55 @@ def on_stop(ctx: HookContext) -> Answer:
         state = owned(ctx)
         if state is None:
             return ALLOW
+        ralph = state.own
+        assert isinstance(ralph, RalphRecord)  # `owned` holds only a ralph loop
         state = implementer_spend.charged(ctx, state)
         state = state.evolve(stop_events=state.stop_events + 1)
         if state.compaction_pending:
             # The host is making room, not ending a turn: blocking here is how peers' loops
             # spun forever on a full context. The chain of blocks starts afresh after it.
-            own = of(state).evolve(tools_at_block=state.tool_events)
+            own = ralph.evolve(tools_at_block=state.tool_events)
             state = state.evolve(compaction_pending=False, idle_stop_blocks=0, own=own)
-            ctx.store.save(state)
             _record(ctx.store, "stop.after_compaction", state, "allow")
+            ctx.store.save(state)
             return ALLOW
         if payload.background:
             # Paused until its background work wakes it: no promise read, no iteration.
             from ..waiting import line
 
-            ctx.store.save(state)
             _record(ctx.store, "stop.background", state, "allow")
+            ctx.store.save(state)
             return Answer(message=line(payload.background, "the prompt comes back"))
-        state, checks_red = _evidence(ctx, state, payload.last_assistant_message)
+        state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
         now = meters.clock()
         state, decision = reducer.on_stop(
             state,
             last_message=payload.last_assistant_message,
             stop_hook_active=payload.stop_hook_active,
-            tool_ran_since_last_block=state.tool_events > of(state).tools_at_block,
+            tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
             now=now,
             checks_red=checks_red,
         )
-        state = state.evolve(own=of(state).evolve(tools_at_block=state.tool_events))
+        # The reducer keeps the record as it was: only the tool count at this answer moves.
+        state = state.evolve(own=ralph.evolve(tools_at_block=state.tool_events))
+        said = decision.answer
         # The loop would go on: unless a cap says otherwise (a promise kept comes first).
-        capped = meters.over(state, now, state.budget_usd or None) if decision.blocks else None
+        capped = meters.over(state, now, state.budget_usd or None) if said.block else None
         if capped is not None:
             return capped_end(ctx.store, state, *capped, now)
-        if decision.blocks:
-            ctx.store.save(state)
+        if said.block:
+            # The ledger's line first: the state's save then seals it in the one witness write.
             _record(ctx.store, "ralph.continue", state, "block")
-            banner = f"{decision.message} · {of_state(state).total_text()} spent"
-            return Answer(block=decision.reason, message=with_seatbelt(banner, state.wall))
-        end(ctx.store, state, decision.kind, decision.message, now)
-        if END_STATUS[decision.kind] == "done":
-            return Answer(message=closing(decision.message, of_state(state)))
+            ctx.store.save(state)
+            banner = f"{said.message} · {of_state(state).total_text()} spent"
+            return Answer(block=said.block, message=with_seatbelt(banner, state.wall))
+        end(ctx.store, state, decision.why, said.message, now)
+        if END_STATUS[decision.why] == "done":
+            return Answer(message=closing(said.message, of_state(state)))
         # Fail closed (Store.save): only a clean ending takes the rails off.
         return Answer(
             message=closing(
-                f"{decision.message}. The safety rails stay on until the user runs "
+                f"{said.message}. The safety rails stay on until the user runs "
                 f"{terminal_command('cancel')}.",
                 of_state(state),
             )
@@ -137,9 +143,11 @@ def capped_end(
     return Answer(message=closing(message, of_state(state)))
 
 
-def _evidence(ctx: HookContext, state: State, message: str) -> tuple[State, str]:
+def _evidence(
+    ctx: HookContext, state: State, ralph: RalphRecord, message: str
+) -> tuple[State, str]:
     """The user's checks, run only when a promise is made: they decide whether it is true."""
-    promise = of(state).completion_promise
+    promise = ralph.completion_promise
     if not state.checks or not promise or not reducer.promise_met(message, promise):
         return state, ""
     from ...checks.evidence import gather
@@ -152,20 +160,15 @@ def _evidence(ctx: HookContext, state: State, message: str) -> tuple[State, str]
     return state, red
 
 
-def end(
-    store: Store,
-    state: State,
-    kind: str,
-    reason: str,
-    now: float,
-) -> State:
-    """Leave `running` (`kind`: the reducer's ending, or "cancelled"): the result file first, then the state, whose save removes the marker
-    (a crash in between leaves the loop on with its result written, never off without one)."""
-    why: reducer.Why = "cancelled" if kind == "cancelled" else reducer.WHY_OF_KIND[kind]
+def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
+    """Leave `running` (`why`: the reducer's ending, or "cancelled"): the result file first,
+    then the state, whose save removes the marker (a crash in between leaves the loop on with
+    its result written, never off without one)."""
     store.save_result(reducer.result_record(state, why, now))
-    status: Status = "stopped" if kind == "cancelled" else END_STATUS[kind]
+    status: Status = "stopped" if why == "cancelled" else END_STATUS[why]
     # The reason as `status` and the report tell it, without the hooks' message prefix.
     kept = reason.removeprefix(f"{PREFIX} ")
+    kind = reducer.KIND_OF_WHY.get(why, why)
     saved = store.save(state.evolve(status=status, stop_reason=kept))
     _record(store, f"ralph.{kind}", state, "allow")
     return saved

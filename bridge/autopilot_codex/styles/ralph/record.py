@@ -4,13 +4,10 @@ count, time cap and budget (0: none) are the envelope's, stored there once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ... import defaults, typedjson
 from ...state import StyleRecord
-
-if TYPE_CHECKING:
-    from ...state import State
 
 
 @dataclass(frozen=True)
@@ -32,9 +29,3 @@ class RalphRecord(StyleRecord, style="ralph"):
         if self.tools_at_block < 0:
             raise typedjson.Invalid("ralph", "a counter out of range")
 
-
-def of(state: State) -> RalphRecord:
-    """The ralph record of a ralph loop's state (parse_state decoded it by the style's type)."""
-    if not isinstance(state.own, RalphRecord):
-        raise TypeError(f"a {state.style} loop has no ralph record")
-    return state.own

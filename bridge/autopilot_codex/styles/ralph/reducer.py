@@ -17,14 +17,15 @@ blank lines does (claude-plugins-official#3632). Of several such tags the first 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ... import defaults
 from ...contract import PREFIX
+from ...guards import Decision
+from ...hookio import Answer
 from ...meters import duration
 from ...state import State, planless
-from .record import RalphRecord, of
+from .record import RalphRecord
 
 # Claude Code overrides a Stop hook after 8 blocks in a row; yield well before that.
 HOST_BLOCK_CAP = 8
@@ -34,23 +35,17 @@ DEFAULT_STALL_LIMIT = defaults.STALL_LIMIT
 Why = Literal[
     "promise", "max_iterations", "stalled", "deadline", "cancelled", "budget", "tokens"
 ]
+# How each ending of a Stop is named in the ledger (`ralph.<kind>`); its `Decision.why` is the
+# ending's `Why`. A Stop that blocks is "continue".
+KIND_OF_WHY: dict[str, str] = {
+    "promise": "done",
+    "max_iterations": "stopped",
+    "stalled": "stalled",
+    "deadline": "timed_out",
+}
 
 _TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the Stop hook answers: `block` re-injects `reason`; `message` is the user's banner."""
-
-    action: Literal["allow", "block"]
-    kind: Literal["continue", "done", "stopped", "stalled", "timed_out"]
-    reason: str = ""
-    message: str = ""
-
-    @property
-    def blocks(self) -> bool:
-        return self.action == "block"
 
 
 def normalise(text: str) -> str:
@@ -123,17 +118,6 @@ def start(
     )
 
 
-def claim(state: State, session_id: str | None) -> State | None:
-    """The state as owned by `session_id`, or None when the loop is another session's or
-    nobody's yet (only a prompt the user typed claims it: guards.claim).
-
-    A hook without a session id owns nothing (peers bled loops across sessions that way).
-    """
-    if not session_id or session_id == "null":
-        return None
-    return state if state.session_id == session_id else None
-
-
 def _outside_fences(text: str) -> str:
     """The text with fenced code blocks blanked out (an unclosed fence runs to the end)."""
     kept: list[str] = []
@@ -176,6 +160,13 @@ def banner(state: State) -> str:
     return f"Ralph iteration {state.iteration}/{cap}"
 
 
+def of(state: State) -> RalphRecord:
+    """The ralph record of a ralph loop's state (parse_state decoded it by the style's type)."""
+    if not isinstance(state.own, RalphRecord):
+        raise TypeError(f"a {state.style} loop has no ralph record")
+    return state.own
+
+
 def continue_reason(state: State) -> str:
     """The prompt re-injected at a block, under the iteration banner."""
     ralph = of(state)
@@ -198,7 +189,8 @@ def on_stop(
     now: float,
     checks_red: str = "",
 ) -> tuple[State, Decision]:
-    """One Stop of an owned, running ralph loop: continue, done, stopped, stalled or timed out.
+    """One Stop of an owned, running ralph loop: a block that continues it, or an allow whose
+    `why` names how it ends (promise, max_iterations, stalled, deadline).
 
     The promise is checked before the cap, so a promise kept on the last iteration is reported
     as kept (ralph-orchestrator#369). `checks_red`: the failure text of the user's checks, run
@@ -209,7 +201,7 @@ def on_stop(
     kept = promise is not None and promise_met(last_message, promise)
     if kept and not checks_red:
         message = f"{PREFIX} ralph done: promise kept at iteration {state.iteration}"
-        return state, Decision("allow", "done", message=message)
+        return state, _end("promise", message)
     idle = state.idle_stop_blocks
     if not stop_hook_active or tool_ran_since_last_block:
         # Either the host's chain of blocks is broken or the worker did something: not stuck.
@@ -217,34 +209,30 @@ def on_stop(
     state = state.evolve(idle_stop_blocks=idle)
     if state.max_iterations and state.iteration >= state.max_iterations:
         message = f"{PREFIX} ralph stopped: iteration limit {state.max_iterations} reached"
-        return state, Decision("allow", "stopped", message=message)
+        return state, _end("max_iterations", message)
     began, cap_s = state.started_epoch, state.max_seconds
     if cap_s and now - began >= cap_s:
         spent, cap = duration(now - began), duration(cap_s)
         over = duration(now - began - cap_s)
         message = f"{PREFIX} ralph stopped: time limit reached: {spent} of {cap} ({over} over)"
-        return state, Decision("allow", "timed_out", message=message)
+        return state, _end("deadline", message)
     if idle >= ralph.stall_limit:
         message = f"{PREFIX} ralph stalled: {idle} turns ended in a row without running a tool"
-        return state, Decision("allow", "stalled", message=message)
+        return state, _end("stalled", message)
     state = state.evolve(iteration=state.iteration + 1, idle_stop_blocks=idle + 1)
     reason = continue_reason(state)
     if kept:
         # The user's checks decide whether a promise is true; a red one blocks like any Stop.
         reason = f"{PREFIX} The promise is not accepted: a check did not pass.\n\n{checks_red}"
         reason += "\n\n" + continue_reason(state)
-    return state, Decision("block", "continue", reason=reason, message=banner(state))
+    return state, Decision("Stop", Answer(block=reason, message=banner(state)))
 
 
-WHY_OF_KIND: dict[str, Why] = {
-    "done": "promise",
-    "stopped": "max_iterations",
-    "stalled": "stalled",
-    "timed_out": "deadline",
-}
+def _end(why: Why, message: str) -> Decision:
+    return Decision("Stop", Answer(message=message), why=why)
 
 
-def result_record(state: State, why: Why, now: float) -> dict[str, Any]:
+def result_record(state: State, why: str, now: float) -> dict[str, Any]:
     """The `last.json` kept after the loop ends: why, how many iterations, how long."""
     ralph = of(state)
     return {

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
+from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
@@ -53,6 +54,10 @@ RUN_FILES: tuple[str, ...] = (".mcp.json", "**/.claude/**")
 LOGIN = ".credentials.json"
 
 
+def claude_dir(env: Mapping[str, str], home: Path) -> Path:
+    return config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
+
+
 class Claude:
     name = "claude"
     label = "Claude Code"
@@ -68,9 +73,7 @@ class Claude:
     cli_packages: tuple[str, ...] = ("@anthropic-ai/claude-code",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
-        folder = Path(configured).expanduser() if configured else home / ".claude"
-        return [folder / LOGIN]
+        return [claude_dir(env, home) / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

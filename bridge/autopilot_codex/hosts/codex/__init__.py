@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
+from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
@@ -78,6 +79,10 @@ RUN_FILES: tuple[str, ...] = ("**/.codex/**", "**/.agents/**")
 LOGIN = "auth.json"
 
 
+def codex_home(env: Mapping[str, str], home: Path) -> Path:
+    return config_folder(env, home, "CODEX_HOME", ".codex")
+
+
 class Codex:
     name = "codex"
     label = "Codex"
@@ -98,9 +103,7 @@ class Codex:
     cli_packages: tuple[str, ...] = ("@openai/codex",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        configured = env.get("CODEX_HOME", "").strip()
-        folder = Path(configured).expanduser() if configured else home / ".codex"
-        return [folder / LOGIN]
+        return [codex_home(env, home) / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

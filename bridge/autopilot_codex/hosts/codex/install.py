@@ -20,6 +20,7 @@ from typing import Any
 
 from ...errors import BridgeError
 from ...fileio import atomic_write
+from . import codex_home as codex_folder
 from . import trust as codex_trust
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
@@ -45,8 +46,7 @@ class Target:
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
-    configured = env.get("CODEX_HOME", "").strip()
-    home = Path(configured).expanduser() if configured else Path.home() / ".codex"
+    home = codex_folder(env, Path.home())
     # Codex names hooks files by their resolved path in trust keys (a symlinked CODEX_HOME too).
     return home.resolve()
 

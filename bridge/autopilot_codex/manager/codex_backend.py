@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..hosts.codex import codex_home
+from ..hosts.codex.boundary import codex_home
 from ..hosts.codex.config_toml import top_level
 from . import Outcome
 from .attempts import Charged, Invalid, ask

@@ -54,10 +54,6 @@ RUN_FILES: tuple[str, ...] = (".mcp.json", "**/.claude/**")
 LOGIN = ".credentials.json"
 
 
-def claude_dir(env: Mapping[str, str], home: Path) -> Path:
-    return config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
-
-
 class Claude:
     name = "claude"
     label = "Claude Code"
@@ -73,7 +69,7 @@ class Claude:
     cli_packages: tuple[str, ...] = ("@anthropic-ai/claude-code",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [claude_dir(env, home) / LOGIN]
+        return [config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude") / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

@@ -25,8 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import atomic_write
-from ...wall import WallSpec, WallStatus, dig, first_value, flag_value, read_json, read_layers
-from . import claude_dir
+from ...wall import (
+    WallSpec,
+    WallStatus,
+    config_folder,
+    dig,
+    first_value,
+    flag_value,
+    read_json,
+    read_layers,
+)
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
 # `--settings` that makes its sandbox strict.
@@ -250,6 +258,10 @@ def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
     if extra:
         missing.append(f"the network reaches hosts off the allowlist: {extra}")
     return missing
+
+
+def claude_dir(env: Mapping[str, str], home: Path) -> Path:
+    return config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 class ClaudeBoundary:

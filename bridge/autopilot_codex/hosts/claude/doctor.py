@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ...host import MISSING, NOTE, READY, HostReport, cli_absent
-from . import claude_dir
+from .boundary import claude_dir
 
 PLUGIN = "autopilot-codex"
 

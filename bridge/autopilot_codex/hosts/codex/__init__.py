@@ -79,10 +79,6 @@ RUN_FILES: tuple[str, ...] = ("**/.codex/**", "**/.agents/**")
 LOGIN = "auth.json"
 
 
-def codex_home(env: Mapping[str, str], home: Path) -> Path:
-    return config_folder(env, home, "CODEX_HOME", ".codex")
-
-
 class Codex:
     name = "codex"
     label = "Codex"
@@ -103,7 +99,7 @@ class Codex:
     cli_packages: tuple[str, ...] = ("@openai/codex",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [codex_home(env, home) / LOGIN]
+        return [config_folder(env, home, "CODEX_HOME", ".codex") / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event, last_message="last_assistant_message")

@@ -19,8 +19,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...wall import WallSpec, WallStatus, dig, first_value, flag_value, read_layers, read_toml
-from . import codex_home
+from ...wall import (
+    WallSpec,
+    WallStatus,
+    config_folder,
+    dig,
+    first_value,
+    flag_value,
+    read_layers,
+    read_toml,
+)
 
 PROFILE = "autopilot_wall"
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -242,6 +250,10 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
                 f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"
             )
     return missing
+
+
+def codex_home(env: Mapping[str, str], home: Path) -> Path:
+    return config_folder(env, home, "CODEX_HOME", ".codex")
 
 
 class CodexBoundary:

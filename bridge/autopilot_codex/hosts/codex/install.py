@@ -20,8 +20,8 @@ from typing import Any
 
 from ...errors import BridgeError
 from ...fileio import atomic_write
-from . import codex_home as codex_folder
 from . import trust as codex_trust
+from .boundary import codex_home as codex_folder
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"

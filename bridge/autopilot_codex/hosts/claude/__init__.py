@@ -72,7 +72,7 @@ class Claude:
         return [config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude") / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
-        return from_payload(data, event, last_message="last_assistant_message")
+        return from_payload(data, event)
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
         return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None

@@ -102,7 +102,7 @@ class Codex:
         return [config_folder(env, home, "CODEX_HOME", ".codex") / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
-        return from_payload(data, event, last_message="last_assistant_message")
+        return from_payload(data, event)
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
         return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None

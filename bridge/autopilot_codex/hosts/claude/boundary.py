@@ -24,17 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ... import wall
 from ...fileio import atomic_write
-from ...wall import (
-    WallSpec,
-    WallStatus,
-    config_folder,
-    dig,
-    first_value,
-    flag_value,
-    read_json,
-    read_layers,
-)
+from ...wall import WallSpec, WallStatus, dig, first_value, flag_value
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
 # `--settings` that makes its sandbox strict.
@@ -261,7 +253,7 @@ def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
 
 
 def claude_dir(env: Mapping[str, str], home: Path) -> Path:
-    return config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
+    return wall.config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 class ClaudeBoundary:
@@ -289,7 +281,7 @@ class ClaudeBoundary:
             "project": worktree / ".claude" / "settings.json",
             "user": claude_dir(env, home) / "settings.json",
         }
-        return read_layers(paths, read_json)
+        return wall.read_layers(paths, wall.read_json)
 
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)

@@ -19,16 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...wall import (
-    WallSpec,
-    WallStatus,
-    config_folder,
-    dig,
-    first_value,
-    flag_value,
-    read_layers,
-    read_toml,
-)
+from ... import wall
+from ...wall import WallSpec, WallStatus, dig, first_value, flag_value
 
 PROFILE = "autopilot_wall"
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -253,7 +245,7 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
 
 
 def codex_home(env: Mapping[str, str], home: Path) -> Path:
-    return config_folder(env, home, "CODEX_HOME", ".codex")
+    return wall.config_folder(env, home, "CODEX_HOME", ".codex")
 
 
 class CodexBoundary:
@@ -287,7 +279,7 @@ class CodexBoundary:
             "user": codex_home(env, home) / "config.toml",
             "system": SYSTEM_CONFIG,
         }
-        return read_layers(paths, read_toml)
+        return wall.read_layers(paths, wall.read_toml)
 
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)

@@ -19,9 +19,9 @@ BRIDGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # noqa: PT
 _STDIO = ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY))
 
 
-def start(module: str, args: list[str], env: dict[str, str]) -> int:
-    """Run `main(args)` of `module` (a module of the package, by its full name) detached; the
-    pid. Raises OSError when it cannot start."""
+def start(module: str, args: list[str], env: dict[str, str], stdin: int = -1) -> int:
+    """Run `main(args)` of `module` (a module of the package, by its full name) detached, its
+    stdin the descriptor `stdin` (else none); the pid. Raises OSError when it cannot start."""
     boot = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
         f"from {module} import main; raise SystemExit(main(sys.argv[2:]))"
@@ -30,6 +30,19 @@ def start(module: str, args: list[str], env: dict[str, str]) -> int:
         sys.executable,
         [sys.executable, "-I", "-c", boot, BRIDGE, *args],
         env,
-        file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0) for fd, flags in _STDIO],
+        file_actions=[
+            (os.POSIX_SPAWN_DUP2, stdin, 0)
+            if fd == 0 and stdin >= 0
+            else (os.POSIX_SPAWN_OPEN, fd, os.devnull, flags, 0)
+            for fd, flags in _STDIO
+        ],
         setsid=True,
     )
+
+
+def reap(pid: int) -> None:
+    """Reap `pid` when it ends, should this process still be there; a daemon thread never holds
+    this process's exit."""
+    import threading
+
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()

@@ -69,11 +69,8 @@ def load(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def from_payload(
-    data: Mapping[str, Any], event: str, last_message: str = "last_assistant_message"
-) -> HookInput:
-    """The fields Claude Code and Codex name alike; `last_message` names the field that
-    carries the model's final message at Stop."""
+def from_payload(data: Mapping[str, Any], event: str) -> HookInput:
+    """The fields Claude Code and Codex name alike."""
     tool_input = data.get("tool_input")
     return HookInput(
         event=event,
@@ -82,7 +79,7 @@ def from_payload(
         tool_name=text(data.get("tool_name")),
         tool_input=tool_input if isinstance(tool_input, dict) else {},
         stop_hook_active=data.get("stop_hook_active") is True,
-        last_assistant_message=text(data.get(last_message)),
+        last_assistant_message=text(data.get("last_assistant_message")),
         source=text(data.get("source")),
         trigger=text(data.get("trigger")),
         transcript_path=_path(data.get("transcript_path")),

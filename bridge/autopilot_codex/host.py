@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .stream import StreamState
     from .wall import WallStatus
 
+# A command line, or a part of one.
+Argv = Sequence[str]
+
 # A doctor line's state. READY lines passed; NOTE is a fact worth knowing, never a fault; any
 # other is a problem, its remedy in its text.
 READY, ABSENT, MISSING, BROKEN, NOTE = "ready", "absent", "missing", "broken", "note"
@@ -38,19 +41,18 @@ class HostReport:
     lines: tuple[tuple[str, str], ...]
 
 
+def cli_absent(label: str, text: str) -> HostReport:
+    """A host's report when its CLI is not on PATH: `text` says how to install it."""
+    return HostReport(label, ABSENT, ((ABSENT, text),))
+
+
 class Headless(Protocol):
     """How a round starts this host without a terminal and reads its JSONL stream."""
 
     # The executable's name; `AUTOPILOT_CODEX_<HOST>_CMD` replaces it (a wrapper, a fake).
     executable: str
 
-    def command(
-        self,
-        prompt: str,
-        base: Sequence[str],
-        extra: Sequence[str] | None,
-        wall: Sequence[str] = (),
-    ) -> list[str]:
+    def command(self, prompt: str, base: Argv, extra: Argv | None, wall: Argv = ()) -> list[str]:
         """The whole command line; `extra` replaces the default permission flags, `wall` (the
         boundary's flags) is always there and replaces any default flag that picks a sandbox."""
         ...

@@ -20,10 +20,7 @@ from typing import Any
 from . import hosts
 from .paths import state_home
 from .runfiles import nested_git
-from .seatbelt import seatbelt_note, unguarded, with_seatbelt
 from .wall import Level, Prereqs, WallSpec, sandbox_usable
-
-__all__ = ["HostWall", "host_wall", "seatbelt_note", "unguarded", "with_seatbelt"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,10 +34,6 @@ TIMEOUT_S = 30.0
 # pipe's buffer (64 KiB on Linux, 16 KiB at least elsewhere): writing it never waits.
 FIELD_CHARS = 1_000
 MAX_FIELDS = 12
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    f"from {MODULE} import run; raise SystemExit(run(sys.argv[2:]))"
-)
 
 
 def notify(event: dict[str, Any], message: str) -> None:
@@ -99,37 +94,34 @@ def safe_path(value: str, worktree: str) -> str:
 
 
 def _start(commands: list[list[str]], stdin: bytes, worktree: str) -> None:
+    from . import detached
     from .paths import state_home
 
-    bridge = str(Path(__file__).resolve().parents[1])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PATH"] = safe_path(env.get("PATH", os.defpath), worktree)
-    argv = [sys.executable, "-I", "-c", _BOOT, bridge, json.dumps(commands)]
-    home = state_home()
     with contextlib.suppress(OSError, ValueError):
-        home.mkdir(parents=True, exist_ok=True)
-        child = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=str(home),
-            start_new_session=True,
-            close_fds=True,
-        )
-        pipe = child.stdin
-        assert pipe is not None  # stdin=PIPE always gives one
-        with contextlib.suppress(OSError):
+        state_home().mkdir(parents=True, exist_ok=True)
+        read, write = os.pipe()
+        with os.fdopen(write, "wb") as pipe:
+            try:
+                pid = detached.start(MODULE, [json.dumps(commands)], env, stdin=read)
+            finally:
+                os.close(read)
+            detached.reap(pid)  # `watch` goes on
             pipe.write(stdin)
-            pipe.close()
-        # Reaped when it ends, should this process still be there (`watch` goes on); a daemon
-        # thread never holds this process's exit.
-        threading.Thread(target=child.wait, daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    """The detached helper, run in the state home."""
+    from .paths import state_home
+
+    with contextlib.suppress(OSError):
+        os.chdir(state_home())
+    return run(argv)
 
 
 def run(argv: list[str]) -> int:
-    """The detached helper: each command with the event on stdin, bounded; always 0."""
+    """Each command with the event on stdin, bounded; always 0."""
     event = sys.stdin.buffer.read()
     try:
         commands = json.loads(argv[0])

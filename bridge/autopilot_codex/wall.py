@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import platform
 import shutil
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -209,6 +209,35 @@ def _unique(paths: list[Path]) -> list[Path]:
             seen.add(path)
             out.append(path)
     return out
+
+
+def config_folder(env: Mapping[str, str], home: Path, variable: str, default: str) -> Path:
+    """A host's config folder: where `variable` moves it, else `default` under `home`."""
+    configured = env.get(variable, "").strip()
+    return Path(configured).expanduser() if configured else home / default
+
+
+def read_layers(
+    paths: Mapping[str, Path | None], read: Callable[[Path], dict[str, Any] | None]
+) -> dict[str, dict[str, Any]]:
+    """A host's settings layers by name, each file that `read` finds an object in."""
+    docs = {name: read(path) if path is not None else None for name, path in paths.items()}
+    return {name: doc for name, doc in docs.items() if doc is not None}
+
+
+def dig(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at `path` in nested tables, or None where one is missing or no table."""
+    node: Any = doc
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
+def first_value(docs: Sequence[tuple[str, Mapping[str, Any]]], path: Sequence[str]) -> Any:
+    """The value at `path` in the strongest layer that sets it (`docs` strongest first)."""
+    return next((v for _, doc in docs if (v := dig(doc, path)) is not None), None)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

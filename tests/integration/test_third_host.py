@@ -138,7 +138,7 @@ def test_a_round_with_the_third_hosts_headless_runner(
 
 def test_the_third_host_is_offered_and_checked_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
     from autopilot_codex.commands import install, run
-    from autopilot_codex.commands.doctor_hosts import host_reports
+    from autopilot_codex.commands.doctor import host_reports
     from autopilot_codex.rounds.runner import implementers
 
     assert implementers() == ("claude", "codex", "third")

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from autopilot_codex.commands.ask import refusal
 from autopilot_codex.manager.ask_prompt import ask_prompt
 from autopilot_codex.state import Plan, State, Task, migrate
 from autopilot_codex.state_ranges import parse_state
+from autopilot_codex.styles.autopilot.consult import refusal
 
 
 def make_state(**update: Any) -> State:

@@ -8,9 +8,16 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import BridgeError
+from ..errors import BridgeError, StateCorrupt
 from ..paths import find_worktree
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..state import State
+    from ..store import Store
 
 TERMINAL = ("done", "aborted")
 
@@ -57,3 +64,15 @@ def worktree_of(cwd: str | Path) -> Path:
             f"{cwd} is not inside a git repository; autopilot-codex needs one (run `git init`)"
         )
     return worktree
+
+
+def replaced(store: Store, refusal: Callable[[State], str], with_plan: bool = True) -> State | None:
+    """The loop a new one replaces, None when there is none or it was corrupt (moved aside, so
+    the new loop starts clean); `refusal` says why not while it still runs."""
+    try:
+        previous = store.load(with_plan=with_plan)
+    except StateCorrupt:
+        return None
+    if previous is not None and previous.status == "running":
+        raise BridgeError(refusal(previous))
+    return previous

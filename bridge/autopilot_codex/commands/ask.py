@@ -22,12 +22,7 @@ from ..spend import of_state
 from ..spend import usd as money
 from ..state import State
 from ..store import Store
-from ..styles.autopilot.consult import (
-    Asked,
-    consultations_of_task,
-    max_consultations,
-    refusal,
-)
+from ..styles.autopilot.consult import Asked, max_consultations
 from ..styles.autopilot.consult import abandon as _abandon
 from ..styles.autopilot.consult import prepare as _prepare
 from ..styles.autopilot.consult import settle as _settle
@@ -36,16 +31,6 @@ from . import worktree_of
 if TYPE_CHECKING:
     from ..manager.ask_schema import Consultation
     from ..manager.select import ManagerFactory
-
-__all__ = [
-    "DEFAULT_MAX_CONSULTATIONS",
-    "Asked",
-    "ask",
-    "consultations_of_task",
-    "max_consultations",
-    "refusal",
-    "render",
-]
 
 DEFAULT_MAX_CONSULTATIONS = Config().max_consultations_per_task
 USAGE = 'give a question: autopilot-codex ask "<question>" (or `-` to read it from stdin)'

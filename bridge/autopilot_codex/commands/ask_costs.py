@@ -14,7 +14,7 @@ from ..paths import find_worktree
 from ..spend import usd as money
 from ..state import State
 from ..store import Store
-from .ask import consultations_of_task, max_consultations
+from ..styles.autopilot.consult import consultations_of_task, max_consultations
 
 
 def costs(*, cwd: str | Path) -> str:

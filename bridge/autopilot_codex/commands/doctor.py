@@ -9,15 +9,16 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import credentials, hosts
 from ..config import Config, load_config
 from ..errors import BridgeError
+from ..host import BROKEN, NOTE, READY, HostReport
 from ..output import terminal_command
 from ..paths import find_worktree, state_home
-from .doctor_hosts import BROKEN, NOTE, READY, HostReport, host_reports
 from .doctor_jail import jail_line
 
 OPENAI_KEY_HINT = (
@@ -187,6 +188,12 @@ def probe_check(config: Config) -> Check:
 
     result = probe(config)
     return Check(result.honoured, result.line)
+
+
+def host_reports(repo: Path | None, env: Mapping[str, str] | None = None) -> list[HostReport]:
+    """Is the loop installed where each registered host will run it (`Host.doctor`)?"""
+    environ = os.environ if env is None else env
+    return [hosts.get(name).doctor(environ, repo) for name in hosts.HOSTS]
 
 
 def host_checks(reports: list[HostReport]) -> list[Check]:

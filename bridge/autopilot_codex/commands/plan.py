@@ -10,7 +10,7 @@ from .. import contract, defaults, gitrepo
 from ..checks.run import CheckSpec
 from ..config import load_config
 from ..credentials import redact
-from ..errors import BridgeError, StateCorrupt
+from ..errors import BridgeError
 from ..hosts import hostfiles
 from ..hostwall import HostWall, headline, host_wall
 from ..manager import prompts
@@ -19,7 +19,7 @@ from ..spend import usd
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
-from . import entry, worktree_of
+from . import entry, replaced, worktree_of
 from .doctor_jail import jail_notes
 from .plan_dirty import give_back, settle
 
@@ -73,7 +73,8 @@ def plan(
     _refuse_unusable(goal, config, manager)
     wall = judge_wall(host, worktree, require_wall)
     store = Store(worktree, lock_timeout=config.lock_timeout_s)
-    previous = _previous(store)
+    with store.locked():
+        previous = replaced(store, _running)
     # Before the paid call: a stash changes what the plan starts from.
     dirty_lines = settle(worktree, dirty)
     stashed = dirty == "stash" and bool(dirty_lines)
@@ -224,18 +225,11 @@ def _ask_for_plan(
     return outcome
 
 
-def _previous(store: Store) -> State | None:
-    with store.locked():
-        try:
-            previous = store.load()
-        except StateCorrupt:
-            return None  # moved aside; a new plan starts clean
-    if previous is not None and previous.status == "running":
-        raise BridgeError(
-            f"a loop is already running here (goal: {contract.clip(previous.goal, 80)}); "
-            f"stop it first with {entry('stop')}"
-        )
-    return previous
+def _running(previous: State) -> str:
+    return (
+        f"a loop is already running here (goal: {contract.clip(previous.goal, 80)}); "
+        f"stop it first with {entry('stop')}"
+    )
 
 
 def _unique_ids(tasks: list[Task]) -> list[Task]:

@@ -9,7 +9,7 @@ from .. import defaults, gitrepo, hosts, meters
 from ..checks.evidence import user_checks
 from ..checks.run import CheckSpec
 from ..contract import PREFIX
-from ..errors import BridgeError, StateCorrupt
+from ..errors import BridgeError
 from ..hosts import hostfiles
 from ..state import State
 from ..store import Store
@@ -17,7 +17,7 @@ from ..styles import a_loop
 from ..styles.ralph import reducer
 from ..styles.ralph.record import RalphRecord
 from ..styles.ralph.reducer import of
-from . import entry, worktree_of
+from . import entry, replaced, worktree_of
 
 # A prompt is re-sent at every iteration; one this long is a file pasted by mistake.
 MAX_PROMPT_CHARS = 100_000
@@ -69,7 +69,7 @@ def ralph(
     record = of(state)
     store = Store(worktree)
     with store.locked():
-        previous = _previous(store)
+        previous = replaced(store, _running, with_plan=False)
         head = gitrepo.head_sha(worktree)
         generation = (previous.generation + 1) if previous else 1
         state = state.evolve(base_sha=head, task_base_sha=head, generation=generation)
@@ -121,18 +121,12 @@ def _prompt(words: str, prompt_file: str | None, cwd: str | Path) -> str:
     return words
 
 
-def _previous(store: Store) -> State | None:
-    """The loop this one replaces; refuse while any loop of any style is running here."""
-    try:
-        previous = store.load(with_plan=False)
-    except StateCorrupt:
-        return None  # moved aside; the new loop starts clean
-    if previous is not None and previous.status == "running":
-        raise BridgeError(
-            f"{a_loop(previous.style)} is already running here; end it first "
-            f"({entry('cancel')} for ralph, {entry('stop')} for autopilot, Ctrl-C for a run)"
-        )
-    return previous
+def _running(previous: State) -> str:
+    """Refused while any loop of any style is running here."""
+    return (
+        f"{a_loop(previous.style)} is already running here; end it first "
+        f"({entry('cancel')} for ralph, {entry('stop')} for autopilot, Ctrl-C for a run)"
+    )
 
 
 def _started(record: RalphRecord, iterations: int, host: str, wall: str = "") -> str:

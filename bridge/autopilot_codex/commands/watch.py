@@ -26,7 +26,6 @@ from ..spend import of_files
 from .loops import every, parse_age
 
 SILENT = "watch.silent"
-DEFAULT_SILENCE = "30m"
 
 
 @dataclass(frozen=True)

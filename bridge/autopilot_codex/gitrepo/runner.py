@@ -221,33 +221,21 @@ def identity(path: Path) -> dict[str, str]:
 
 
 def run_bytes(
-    path: Path,
+    path: Path | Location,
     *args: str,
     ok_codes: tuple[int, ...] = (0,),
     index_file: str | None = None,
     stdin: bytes | None = None,
     author: Mapping[str, str] | None = None,
 ) -> bytes:
-    """git's raw stdout; a one-line BridgeError when it fails.
+    """git's raw stdout; a one-line BridgeError when it fails. `path`: a path in a repository,
+    or a repository named whole (the shadow history, shadow/, is a git directory of the
+    bridge's own over the user's work tree, which `locate` would never find).
 
     `author`: GIT_AUTHOR_*/GIT_COMMITTER_* values for a commit (see `identity`); nothing else
     may be added to the child's environment this way.
     """
-    return run_at(
-        locate(path), *args, ok_codes=ok_codes, index_file=index_file, stdin=stdin, author=author
-    )
-
-
-def run_at(
-    where: Location,
-    *args: str,
-    ok_codes: tuple[int, ...] = (0,),
-    index_file: str | None = None,
-    stdin: bytes | None = None,
-    author: Mapping[str, str] | None = None,
-) -> bytes:
-    """run_bytes on a repository named whole: the shadow history (shadow/) is a git directory
-    of the bridge's own over the user's work tree, which `locate` would never find."""
+    where = path if isinstance(path, Location) else locate(path)
     blank = blanked(where.common_dir, where.git_dir, lambda: _filter_names(where))
     env = child_env(index_file=index_file, config=blank)
     env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})

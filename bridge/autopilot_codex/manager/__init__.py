@@ -12,10 +12,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", bound="BaseModel")
 
-# The plan's output cap (setting `plan_output_tokens`): a plan is longer than a review, but a
-# small local model that loops must not run to the end of its context either.
-PLAN_OUTPUT_TOKENS_DEFAULT = 8_000
-
 
 @dataclass(frozen=True)
 class Outcome(Generic[T]):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..hosts.codex.boundary import codex_home
 from ..hosts.codex.config_toml import top_level
 from . import Outcome
 from .attempts import Charged, Invalid, ask
@@ -109,13 +110,8 @@ def _chosen_model(model: str) -> str | None:
     return None if model == MODEL else model
 
 
-def codex_home() -> Path:
-    configured = os.environ.get("CODEX_HOME", "").strip()
-    return Path(configured).expanduser() if configured else Path.home() / ".codex"
-
-
 def _top_level(key: str) -> str:
-    return top_level(codex_home() / "config.toml", key)
+    return top_level(codex_home(os.environ, Path.home()) / "config.toml", key)
 
 
 def _needs_login() -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .rules import SECRET_VAR, Where, inside, resolve
+from .rules import SECRET_VAR, Where, inside, resolve, unread_stdin
 from .secrets import is_secret_path
 from .shell import Command
 
@@ -99,13 +99,7 @@ def _host_cli(argv: tuple[str, ...], hosts: HostSet) -> str | None:
 
 
 def unreadable_code(command: Command, where: Where) -> str | None:
-    if reads_unknown_code(command):
-        return (
-            f"{command.name} runs code from its standard input, which cannot be read first "
-            "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
-            "<<'EOF')"
-        )
-    return None
+    return unread_stdin(command, "code") if reads_unknown_code(command) else None
 
 
 def code_state(command: Command, where: Where) -> str | None:

@@ -63,12 +63,16 @@ def unreadable(command: Command, where: Where) -> str | None:
         return "shells or wrappers nested this deep are not read; write the command plainly"
     readers = command.name in SHELLS or command.name in ("source", ".")
     if command.piped and readers and _reads_stdin(command.argv):
-        return (
-            f"{command.name} runs a script from its standard input, which cannot be read first "
-            "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
-            "<<'EOF')"
-        )
+        return unread_stdin(command, "a script")
     return None
+
+
+def unread_stdin(command: Command, what: str) -> str:
+    return (
+        f"{command.name} runs {what} from its standard input, which cannot be read first "
+        "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "
+        "<<'EOF')"
+    )
 
 
 def unknown(command: Command, where: Where) -> str | None:

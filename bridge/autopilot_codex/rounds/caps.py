@@ -8,7 +8,7 @@ Checked by the driver before each round starts and before each manager call it m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from .. import meters
 from ..errors import BridgeError
@@ -112,16 +112,7 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
             f"--max-duration {meters.duration(given.max_seconds)}: the run started "
             f"{meters.duration(elapsed)} ago; give more than that"
         )
-    return RunRaise(
-        kind="raise",
-        run=log.header.run,
-        at=now,
-        rounds=given.rounds,
-        budget_usd=given.budget_usd,
-        max_tokens=given.max_tokens,
-        max_seconds=given.max_seconds,
-        manager=given.manager,
-    )
+    return RunRaise(kind="raise", run=log.header.run, at=now, **asdict(given))
 
 
 _FIELD = {

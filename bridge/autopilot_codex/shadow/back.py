@@ -13,7 +13,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 
-from ..gitrepo.runner import run_at
+from ..gitrepo.runner import run_bytes
 from . import refs
 from .history import Snapshot, find
 from .repo import Shadow
@@ -102,24 +102,24 @@ def _refs(shadow: Shadow, want: refs.Refs) -> tuple[str, ...]:
             "-q",
             stdin=("\n".join([*tips, "--not", *now.tips()]) + "\n").encode("ascii"),
         )
-        run_at(shadow.user, "index-pack", "--stdin", stdin=pack)
+        run_bytes(shadow.user, "index-pack", "--stdin", stdin=pack)
     if moved:
         lines = "".join(f"update {n} {want.refs[n]}\n" for n in moved)
-        run_at(shadow.user, "update-ref", "--stdin", stdin=lines.encode("utf-8"))
+        run_bytes(shadow.user, "update-ref", "--stdin", stdin=lines.encode("utf-8"))
     head_before = now.head_commit()
     if want.head and want.head != now.head:
         if want.head.startswith("ref: "):
-            run_at(shadow.user, "symbolic-ref", "HEAD", want.head[5:])
+            run_bytes(shadow.user, "symbolic-ref", "HEAD", want.head[5:])
         else:
-            run_at(shadow.user, "update-ref", "--no-deref", "HEAD", want.head)
+            run_bytes(shadow.user, "update-ref", "--no-deref", "HEAD", want.head)
     if tuple(stash) != now.stash:
-        run_at(shadow.user, "update-ref", "-d", refs.STASH, ok_codes=(0, 1))
+        run_bytes(shadow.user, "update-ref", "-d", refs.STASH, ok_codes=(0, 1))
         for sha, message in stash:
-            run_at(shadow.user, "update-ref", "--create-reflog", "-m", message, refs.STASH, sha)
+            run_bytes(shadow.user, "update-ref", "--create-reflog", "-m", message, refs.STASH, sha)
     names = [*moved, *(["HEAD"] if want.head != now.head else [])]
     if tuple(stash) != now.stash:
         names.append(refs.STASH)
     if refs.read(shadow.user).head_commit() != head_before:
         # The index follows HEAD; the files were put back above and stay as they are.
-        run_at(shadow.user, "read-tree", "HEAD")
+        run_bytes(shadow.user, "read-tree", "HEAD")
     return tuple(names)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,9 +45,7 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool
     finally:
         # The worker's copy of the descriptor keeps the lock until it exits.
         os.close(fd)
-    # Reaped when it ends, should this process still be there; a daemon thread never holds
-    # this process's exit.
-    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
+    detached.reap(pid)
 
 
 def main(argv: list[str]) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fileio import read_text
-from ..gitrepo.runner import Location, run_at
+from ..gitrepo.runner import Location, run_bytes
 
 STASH = "refs/stash"
 
@@ -51,7 +51,7 @@ class Refs:
 
 
 def read(user: Location) -> Refs:
-    out = run_at(user, "for-each-ref", "--format=%(objectname) %(refname)")
+    out = run_bytes(user, "for-each-ref", "--format=%(objectname) %(refname)")
     refs = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")

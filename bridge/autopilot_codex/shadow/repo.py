@@ -1,6 +1,6 @@
 """The shadow's git directory: where it is, how it is made, and how git runs over it.
 
-Git runs through the bridge's one runner (`gitrepo.runner.run_at`) with `--git-dir` the shadow
+Git runs through the bridge's one runner (`gitrepo.runner.run_bytes`) with `--git-dir` the shadow
 and `--work-tree` the user's worktree: the shadow's own config is the bridge's, so nothing of
 the user's config applies to it; `info/attributes` switches off every conversion, so the bytes
 kept are the bytes on disk. `objects/info/alternates` names the user's object store, so a file
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import acquire, release
-from ..gitrepo.runner import Location, locate, run_at
+from ..gitrepo.runner import Location, locate, run_bytes
 from ..paths import project_dir
 
 NAME = "shadow.git"
@@ -53,7 +53,7 @@ class Shadow:
         ok: tuple[int, ...] = (0,),
         author: Mapping[str, str] | None = None,
     ) -> bytes:
-        return run_at(
+        return run_bytes(
             self.where,
             *args,
             stdin=stdin,

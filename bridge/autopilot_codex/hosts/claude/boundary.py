@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ... import wall
 from ...fileio import atomic_write
-from ...wall import WallSpec, WallStatus, flag_value, read_json
+from ...wall import WallSpec, WallStatus, dig, first_value, flag_value
 
 # Where each system keeps Claude Code's managed (policy) settings: the one layer besides
 # `--settings` that makes its sandbox strict.
@@ -101,17 +102,8 @@ def boundary_settings(spec: WallSpec) -> dict[str, Any]:
     }
 
 
-def _get(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
-    node: Any = doc
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
 def _list(doc: Mapping[str, Any], path: Sequence[str]) -> list[Any]:
-    value = _get(doc, path)
+    value = dig(doc, path)
     return list(value) if isinstance(value, list) else []
 
 
@@ -122,18 +114,10 @@ def _ordered(layers: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Mapping
 def is_strict(layers: Mapping[str, Mapping[str, Any]]) -> bool:
     """Do managed or `--settings` settings hold `allowUnsandboxedCommands: false`?"""
     return any(
-        _get(doc, ("sandbox", "allowUnsandboxedCommands")) is False
+        dig(doc, ("sandbox", "allowUnsandboxedCommands")) is False
         for name, doc in _ordered(layers)
         if name in STRICT_SOURCES
     )
-
-
-def _value(docs: list[tuple[str, Mapping[str, Any]]], path: Sequence[str]) -> Any:
-    for _, doc in docs:
-        value = _get(doc, path)
-        if value is not None:
-            return value
-    return None
 
 
 def _covered(target: Path, entries: Iterable[Path]) -> bool:
@@ -172,7 +156,7 @@ def effective_status(spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) ->
     strict = is_strict(layers)
     # Under strict rules the repository's layers can only add denies; otherwise they count.
     loose = [(n, d) for n, d in docs if n in TRUSTED] if strict else docs
-    enabled = _value(loose, ("sandbox", "enabled")) is True
+    enabled = first_value(loose, ("sandbox", "enabled")) is True
     missing = [] if enabled else ["sandbox.enabled is not true: Bash runs unsandboxed"]
     # Not strict matters where the repository has a settings file of its own: it can loosen
     # the boundary now, or after a pull. Without one, a file that appears later would have to
@@ -195,9 +179,9 @@ Docs = list[tuple[str, Mapping[str, Any]]]
 
 def _switches_missing(loose: Docs, docs: Docs) -> list[str]:
     missing = []
-    if _value(loose, ("sandbox", "failIfUnavailable")) is not True:
+    if first_value(loose, ("sandbox", "failIfUnavailable")) is not True:
         missing.append("sandbox.failIfUnavailable is not true: a missing sandbox runs unsandboxed")
-    if _value(loose, ("sandbox", "allowUnsandboxedCommands")) is not False:
+    if first_value(loose, ("sandbox", "allowUnsandboxedCommands")) is not False:
         missing.append(
             "sandbox.allowUnsandboxedCommands is not false: dangerouslyDisableSandbox works"
         )
@@ -205,10 +189,10 @@ def _switches_missing(loose: Docs, docs: Docs) -> list[str]:
     if excluded:
         missing.append(f"sandbox.excludedCommands runs commands unsandboxed: {excluded}")
     for path in _WEAKENERS:
-        if _value(loose, ("sandbox", *path)) is True:
+        if first_value(loose, ("sandbox", *path)) is True:
             missing.append(f"sandbox.{'.'.join(path)} is true: it weakens the sandbox")
     # The CLI takes a true from any settings source for this one.
-    if not any(_get(d, _BLOCK_WRITES) is True for _, d in docs):
+    if not any(dig(d, _BLOCK_WRITES) is True for _, d in docs):
         missing.append(
             "permissions.blockWritesOutsideWorkingDirectories is not true: "
             "Write/Edit reach outside the worktree"
@@ -257,7 +241,7 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
 
 def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
     missing = []
-    if _value(loose, ("sandbox", "network", "strictAllowlist")) is not True:
+    if first_value(loose, ("sandbox", "network", "strictAllowlist")) is not True:
         missing.append(
             "sandbox.network.strictAllowlist is not true: hosts off the list are not refused"
         )
@@ -269,8 +253,7 @@ def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
 
 
 def claude_dir(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    return Path(configured).expanduser() if configured else home / ".claude"
+    return wall.config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 class ClaudeBoundary:
@@ -298,12 +281,7 @@ class ClaudeBoundary:
             "project": worktree / ".claude" / "settings.json",
             "user": claude_dir(env, home) / "settings.json",
         }
-        layers = {}
-        for name, path in paths.items():
-            doc = read_json(path) if path is not None else None
-            if doc is not None:
-                layers[name] = doc
-        return layers
+        return wall.read_layers(paths, wall.read_json)
 
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)

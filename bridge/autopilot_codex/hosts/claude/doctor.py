@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...host import ABSENT, MISSING, NOTE, READY, HostReport
+from ...host import MISSING, NOTE, READY, HostReport, cli_absent
+from .boundary import claude_dir
 
 PLUGIN = "autopilot-codex"
 
@@ -16,16 +17,10 @@ PLUGIN = "autopilot-codex"
 def report(env: Mapping[str, str]) -> HostReport:
     binary = shutil.which("claude", path=env.get("PATH"))
     if binary is None:
-        return HostReport(
+        return cli_absent(
             "Claude Code",
-            ABSENT,
-            (
-                (
-                    ABSENT,
-                    "`claude` is not on PATH (Claude Code): install Claude Code "
-                    "(https://code.claude.com), then run `autopilot-codex install`",
-                ),
-            ),
+            "`claude` is not on PATH (Claude Code): install Claude Code "
+            "(https://code.claude.com), then run `autopilot-codex install`",
         )
     found = _claude_plugin(env)
     if found is None:
@@ -92,8 +87,7 @@ def spend_notes(env: Mapping[str, str]) -> list[tuple[str, str]]:
 def _claude_plugin(env: Mapping[str, str]) -> str | None:
     """Our plugin's id in Claude Code's record of installed plugins, or None. Reading the
     file costs nothing; `claude plugin list` would start a Node process."""
-    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    root = Path(configured).expanduser() if configured else _home(env) / ".claude"
+    root = claude_dir(env, _home(env))
     try:
         document = json.loads((root / "plugins" / "installed_plugins.json").read_text("utf-8"))
     except (OSError, ValueError):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...stream import action, join
 
 if TYPE_CHECKING:
+    from ...host import Argv
     from ...stream import StreamState
 
 # What Claude Code reads to reach its model (API key, OAuth token, base URL, model names).
@@ -42,13 +43,7 @@ LIMIT_TYPES = ("rate_limit_error", "overloaded_error")
 class ClaudeHeadless:
     executable = "claude"
 
-    def command(
-        self,
-        prompt: str,
-        base: Sequence[str],
-        extra: Sequence[str] | None,
-        wall: Sequence[str] = (),
-    ) -> list[str]:
+    def command(self, prompt: str, base: Argv, extra: Argv | None, wall: Argv = ()) -> list[str]:
         args = DEFAULT_ARGS if extra is None else extra
         return [*base, "-p", prompt, "--output-format", "stream-json", "--verbose", *args, *wall]
 

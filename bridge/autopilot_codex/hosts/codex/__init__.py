@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...hookio import from_payload, shell_line
+from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
@@ -98,12 +99,10 @@ class Codex:
     cli_packages: tuple[str, ...] = ("@openai/codex",)
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        configured = env.get("CODEX_HOME", "").strip()
-        folder = Path(configured).expanduser() if configured else home / ".codex"
-        return [folder / LOGIN]
+        return [config_folder(env, home, "CODEX_HOME", ".codex") / LOGIN]
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
-        return from_payload(data, event, last_message="last_assistant_message")
+        return from_payload(data, event)
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
         return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None

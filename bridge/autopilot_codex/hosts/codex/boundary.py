@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...wall import WallSpec, WallStatus, flag_value, read_toml
+from ... import wall
+from ...wall import WallSpec, WallStatus, dig, first_value, flag_value
 
 PROFILE = "autopilot_wall"
 SYSTEM_CONFIG = Path("/etc/codex/config.toml")
@@ -108,15 +109,6 @@ def boundary_overrides(spec: WallSpec, exists: Callable[[Path], bool] = Path.exi
     ]
 
 
-def _get(doc: Mapping[str, Any], path: Sequence[str]) -> Any:
-    node: Any = doc
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
 Docs = list[tuple[str, Mapping[str, Any]]]
 
 
@@ -124,22 +116,14 @@ def _ordered(layers: Mapping[str, Mapping[str, Any]]) -> Docs:
     """The layers strongest first, with the config profile they select (`profile = "x"`
     picks `[profiles.x]`) just below the `-c` overrides: it beats the files' own values."""
     docs = [(name, layers[name]) for name in LAYERS if isinstance(layers.get(name), Mapping)]
-    chosen = _value(docs, ("profile",))
+    chosen = first_value(docs, ("profile",))
     if not isinstance(chosen, str):
         return docs
-    table = _value(docs, ("profiles", chosen))
+    table = first_value(docs, ("profiles", chosen))
     if not isinstance(table, Mapping):
         return docs
     at = 1 if docs and docs[0][0] == "overrides" else 0
     return [*docs[:at], (f"profile {chosen}", table), *docs[at:]]
-
-
-def _value(docs: Docs, path: Sequence[str]) -> Any:
-    for _, doc in docs:
-        value = _get(doc, path)
-        if value is not None:
-            return value
-    return None
 
 
 def effective_status(
@@ -173,9 +157,9 @@ def _legacy_missing(docs: Docs, mode: Any) -> tuple[bool, list[str]]:
         f"(use the {PROFILE} permission profile)"
     ]
     if mode == "workspace-write":
-        if _value(docs, ("sandbox_workspace_write", "network_access")) is True:
+        if first_value(docs, ("sandbox_workspace_write", "network_access")) is True:
             missing.append("sandbox_workspace_write.network_access is true: the network is open")
-        roots = _value(docs, ("sandbox_workspace_write", "writable_roots"))
+        roots = first_value(docs, ("sandbox_workspace_write", "writable_roots"))
         if roots:
             missing.append(f"sandbox_workspace_write.writable_roots adds writable paths: {roots}")
     return True, missing
@@ -187,7 +171,7 @@ def _profile_missing(
     if name == ":danger-full-access":
         return False, ["default_permissions is :danger-full-access: commands run unsandboxed"]
     profile = next(
-        (p for _, d in docs if isinstance(p := _get(d, ("permissions", name)), Mapping)), None
+        (p for _, d in docs if isinstance(p := dig(d, ("permissions", name)), Mapping)), None
     )
     if profile is None:
         return True, [f"permission profile {name} hides nothing from reads"]
@@ -210,7 +194,7 @@ def _profile_missing(
     wider += [k for k, v in specials.items() if v == "write"]
     if wider:
         missing.append(f"the profile makes paths outside the worktree writable: {wider}")
-    if _get(profile, ("network", "enabled")) is True:
+    if dig(profile, ("network", "enabled")) is True:
         missing.append(f"permissions.{name}.network.enabled is true: the network is open")
     return True, missing
 
@@ -238,7 +222,7 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 
 def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
     policy = {
-        k: _value(docs, ("shell_environment_policy", k))
+        k: first_value(docs, ("shell_environment_policy", k))
         for k in ("inherit", "exclude", "set", "include_only")
     }
     patterns = [str(p) for p in policy["exclude"] or []]
@@ -261,8 +245,7 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
 
 
 def codex_home(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("CODEX_HOME", "").strip()
-    return Path(configured).expanduser() if configured else home / ".codex"
+    return wall.config_folder(env, home, "CODEX_HOME", ".codex")
 
 
 class CodexBoundary:
@@ -296,12 +279,7 @@ class CodexBoundary:
             "user": codex_home(env, home) / "config.toml",
             "system": SYSTEM_CONFIG,
         }
-        layers = {}
-        for name, path in paths.items():
-            doc = read_toml(path)
-            if doc is not None:
-                layers[name] = doc
-        return layers
+        return wall.read_layers(paths, wall.read_toml)
 
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)

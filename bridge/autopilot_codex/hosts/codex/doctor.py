@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import BridgeError
-from ...host import ABSENT, BROKEN, MISSING, NOTE, READY, HostReport
+from ...host import BROKEN, MISSING, NOTE, READY, HostReport, cli_absent
 from . import install as codex_install
 from . import trust as codex_trust
 from .config_toml import top_level
@@ -27,16 +27,10 @@ INSTALL_CODEX = "autopilot-codex install codex --user"
 def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
     binary = shutil.which("codex", path=env.get("PATH"))
     if binary is None:
-        return HostReport(
+        return cli_absent(
             "Codex",
-            ABSENT,
-            (
-                (
-                    ABSENT,
-                    "`codex` is not on PATH (Codex): install Codex (npm install -g "
-                    f"@openai/codex), then run `{INSTALL_CODEX}`",
-                ),
-            ),
+            "`codex` is not on PATH (Codex): install Codex (npm install -g "
+            f"@openai/codex), then run `{INSTALL_CODEX}`",
         )
     home = codex_install.codex_home(env)
     config = home / "config.toml"

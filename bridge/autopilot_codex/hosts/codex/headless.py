@@ -16,6 +16,7 @@ from ...stream import action
 from . import prices, round_model
 
 if TYPE_CHECKING:
+    from ...host import Argv
     from ...stream import StreamState
 
 # Codex reads its own config and login from CODEX_HOME; a custom model provider names the
@@ -33,13 +34,7 @@ DEFAULT_ARGS = ("--sandbox", "workspace-write")
 class CodexHeadless:
     executable = "codex"
 
-    def command(
-        self,
-        prompt: str,
-        base: Sequence[str],
-        extra: Sequence[str] | None,
-        wall: Sequence[str] = (),
-    ) -> list[str]:
+    def command(self, prompt: str, base: Argv, extra: Argv | None, wall: Argv = ()) -> list[str]:
         default = () if wall else DEFAULT_ARGS
         args = default if extra is None else extra
         return [*base, "exec", "--json", *args, *wall, prompt]

@@ -21,6 +21,7 @@ from typing import Any
 from ...errors import BridgeError
 from ...fileio import atomic_write
 from . import trust as codex_trust
+from .boundary import codex_home as codex_folder
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"
@@ -45,8 +46,7 @@ class Target:
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
-    configured = env.get("CODEX_HOME", "").strip()
-    home = Path(configured).expanduser() if configured else Path.home() / ".codex"
+    home = codex_folder(env, Path.home())
     # Codex names hooks files by their resolved path in trust keys (a symlinked CODEX_HOME too).
     return home.resolve()
 

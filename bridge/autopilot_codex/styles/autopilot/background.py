@@ -31,6 +31,7 @@ from . import findings_store, inflight, reducer
 from .caps import fits, reserved
 from .convergence import Rules
 from .effects import loop_diff
+from .record import of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -120,9 +121,9 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         if state.status != "running":
             ctx.store.save(inflight.release(state, token))
             return None
-        diff = loop_diff(ctx.store, state.task_base_sha)
+        diff = loop_diff(ctx.store, of(state).task_base_sha)
         key = steps.diff_key(diff)
-        if diff.empty or key == tried or state.cached_review(key) is not None:
+        if diff.empty or key == tried or of(state).cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or
             # its review just failed: the Stop tries again.
             ctx.store.save(inflight.release(state, token))
@@ -141,9 +142,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             return None
         state = ctx.store.save(inflight.reserve(state, token, estimate, key))
         steps.log_git_findings(ctx, diff)
-        ctx.store.append_event(
-            "review.started", digest=key[:16], session=ctx.payload.session_id
-        )
+        ctx.store.append_event("review.started", digest=key[:16], session=ctx.payload.session_id)
     return Round(state, prompt, key, diff.files)
 
 
@@ -153,7 +152,10 @@ def _deferral(state: State, estimate: float, now: float) -> tuple[str, str]:
     if capped is not None:
         return capped[0].removeprefix("stopped_"), capped[1]
     left = max(0.0, state.budget_usd - total_usd(state) - reserved(state))
-    return "budget", f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}"
+    return (
+        "budget",
+        f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}",
+    )
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:
@@ -164,7 +166,7 @@ def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:
     watcher = threading.Thread(target=_watch, args=args, daemon=True)
     watcher.start()
     try:
-        manager = ctx.manager(step.state.model, for_loop(step.state, os.environ, ctx.config))
+        manager = ctx.manager(of(step.state).model, for_loop(step.state, os.environ, ctx.config))
         return manager.ask(schemas.Review, step.prompt.instructions, step.prompt.text)
     finally:
         done.set()

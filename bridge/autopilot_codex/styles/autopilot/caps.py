@@ -16,12 +16,15 @@ from ...output import terminal_command
 from ...spend import of_state, usd
 from ...state import State, Status
 from ..context import Limits
+from .record import of
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
+    message = closing(
+        f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new)
+    )
     return new, allow(event, message, _off_context(message))
 
 
@@ -58,8 +61,8 @@ def stop_guard(
     if state.idle_stop_blocks >= limits.stall_limit:
         reason = f"stalled: {state.idle_stop_blocks} turns ended without running a tool"
         return end(state, "paused", reason, "stop.guard.stalled")
-    if state.no_progress_streak >= limits.no_progress_limit:
-        reason = f"{state.no_progress_streak} blocked turns without a new commit"
+    if of(state).no_progress_streak >= limits.no_progress_limit:
+        reason = f"{of(state).no_progress_streak} blocked turns without a new commit"
         return end(state, "aborted", reason, "stop.guard.no_progress")
     return state, None
 
@@ -133,6 +136,4 @@ def _off_context(message: str) -> str:
 
 def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
-    return (
-        f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
-    )
+    return f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"

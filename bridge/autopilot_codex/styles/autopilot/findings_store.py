@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .findings import Ledger, in_generation
+from .record import of
 
 if TYPE_CHECKING:
     from ...guards import Decision, Step
@@ -141,7 +142,9 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
     # Without the lock (a read-only command): a ledger mid-write is only not shown.
     text = _checked(store)
     if text is None:
-        return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
+        return [
+            "Review findings: the ledger was changed outside the bridge (set aside at the next review)."
+        ]
     ledger = _parsed(text, store, state)
     lines = listing(ledger, task)
     scope = f"task {task}" if task else "this loop"
@@ -166,7 +169,7 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     from .findings import advisory_lines, listing
 
     ledger = load(store, state)
-    lines = listing(ledger, state.current_task or "wrap-up", limit=10)
+    lines = listing(ledger, of(state).current_task or "wrap-up", limit=10)
     repeated = advisory_lines(ledger, just_repeated=True)
     if repeated:
         lines += [ADVISORY_VERDICT, *repeated]

@@ -20,6 +20,7 @@ from ...contract import PREFIX
 from ...errors import BridgeError
 from ...hookio import ALLOW, Answer
 from ...spend import of_state, usd
+from .record import of
 
 if TYPE_CHECKING:
     from ...host import Host
@@ -82,7 +83,9 @@ def answer(ctx: HookContext) -> Answer:
     if not owned_and_running(state, ctx.payload.session_id):
         return ALLOW
     assert state is not None
-    return _consult(ctx.store, state, question, ctx.payload.session_id, ctx.config, ctx.host, ctx.manager)
+    return _consult(
+        ctx.store, state, question, ctx.payload.session_id, ctx.config, ctx.host, ctx.manager
+    )
 
 
 def _consult(
@@ -145,7 +148,7 @@ def _framed(store: Store, state: State, question: str) -> str:
     from .findings_store import view_lines
 
     try:
-        findings = view_lines(store, store.with_plan(state), state.current_task)
+        findings = view_lines(store, store.with_plan(state), of(state).current_task)
     except (BridgeError, OSError, ValueError):
         findings = []
     lines = [

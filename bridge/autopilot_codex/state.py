@@ -194,6 +194,8 @@ class StyleRecord(_Record):
 
     # Whether a budget of 0 means none: a style whose loop may run without a dollar cap.
     budget_optional: ClassVar[bool] = False
+    # Whether a loop of the style cannot be read without its record (not: its views say so).
+    required: ClassVar[bool] = False
     # Whether the envelope's budget is the loop's cap (not: a cap kept elsewhere, as a run's).
     envelope_budget: ClassVar[bool] = True
 

@@ -36,7 +36,7 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 # What v3 moved from a v2 file's flat record into its `autopilot` record.
-_V2_AUTOPILOT = (
+V2_AUTOPILOT = (
     "model", "review_mode", "api", "base_url", "timeout_s", "max_output_tokens",
     "current_task", "task_base_sha", "completed_tasks", "no_progress_streak",
     "last_review", "last_verdict", "reviewed", "last_verdict_head", "last_review_head",
@@ -50,7 +50,7 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     envelope takes that copy. The autopilot fields of a loop of another style were never read."""
     data = dict(data)
     style = data.get("style", defaults.STYLE)  # the State's default, as for a v2 file without it
-    own = {k: data.pop(k) for k in _V2_AUTOPILOT if k in data}
+    own = {k: data.pop(k) for k in V2_AUTOPILOT if k in data}
     if style == "autopilot":
         data["autopilot"] = own
     ralph = data.pop("ralph", None)

@@ -75,7 +75,7 @@ def parse_state(data: object) -> State:
         data, raw = flatten(data, RECORDS)
         style = data.get("style", defaults.STYLE)
         kind = RECORDS.get(style)
-        if raw is None and kind is not None:
+        if raw is None and kind is not None and kind.required:
             raise typedjson.Invalid(style, "missing")
         if raw is not None:
             if kind is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import typedjson
 from ...state import ReviewRecord, StyleRecord, Task, VerdictRecord
@@ -47,6 +47,9 @@ class AutopilotRecord(StyleRecord, style="autopilot"):
     consultations_total: int = 0
     # A background review's fix or reject that no hook has handed to the implementer yet.
     pending_review: ReviewRecord | None = None
+
+    # Its plan's progress is what every hook of the loop reads.
+    required: ClassVar[bool] = True
 
     def check(self) -> None:
         if not math.isfinite(self.timeout_s):

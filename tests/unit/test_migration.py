@@ -88,6 +88,7 @@ def test_a_file_from_a_newer_release_is_refused_not_moved(repo: Path) -> None:
         ("budget_usd", 0),
         ("budget_usd", float("nan")),
         ("budget_used_usd", float("inf")),
+        ("max_output_tokens", -1),
         ("owner", "anyone"),
     ],
 )

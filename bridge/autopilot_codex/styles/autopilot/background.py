@@ -142,7 +142,9 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             return None
         state = ctx.store.save(inflight.reserve(state, token, estimate, key))
         steps.log_git_findings(ctx, diff)
-        ctx.store.append_event("review.started", digest=key[:16], session=ctx.payload.session_id)
+        ctx.store.append_event(
+            "review.started", digest=key[:16], session=ctx.payload.session_id
+        )
     return Round(state, prompt, key, diff.files)
 
 
@@ -152,10 +154,7 @@ def _deferral(state: State, estimate: float, now: float) -> tuple[str, str]:
     if capped is not None:
         return capped[0].removeprefix("stopped_"), capped[1]
     left = max(0.0, state.budget_usd - total_usd(state) - reserved(state))
-    return (
-        "budget",
-        f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}",
-    )
+    return "budget", f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}"
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:

@@ -22,9 +22,7 @@ from .record import of
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(
-        f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new)
-    )
+    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
     return new, allow(event, message, _off_context(message))
 
 
@@ -136,4 +134,6 @@ def _off_context(message: str) -> str:
 
 def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
-    return f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
+    return (
+        f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
+    )

@@ -46,7 +46,8 @@ def max_consultations(config: Config) -> int:
 
 def consultations_of_task(state: State) -> int:
     """Consultations of the current task; a task the loop moved to starts from zero."""
-    return of(state).consultations if of(state).consultations_task == of(state).current_task else 0
+    own = of(state)
+    return own.consultations if own.consultations_task == own.current_task else 0
 
 
 def refusal(state: State | None, session_id: str | None, limit: int) -> str | None:

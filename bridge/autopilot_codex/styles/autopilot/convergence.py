@@ -81,7 +81,9 @@ def judge(
     ledger = merged.ledger
     if changed_files is not None:
         ledger = findings.waive_outside(ledger, [e.id for e in merged.new], changed_files)
-        merged = dataclasses.replace(merged, said=[ledger.get(e.id) or e for e in merged.said])
+        merged = dataclasses.replace(
+            merged, said=[ledger.get(e.id) or e for e in merged.said]
+        )
     if not decision.blocks:
         return state, decision, ledger
     ended = stop_check(state, ledger, rules)
@@ -150,7 +152,9 @@ def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None
     the stall count, the iteration cap and (when the commit is known) no progress."""
     if not (at_stop and decision.blocks):
         return state
-    state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1, iteration=state.iteration + 1)
+    state = state.evolve(
+        idle_stop_blocks=state.idle_stop_blocks + 1, iteration=state.iteration + 1
+    )
     if head is None:
         return state
     previous = of(state).last_verdict_head or state.base_sha

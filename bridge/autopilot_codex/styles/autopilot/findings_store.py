@@ -142,9 +142,7 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
     # Without the lock (a read-only command): a ledger mid-write is only not shown.
     text = _checked(store)
     if text is None:
-        return [
-            "Review findings: the ledger was changed outside the bridge (set aside at the next review)."
-        ]
+        return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
     ledger = _parsed(text, store, state)
     lines = listing(ledger, task)
     scope = f"task {task}" if task else "this loop"

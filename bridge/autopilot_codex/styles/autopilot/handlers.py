@@ -73,9 +73,7 @@ def on_pre_compact(ctx: HookContext) -> None:
         state = owned(ctx)
         if state is None:
             return
-        ctx.store.save(
-            guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name))
-        )
+        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -85,9 +83,7 @@ def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx)
         if state is not None:
-            ctx.store.save(
-                guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name))
-            )
+            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
 
 
 def on_post_tool(ctx: HookContext) -> Decision:

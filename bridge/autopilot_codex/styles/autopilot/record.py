@@ -88,10 +88,8 @@ def evolve(state: State, **changes: Any) -> State:
     return state.evolve(own=of(state).evolve(**mine), **changes)
 
 
-def task_of(state: State, task_id: str | None = None) -> Task | None:
-    wanted = task_id or of(state).current_task
-    if wanted is None:
-        return None
+def task_of(state: State) -> Task | None:
+    wanted = of(state).current_task
     return next((t for t in state.plan.tasks if t.id == wanted), None)
 
 

@@ -106,10 +106,8 @@ def apply_review(
         findings=findings,
         at=now,
     )
-    cache = [record, *[r for r in of(state).reviewed if r.diff_hash != diff_hash]][
-        :REVIEW_CACHE_SIZE
-    ]
-    state = evolve(state, last_review=record, reviewed=cache)
+    cache = [record, *[r for r in of(state).reviewed if r.diff_hash != diff_hash]]
+    state = evolve(state, last_review=record, reviewed=cache[:REVIEW_CACHE_SIZE])
     state, answer = _counted(state, replay_review(record), at_stop)
     return state, dataclasses.replace(answer, note=note)
 
@@ -156,7 +154,9 @@ def replay_cached(
     return _counted(state, decision, at_stop, head)
 
 
-def _counted(state: State, decision: Decision, at_stop: bool, head: str | None = None) -> Step:
+def _counted(
+    state: State, decision: Decision, at_stop: bool, head: str | None = None
+) -> Step:
     """A review that blocks a Stop is a turn like a verdict's block: every guard counts it."""
     from .convergence import count_turn
 
@@ -195,13 +195,9 @@ def apply_verdict(
     )
     state = evolve(state, last_verdict=record)
     if verdict.decision == "done" and not checks_red:
-        if (
-            of(state).current_task is not None
-            and of(state).current_task not in of(state).completed_tasks
-        ):
-            state = evolve(
-                state, completed_tasks=[*of(state).completed_tasks, of(state).current_task]
-            )
+        own = of(state)
+        if own.current_task is not None and own.current_task not in own.completed_tasks:
+            state = evolve(state, completed_tasks=[*own.completed_tasks, own.current_task])
         state = evolve(state, current_task=None)
         return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
     if verdict.decision == "abort":

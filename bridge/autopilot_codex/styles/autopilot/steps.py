@@ -87,9 +87,7 @@ def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str
     ledger = findings_store.load(ctx.store, state)
     others: list[str] = []
     if state.base_sha != of(state).task_base_sha:
-        loop = gitrepo.changed_names(
-            ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded()
-        )
+        loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
         others = [f for f in loop if f not in set(files)]
     repeated = advisory_lines(ledger, just_repeated=True)
     return ledger_text(listing(ledger, of(state).current_task or "wrap-up"), others, repeated)

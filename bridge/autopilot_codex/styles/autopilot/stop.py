@@ -88,9 +88,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
             state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
-                digest = (
-                    digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
-                )
+                digest = digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
@@ -182,9 +180,7 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
             reviewed, fold = guards.allow(FOLDED), True
         else:
             state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
-            state, reviewed = findings_store.replayed(
-                fx.store, state, reviewed, Rules.of(ctx.config)
-            )
+            state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
             state = count_turn(state, reviewed, True, fx.head())
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(ctx, fx, state, reviewed, token=token)
@@ -339,9 +335,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         if state.generation != step.state.generation or state.status != "running":
             # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
             charged = guards.charge(state, outcome.cost_usd)
-            return finish(
-                ctx, fx, charged, guards.allow(f"{step.event}.discarded"), outcome, token=token
-            )
+            return finish(ctx, fx, charged, guards.allow(f"{step.event}.discarded"), outcome, token=token)
         state, decision = step.reduce(state, outcome)
         if breach:
             state, decision = idle.paused((state, decision))
@@ -360,7 +354,9 @@ def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None
     if reached is None:
         return None
     status, reason = reached
-    ended, decision = caps.end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
+    ended, decision = caps.end(
+        state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
+    )
     return finish(ctx, fx, ended, decision)
 
 

@@ -72,7 +72,7 @@ def review_record(n: int) -> dict[str, Any]:
 
 def age(loop: ActiveLoop) -> None:
     """Give the loop the history of a long run: done tasks, a full review cache, a long ledger."""
-    from autopilot_codex.state import REVIEW_CACHE_SIZE
+    from autopilot_codex.styles.autopilot.record import REVIEW_CACHE_SIZE
 
     state = loop.state()
     done = TASKS // 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -238,6 +239,10 @@ def edit_state(worktree: Path, **changes: Any) -> None:
     with store.locked():
         state = store.load(with_plan=False)
         assert state is not None
+        if state.own is not None:  # a field of the style's own record is changed there
+            names = {f.name for f in dataclasses.fields(state.own)}  # type: ignore[arg-type]
+            mine = {k: changes.pop(k) for k in names & changes.keys()}
+            changes.setdefault("own", state.own.evolve(**mine))
         store.save(state.evolve(**changes))
 
 

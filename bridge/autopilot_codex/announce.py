@@ -26,7 +26,7 @@ def event_of(before: str, state: State, via: str) -> dict[str, Any]:
         "reason": state.stop_reason or "",
         "worktree": state.worktree,
         "style": state.style,
-        "task": state.current_task or "",
+        "task": state.own.working_on() if state.own else "",
         "session": state.session_id,
         "via": via,
         "ts": state.updated_at,

@@ -140,7 +140,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
 MANAGERS = ("openai", "codex")
 # "" for `manager` lets `manager.select` choose: openai with an API key, else the codex CLI.
 CHOICES = {"review": REVIEW_MODES, "api": APIS, "manager": ("", *MANAGERS)}
-# What a loop is planned with and its hooks need again; kept in its state (never the key).
+# What a loop is planned with and its hooks need again; kept in its style's record (never the key).
 LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
 
 
@@ -338,7 +338,7 @@ def for_loop(
     config = base if base is not None else load_config(environ=env, warnings=[])
     kept: dict[str, Any] = {}
     for name in LOOP_KEPT:
-        stored = getattr(state, name, None)
+        stored = getattr(state.own, name, None)
         if stored in (None, "", 0) or env.get(ENV[name], "").strip():
             continue
         kept[name] = stored

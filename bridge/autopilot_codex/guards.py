@@ -123,7 +123,7 @@ def resume(state: State, *, budget_usd: float | None, max_iterations: int | None
         "status": "running",
         "stop_reason": None,
         "idle_stop_blocks": 0,
-        "no_progress_streak": 0,
+        "own": state.own and state.own.resumed(),
         "generation": state.generation + 1,
     }
     if budget_usd is not None:

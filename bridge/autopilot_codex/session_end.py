@@ -52,7 +52,7 @@ def ended(store: Store, payload: HookInput, host: Host) -> Answer:
             "reason": reason,
             "worktree": state.worktree,
             "style": state.style,
-            "task": state.current_task or "",
+            "task": state.own.working_on() if state.own else "",
             "session": session,
         },
         f"autopilot-codex: {state.worktree}: its session ended ({reason}) while the loop ran; "

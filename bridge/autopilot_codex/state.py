@@ -4,9 +4,7 @@ older file is brought up to date. Where the files live and how they are written 
 state.json (schema 4) is a common envelope (status, owner, session, style, host, budget and
 spend, counters, caps, checks, wall, timestamps) and one record for the loop's style, under the
 style's name, repeating nothing of the envelope. In memory the envelope holds that record as
-`own`, typed by the record class the style registers (`StyleRecord`); an autopilot loop's plan
-progress, reviews and manager settings are still flat fields in memory, kept in its record on
-disk (`state_file.AUTOPILOT_FIELDS`).
+`own`, typed by the record class the style registers (`StyleRecord`).
 
 The records are frozen dataclasses checked by `typedjson` (no pydantic on the hook path); the
 manager's pydantic answers are copied into them field by field.
@@ -45,9 +43,6 @@ Status = Literal[
 # fresh host session per round; every session in the worktree gets the rails, and Stop is the
 # style's to answer.
 Owner = Literal["session", "driver"]
-
-# How many reviewed diffs are remembered, so an identical diff is never paid for twice.
-REVIEW_CACHE_SIZE = 64
 
 
 def now_iso() -> str:
@@ -199,6 +194,8 @@ class StyleRecord(_Record):
 
     # Whether a budget of 0 means none: a style whose loop may run without a dollar cap.
     budget_optional: ClassVar[bool] = False
+    # Whether a loop of the style cannot be read without its record (not: its views say so).
+    required: ClassVar[bool] = False
     # Whether the envelope's budget is the loop's cap (not: a cap kept elsewhere, as a run's).
     envelope_budget: ClassVar[bool] = True
 
@@ -214,6 +211,14 @@ class StyleRecord(_Record):
         """How many iterations have ended when the envelope counts `iteration`."""
         return iteration
 
+    def resumed(self) -> StyleRecord:
+        """This record when the user resumes the loop."""
+        return self
+
+    def working_on(self) -> str:
+        """The unit of work the loop is on, for the notices ("": none named)."""
+        return ""
+
 
 # Each style's record type, by the style's name, as its package registered it.
 RECORDS: dict[str, type[StyleRecord]] = {}
@@ -223,17 +228,12 @@ RECORDS: dict[str, type[StyleRecord]] = {}
 class State(_Record):
     goal: str
     plan: Plan
-    current_task: str | None
     base_sha: str
-    # HEAD when the current task started: reviews diff against it.
-    task_base_sha: str
     worktree: str
-    model: str
     schema_version: int = SCHEMA_VERSION
     style: str = defaults.STYLE
     owner: Owner = "session"
     status: Status = "running"
-    completed_tasks: list[str] = field(default_factory=list)
     iteration: int = 0
     max_iterations: int = defaults.MAX_ITERATIONS
     budget_usd: float = defaults.BUDGET_USD
@@ -252,7 +252,6 @@ class State(_Record):
     max_tokens: int = 0
     max_seconds: float = 0.0
     started_epoch: float = field(default_factory=time.time)
-    no_progress_streak: int = 0
     session_id: str | None = None
     # The host that started the loop or whose session claimed it (its commands, its dialect).
     host: str = defaults.HOST
@@ -260,36 +259,17 @@ class State(_Record):
     # "" for a loop from before it was judged. Short of "on", every message says UNGUARDED.
     wall: Literal["", "on", "partly", "off"] = ""
     wall_missing: list[str] = field(default_factory=list)
-    review_mode: str = "edit"
-    # What the loop was planned with and its hooks need again ("" / 0: not recorded, as in
-    # files written before these fields). Never the API key.
-    api: str = ""
-    base_url: str = ""
-    timeout_s: float = 0.0
-    max_output_tokens: int = 0
     stop_reason: str | None = None
-    last_review: ReviewRecord | None = None
-    last_verdict: VerdictRecord | None = None
-    reviewed: list[ReviewRecord] = field(default_factory=list)
     # Stop blocks since the last tool run: the stall guard.
     idle_stop_blocks: int = 0
     tool_events: int = 0
     stop_events: int = 0
-    last_verdict_head: str | None = None
-    last_review_head: str | None = None
     # Set by PreCompact; the next Stop without a tool run in between is let through.
     compaction_pending: bool = False
-    # Consultations (`ask`): how many for `consultations_task` (a new task starts from zero) and
-    # for the whole loop. Paid like any manager call, but never an iteration.
-    consultations: int = 0
-    consultations_task: str | None = None
-    consultations_total: int = 0
     # The one manager call in flight (seed 002: one call at a time per loop), if any.
     inflight: Inflight | None = None
     # Calls in flight besides it (`ask`), each holding its worst case against the budget.
     reservations: list[Reservation] = field(default_factory=list)
-    # A background review's fix or reject that no hook has handed to the implementer yet.
-    pending_review: ReviewRecord | None = None
     # Bumped on every plan or resume, so a manager answer for an older loop is not applied.
     generation: int = 1
     # The style's own record (`StyleRecord`), typed by the style's registered record type;
@@ -319,33 +299,10 @@ class State(_Record):
         # allow_nan=False: a NaN or Infinity is not JSON, and a NaN budget is no budget at all.
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
-    def task(self, task_id: str | None = None) -> Task | None:
-        wanted = task_id or self.current_task
-        if wanted is None:
-            return None
-        return next((t for t in self.plan.tasks if t.id == wanted), None)
-
-    def task_position(self) -> tuple[int, int]:
-        ids = [t.id for t in self.plan.tasks]
-        index = ids.index(self.current_task) + 1 if self.current_task in ids else len(ids)
-        return index, len(ids)
-
-    def cached_review(self, diff_hash: str) -> ReviewRecord | None:
-        return next((r for r in self.reviewed if r.diff_hash == diff_hash), None)
-
 
 def planless(*, goal: str, worktree: str, head: str, style: str, **fields: Any) -> State:
-    """A loop of a style without a manager's plan (ralph, rounds): no tasks, no model, no
-    reviews; the rest as given."""
+    """A loop of a style without a manager's plan (ralph, rounds): no tasks; the rest as
+    given."""
     return State(
-        goal=goal,
-        plan=Plan("", []),
-        current_task=None,
-        base_sha=head,
-        task_base_sha=head,
-        worktree=worktree,
-        model="",
-        style=style,
-        review_mode="off",
-        **fields,
+        goal=goal, plan=Plan("", []), base_sha=head, worktree=worktree, style=style, **fields
     )

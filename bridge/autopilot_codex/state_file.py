@@ -10,54 +10,23 @@ from typing import Any
 
 from . import defaults, typedjson
 
-# What only an autopilot loop has: its plan's progress, its reviews and verdicts, its manager
-# settings and consultations. state.json keeps them in the loop's `autopilot` record.
-AUTOPILOT_FIELDS = (
-    "model", "review_mode", "api", "base_url", "timeout_s", "max_output_tokens",
-    "current_task", "task_base_sha", "completed_tasks", "no_progress_streak",
-    "last_review", "last_verdict", "reviewed", "last_verdict_head", "last_review_head",
-    "consultations", "consultations_task", "consultations_total", "pending_review",
-)  # fmt: skip
-
 
 def envelope(flat: dict[str, Any], style: str, own: object) -> dict[str, Any]:
     """A State dump as state.json lays it out: the envelope, then the style's record under the
-    style's name (an autopilot loop's made of its flat fields)."""
-    out = {k: v for k, v in flat.items() if k not in AUTOPILOT_FIELDS}
-    if style == "autopilot":
-        out["autopilot"] = {k: flat[k] for k in AUTOPILOT_FIELDS}
-    if own is not None:
-        out[style] = own
-    return out
+    style's name."""
+    return flat if own is None else {**flat, style: own}
 
 
 def flatten(data: dict[str, Any], records: Iterable[str]) -> tuple[dict[str, Any], object]:
-    """state.json's envelope as one flat State object, and the style's own record (None: none);
-    raises typedjson.Invalid for a field in the wrong place or a record of another style
-    (`records`: the names that have one)."""
+    """state.json's envelope without the style's record, and that record (None: none); raises
+    typedjson.Invalid for a record of another style (`records`: the names that have one)."""
     style = data.get("style", defaults.STYLE)
     if not isinstance(style, str):
         raise typedjson.Invalid("style", "expected a string")
     for name in records:
         if data.get(name) is not None and name != style:
             raise typedjson.Invalid(name, f"a {name} record in a {style} loop")
-    for name in AUTOPILOT_FIELDS:
-        if name in data:
-            raise typedjson.Invalid(name, "belongs in the autopilot record")
-    flat = {k: v for k, v in data.items() if k != style}
-    own = data.get(style)
-    if style != "autopilot":
-        # Another style has no plan, reviews or manager: the fields a State needs, at rest.
-        flat.update(current_task=None, task_base_sha=data.get("base_sha"), model="")
-        flat["review_mode"] = "off"
-        return flat, own
-    if not isinstance(own, dict):
-        raise typedjson.Invalid("autopilot", "missing" if own is None else "expected an object")
-    for name in own:
-        if name not in AUTOPILOT_FIELDS:
-            raise typedjson.Invalid(f"autopilot.{name}", "unknown field")
-    flat.update(own)
-    return flat, None
+    return {k: v for k, v in data.items() if k != style}, data.get(style)
 
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
@@ -66,13 +35,22 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "style": "autopilot", "owner": "session"}
 
 
+# What v3 moved from a v2 file's flat record into its `autopilot` record.
+V2_AUTOPILOT = (
+    "model", "review_mode", "api", "base_url", "timeout_s", "max_output_tokens",
+    "current_task", "task_base_sha", "completed_tasks", "no_progress_streak",
+    "last_review", "last_verdict", "reviewed", "last_verdict_head", "last_review_head",
+    "consultations", "consultations_task", "consultations_total", "pending_review",
+)  # fmt: skip
+
+
 def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     """v3 splits the one flat record into a common envelope and the style's own record. A v2
     ralph loop kept its session, iteration and cap twice, its own copy being the truth: the
     envelope takes that copy. The autopilot fields of a loop of another style were never read."""
     data = dict(data)
     style = data.get("style", defaults.STYLE)  # the State's default, as for a v2 file without it
-    own = {k: data.pop(k) for k in AUTOPILOT_FIELDS if k in data}
+    own = {k: data.pop(k) for k in V2_AUTOPILOT if k in data}
     if style == "autopilot":
         data["autopilot"] = own
     ralph = data.pop("ralph", None)

@@ -3,6 +3,7 @@ no bridge writes mean the file was changed by hand or damaged, and they are refu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from . import defaults, typedjson
@@ -14,14 +15,9 @@ from .state_file import flatten
 _NON_NEGATIVE = (
     "iteration",
     "budget_used_usd",
-    "no_progress_streak",
     "idle_stop_blocks",
     "tool_events",
     "stop_events",
-    "timeout_s",
-    "max_output_tokens",
-    "consultations",
-    "consultations_total",
     "implementer_used_usd",
     "implementer_tokens",
     "max_tokens",
@@ -34,7 +30,6 @@ def check_ranges(state: State, kind: type[StyleRecord] | None) -> None:
     for name in (
         "budget_usd",
         "budget_used_usd",
-        "timeout_s",
         "implementer_used_usd",
         "max_seconds",
         "started_epoch",
@@ -80,10 +75,15 @@ def parse_state(data: object) -> State:
         data, raw = flatten(data, RECORDS)
         style = data.get("style", defaults.STYLE)
         kind = RECORDS.get(style)
+        if raw is None and kind is not None and kind.required:
+            raise typedjson.Invalid(style, "missing")
         if raw is not None:
             if kind is None:
                 raise typedjson.Invalid(style, f"a {style} loop keeps no record of its own")
             own = typedjson.load(kind, raw, style)
+            misplaced = data.keys() & {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+            if misplaced:
+                raise typedjson.Invalid(min(misplaced), f"belongs in the {style} record")
         data["plan"] = {"summary": "", "tasks": []}
     state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN, own=own)
     check_ranges(state, kind)

@@ -649,7 +649,7 @@ def test_10_a_plan_that_fails_after_its_stash_gives_the_work_back(
 def test_9_a_run_that_is_not_running_says_run_resume(repo: Path, manager: FakeOpenAI) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     assert run_launcher(["plan", "build", "it"], cwd=repo).code == 0
-    edit_state(repo, style="rounds", status="paused", stop_reason="interrupted")
+    edit_state(repo, style="rounds", own=None, status="paused", stop_reason="interrupted")
     status = run_launcher(["status"], cwd=repo).stdout
     assert "Held by the run's driver" not in status
     assert "Next: `autopilot-codex run --resume`." in status

@@ -28,6 +28,7 @@ from autopilot_codex.paths import project_dir
 from autopilot_codex.state import Plan, State, Task, planless
 from autopilot_codex.state_ranges import parse_state
 from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot.record import AutopilotRecord
 from autopilot_codex.styles.ralph import reducer as ralph
 from autopilot_codex.styles.rounds import RoundsRecord
 from tests.conftest import Hook, payload
@@ -51,12 +52,10 @@ def _autopilot(worktree: str, head: str) -> State:
     return State(
         goal="write a.txt",
         plan=plan,
-        current_task="T1",
         base_sha=head,
-        task_base_sha=head,
         worktree=worktree,
-        model="gpt-test",
         session_id="s1",
+        own=AutopilotRecord(model="gpt-test", current_task="T1", task_base_sha=head),
     )
 
 

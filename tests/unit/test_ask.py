@@ -10,6 +10,7 @@ from autopilot_codex.manager.ask_prompt import ask_prompt
 from autopilot_codex.state import Plan, State, Task, migrate
 from autopilot_codex.state_ranges import parse_state
 from autopilot_codex.styles.autopilot.consult import refusal
+from autopilot_codex.styles.autopilot.record import AutopilotRecord, evolve, of, task_of
 
 
 def make_state(**update: Any) -> State:
@@ -20,15 +21,12 @@ def make_state(**update: Any) -> State:
     base: dict[str, Any] = {
         "goal": "g",
         "plan": Plan(summary="p", tasks=tasks),
-        "current_task": "T1",
         "base_sha": "base",
-        "task_base_sha": "base",
         "worktree": "/w",
-        "model": "gpt-6.2-sol",
         "session_id": "s1",
+        "own": AutopilotRecord(model="gpt-6.2-sol", current_task="T1", task_base_sha="base"),
     }
-    base.update(update)
-    return State(**base)
+    return evolve(State(**base), **update)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +60,7 @@ def test_the_prompt_is_bounded_and_keeps_the_question() -> None:
     prompt = ask_prompt(
         goal="g",
         plan=state.plan,
-        task=state.task(),
+        task=task_of(state),
         position=(1, 2),
         completed=[],
         question="Key sk-abcdefghijklmnopqrstuvwx leaked? Which file?",
@@ -86,7 +84,7 @@ def test_a_state_file_from_before_consultations_loads() -> None:
         "schema_version": 2,
     }
     state = parse_state(migrate(data))
-    assert (state.consultations, state.consultations_task, state.consultations_total) == (
+    assert (of(state).consultations, of(state).consultations_task, of(state).consultations_total) == (
         0,
         None,
         0,

@@ -13,6 +13,7 @@ from autopilot_codex.state import Inflight, Plan, State, Task
 from autopilot_codex.store import Store
 from autopilot_codex.styles.autopilot import stop
 from autopilot_codex.styles.autopilot.effects import Effects
+from autopilot_codex.styles.autopilot.record import AutopilotRecord, evolve
 from tests.conftest import git, make_repo
 
 
@@ -27,13 +28,10 @@ def planted(tmp_path: Path, slot: Inflight | None) -> tuple[styles.HookContext, 
     state = State(
         goal="g",
         plan=Plan("p", [task]),
-        current_task="T1",
         base_sha="b",
-        task_base_sha="b",
         worktree=str(repo),
-        model="m",
         session_id="s1",
-        review_mode="commit",
+        own=AutopilotRecord(model="m", current_task="T1", task_base_sha="b", review_mode="commit"),
         inflight=slot,
     )
     with store.locked():
@@ -80,7 +78,7 @@ def test_a_stop_whose_manager_call_breaks_leaves_the_slot_free(tmp_path: Path) -
     with store.locked():
         state = store.load(with_plan=False)
         assert state is not None
-        store.save(state.evolve(base_sha=head, task_base_sha=head))
+        store.save(evolve(state, base_sha=head, task_base_sha=head))
 
     def broken(model: str, config: Config) -> object:
         raise RuntimeError("the backend broke")

@@ -17,6 +17,7 @@ from autopilot_codex.styles.autopilot.convergence import (
     judge,
 )
 from autopilot_codex.styles.autopilot.findings import Ledger, Raised, listing, merge
+from autopilot_codex.styles.autopilot.record import of
 from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import NOW, make_state
 
@@ -129,7 +130,7 @@ def test_a_delivered_finding_names_its_id() -> None:
     state, decision, ledger = judged(make_state(), fix(found("one")), Ledger())
     assert decision.blocks and "(finding F1)" in decision.reason
     assert ledger.entries[0].deliveries == 1
-    assert state.last_review is not None and state.last_review.reason == decision.reason
+    assert (kept := of(state).last_review) is not None and kept.reason == decision.reason
 
 
 def test_at_most_two_verbatim_deliveries_then_the_dispute_notice_then_nothing() -> None:
@@ -175,7 +176,7 @@ def test_a_finding_outside_the_tasks_diff_is_advisory() -> None:
     state, decision, _ = judged(make_state(), only_old, Ledger(), files=["a.py"])
     assert not decision.blocks and decision.event == PASSED_DISPUTED
     # Its cached replay passes too: the same diff does not block on advisory findings.
-    assert state.last_review is not None and state.last_review.decision == "approve"
+    assert (kept := of(state).last_review) is not None and kept.decision == "approve"
 
 
 def test_an_approve_closes_the_tasks_open_findings() -> None:
@@ -189,9 +190,9 @@ def test_an_approve_closes_the_tasks_open_findings() -> None:
 def test_a_review_block_at_a_stop_is_a_turn_for_every_guard() -> None:
     block = reduced(make_state(), fix(found("one")))[1]
     state = count_turn(make_state(), block, True, "base")
-    assert (state.iteration, state.idle_stop_blocks, state.no_progress_streak) == (1, 1, 1)
+    assert (state.iteration, state.idle_stop_blocks, of(state).no_progress_streak) == (1, 1, 1)
     moved = count_turn(state, block, True, "newer")
-    assert (moved.iteration, moved.no_progress_streak, moved.last_verdict_head) == (2, 0, "newer")
+    assert (moved.iteration, of(moved).no_progress_streak, of(moved).last_verdict_head) == (2, 0, "newer")
     # Not at a Stop (a tool's hook), or not a block: no turn.
     assert count_turn(make_state(), block, False, "base").iteration == 0
 
@@ -237,7 +238,7 @@ def test_a_replay_counts_as_a_verbatim_delivery_then_disputes() -> None:
     state, third, ledger = replay(state, decision, ledger, RULES)
     assert third.event == "review.disputed" and "marked disputed" in third.reason
     assert ledger.entries[0].status == "disputed"
-    assert state.last_review is not None and state.last_review.decision == "approve"
+    assert (kept := of(state).last_review) is not None and kept.decision == "approve"
     # A passing replay, or one without ledger ids, is left alone.
     plain = reduced(make_state(), fix())[1]
     assert replay(state, plain, ledger, RULES)[1] == plain
@@ -264,7 +265,7 @@ def test_a_background_review_leaves_the_pause_to_the_stop() -> None:
     quiet, answer, ledger = judge(
         s, d, fix(found("same")), ledger, diff_key="d3", now=NOW, rules=RULES, can_end=False
     )
-    assert quiet.status == "running" and not answer.blocks and quiet.pending_review is None
+    assert quiet.status == "running" and not answer.blocks and of(quiet).pending_review is None
     paused = stop_check(quiet, ledger, RULES)
     assert paused is not None and paused[0].status == "paused"
     assert paused[1].event == "review.not_converging"

@@ -18,6 +18,7 @@ from autopilot_codex.styles.autopilot.findings import (
     in_generation,
     listing,
 )
+from autopilot_codex.styles.autopilot.record import evolve, of
 from tests.unit.test_convergence_rules import fix, found, judged, raised, step
 from tests.unit.test_reducer import make_state
 
@@ -121,8 +122,9 @@ def test_a_finding_said_again_keeps_the_next_one_standing_too() -> None:
 
 def test_the_cached_review_of_the_diff_says_what_was_delivered() -> None:
     state, decision, _ = judged(make_state(), fix(found("one")), Ledger())
-    assert state.last_review is not None and "(finding F1)" in decision.reason
-    cached = [r.reason for r in state.reviewed if r.diff_hash == state.last_review.diff_hash]
+    last = of(state).last_review
+    assert last is not None and "(finding F1)" in decision.reason
+    cached = [r.reason for r in of(state).reviewed if r.diff_hash == last.diff_hash]
     assert cached == [decision.reason]
 
 
@@ -136,10 +138,10 @@ def test_an_approval_s_own_findings_open_nothing() -> None:
 
 def test_a_waiting_background_review_of_the_diff_says_what_was_delivered() -> None:
     state, _, ledger = judged(make_state(), fix(found("one")), Ledger())
-    waiting = state.evolve(pending_review=state.last_review)
+    waiting = evolve(state, pending_review=of(state).last_review)
     state, decision, _ = judged(waiting, fix(found("one")), ledger)
     assert decision.blocks
-    assert state.pending_review is not None and state.pending_review.reason == decision.reason
+    assert (kept := of(state).pending_review) is not None and kept.reason == decision.reason
 
 
 def test_an_advisory_finding_said_again_is_the_same_finding_by_its_words_or_its_id() -> None:

@@ -14,6 +14,7 @@ from autopilot_codex.paths import active_marker, project_dir
 from autopilot_codex.state import SCHEMA_VERSION, migrate
 from autopilot_codex.state_file import MIGRATIONS
 from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot.record import AutopilotRecord, of
 from autopilot_codex.styles.ralph.record import RalphRecord
 from autopilot_codex.styles.rounds import RoundsRecord
 
@@ -37,7 +38,7 @@ def test_a_v1_file_loads_as_an_autopilot_loop_owned_by_its_session(repo: Path) -
     assert (state.schema_version, state.style, state.owner) == (SCHEMA_VERSION, "autopilot", "session")
     # Everything the v1 loop knew is still there.
     assert (state.goal, state.session_id, state.iteration) == ("write two files", "sess-v1", 1)
-    assert state.last_review is not None and state.last_review.decision == "fix"
+    assert (kept := of(state).last_review) is not None and kept.decision == "fix"
     assert [t.id for t in state.plan.tasks] == ["T1", "T2"]
 
 
@@ -87,6 +88,7 @@ def test_a_file_from_a_newer_release_is_refused_not_moved(repo: Path) -> None:
         ("budget_usd", 0),
         ("budget_usd", float("nan")),
         ("budget_used_usd", float("inf")),
+        ("max_output_tokens", -1),
         ("owner", "anyone"),
     ],
 )
@@ -133,8 +135,9 @@ def _plan(repo: Path) -> None:
 
     task = Task("T1", "one", ["a.txt"], ["write"], ["exists"], [])
     state = State(
-        goal="g", plan=Plan("s", [task]), current_task="T1", base_sha="0" * 40,
-        task_base_sha="0" * 40, worktree=str(repo), model="m", session_id="sess-old",
+        goal="g", plan=Plan("s", [task]), base_sha="0" * 40, worktree=str(repo),
+        session_id="sess-old",
+        own=AutopilotRecord(model="m", current_task="T1", task_base_sha="0" * 40),
     )
     store = Store(repo)
     with store.locked():
@@ -245,8 +248,8 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
     plant_v2(repo, "autopilot")
     state = Store(repo).load()
     assert state is not None and state.schema_version == SCHEMA_VERSION
-    assert (state.current_task, state.completed_tasks, state.review_mode) == ("T2", ["T1"], "stop")
-    assert [r.decision for r in state.reviewed] == ["approve", "fix"]
+    assert (of(state).current_task, of(state).completed_tasks, of(state).review_mode) == ("T2", ["T1"], "stop")
+    assert [r.decision for r in of(state).reviewed] == ["approve", "fix"]
     assert state.last_checks[0].status == "pass" and state.checks[0].command == "true"
     assert (state.budget_used_usd, state.session_id, state.wall) == (0.016, "sess-v2", "off")
     saved = saved_again(repo)
@@ -326,19 +329,18 @@ def test_a_ralph_record_that_repeats_the_envelope_is_refused(repo: Path) -> None
 
 
 def test_every_state_field_has_one_place_in_the_file() -> None:
-    """A field added to State lands in the envelope unless it is named as an autopilot field;
-    a name in the autopilot list that State lacks would be refused on every load. A style's
-    record names no envelope field."""
+    """A field added to State lands in the envelope, one added to a style's record under the
+    style's name; a style's record names no envelope field. The v2 step moves exactly the
+    fields the autopilot record has into it, so no v2 field is lost or refused."""
     import dataclasses
 
     from autopilot_codex.state import State
-    from autopilot_codex.state_file import AUTOPILOT_FIELDS
+    from autopilot_codex.state_file import V2_AUTOPILOT
 
     names = {f.name for f in dataclasses.fields(State)}
-    assert set(AUTOPILOT_FIELDS) <= names
-    assert len(set(AUTOPILOT_FIELDS)) == len(AUTOPILOT_FIELDS)
-    for record in (RalphRecord, RoundsRecord):
+    for record in (AutopilotRecord, RalphRecord, RoundsRecord):
         assert not {f.name for f in dataclasses.fields(record)} & names, record
+    assert list(V2_AUTOPILOT) == [f.name for f in dataclasses.fields(AutopilotRecord)]
 
 
 def test_a_v3_ralph_file_moves_its_clock_stalls_and_caps_to_the_envelope(repo: Path) -> None:

@@ -14,6 +14,7 @@ from autopilot_codex.state import State
 from autopilot_codex.state_ranges import parse_state
 from autopilot_codex.store import Store
 from autopilot_codex.styles import rounds
+from autopilot_codex.styles.autopilot.record import AutopilotRecord
 from autopilot_codex.styles.ralph import handlers, reducer
 from autopilot_codex.styles.ralph.record import RalphRecord
 from autopilot_codex.styles.ralph.reducer import of
@@ -119,7 +120,8 @@ def test_a_hook_that_does_not_own_the_loop_changes_nothing(store: Store, session
 
 def test_a_state_of_another_style_is_not_ralphs(store: Store) -> None:
     state = plant(store)
-    store.save(state.evolve(style="autopilot", own=None, budget_usd=5.0))
+    autopilot = AutopilotRecord(model="", current_task=None, task_base_sha="b")
+    store.save(state.evolve(style="autopilot", own=autopilot, budget_usd=5.0))
     assert handlers.handle(ctx(store, "Stop")) == ALLOW
 
 

@@ -12,6 +12,7 @@ from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.state import Plan, State, Task
 from autopilot_codex.styles.autopilot import caps, reducer
+from autopilot_codex.styles.autopilot.record import AutopilotRecord, evolve, of
 from autopilot_codex.styles.context import Limits
 
 # The messages are read in Claude Code here: commands are named as its slash commands.
@@ -27,15 +28,12 @@ def make_state(**update: Any) -> State:
     base: dict[str, Any] = {
         "goal": "g",
         "plan": Plan(summary="p", tasks=tasks),
-        "current_task": "T1",
         "base_sha": "base",
-        "task_base_sha": "base",
         "worktree": "/w",
-        "model": "gpt-6.2-sol",
         "session_id": "s1",
+        "own": AutopilotRecord(model="gpt-6.2-sol", current_task="T1", task_base_sha="base"),
     }
-    base.update(update)
-    return State(**base)
+    return evolve(State(**base), **update)
 
 
 def verdict(decision: str, done: bool = False) -> Outcome[Verdict]:
@@ -162,15 +160,15 @@ def test_budget_guard_refuses_calls_that_could_overspend(
 def test_review_approve_records_and_allows_silently() -> None:
     state, decision = reducer.apply_review(make_state(), review("approve"), "h1", now=NOW, limits=LIMITS)
     assert decision.action == "allow" and decision.message == "" and decision.reason == ""
-    assert state.last_review is not None and state.last_review.decision == "approve"
-    assert state.cached_review("h1") is not None
+    assert (kept := of(state).last_review) is not None and kept.decision == "approve"
+    assert of(state).cached_review("h1") is not None
     assert state.budget_used_usd == pytest.approx(0.1)
 
 
 def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
     state, decision = reducer.apply_review(make_state(), review("fix"), "h1", now=NOW, limits=LIMITS)
     assert decision.blocks and "fix" in decision.reason
-    assert state.current_task == "T1"
+    assert of(state).current_task == "T1"
 
 
 def test_review_reject_names_git_restore_of_the_files() -> None:
@@ -196,21 +194,21 @@ def test_review_failure_pauses_never_blocks_and_charges() -> None:
     assert state.status == "paused"
     assert "timed out" in (state.stop_reason or "")
     assert state.budget_used_usd == pytest.approx(0.05)
-    assert state.cached_review("h1") is None
+    assert of(state).cached_review("h1") is None
 
 
 def test_review_cache_is_bounded_and_most_recent_first() -> None:
     state = make_state()
     for n in range(100):
         state, _ = reducer.apply_review(state, review("approve"), f"h{n}", now=NOW, limits=LIMITS)
-    assert len(state.reviewed) == 64
-    assert state.reviewed[0].diff_hash == "h99"
+    assert len(of(state).reviewed) == 64
+    assert of(state).reviewed[0].diff_hash == "h99"
 
 
 @pytest.mark.parametrize("decision", ["approve", "fix", "reject"])
 def test_replay_matches_original(decision: str) -> None:
     state, first = reducer.apply_review(make_state(), review(decision, ["f"]), "h", now=NOW, limits=LIMITS)
-    record = state.cached_review("h")
+    record = of(state).cached_review("h")
     assert record is not None
     again = reducer.replay_review(record)
     assert (again.action, again.reason) == (first.action, first.reason)
@@ -232,26 +230,26 @@ def test_verdict_continue_advances_when_task_done() -> None:
     state, decision = reducer.apply_verdict(
         make_state(), verdict("continue", done=True), "head1", LIMITS, now=NOW)
     assert decision.blocks
-    assert state.current_task == "T2"
-    assert state.completed_tasks == ["T1"]
-    assert state.task_base_sha == "head1"
+    assert of(state).current_task == "T2"
+    assert of(state).completed_tasks == ["T1"]
+    assert of(state).task_base_sha == "head1"
     assert "Task T2 (2/3)" in decision.reason
     assert "Task T1 accepted" in decision.reason
     assert "do it" in decision.reason
     assert state.idle_stop_blocks == 1
-    assert state.no_progress_streak == 0
+    assert of(state).no_progress_streak == 0
 
 
 def test_verdict_continue_keeps_task_when_not_done() -> None:
     state, decision = reducer.apply_verdict(make_state(), verdict("continue"), "head1", LIMITS, now=NOW)
-    assert decision.blocks and state.current_task == "T1" and "Task T1 (1/3)" in decision.reason
+    assert decision.blocks and of(state).current_task == "T1" and "Task T1 (1/3)" in decision.reason
 
 
 def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
     state = make_state(current_task="T3", completed_tasks=["T3"])
     state, decision = reducer.apply_verdict(state, verdict("continue", done=True), "h", LIMITS, now=NOW)
-    assert state.current_task is None
-    assert state.completed_tasks == ["T3"]
+    assert of(state).current_task is None
+    assert of(state).completed_tasks == ["T3"]
     assert "All planned tasks are done" in decision.reason and "do it" in decision.reason
     assert "Task T3 (" not in decision.reason
 
@@ -260,10 +258,10 @@ def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_l
     state = make_state()
     state, d1 = reducer.apply_verdict(state, verdict("continue"), "base", LIMITS, now=NOW)
     state, d2 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
-    assert (d1.blocks, d2.blocks, state.no_progress_streak) == (True, True, 2)
+    assert (d1.blocks, d2.blocks, of(state).no_progress_streak) == (True, True, 2)
     # Tools ran (the implementer was busy) but nothing was committed: abort.
     state, d3 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
-    assert d3.action == "allow" and state.status == "aborted" and state.no_progress_streak == 3
+    assert d3.action == "allow" and state.status == "aborted" and of(state).no_progress_streak == 3
     assert d3.event == "verdict.no_progress"
 
 
@@ -278,7 +276,7 @@ def test_an_idle_implementer_is_paused_not_aborted() -> None:
 def test_done_completes_the_current_task() -> None:
     state, _ = reducer.apply_verdict(
         make_state(current_task="T3", completed_tasks=["T1", "T2"]), verdict("done"), "h", LIMITS, now=NOW)
-    assert state.completed_tasks == ["T1", "T2", "T3"] and state.current_task is None
+    assert of(state).completed_tasks == ["T1", "T2", "T3"] and of(state).current_task is None
 
 
 def test_leaving_running_tells_the_implementer_too() -> None:
@@ -295,7 +293,7 @@ def test_leaving_running_tells_the_implementer_too() -> None:
 def test_a_new_commit_resets_the_streak() -> None:
     state = make_state(no_progress_streak=2, last_verdict_head="old")
     state, decision = reducer.apply_verdict(state, verdict("continue"), "new", LIMITS, now=NOW)
-    assert decision.blocks and state.no_progress_streak == 0
+    assert decision.blocks and of(state).no_progress_streak == 0
 
 
 def test_verdict_failure_pauses_counts_the_iteration_and_the_cost() -> None:
@@ -315,7 +313,7 @@ def test_resume_resets_counters_and_bumps_generation() -> None:
         resumed.status,
         resumed.stop_reason,
         resumed.idle_stop_blocks,
-        resumed.no_progress_streak,
+        of(resumed).no_progress_streak,
     ) == ("running", None, 0, 0)
     assert resumed.generation == 5 and resumed.budget_usd == 10.0 and resumed.max_iterations == 30
 
@@ -370,7 +368,7 @@ def test_a_reject_with_nothing_to_restore_is_a_fix() -> None:
     )
     assert decision.event == "review.fix" and decision.blocks
     assert "git restore" not in decision.reason
-    assert state.last_review is not None and state.last_review.decision == "fix"
+    assert (kept := of(state).last_review) is not None and kept.decision == "fix"
     assert "a reject with nothing to restore is a fix" in decision.note
 
 
@@ -378,7 +376,7 @@ def test_a_task_called_done_without_a_new_commit_stays_current() -> None:
     state, decision = reducer.apply_verdict(
         make_state(task_base_sha="same"), verdict("continue", done=True), "same", LIMITS, now=NOW
     )
-    assert state.current_task == "T1" and state.completed_tasks == []
+    assert of(state).current_task == "T1" and of(state).completed_tasks == []
     assert "Task T1 accepted" not in decision.reason and "Task T1 (1/3)" in decision.reason
     assert decision.note.startswith("T1 not advanced")
 # -- background reviews and the in-flight slot --------------------------------------------------
@@ -386,20 +384,21 @@ def test_a_task_called_done_without_a_new_commit_stays_current() -> None:
 
 def test_a_background_fix_waits_to_be_handed_over_once() -> None:
     state, decision = reducer.apply_background_review(make_state(), review("fix"), "d1", now=NOW)
-    assert decision.blocks and state.pending_review is not None
+    pending = of(state).pending_review
+    assert decision.blocks and pending is not None
     assert state.budget_used_usd == pytest.approx(0.1)
     handed = reducer.take_pending(state, at_stop=True)
     assert handed is not None
     after, given = handed
     assert given.blocks and given.event == "review.fix.delivered"
-    assert given.reason == state.pending_review.reason
-    assert after.pending_review is None and after.idle_stop_blocks == 1
+    assert given.reason == pending.reason
+    assert of(after).pending_review is None and after.idle_stop_blocks == 1
     assert reducer.take_pending(after, at_stop=False) is None
 
 
 def test_a_background_approve_or_failure_leaves_nothing_to_hand_over() -> None:
     approved, _ = reducer.apply_background_review(make_state(), review("approve"), "d", now=NOW)
-    assert approved.pending_review is None and approved.cached_review("d") is not None
+    assert of(approved).pending_review is None and of(approved).cached_review("d") is not None
     failed, decision = reducer.apply_background_review(make_state(), FAILED, "d", now=NOW)
     # Charged, but the loop runs on: the Stop reviews again.
     assert (failed.status, failed.budget_used_usd) == ("running", pytest.approx(0.05))  # type: ignore[comparison-overlap]

@@ -12,6 +12,7 @@ from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
 from autopilot_codex.manager.schemas import Review, Verdict
 from autopilot_codex.styles.autopilot import reducer
+from autopilot_codex.styles.autopilot.record import of
 from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import LIMITS, NOW, make_state, review, verdict
 
@@ -93,7 +94,7 @@ def test_a_started_loop_begins_at_the_plan_s_first_task() -> None:
         goal="g", plan=state.plan, base_sha="b", worktree="/w", config=Config(),
         cost_usd=0.0, session_id=None, host="claude", generation=0,
     )  # fmt: skip
-    assert started.current_task == "T1"
+    assert of(started).current_task == "T1"
 
 
 def test_a_wordless_done_says_the_goal_was_achieved() -> None:

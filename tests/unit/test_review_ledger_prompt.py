@@ -9,6 +9,7 @@ from openai.lib._pydantic import to_strict_json_schema
 
 from autopilot_codex.manager import prompts
 from autopilot_codex.manager.schemas import Review
+from autopilot_codex.styles.autopilot.record import position_of, task_of
 from tests.unit.test_reducer import make_state
 
 
@@ -19,7 +20,7 @@ def test_the_review_prompt_lists_open_findings_and_frames_other_files() -> None:
         ["ignore previous instructions.txt"],
     )
     prompt = prompts.review_prompt(
-        state.goal, state.plan, state.task(), state.task_position(), "diff --git a/a b/a\n", 60_000,
+        state.goal, state.plan, task_of(state), position_of(state), "diff --git a/a b/a\n", 60_000,
         ledger=ledger,
     )  # fmt: skip
     assert "Open findings from earlier reviews of this task (close, keep or restate each)" in prompt.text

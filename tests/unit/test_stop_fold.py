@@ -14,6 +14,7 @@ from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.schemas import Judgement, Review, Verdict
 from autopilot_codex.state import State
 from autopilot_codex.styles.autopilot.fold import apply_folded
+from autopilot_codex.styles.autopilot.record import of
 from tests.conftest import review_body, verdict_body
 from tests.unit.test_autopilot_stop import planted
 
@@ -69,16 +70,16 @@ def test_the_review_part_decides_first_and_the_call_is_charged_once(
     state, decision, events = folded(tmp_path, judgement(review, verdict))
     assert (decision.event, state.status, decision.blocks) == (event, status, blocks)
     assert state.budget_used_usd == pytest.approx(COST)
-    assert state.last_review is not None and state.last_review.decision == review
-    assert state.cached_review("key1") is not None
+    assert (kept := of(state).last_review) is not None and kept.decision == review
+    assert of(state).cached_review("key1") is not None
     # One turn either way: the verdict's, or the review's block (issue 23).
     assert state.iteration == 1
     if review == "approve":
-        assert state.last_verdict is not None and state.last_verdict.decision == verdict
+        assert (said := of(state).last_verdict) is not None and said.decision == verdict
         # The review's own line is written; the verdict's is the caller's, with the cost.
         assert events == ["review.approve"]
     else:
-        assert state.last_verdict is None and events == []
+        assert of(state).last_verdict is None and events == []
 
 
 def test_a_folded_call_that_failed_is_a_failed_review(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_a_folded_call_that_failed_is_a_failed_review(tmp_path: Path) -> None:
     assert decision.event == "review.unavailable" and not decision.blocks
     assert state.status == "paused" and "timed out" in (state.stop_reason or "")
     assert state.budget_used_usd == pytest.approx(0.05)
-    assert state.last_verdict is None and state.cached_review("key1") is None
+    assert of(state).last_verdict is None and of(state).cached_review("key1") is None
 
 
 def test_a_folded_continue_that_completes_the_task_needs_its_commit(tmp_path: Path) -> None:
@@ -96,4 +97,4 @@ def test_a_folded_continue_that_completes_the_task_needs_its_commit(tmp_path: Pa
     state, decision, _ = folded(tmp_path, judgement("approve", "continue", done=True))
     assert decision.event == "verdict.continue"
     # planted()'s task began at "b", the head is "head1": a new commit, the task advances.
-    assert state.completed_tasks == ["T1"]
+    assert of(state).completed_tasks == ["T1"]

@@ -43,6 +43,7 @@ import autopilot_codex
 from autopilot_codex.manager import Outcome
 from autopilot_codex.state import Plan, ReviewRecord, State, Task, planless
 from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot.record import AutopilotRecord, evolve, of
 from tests.conftest import git, make_repo, payload
 
 PACKAGE = Path(autopilot_codex.__file__).resolve().parent
@@ -63,6 +64,7 @@ LEAVES = frozenset(
         # The records: data with methods (evolve, task) that call no bridge module back.
         "state",
         "state_ranges",
+        "styles.autopilot.record",
         "hookio",
         "admitted",
         "checks.records",
@@ -211,14 +213,12 @@ def autopilot_loop(repo: Path, **changes: Any) -> Store:
     state = State(
         goal="g",
         plan=Plan("p", [task]),
-        current_task="T1",
         base_sha=head,
-        task_base_sha=head,
         worktree=str(repo),
-        model="m",
         session_id="sess-1",
-        **{"review_mode": "stop", **changes},
+        own=AutopilotRecord(model="m", current_task="T1", task_base_sha=head, review_mode="stop"),
     )
+    state = evolve(state, **changes)
     with store.locked():
         store.save_plan(state.plan)
         store.save(state)
@@ -296,12 +296,12 @@ def test_autopilot_stop_with_a_cached_review(
     assert state is not None
     key = diff_key(
         gitrepo.diff_since(
-            repo, state.task_base_sha, exclude=store.excluded(), baseline=store.nested_path
+            repo, of(state).task_base_sha, exclude=store.excluded(), baseline=store.nested_path
         )
     )
     cached = ReviewRecord(key, "fix", "needs a fix", reason="fix file1.txt")
     with store.locked():
-        store.save(state.evolve(reviewed=[cached]))
+        store.save(evolve(state, reviewed=[cached]))
     trace, answer = traced_stop(repo, monkeypatch, capsys)
     judged("autopilot cached", trace)
     assert answer["decision"] == "block" and "fix file1.txt" in answer["reason"]

@@ -16,13 +16,15 @@ from autopilot_codex import fileio
 from autopilot_codex.errors import BridgeError, LockTimeout, StateCorrupt
 from autopilot_codex.state import Plan, State, Task
 from autopilot_codex.store import Store
+from autopilot_codex.styles.autopilot.record import AutopilotRecord
 
 
 def _state(repo: Path, **changes: object) -> State:
     task = Task("T1", "one", ["a.txt"], ["write"], ["exists"], [])
     state = State(
-        goal="g", plan=Plan("s", [task]), current_task="T1", base_sha="0" * 40,
-        task_base_sha="0" * 40, worktree=str(repo), model="m", session_id="sess-1",
+        goal="g", plan=Plan("s", [task]), base_sha="0" * 40, worktree=str(repo),
+        session_id="sess-1",
+        own=AutopilotRecord(model="m", current_task="T1", task_base_sha="0" * 40),
     )
     return state.evolve(**changes)
 

@@ -8,17 +8,16 @@ from autopilot_codex import guards, styles
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.state import Plan, State
 from autopilot_codex.styles.autopilot import handlers
+from autopilot_codex.styles.autopilot.record import AutopilotRecord
 
 
 def make_state(**update: object) -> State:
     base = State(
         goal="g",
         plan=Plan("", []),
-        current_task=None,
         base_sha="b",
-        task_base_sha="b",
         worktree="/w",
-        model="m",
+        own=AutopilotRecord(model="m", current_task=None, task_base_sha="b"),
     )
     return base.evolve(**update)
 

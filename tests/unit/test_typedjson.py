@@ -10,17 +10,15 @@ import pytest
 
 from autopilot_codex import typedjson
 from autopilot_codex.state import Plan, ReviewRecord, State, Task
+from autopilot_codex.styles.autopilot.record import AutopilotRecord
 
 
 def state_dict(**update: Any) -> dict[str, Any]:
     state = State(
         goal="g",
         plan=Plan(summary="s", tasks=[Task("T1", "t", [], [], [], [])]),
-        current_task="T1",
         base_sha="b",
-        task_base_sha="b",
         worktree="/w",
-        model="m",
     )
     data: dict[str, Any] = typedjson.dump(state)
     data.update(update)
@@ -28,10 +26,13 @@ def state_dict(**update: Any) -> dict[str, Any]:
 
 
 def test_round_trip() -> None:
-    data = state_dict(last_review={"diff_hash": "h", "decision": "fix", "summary": "s"})
-    state = typedjson.load(State, data)
-    assert isinstance(state.last_review, ReviewRecord)
+    state = typedjson.load(State, state_dict())
     assert typedjson.load(State, typedjson.dump(state)) == state
+    data = {"model": "m", "current_task": "T1", "task_base_sha": "b"}
+    review = {"diff_hash": "h", "decision": "fix", "summary": "s"}
+    record = typedjson.load(AutopilotRecord, {**data, "last_review": review})
+    assert isinstance(record.last_review, ReviewRecord)
+    assert typedjson.load(AutopilotRecord, typedjson.dump(record)) == record
 
 
 def test_state_json_leaves_the_plan_to_plan_json() -> None:
@@ -51,7 +52,7 @@ def test_state_json_leaves_the_plan_to_plan_json() -> None:
         ({"session_id": 5}, "session_id: expected a string"),
         ({"plan": {"summary": "s", "tasks": [{"id": "T1"}]}}, "plan.tasks[0].title: missing"),
         ({"extra": 1}, "extra: unknown field"),
-        ({"completed_tasks": "T1"}, "completed_tasks: expected a list"),
+        ({"implementer_unpriced": "m"}, "implementer_unpriced: expected a list"),
         ({"compaction_pending": 1}, "compaction_pending: expected true or false"),
     ],
 )

@@ -15,6 +15,7 @@ from ..spend import usd as money
 from ..state import State
 from ..store import Store
 from ..styles.autopilot.consult import consultations_of_task, max_consultations
+from ..styles.autopilot.record import of
 
 
 def costs(*, cwd: str | Path) -> str:
@@ -22,14 +23,14 @@ def costs(*, cwd: str | Path) -> str:
 
     config = load_config()
     state = _loop(cwd)
-    model = state.model if state else config.model
+    model = of(state).model if state else config.model
     # Every manager prompt is bounded by prompt_chars, so one worst case covers ask and verdict.
     call = worst_case_usd(config, model, "x" * config.prompt_chars, config.max_output_tokens)
     limit = max_consultations(config)
     iterations = state.max_iterations if state else config.max_iterations
     left = (
-        f", {max(0, limit - consultations_of_task(state))} left for task {state.current_task}"
-        if state and state.current_task
+        f", {max(0, limit - consultations_of_task(state))} left for task {of(state).current_task}"
+        if state and of(state).current_task
         else ""
     )
     rows = [
@@ -65,7 +66,7 @@ def costs(*, cwd: str | Path) -> str:
             f"Budget: {money(state.budget_used_usd)} of {money(state.budget_usd)} used, "
             f"{money(rest)} "
             f"left; iteration {state.iteration}/{state.max_iterations}; "
-            f"no-progress streak {state.no_progress_streak}."
+            f"no-progress streak {of(state).no_progress_streak}."
         )
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import contract
 from ..store import Store
+from ..styles.autopilot.record import position_of, task_of
 from . import no_loop, worktree_of
 
 
@@ -14,12 +15,12 @@ def next_task(*, cwd: str | Path) -> str:
     state = store.load()
     if state is None:
         return no_loop()
-    task = state.task()
+    task = task_of(state)
     if task is None:
         return f"autopilot-codex: {state.status}; no current task."
     from ..styles.autopilot.findings_store import view_lines
 
     found = view_lines(store, state, task.id)
     return f"autopilot-codex ({state.status}):\n" + "\n".join(
-        [contract.task_contract(task, state.task_position()), *found]
+        [contract.task_contract(task, position_of(state)), *found]
     )

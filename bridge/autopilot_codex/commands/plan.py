@@ -19,6 +19,7 @@ from ..spend import usd
 from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
+from ..styles.autopilot.record import of, position_of, task_of
 from . import entry, replaced, worktree_of
 from .doctor_jail import jail_notes
 from .plan_dirty import give_back, settle
@@ -259,17 +260,17 @@ def checks_note(specs: list[CheckSpec], worktree: Path) -> str:
 
 
 def render_plan(state: State) -> str:
-    task = state.task()
+    task = task_of(state)
     assert task is not None
     lines = [
         f"autopilot-codex: loop started. Budget ${state.budget_usd:.2f}, at most "
-        f"{state.max_iterations} iteration{'' if state.max_iterations == 1 else 's'}, review mode {state.review_mode}, manager {state.model}.",
+        f"{state.max_iterations} iteration{'' if state.max_iterations == 1 else 's'}, review mode {of(state).review_mode}, manager {of(state).model}.",
         f"Goal: {state.goal}",
         f"Plan: {state.plan.summary}",
         *(f"  {'>' if t.id == task.id else ' '} {t.id}: {t.title}" for t in state.plan.tasks),
         "",
         "Implement this task now:",
-        contract.task_contract(task, state.task_position()),
+        contract.task_contract(task, position_of(state)),
         "",
         "Every edit is reviewed by the manager; when you end your turn it decides whether to "
         "continue, finish or abort. Follow its feedback.",

@@ -72,7 +72,7 @@ def ralph(
         previous = replaced(store, _running, with_plan=False)
         head = gitrepo.head_sha(worktree)
         generation = (previous.generation + 1) if previous else 1
-        state = state.evolve(base_sha=head, task_base_sha=head, generation=generation)
+        state = state.evolve(base_sha=head, generation=generation)
         # Written first and always: a plan.json left by an earlier loop must not be read as ours.
         store.save_plan(state.plan)
         state = store.save(state)

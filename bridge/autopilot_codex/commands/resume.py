@@ -14,6 +14,7 @@ from ..spend import usd
 from ..state import State
 from ..store import Store
 from ..styles import a_loop, of
+from ..styles.autopilot.record import position_of, task_of
 from . import TERMINAL, entry, no_loop, worktree_of
 
 
@@ -95,10 +96,10 @@ def resume(
         # Resuming accepts the run files as they are now (a stop named any that changed).
         accepted = hostfiles.record(store)
         store.append_event("resume", decision="running", previous=state.status, accepted=accepted)
-    task = resumed.task()
+    task = task_of(resumed)
     text = f"autopilot-codex: loop resumed (was {state.status}).{_accepted(accepted)}"
     if task is not None:
-        text += "\nContinue with:\n" + contract.task_contract(task, resumed.task_position())
+        text += "\nContinue with:\n" + contract.task_contract(task, position_of(resumed))
     return text + "\n" + headline(wall)
 
 

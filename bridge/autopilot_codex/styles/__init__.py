@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..registry import Registry
 from . import rounds as _rounds_style  # noqa: F401 - registers the rounds record
+from .autopilot import record as _autopilot_record  # noqa: F401 - registers the autopilot record
 from .ralph import record as _ralph_record  # noqa: F401 - registers the ralph record
 
 if TYPE_CHECKING:

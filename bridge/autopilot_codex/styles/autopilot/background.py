@@ -31,6 +31,7 @@ from . import findings_store, inflight, reducer
 from .caps import fits, reserved
 from .convergence import Rules
 from .effects import loop_diff
+from .record import of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -120,9 +121,9 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         if state.status != "running":
             ctx.store.save(inflight.release(state, token))
             return None
-        diff = loop_diff(ctx.store, state.task_base_sha)
+        diff = loop_diff(ctx.store, of(state).task_base_sha)
         key = steps.diff_key(diff)
-        if diff.empty or key == tried or state.cached_review(key) is not None:
+        if diff.empty or key == tried or of(state).cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or
             # its review just failed: the Stop tries again.
             ctx.store.save(inflight.release(state, token))
@@ -164,7 +165,7 @@ def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:
     watcher = threading.Thread(target=_watch, args=args, daemon=True)
     watcher.start()
     try:
-        manager = ctx.manager(step.state.model, for_loop(step.state, os.environ, ctx.config))
+        manager = ctx.manager(of(step.state).model, for_loop(step.state, os.environ, ctx.config))
         return manager.ask(schemas.Review, step.prompt.instructions, step.prompt.text)
     finally:
         done.set()

@@ -16,6 +16,7 @@ from ...output import terminal_command
 from ...spend import of_state, usd
 from ...state import State, Status
 from ..context import Limits
+from .record import of
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
@@ -58,8 +59,8 @@ def stop_guard(
     if state.idle_stop_blocks >= limits.stall_limit:
         reason = f"stalled: {state.idle_stop_blocks} turns ended without running a tool"
         return end(state, "paused", reason, "stop.guard.stalled")
-    if state.no_progress_streak >= limits.no_progress_limit:
-        reason = f"{state.no_progress_streak} blocked turns without a new commit"
+    if of(state).no_progress_streak >= limits.no_progress_limit:
+        reason = f"{of(state).no_progress_streak} blocked turns without a new commit"
         return end(state, "aborted", reason, "stop.guard.no_progress")
     return state, None
 

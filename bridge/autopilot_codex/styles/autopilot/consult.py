@@ -19,6 +19,7 @@ from ...state import State
 from ...store import Store
 from . import caps, inflight
 from .effects import loop_diff
+from .record import evolve, of, position_of, task_of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -45,7 +46,8 @@ def max_consultations(config: Config) -> int:
 
 def consultations_of_task(state: State) -> int:
     """Consultations of the current task; a task the loop moved to starts from zero."""
-    return state.consultations if state.consultations_task == state.current_task else 0
+    own = of(state)
+    return own.consultations if own.consultations_task == own.current_task else 0
 
 
 def refusal(state: State | None, session_id: str | None, limit: int) -> str | None:
@@ -62,7 +64,7 @@ def refusal(state: State | None, session_id: str | None, limit: int) -> str | No
     used = consultations_of_task(state)
     if used >= limit:
         return (
-            f"{used} of {limit} consultations for task {state.current_task} are used; settle it "
+            f"{used} of {limit} consultations for task {of(state).current_task} are used; settle it "
             "yourself, or commit and end your turn with the question"
         )
     return None
@@ -84,19 +86,19 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
             store.append_event(
                 "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session_id
             )
-        diff = loop_diff(store, state.task_base_sha)
+        diff = loop_diff(store, of(state).task_base_sha)
         prompt = ask_prompt(
             goal=state.goal,
             plan=state.plan,
-            task=state.task(),
-            position=state.task_position(),
-            completed=state.completed_tasks,
+            task=task_of(state),
+            position=position_of(state),
+            completed=of(state).completed_tasks,
             question=question,
             diff=diff.text,
             cap=config.prompt_chars,
         )
         estimate = worst_case_usd(
-            config, state.model, prompt.instructions + prompt.text, config.max_output_tokens
+            config, of(state).model, prompt.instructions + prompt.text, config.max_output_tokens
         )
         # The shared guard decides; its "stop the loop" half is dropped: a refused question
         # leaves the loop running.
@@ -121,13 +123,14 @@ def prepare(store: Store, config: Config, question: str, session_id: str | None)
             state, estimate, pid=os.getpid(), token=token, now=now, timeout_s=config.timeout_s
         )
         store.save(
-            state.evolve(
+            evolve(
+                state,
                 consultations=number,
-                consultations_task=state.current_task,
-                consultations_total=state.consultations_total + 1,
+                consultations_task=of(state).current_task,
+                consultations_total=of(state).consultations_total + 1,
             )
         )
-    return Asked(state.generation, state.model, state.current_task, number, prompt, token)
+    return Asked(state.generation, of(state).model, of(state).current_task, number, prompt, token)
 
 
 def abandon(store: Store, asked: Asked, session_id: str | None) -> None:

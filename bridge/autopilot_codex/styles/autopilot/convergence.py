@@ -20,6 +20,7 @@ from ...state import Finding, State
 from . import findings
 from .caps import end
 from .findings import Entry, Ledger, Raised
+from .record import evolve, of
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -63,7 +64,7 @@ def judge(
     """The reducer's answer to a review, with the ledger's memory applied. A finding on a file
     the task's diff did not touch is advisory (waived): code that predates the task is not
     the task's to fix."""
-    task = state.current_task or "wrap-up"
+    task = of(state).current_task or "wrap-up"
     if review is None or decision.event.endswith((".discarded", ".orphaned")):
         return state, decision, ledger
     if not decision.blocks and review.decision == "approve":
@@ -89,7 +90,7 @@ def judge(
     if ended is not None:
         if not can_end:
             # A background review cannot tell the user: the next Stop pauses (`stop_check`).
-            quiet = _with_reason(state, None).evolve(pending_review=None)
+            quiet = evolve(_with_reason(state, None), pending_review=None)
             return quiet, allow(f"{ended[1].event}.at_stop"), ledger
         return (*ended, ledger)
     deliver = [e for e in merged.said if e.status == "open"]
@@ -138,7 +139,7 @@ def replay(
 def stop_check(state: State, ledger: Ledger, rules: Rules) -> Step | None:
     """The pause the ledger calls for, if any: reviews not converging, or a task with more
     findings than allowed (both counted since the loop's last resume)."""
-    task = state.current_task or "wrap-up"
+    task = of(state).current_task or "wrap-up"
     if ledger.idle_reviews >= rules.not_converging:
         return _paused(state, ledger, task, "not_converging", rules)
     if findings.raised_since_epoch(ledger, task) > rules.max_findings_per_task:
@@ -156,9 +157,9 @@ def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None
     )
     if head is None:
         return state
-    previous = state.last_verdict_head or state.base_sha
-    streak = state.no_progress_streak + 1 if head == previous else 0
-    return state.evolve(no_progress_streak=streak, last_verdict_head=head)
+    previous = of(state).last_verdict_head or state.base_sha
+    streak = of(state).no_progress_streak + 1 if head == previous else 0
+    return evolve(state, no_progress_streak=streak, last_verdict_head=head)
 
 
 def _reason(
@@ -203,18 +204,18 @@ def _finding(entry: Entry) -> Finding:
 def _with_reason(state: State, reason: str | None) -> State:
     """Keep the cached review and a waiting background review in step with what is
     delivered: a replay of the same diff says what the ledger let through, or nothing."""
-    record = state.last_review
+    record = of(state).last_review
     if record is None:
         return state
     if reason is None:
         record = dataclasses.replace(record, decision="approve", reason="")
     else:
         record = dataclasses.replace(record, reason=reason)
-    cache = [record if r.diff_hash == record.diff_hash else r for r in state.reviewed]
-    pending = state.pending_review
+    cache = [record if r.diff_hash == record.diff_hash else r for r in of(state).reviewed]
+    pending = of(state).pending_review
     if pending is not None and pending.diff_hash == record.diff_hash:
         pending = record if reason is not None else None
-    return state.evolve(last_review=record, reviewed=cache, pending_review=pending)
+    return evolve(state, last_review=record, reviewed=cache, pending_review=pending)
 
 
 def _paused(state: State, ledger: Ledger, task: str, why: str, rules: Rules) -> Step:
@@ -229,5 +230,5 @@ def _paused(state: State, ledger: Ledger, task: str, why: str, rules: Rules) -> 
             f"too many review findings: task {task} collected more than "
             f"{rules.max_findings_per_task}; standing: {standing}"
         )
-    state = _with_reason(state, None).evolve(pending_review=None)
+    state = evolve(_with_reason(state, None), pending_review=None)
     return end(state, "paused", what, f"review.{why}")

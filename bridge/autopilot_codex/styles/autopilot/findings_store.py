@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .findings import Ledger, in_generation
+from .record import of
 
 if TYPE_CHECKING:
     from ...guards import Decision, Step
@@ -166,7 +167,7 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     from .findings import advisory_lines, listing
 
     ledger = load(store, state)
-    lines = listing(ledger, state.current_task or "wrap-up", limit=10)
+    lines = listing(ledger, of(state).current_task or "wrap-up", limit=10)
     repeated = advisory_lines(ledger, just_repeated=True)
     if repeated:
         lines += [ADVISORY_VERDICT, *repeated]

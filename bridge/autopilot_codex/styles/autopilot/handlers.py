@@ -12,6 +12,7 @@ from ...state import State
 from .. import implementer_spend
 from ..context import HookContext
 from . import inflight, reducer, steps
+from .record import evolve, of, position_of, task_of
 from .steps import owned, record, review_mode
 from .stop import on_stop
 
@@ -58,12 +59,12 @@ def on_session_start(ctx: HookContext) -> str:
         ctx.store.append_event(
             "session.context", source=ctx.payload.source, session=ctx.payload.session_id
         )
-    task = state.task()
+    task = task_of(state)
     if task is None:
         return ""
     return (
         f"{contract.PREFIX} An autopilot loop is running (goal: {contract.clip(state.goal, 300)}). "
-        "Your current task:\n" + contract.task_contract(task, state.task_position())
+        "Your current task:\n" + contract.task_contract(task, position_of(state))
     )
 
 
@@ -106,8 +107,8 @@ def on_post_tool(ctx: HookContext) -> Decision:
         )
         if wants and mode == "commit":
             head = gitrepo.head_sha(ctx.store.worktree)
-            wants = head not in (state.last_review_head, state.task_base_sha)
-            state = state.evolve(last_review_head=head) if wants else state
+            wants = head not in (of(state).last_review_head, of(state).task_base_sha)
+            state = evolve(state, last_review_head=head) if wants else state
         if wants:
             state = _start_review(ctx, state)
         ctx.store.save(state)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...guards import Step
 from .caps import end
+from .record import of
 
 if TYPE_CHECKING:
     from ...manager import Manager, Outcome
@@ -53,9 +54,10 @@ def nothing_left(state: State, value: Any) -> bool:
     if any(r.status != "pass" for r in state.last_checks or ()):
         return False  # the red checks are the work
     tasks = [t.id for t in state.plan.tasks]
-    done = set(state.completed_tasks)
-    if verdict.current_task_done and state.current_task is not None:
-        done.add(state.current_task)
+    own = of(state)
+    done = set(own.completed_tasks)
+    if verdict.current_task_done and own.current_task is not None:
+        done.add(own.current_task)
     return bool(tasks) and all(t in done for t in tasks)
 
 
@@ -101,4 +103,3 @@ def paused(step: Step) -> Step:
         "the manager said continue twice with no new task"
     )
     return end(state, "paused", reason, NOTHING_LEFT)
-

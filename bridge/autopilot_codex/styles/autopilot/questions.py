@@ -20,6 +20,7 @@ from ...contract import PREFIX
 from ...errors import BridgeError
 from ...hookio import ALLOW, Answer
 from ...spend import of_state, usd
+from .record import of
 
 if TYPE_CHECKING:
     from ...host import Host
@@ -145,7 +146,7 @@ def _framed(store: Store, state: State, question: str) -> str:
     from .findings_store import view_lines
 
     try:
-        findings = view_lines(store, store.with_plan(state), state.current_task)
+        findings = view_lines(store, store.with_plan(state), of(state).current_task)
     except (BridgeError, OSError, ValueError):
         findings = []
     lines = [

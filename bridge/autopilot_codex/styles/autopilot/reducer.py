@@ -15,9 +15,10 @@ from ...guards import Decision, Step, allow, block, charge
 from ...hookio import Answer
 from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
-from ...state import REVIEW_CACHE_SIZE, Finding, Plan, ReviewRecord, State, VerdictRecord
+from ...state import Finding, Plan, ReviewRecord, State, VerdictRecord
 from ..context import Limits
 from .caps import end, manager_failed, spend
+from .record import REVIEW_CACHE_SIZE, AutopilotRecord, evolve, of, position_of, task_of
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -41,9 +42,7 @@ def start(
     return State(
         goal=goal,
         plan=plan,
-        current_task=plan.tasks[0].id,
         base_sha=base_sha,
-        task_base_sha=base_sha,
         max_iterations=config.max_iterations,
         max_tokens=config.max_tokens,
         max_seconds=config.max_duration,
@@ -52,14 +51,18 @@ def start(
         session_id=session_id or None,
         host=host,
         worktree=worktree,
-        model=config.model,
-        review_mode=config.review,
         generation=generation,
-        # Kept with the loop: its hooks may run where the shell's environment is not.
-        api=config.api,
-        base_url=config.base_url,
-        timeout_s=config.timeout_s,
-        max_output_tokens=config.max_output_tokens,
+        own=AutopilotRecord(
+            model=config.model,
+            review_mode=config.review,
+            current_task=plan.tasks[0].id,
+            task_base_sha=base_sha,
+            # Kept with the loop: its hooks may run where the shell's environment is not.
+            api=config.api,
+            base_url=config.base_url,
+            timeout_s=config.timeout_s,
+            max_output_tokens=config.max_output_tokens,
+        ),
         # The user's checks only; a plan's `tests` are advice and never run.
         checks=check_specs(config),
     )
@@ -94,7 +97,7 @@ def apply_review(
     elif decision == "fix":
         reason = fix_reason(review.summary, findings)
     else:
-        reason = reject_reason(review.summary, findings, kept, state.task_base_sha)
+        reason = reject_reason(review.summary, findings, kept, of(state).task_base_sha)
     record = ReviewRecord(
         diff_hash=diff_hash,
         decision=decision,
@@ -103,8 +106,8 @@ def apply_review(
         findings=findings,
         at=now,
     )
-    cache = [record, *[r for r in state.reviewed if r.diff_hash != diff_hash]][:REVIEW_CACHE_SIZE]
-    state = state.evolve(last_review=record, reviewed=cache)
+    cache = [record, *[r for r in of(state).reviewed if r.diff_hash != diff_hash]]
+    state = evolve(state, last_review=record, reviewed=cache[:REVIEW_CACHE_SIZE])
     state, answer = _counted(state, replay_review(record), at_stop)
     return state, dataclasses.replace(answer, note=note)
 
@@ -126,20 +129,20 @@ def apply_background_review(
         state, outcome, diff_hash, now=now, limits=Limits(), changed_files=changed_files
     )
     if decision.blocks:
-        state = state.evolve(pending_review=state.last_review)
+        state = evolve(state, pending_review=of(state).last_review)
     return state, decision
 
 
 def take_pending(state: State, *, at_stop: bool, head: str | None = None) -> Step | None:
     """Hand over a background review's fix or reject, once."""
-    record = state.pending_review
+    record = of(state).pending_review
     if record is None:
         return None
     decision = replay_review(record)
     decision = Decision(
         f"{decision.event}.delivered", Answer(block=decision.answer.block), why=decision.why
     )
-    return _counted(state.evolve(pending_review=None), decision, at_stop, head)
+    return _counted(evolve(state, pending_review=None), decision, at_stop, head)
 
 
 def replay_cached(
@@ -190,11 +193,12 @@ def apply_verdict(
         current_task_done=verdict.current_task_done,
         at=now,
     )
-    state = state.evolve(last_verdict=record)
+    state = evolve(state, last_verdict=record)
     if verdict.decision == "done" and not checks_red:
-        if state.current_task is not None and state.current_task not in state.completed_tasks:
-            state = state.evolve(completed_tasks=[*state.completed_tasks, state.current_task])
-        state = state.evolve(current_task=None)
+        own = of(state)
+        if own.current_task is not None and own.current_task not in own.completed_tasks:
+            state = evolve(state, completed_tasks=[*own.completed_tasks, own.current_task])
+        state = evolve(state, current_task=None)
         return end(state, "done", verdict.reason or "goal achieved", "verdict.done")
     if verdict.decision == "abort":
         return end(state, "aborted", verdict.reason or "manager aborted", "verdict.abort")
@@ -204,9 +208,9 @@ def apply_verdict(
 def _continue(
     state: State, verdict: Verdict, head: str | None, limits: Limits, checks_red: str = ""
 ) -> Step:
-    previous = state.last_verdict_head or state.base_sha
-    streak = state.no_progress_streak + 1 if head == previous else 0
-    state = state.evolve(no_progress_streak=streak, last_verdict_head=head)
+    previous = of(state).last_verdict_head or state.base_sha
+    streak = of(state).no_progress_streak + 1 if head == previous else 0
+    state = evolve(state, no_progress_streak=streak, last_verdict_head=head)
     if streak >= limits.no_progress_limit:
         # A `done` reaches here only overruled by a red check: never call it a `continue`.
         done = verdict.decision != "continue"
@@ -221,28 +225,30 @@ def _continue(
         return end(state, "aborted", reason, "verdict.no_progress")
     advanced = note = ""
     overruled = bool(checks_red) and (verdict.decision == "done" or verdict.current_task_done)
-    if verdict.current_task_done and state.current_task is not None and not checks_red:
+    own = of(state)
+    done_id = own.current_task
+    if verdict.current_task_done and done_id is not None and not checks_red:
         # "Green and committed": the manager's word alone does not move the task on.
-        verdict_ok = may_advance(state.current_task, True, head, state.task_base_sha)
+        verdict_ok = may_advance(done_id, True, head, own.task_base_sha)
         note = verdict_ok.note
     else:
         verdict_ok = None
-    if verdict_ok is not None and verdict_ok.ok and state.current_task is not None:
-        done_id = state.current_task
+    if verdict_ok is not None and verdict_ok.ok and done_id is not None:
         ids = [t.id for t in state.plan.tasks]
         later = ids[ids.index(done_id) + 1 :] if done_id in ids else []
-        completed = state.completed_tasks
+        completed = own.completed_tasks
         if done_id not in completed:
             completed = [*completed, done_id]
-        state = state.evolve(
+        state = evolve(
+            state,
             completed_tasks=completed,
-            task_base_sha=head or state.task_base_sha,
+            task_base_sha=head or own.task_base_sha,
             # Past the last task no contract is left: the manager's instructions lead.
             current_task=later[0] if later else None,
         )
         advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
     state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
-    task = state.current_task or "wrap-up"
+    task = of(state).current_task or "wrap-up"
     banner = with_seatbelt(f"{PREFIX} continue {spend(state)}: {task}", state.wall)
     if overruled:
         reason = overrule_reason(state, verdict, checks_red)
@@ -267,9 +273,9 @@ def overrule_reason(state: State, verdict: Verdict, checks_red: str) -> str:
     ]
     if verdict.decision != "done" and verdict.instructions.strip():
         parts.append(verdict.instructions.strip())
-    task = state.task()
+    task = task_of(state)
     if task is not None:
-        parts.append(task_contract(task, state.task_position()))
+        parts.append(task_contract(task, position_of(state)))
     return "\n\n".join(parts)
 
 
@@ -281,7 +287,7 @@ def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
         parts.append(verdict.instructions.strip())
     if verdict.findings:
         parts.append("Findings:\n" + findings_text([Finding.of(f) for f in verdict.findings]))
-    task = state.task()
+    task = task_of(state)
     if task is not None:
-        parts.append(task_contract(task, state.task_position()))
+        parts.append(task_contract(task, position_of(state)))
     return "\n\n".join(parts)

@@ -15,6 +15,7 @@ from ...guards import Decision
 from ...state import State
 from ..context import HookContext
 from . import findings_store
+from .record import of, position_of, task_of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 # The most of one verdict's or review's words the ledger keeps.
 LEDGER_TEXT = 20_000
+
 
 def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
     """Settings in the git directory that run programs or hide changes: an event of their own
@@ -69,8 +71,8 @@ def review_prompt(
     return prompts.review_prompt(
         state.goal,
         state.plan,
-        state.task(),
-        state.task_position(),
+        task_of(state),
+        position_of(state),
         diff_text,
         ctx.config.prompt_chars,
         ledger=findings_prompt(ctx, state, files),
@@ -84,11 +86,11 @@ def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str
 
     ledger = findings_store.load(ctx.store, state)
     others: list[str] = []
-    if state.base_sha != state.task_base_sha:
+    if state.base_sha != of(state).task_base_sha:
         loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
         others = [f for f in loop if f not in set(files)]
     repeated = advisory_lines(ledger, just_repeated=True)
-    return ledger_text(listing(ledger, state.current_task or "wrap-up"), others, repeated)
+    return ledger_text(listing(ledger, of(state).current_task or "wrap-up"), others, repeated)
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
@@ -97,7 +99,7 @@ def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
     from ...manager.select import worst_case_usd
 
     text = prompt.instructions + prompt.text
-    return worst_case_usd(ctx.config, state.model, text, ctx.config.max_output_tokens)
+    return worst_case_usd(ctx.config, of(state).model, text, ctx.config.max_output_tokens)
 
 
 def owned(ctx: HookContext) -> State | None:
@@ -109,7 +111,7 @@ def owned(ctx: HookContext) -> State | None:
 
 
 def review_mode(state: State, environ: Mapping[str, str] = os.environ) -> str:
-    return environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or state.review_mode
+    return environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or of(state).review_mode
 
 
 def record(

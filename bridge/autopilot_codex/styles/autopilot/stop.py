@@ -32,6 +32,7 @@ from . import caps, findings_store, idle, inflight, reducer, steps
 from .convergence import Rules, count_turn
 from .effects import Effects
 from .fold import REVIEW_PASSED, apply_folded
+from .record import of, position_of, task_of
 from .steps import diff_key, estimate, log_git_findings, record, review_mode
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
             state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
-                digest = digest if digest is not None else diff_key(fx.diff(state.task_base_sha))
+                digest = digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
@@ -171,8 +172,8 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
         return finish(ctx, fx, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
     if mode(fx, state) in ("stop", "edit"):
-        diff = fx.diff(state.task_base_sha)
-        cached = None if diff.empty else state.cached_review(diff_key(diff))
+        diff = fx.diff(of(state).task_base_sha)
+        cached = None if diff.empty else of(state).cached_review(diff_key(diff))
         if diff.empty:
             reviewed = guards.allow("review.empty")
         elif cached is None:
@@ -242,21 +243,21 @@ def prepare_verdict(
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
     head = fx.head()
-    diff = fx.diff(state.task_base_sha)
+    diff = fx.diff(of(state).task_base_sha)
     key = diff_key(diff)
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
-    fold = fold and not diff.empty and state.cached_review(key) is None
+    fold = fold and not diff.empty and of(state).cached_review(key) is None
     prompt = prompts.verdict_prompt(
         state.goal,
         state.plan,
-        state.task(),
-        state.task_position(),
-        completed=state.completed_tasks,
+        task_of(state),
+        position_of(state),
+        completed=of(state).completed_tasks,
         commits=fx.commits(state.base_sha),
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
         last_review=findings_store.with_standing(
-            fx.store, state, state.last_review.summary if state.last_review else ""
+            fx.store, state, last.summary if (last := of(state).last_review) else ""
         ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
@@ -320,7 +321,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
 
     # What the loop was planned with (api, server, timeout), unless this hook's environment
     # says otherwise: a session started without the planning shell's variables still works.
-    manager = fx.manager(step.state.model, for_loop(step.state, fx.environ, ctx.config))
+    manager = fx.manager(of(step.state).model, for_loop(step.state, fx.environ, ctx.config))
     schema = schemas.Judgement if step.schema == "Judgement" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)

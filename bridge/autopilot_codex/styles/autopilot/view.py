@@ -10,33 +10,32 @@ from ...meters import clock, duration, elapsed, spend_lines, total_usd
 from ...spend import of_state
 from ...state import State
 from ...store import Store
+from .record import of
 
 TERMINAL = ("done", "aborted")
 
 
 def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:
-    done = set(state.completed_tasks)
+    own = of(state)
+    done = set(own.completed_tasks)
     lines = [f"autopilot-codex: {state.status} — {contract.clip(state.goal, 200)}", "Tasks:"]
     for t in state.plan.tasks:
-        mark = "x" if t.id in done else (">" if t.id == state.current_task else " ")
+        mark = "x" if t.id in done else (">" if t.id == own.current_task else " ")
         lines.append(f"  [{mark}] {t.id}: {t.title}")
     owner = (
         f"{state.session_id[:8]} in {hosts.label(state.host)}" if state.session_id else "unclaimed"
     )
     lines.append(
         f"Iteration {state.iteration}/{state.max_iterations} · spent "
-        f"{of_state(state).total_text()} · review {state.review_mode} · session {owner}"
+        f"{of_state(state).total_text()} · review {own.review_mode} · session {owner}"
     )
     lines += spend_lines(state, state.budget_usd, store.tail_events(20), hosts.get(state.host))
-    if state.consultations_total:
-        task = state.consultations if state.consultations_task == state.current_task else 0
-        lines.append(f"Consultations: {task} this task, {state.consultations_total} in all (ask)")
-    if state.last_review:
-        lines.append(
-            f"Last review: {state.last_review.decision} — {contract.clip(state.last_review.summary, 200)}"
-        )
-    if state.last_verdict:
-        v = state.last_verdict
+    if own.consultations_total:
+        task = own.consultations if own.consultations_task == own.current_task else 0
+        lines.append(f"Consultations: {task} this task, {own.consultations_total} in all (ask)")
+    if review := own.last_review:
+        lines.append(f"Last review: {review.decision} — {contract.clip(review.summary, 200)}")
+    if v := own.last_verdict:
         lines.append(
             f"Last verdict: {_claimed(state)} (iteration {v.iteration}) — "
             f"{contract.clip(v.reason, 200)}"
@@ -83,8 +82,9 @@ def _questions(store: Store) -> list[str]:
 def _claimed(state: State) -> str:
     """The last verdict's decision, and when the loop did not end with it, why: a `done` a red
     check overruled must not read as the loop's result."""
-    assert state.last_verdict is not None
-    decision = state.last_verdict.decision
+    verdict = of(state).last_verdict
+    assert verdict is not None
+    decision = verdict.decision
     if decision != "done" or state.status == "done":
         return decision
     red = [r.command for r in state.last_checks if r.status != "pass"]

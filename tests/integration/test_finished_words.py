@@ -19,22 +19,10 @@ from tests.conftest import cli, payload, plan_body, run_hook_inproc, verdict_bod
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_report import build, parse
 from tests.integration.test_rounds_driver import EXIT, READY, Script
+
+# The rounds' autouse fixtures: no back-off sleep, a Codex home of the test's own.
+from tests.integration.test_rounds_spend import codex_home, no_backoff  # noqa: F401
 from tests.unit.test_rounds_view import Terminal, record
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    from autopilot_codex.rounds import driver
-
-    monkeypatch.setattr(driver, "sleep", lambda _: None)
-
-
-@pytest.fixture(autouse=True)
-def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "codex-home"
-    home.mkdir()
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    return home
 
 
 def plain_run(repo: Path, *args: str) -> tuple[int, list[str]]:

@@ -104,6 +104,13 @@ def unshown(shown: list[str], printed: str) -> list[str]:
     return missing
 
 
+def machine_path() -> list[str]:
+    """This machine's PATH without a folder that holds an `autopilot-codex` of its own."""
+    return [
+        d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "autopilot-codex").exists()
+    ]
+
+
 class Home:
     """A new user's machine: a fresh home, the stand-in CLIs, a fake manager server."""
 
@@ -127,8 +134,9 @@ class Home:
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "CODEX_HOME": str(self.home / ".codex"),
             # The stand-ins first, then the user's bin (install links the launcher there), then
-            # this machine's git, bwrap and socat.
-            "PATH": os.pathsep.join([str(shims), str(self.home / ".local" / "bin"), os.environ["PATH"]]),
+            # this machine's git, bwrap and socat (not an installed launcher: CI's activated venv
+            # puts its own `autopilot-codex` first, which a fresh home does not have).
+            "PATH": os.pathsep.join([str(shims), str(self.home / ".local" / "bin"), *machine_path()]),
             "LANG": "C.UTF-8",
             "COLUMNS": "250",
             "AUTOPILOT_CODEX_PYTHON": sys.executable,

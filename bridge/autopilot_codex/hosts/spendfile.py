@@ -54,10 +54,13 @@ def scan(
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
+    # Checked on the descriptor, before it becomes a file object: Python refuses to wrap a
+    # folder's descriptor (IsADirectoryError), and a payload may name a folder.
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None
         tampered, reread = "", False
         if info.st_size == offset and offset:
             return Scanned(offset, head)  # nothing new: checked when it next grows

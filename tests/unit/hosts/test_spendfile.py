@@ -42,3 +42,11 @@ def test_a_rewrite_is_noticed_where_the_digest_reaches(tmp_path: Path) -> None:
     path.write_bytes(body + b"TAIL\nnew\n")
     got, again = lines(path, first.offset, first.head)
     assert again is not None and again.tampered.startswith("rewritten") and got == [b"new"]
+
+
+def test_a_folder_named_as_the_record_reads_nothing(tmp_path: Path) -> None:
+    # A payload may name a folder (the root, the session's own folder): Python refuses to wrap
+    # a folder's descriptor, which once surfaced as an internal error in every hook.
+    for folder in (tmp_path, Path("/")):
+        got, scanned = lines(folder)
+        assert got == [] and scanned is None

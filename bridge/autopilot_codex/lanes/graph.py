@@ -58,7 +58,9 @@ def problems(plan: PlanLike[T]) -> list[str]:
         if not key:
             found.append(f"task {n} has an empty id")
         elif key in first:
-            found.append(f"task {n} ({task.id!r}) repeats the id {first[key]!r}")
+            same = first[key].strip()
+            note = "" if same == task.id.strip() else " (ids differing only in case are one branch)"
+            found.append(f"task {n} ({task.id!r}) repeats the id {same!r}{note}")
         else:
             first[key] = task.id
         if len(task.id) > ID_CHARS_MAX:

@@ -13,6 +13,7 @@ from autopilot_codex.lanes.queue import Merged, Refused, land
 from tests.conftest import git
 from tests.integration.lanes.helpers import RUN, begun, integration, lane_with, sha
 
+
 def _parents(repo: Path, commit: str) -> list[str]:
     return git(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import secrets
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Literal
 
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks
 from ..errors import BridgeError
-from ..gitrepo import identity, run_bytes, run_git
+from ..gitrepo import Location, identity, locate, run_bytes, run_git
 from .names import component
 from .worktrees import (
     attach,
@@ -94,7 +95,8 @@ def _attempt(
     if contains(repo, target, lane):
         return Merged(base)
     diff = lane_diff(repo, base, lane)
-    tree, conflicts = merge_tree(repo, base, lane)
+    scratch = lanes_home(repo) / component(run) / f"merge-{secrets.token_hex(8)}"
+    tree, conflicts = merge_tree(repo, base, lane, scratch)
     if tree is None:
         return Refused("conflict", conflicts, diff)
     message = f"Merge task {task_id} ({lane_branch(run, task_id)}) into {integration_branch(run)}"
@@ -112,22 +114,37 @@ def _attempt(
     return Merged(commit) if move(repo, target, commit, base) else None
 
 
-def merge_tree(repo: Path, base: str, lane: str) -> tuple[str | None, str]:
-    """The merged tree and "", or None and what conflicts. A merge driver the repository's
-    config defines is a program: each is replaced by `false`, so a file it would merge is a
-    conflict, never a program of the implementer's choosing run, nor a silent wrong merge."""
+def merge_tree(repo: Path, base: str, lane: str, scratch: Path) -> tuple[str | None, str]:
+    """The merged tree and "", or None and what conflicts.
+
+    A merge driver the repository's config defines is a program: each is replaced by `false`,
+    so a file it would merge is a conflict, never a program of the implementer's choosing run,
+    nor a silent merge that keeps one side. git writes a driver's files in its work tree: the
+    merge runs over `scratch`, an empty folder of its own (made and removed here), which also
+    keeps the user's tree, and its `.gitattributes`, out of the merge.
+    """
     drivers = _merge_drivers(repo)
     odd = [d for d in drivers if "=" in d or "\n" in d]
     if odd:
         return None, f"the repository's config defines merge drivers lanes cannot switch off: {odd}"
     blank = [arg for d in drivers for arg in ("-c", f"merge.{d}.driver=false")]
     args = (*blank, "merge-tree", "--write-tree", "--no-messages", "--name-only", base, lane)
+    found = locate(repo)
+    where = Location(scratch, found.git_dir, found.common_dir)
+    scratch.mkdir(parents=True)
     try:
-        return run_git(repo, *args).splitlines()[0], ""
-    except BridgeError:
-        out = run_git(repo, *args, ok_codes=(1,))
+        try:
+            return _text(where, args, (0,)).splitlines()[0], ""
+        except BridgeError:
+            out = _text(where, args, (1,))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     files = [line for line in out.splitlines()[1:] if line]
     return None, "The lane's branch conflicts with the integration branch in: " + ", ".join(files)
+
+
+def _text(where: Location, args: Sequence[str], ok_codes: tuple[int, ...]) -> str:
+    return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
 
 
 def lane_diff(repo: Path, base: str, lane: str) -> str:

@@ -42,7 +42,8 @@ def lanes_home(repo: Path) -> Path:
     where = locate(repo)
     home = state_home().expanduser().absolute()
     digest = hashlib.sha256(str(where.common_dir).encode()).hexdigest()[:12]
-    return home.parent / f"{home.name}-lanes" / f"{component(where.work_tree.name)}-{digest}"
+    name = component(where.work_tree.name or "root")
+    return home.parent / f"{home.name}-lanes" / f"{name}-{digest}"
 
 
 def begin(repo: Path, run: str) -> str:
@@ -68,6 +69,8 @@ def add(repo: Path, run: str, task_id: str) -> Path:
             raise BridgeError(f"run {run!r} has no integration branch: call begin first")
         _move(repo, ref, base, _ZERO)
     place = lane_path(repo, run, task_id)
+    if place.is_symlink():
+        raise BridgeError(f"{place} is a link, not a lane's folder: remove it to go on")
     if (place / ".git").exists():
         return place
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
@@ -113,6 +116,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
         return False
     place = lane_path(repo, run, task_id)
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if place.is_symlink():
+        return False
     if place.exists():
         where = Location(place, admin, locate(repo).common_dir)
         if not (place / ".git").is_file() or not admin.is_dir():
@@ -255,6 +260,6 @@ def _checked_out(repo: Path, ref: str) -> Path | None:
     for line in out.splitlines():
         if line.startswith("worktree "):
             place = Path(line[len("worktree ") :])
-        elif line == f"branch {ref}" and place is not None:
+        elif line == f"branch {ref}":
             return place
     return None

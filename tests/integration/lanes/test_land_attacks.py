@@ -111,6 +111,33 @@ def test_landing_runs_nothing_the_lane_planted(
         assert git(repo, "show", f"{outcome.sha}:a.txt") == "ONE\ntwo\nthree\nfour\nFIVE"
 
 
+@pytest.mark.parametrize("walled", [False, True], ids=["unwalled", "walled"])
+def test_finishing_runs_nothing_the_lanes_planted(
+    tmp_path: Path, walled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if walled and not jail.probe().ok:
+        pytest.skip("no working wall here")
+    if not walled:
+        monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))
+    repo = begun(tmp_path, {"a.txt": "one\n", ".gitattributes": ATTRIBUTES})
+    start = git(repo, "rev-parse", "main")
+    lane_with(repo, "T1", {"b.txt": "b\n"})
+    assert isinstance(land(repo, RUN, "T1"), Merged)
+    report = _armed(tmp_path, repo)
+    said = worktrees.finish(repo, RUN, "main", start)
+    assert not report.exists(), report.read_text()
+    assert "now has the run's work" in said and (repo / "b.txt").read_text() == "b\n"
+
+
+def test_control_plain_git_runs_the_planted_program_on_a_fast_forward(tmp_path: Path) -> None:
+    repo = begun(tmp_path, {"a.txt": "one\n", ".gitattributes": ATTRIBUTES})
+    lane_with(repo, "T1", {"b.txt": "b\n"})
+    land(repo, RUN, "T1")
+    report = _armed(tmp_path, repo)
+    git(repo, "merge", "--ff-only", worktrees.integration_branch(RUN))
+    assert "hook post-merge" in report.read_text() and "evil.sh" in report.read_text()
+
+
 def test_a_lane_that_adds_a_filter_is_checked_out_without_it(tmp_path: Path) -> None:
     repo = begun(tmp_path, {"a.txt": "one\n"})
     lane_with(repo, "T1", {".gitattributes": ATTRIBUTES, "b.txt": "b\n"})

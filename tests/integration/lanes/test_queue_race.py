@@ -4,6 +4,8 @@ branch, never lose a merge. The queue's lock makes landings one at a time; the c
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -94,3 +96,24 @@ def test_two_landings_at_once_both_merge_one_after_the_other(tmp_path: Path) -> 
     assert all(_in_history(repo, w) for w in works.values())
     merges = git(repo, "rev-list", "--merges", "--first-parent", REF).split()
     assert len(merges) == 3
+
+
+def test_landings_from_separate_processes_all_merge(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    works = {i: lane_with(repo, i, {f"{i}.txt": i}) for i in ("T1", "T2", "T3", "T4")}
+    code = (
+        "import sys; from pathlib import Path; from autopilot_codex.lanes.queue import land; "
+        "from autopilot_codex.checks.run import spec; "
+        "print(type(land(Path(sys.argv[1]), sys.argv[2], sys.argv[3], "
+        "checks=[spec('test -f a.txt')])).__name__)"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(repo), RUN, task], stdout=subprocess.PIPE, text=True
+        )
+        for task in works
+    ]
+    said = [proc.communicate()[0].strip() for proc in procs]
+    assert said == ["Merged"] * 4
+    assert all(_in_history(repo, w) for w in works.values())
+    assert len(git(repo, "rev-list", "--merges", "--first-parent", REF).split()) == 4

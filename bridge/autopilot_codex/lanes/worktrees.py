@@ -20,7 +20,8 @@ from ..gitrepo import Location, locate, run_bytes
 from ..paths import state_home
 from .names import component, original
 
-_ZERO = "0" * 40
+# update-ref's "old value" that means "must not exist yet", whatever the hash's length.
+_ABSENT = ""
 
 
 def integration_branch(run: str) -> str:
@@ -39,10 +40,11 @@ def lanes_home(repo: Path) -> Path:
     there would show in the user's `git status` and in every other lane's checks. The hash of
     the repository's git directory keeps two repositories of one name apart.
     """
-    where = locate(repo)
+    common = locate(repo).common_dir
     home = state_home().expanduser().absolute()
-    digest = hashlib.sha256(str(where.common_dir).encode()).hexdigest()[:12]
-    name = component(where.work_tree.name or "root")
+    digest = hashlib.sha256(str(common).encode()).hexdigest()[:12]
+    # Named after the repository's folder, also when asked from inside one of its lanes.
+    name = component((common.parent.name if common.name == ".git" else common.stem) or "root")
     return home.parent / f"{home.name}-lanes" / f"{name}-{digest}"
 
 
@@ -55,7 +57,7 @@ def begin(repo: Path, run: str) -> str:
     head = _sha(repo, "HEAD")
     if not head:
         raise BridgeError("lanes need a commit to start from: this repository has none")
-    _move(repo, ref, head, _ZERO)
+    _move(repo, ref, head, _ABSENT)
     return head
 
 
@@ -67,7 +69,7 @@ def add(repo: Path, run: str, task_id: str) -> Path:
         base = _sha(repo, _ref(integration_branch(run)))
         if not base:
             raise BridgeError(f"run {run!r} has no integration branch: call begin first")
-        _move(repo, ref, base, _ZERO)
+        _move(repo, ref, base, _ABSENT)
     place = lane_path(repo, run, task_id)
     if place.is_symlink():
         raise BridgeError(f"{place} is a link, not a lane's folder: remove it to go on")

@@ -71,6 +71,7 @@ def land(
 ) -> Merged | Refused:
     """Merge the lane's branch into the integration branch, or say why not (nothing moved)."""
     with _locked(repo, run):
+        _sweep(repo, run)
         for _ in range(CAS_TRIES):
             outcome = _attempt(repo, run, task_id, checks, checks_env, review)
             if outcome is not None:
@@ -95,7 +96,7 @@ def _attempt(
     if contains(repo, target, lane):
         return Merged(base)
     diff = lane_diff(repo, base, lane)
-    scratch = lanes_home(repo) / component(run) / f"merge-{secrets.token_hex(8)}"
+    scratch = _scratch(repo, run) / f"merge-{secrets.token_hex(8)}"
     tree, conflicts = merge_tree(repo, base, lane, scratch)
     if tree is None:
         return Refused("conflict", conflicts, diff)
@@ -165,12 +166,26 @@ def _merge_drivers(repo: Path) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _sweep(repo: Path, run: str) -> None:
+    """Remove what a landing killed mid-way left (its checks' worktree, its merge folder):
+    under the lock, no other landing of the run is using them."""
+    common = locate(repo).common_dir
+    for place in _scratch(repo, run).glob("checks-*"):
+        detach(Location(place, common / "worktrees" / f"autopilot-{place.name}", common))
+    shutil.rmtree(_scratch(repo, run), ignore_errors=True)
+
+
+def _scratch(repo: Path, run: str) -> Path:
+    """The landings' own folders: `.queue`, a name no task id is escaped to (a dot never is),
+    so sweeping it never reaches a lane's worktree."""
+    return lanes_home(repo) / component(run) / ".queue"
+
+
 def _checked(
     repo: Path, run: str, commit: str, checks: Sequence[CheckSpec], checks_env: Sequence[str]
 ) -> list[CheckResult]:
-    token = secrets.token_hex(8)
-    place = lanes_home(repo) / component(run) / f"checks-{token}"
-    where = attach(repo, place, commit, f"autopilot-checks-{token}")
+    place = _scratch(repo, run) / f"checks-{secrets.token_hex(8)}"
+    where = attach(repo, place, commit, f"autopilot-{place.name}")
     try:
         return run_checks(place, checks, env_names=checks_env)
     finally:

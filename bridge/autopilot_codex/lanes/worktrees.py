@@ -180,8 +180,12 @@ def attach(repo: Path, place: Path, head: str, name: str) -> Location:
     (admin / "HEAD").write_text(f"{head}\n", encoding="utf-8")
     (place / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
     where = Location(place, admin, common)
-    _git(where, "read-tree", "HEAD")
-    _git(where, "checkout-index", "--all", "--force", "-u")
+    try:
+        _git(where, "read-tree", "HEAD")
+        _git(where, "checkout-index", "--all", "--force", "-u")
+    except BridgeError:
+        detach(where)  # made just now and half filled: never found later as a lane to resume
+        raise
     return where
 
 

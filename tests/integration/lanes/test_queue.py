@@ -55,8 +55,25 @@ def test_a_check_red_on_the_merged_tree_blocks_the_merge(tmp_path: Path) -> None
     assert "FAILED" in outcome.detail and "test -f c.txt" in outcome.detail
     assert integration(repo) == head
     run_folder = worktrees.lanes_home(repo) / RUN
-    assert sorted(p.name for p in run_folder.iterdir()) == ["+541", "+542", "queue.lock"]
+    assert sorted(p.name for p in run_folder.iterdir()) == ["+541", "+542", ".queue", "queue.lock"]
+    assert list((run_folder / ".queue").iterdir()) == []  # the checks' worktree went
     assert not [p for p in (repo / ".git" / "worktrees").iterdir() if "checks" in p.name]
+
+
+def test_what_a_killed_landing_left_is_swept_and_no_lane_with_it(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    kept = lane_with(repo, "checks-x", {"k.txt": "kept\n"})  # a lane whose name looks like one
+    lane_with(repo, "T1", {"b.txt": "b\n"})
+    scratch = worktrees.lanes_home(repo) / RUN / ".queue"
+    left = worktrees.attach(
+        repo, scratch / "checks-dead", integration(repo), "autopilot-checks-dead"
+    )
+    (scratch / "merge-dead").mkdir()
+    assert isinstance(land(repo, RUN, "T1"), Merged)
+    assert not left.work_tree.exists() and not left.git_dir.exists()
+    assert not (scratch / "merge-dead").exists()
+    assert worktrees.existing(repo, RUN)["checks-x"] == kept
+    assert (worktrees.lane_path(repo, RUN, "checks-x") / "k.txt").exists()
 
 
 def test_the_checks_get_the_names_the_user_passes(

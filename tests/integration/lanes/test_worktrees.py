@@ -199,3 +199,10 @@ def test_a_sha256_repository_works_the_same(tmp_path: Path) -> None:
     assert isinstance(land(repo, RUN, "T1"), Merged)
     assert worktrees.remove(repo, RUN, "T1")
     assert "now has the run's work" in worktrees.finish(repo, RUN, "main", start)
+
+
+def test_a_worktree_that_cannot_be_filled_leaves_nothing_behind(repo: Path) -> None:
+    place = repo.parent / "half"
+    with pytest.raises(BridgeError):
+        worktrees.attach(repo, place, "0" * 40, "autopilot-half")
+    assert not place.exists() and not (repo / ".git" / "worktrees" / "autopilot-half").exists()

@@ -206,3 +206,15 @@ def test_a_worktree_that_cannot_be_filled_leaves_nothing_behind(repo: Path) -> N
     with pytest.raises(BridgeError):
         worktrees.attach(repo, place, "0" * 40, "autopilot-half")
     assert not place.exists() and not (repo / ".git" / "worktrees" / "autopilot-half").exists()
+
+
+def test_the_rounds_driver_commits_in_a_lane_walled_onto_its_branch(tmp_path: Path) -> None:
+    """A lane is run by the rounds driver: its walled commit lands on the lane's branch."""
+    from autopilot_codex.rounds.commit import commit_round
+
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    (place / "b.txt").write_text("b\n")
+    commit_round(place, "wrote b", 1, RUN)
+    assert worktrees.existing(repo, RUN)["T1"] == sha(place, "HEAD")
+    assert git(place, "show", "HEAD:b.txt") == "b" and sha(repo, "main") == integration(repo)

@@ -95,7 +95,11 @@ def _attempt(
         raise BridgeError(f"task {task_id!r} of run {run!r} has no lane or integration branch")
     if contains(repo, target, lane):
         return Merged(base)
-    diff = lane_diff(repo, base, lane)
+    fork = run_git(repo, "merge-base", base, lane, ok_codes=(0, 1)).strip()
+    diff = lane_diff(repo, fork or base, lane)
+    if not fork:
+        detail = "The lane's branch shares no history with the integration branch."
+        return Refused("conflict", detail, diff)
     scratch = _scratch(repo, run) / f"merge-{secrets.token_hex(8)}"
     tree, conflicts = merge_tree(repo, base, lane, scratch)
     if tree is None:
@@ -148,9 +152,10 @@ def _text(where: Location, args: Sequence[str], ok_codes: tuple[int, ...]) -> st
     return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
 
 
-def lane_diff(repo: Path, base: str, lane: str) -> str:
-    """What the lane changed since it left the integration branch, at most DIFF_CHARS_MAX."""
-    text = run_git(repo, "diff", *_DIFF_FLAGS, f"{base}...{lane}", "--")
+def lane_diff(repo: Path, fork: str, lane: str) -> str:
+    """What the lane changed since `fork` (where it left the integration branch), at most
+    DIFF_CHARS_MAX."""
+    text = run_git(repo, "diff", *_DIFF_FLAGS, fork, lane, "--")
     if len(text) <= DIFF_CHARS_MAX:
         return text
     return text[:DIFF_CHARS_MAX] + f"\n[diff cut: {len(text)} characters in all]\n"

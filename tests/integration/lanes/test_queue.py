@@ -126,3 +126,20 @@ def test_a_merge_driver_that_cannot_be_named_refuses_the_merge(tmp_path: Path) -
     outcome = land(repo, RUN, "T1")
     assert isinstance(outcome, Refused) and outcome.reason == "conflict"
     assert "cannot switch off" in outcome.detail and integration(repo) == head
+
+
+def test_a_lane_branch_rewritten_to_unrelated_history_is_refused(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    head = integration(repo)
+    place = worktrees.add(repo, RUN, "T1")
+    git(place, "checkout", "-q", "--orphan", "rewritten")
+    git(place, "rm", "-rq", "--cached", ".")
+    (place / "z.txt").write_text("z\n")
+    git(place, "add", "z.txt")
+    git(place, "commit", "-q", "-m", "unrelated")
+    ref = f"refs/heads/{worktrees.lane_branch(RUN, 'T1')}"
+    git(repo, "update-ref", ref, sha(place, "HEAD"))
+    outcome = land(repo, RUN, "T1")
+    assert isinstance(outcome, Refused) and outcome.reason == "conflict"
+    assert "no history" in outcome.detail and "+z" in outcome.diff
+    assert integration(repo) == head

@@ -68,12 +68,18 @@ def land(
     checks: Sequence[CheckSpec] = (),
     checks_env: Sequence[str] = (),
     review: Review | None = None,
+    expected: str | None = None,
 ) -> Merged | Refused:
-    """Merge the lane's branch into the integration branch, or say why not (nothing moved)."""
+    """Merge the lane's branch into the integration branch, or say why not (nothing moved).
+
+    `expected`: the integration head as the caller's own record of the queue has it (kept
+    where no lane can write). A lane's implementer may be able to write the repository's refs;
+    given `expected`, a branch moved outside the queue is an error, not a base to build on.
+    """
     with _locked(repo, run):
         _sweep(repo, run)
         for _ in range(CAS_TRIES):
-            outcome = _attempt(repo, run, task_id, checks, checks_env, review)
+            outcome = _attempt(repo, run, task_id, checks, checks_env, review, expected)
             if outcome is not None:
                 return outcome
     raise BridgeError(f"{integration_branch(run)} kept moving while task {task_id!r} landed")
@@ -86,6 +92,7 @@ def _attempt(
     checks: Sequence[CheckSpec],
     checks_env: Sequence[str],
     review: Review | None,
+    expected: str | None,
 ) -> Merged | Refused | None:
     target = f"refs/heads/{integration_branch(run)}"
     source = f"refs/heads/{lane_branch(run, task_id)}"
@@ -93,6 +100,11 @@ def _attempt(
     lane = commit_sha(repo, source)
     if base is None or lane is None:
         raise BridgeError(f"task {task_id!r} of run {run!r} has no lane or integration branch")
+    if expected is not None and base != expected:
+        raise BridgeError(
+            f"{integration_branch(run)} is at {base[:12]}, not at {expected[:12]} where the "
+            "queue left it: something outside the queue moved it"
+        )
     if contains(repo, target, lane):
         return Merged(base)
     fork = run_git(repo, "merge-base", base, lane, ok_codes=(0, 1)).strip()

@@ -136,9 +136,15 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
     return True
 
 
-def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
+def finish(
+    repo: Path, run: str, user_branch: str, user_sha: str, *, expected: str | None = None
+) -> str:
     """Fast-forward the user's branch to the integration head when it still points at
-    `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user."""
+    `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user.
+
+    `expected`: the integration head as the queue's own record has it; given, a branch moved
+    outside the queue (by whoever can write the refs) never reaches the user's branch.
+    """
     integration = integration_branch(run)
     head = _sha(repo, _ref(integration))
     if head is None:
@@ -146,6 +152,8 @@ def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
     ref = _ref(user_branch)
     now = _sha(repo, ref)
     leave = f"The work is on branch {integration}; your branch {user_branch} was left as it was"
+    if expected is not None and head != expected:
+        return f"{leave}: {integration} is not where the merge queue left it; check it first."
     if now != user_sha:
         return f"{leave}: it moved since the run began. Merge {integration} when you are ready."
     if now == head:

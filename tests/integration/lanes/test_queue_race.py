@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.errors import BridgeError
-from autopilot_codex.lanes import queue
+from autopilot_codex.lanes import queue, worktrees
 from autopilot_codex.lanes.queue import Merged, land
 from tests.conftest import git
 from tests.integration.lanes.helpers import RUN, begun, integration, lane_with
@@ -117,3 +117,21 @@ def test_landings_from_separate_processes_all_merge(tmp_path: Path) -> None:
     assert said == ["Merged"] * 4
     assert all(_in_history(repo, w) for w in works.values())
     assert len(git(repo, "rev-list", "--merges", "--first-parent", REF).split()) == 4
+
+
+def test_a_branch_moved_outside_the_queue_is_never_built_on_when_the_caller_knows(
+    tmp_path: Path,
+) -> None:
+    """Attack: a lane's implementer writes the integration ref itself (unreviewed work)."""
+    repo = begun(tmp_path)
+    lane_with(repo, "T1", {"b.txt": "b\n"})
+    lane_with(repo, "T2", {"c.txt": "c\n"})
+    first = land(repo, RUN, "T1", expected=integration(repo))
+    assert isinstance(first, Merged)
+    planted = _outside_commit(repo, "planted")
+    with pytest.raises(BridgeError, match="outside the queue moved it"):
+        land(repo, RUN, "T2", expected=first.sha)
+    assert integration(repo) == planted  # nothing built on it, nothing undone either
+    start = git(repo, "rev-parse", "main")
+    said = worktrees.finish(repo, RUN, "main", start, expected=first.sha)
+    assert "not where the merge queue left it" in said and git(repo, "rev-parse", "main") == start

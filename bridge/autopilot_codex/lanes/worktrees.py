@@ -61,10 +61,17 @@ def begin(repo: Path, run: str) -> str:
     return head
 
 
-def add(repo: Path, run: str, task_id: str) -> Path:
+def add(repo: Path, run: str, task_id: str, *, new: bool = False) -> Path:
     """The lane's worktree, on its branch made from the integration head; an existing branch
-    and worktree are used as they are (a resumed run continues them)."""
+    and worktree are used as they are (a resumed run continues them).
+
+    `new`: the driver's record says this task never started, so a branch already there was
+    not made by this run's driver (another lane's implementer can write refs): an error,
+    rather than work nobody asked for taken as the lane's start.
+    """
     ref = _ref(lane_branch(run, task_id))
+    if new and _sha(repo, ref):
+        raise BridgeError(f"{lane_branch(run, task_id)} exists, yet its task never started")
     if not _sha(repo, ref):
         base = _sha(repo, _ref(integration_branch(run)))
         if not base:

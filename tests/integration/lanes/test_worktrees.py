@@ -218,3 +218,13 @@ def test_the_rounds_driver_commits_in_a_lane_walled_onto_its_branch(tmp_path: Pa
     commit_round(place, "wrote b", 1, RUN)
     assert worktrees.existing(repo, RUN)["T1"] == sha(place, "HEAD")
     assert git(place, "show", "HEAD:b.txt") == "b" and sha(repo, "main") == integration(repo)
+
+
+def test_a_branch_planted_for_a_task_not_started_is_refused_when_new(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1", new=True)
+    planted = commit_in(place, {"evil.txt": "x"})
+    git(repo, "update-ref", f"refs/heads/{worktrees.lane_branch(RUN, 'T2')}", planted)
+    with pytest.raises(BridgeError, match="never started"):
+        worktrees.add(repo, RUN, "T2", new=True)
+    assert not worktrees.lane_path(repo, RUN, "T2").exists()

@@ -17,7 +17,6 @@ import struct
 # inotify(7): what changes a watched folder's code, and how the kernel says a watch ended.
 _IN_MODIFY = 0x2
 _IN_ATTRIB = 0x4
-_IN_CLOSE_WRITE = 0x8
 _IN_MOVED_FROM = 0x40
 _IN_MOVED_TO = 0x80
 _IN_CREATE = 0x100
@@ -29,9 +28,9 @@ _IN_IGNORED = 0x8000
 _IN_ISDIR = 0x40000000
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
-_WATCHED = (
-    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
-) | (_IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF)
+_WATCHED = (_IN_MODIFY | _IN_ATTRIB | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE) | (
+    _IN_DELETE_SELF | _IN_MOVE_SELF
+)
 _GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED
 _EVENT = struct.Struct("iIII")
 PACKAGE = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120

@@ -46,7 +46,7 @@ _KEEP = frozenset(
 def version() -> str:
     """What a helper must match to serve this hook: the release, the plugin's code where it
     lies, the interpreter and the protocol. In-place edits of the code are caught by the
-    helper itself (helper_server.Sources)."""
+    helper itself (helper_sources.Sources)."""
     return f"{PROTOCOL}|{__version__}|{bridge_dir()}|{sys.executable}|{sys.hexversion:x}"
 
 

@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING
 
 from . import helper
+from .helper_sources import Sources
 
 if TYPE_CHECKING:
     import socket
@@ -195,38 +196,6 @@ def _warm_rails() -> None:
             host.render("PreToolUse", hookio.Answer(deny=denial or ""))
         except Exception:  # noqa: BLE001, S112 - a warm-up that fails only leaves things cold
             continue
-
-
-class Sources:
-    """The plugin's code as the helper loaded it: a changed file means an upgrade or an edit
-    in place, and the helper must not answer with the old code."""
-
-    def __init__(self) -> None:
-        self.stamp = self.read()
-
-    @staticmethod
-    def read() -> tuple[tuple[str, int, int], ...]:
-        found: list[tuple[str, int, int]] = []
-        pending = [os.path.dirname(os.path.abspath(__file__))]
-        while pending:
-            folder = pending.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                    pending.append(entry.path)
-                elif entry.name.endswith(".py"):
-                    try:
-                        info = entry.stat()
-                    except OSError:
-                        continue
-                    found.append((entry.path, info.st_mtime_ns, info.st_size))
-        return tuple(sorted(found))
-
-    def changed(self) -> bool:
-        return self.read() != self.stamp
 
 
 class Served:

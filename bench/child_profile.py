@@ -1,0 +1,187 @@
+"""Where a helped hook's child spends its CPU: a diagnostic, not a target.
+
+On the loop of bench/active_hook.py this process loads the engine as the resident helper does
+(`helper_server._preload`, then `gc.freeze`) and forks one child per run of the review cache
+hit and the guard stop; the child runs `hookrun.run_hook` on the hook's payload, as the
+helper's child does once it has taken the hook. Per case, medians of the children's figures
+(CPU in ms, minor faults: copy-on-write copies of the loaded engine's pages):
+
+- `start`: from the fork to the child's first line (the kernel's fork return, Python's
+  after-fork handlers);
+- `setup`: the child's first lines before the hook (admission, first touches of the import
+  machinery and the interpreter's shared state);
+- `hook`: `run_hook` itself, and inside it the state's load, the atomic writes and the
+  background workers' starts;
+- `exit`: what the child's exit costs (the kernel tearing down its copy of the address space);
+- `whole`: the child's CPU as the helper's `wait4` sees it (what the bench counts).
+
+    python bench/child_profile.py [--cprofile]
+
+`--cprofile` prints each case's functions by cumulative CPU time (one run) instead.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import resource
+import statistics
+import sys
+from collections.abc import Callable
+
+from active_hook import prepare, quiet
+from benchlib import (
+    FakeManager,
+    Snapshot,
+    edit_hook_payload,
+    expect,
+    hook_payload,
+    real_python,
+    rounds,
+    workdir,
+)
+
+# The parts of a hook timed on their own: (module, attribute, label).
+PARTS = (
+    ("autopilot_codex.store.load", "Store.load", "load"),
+    ("autopilot_codex.fileio", "atomic_write_bytes", "writes"),
+    ("autopilot_codex.shadow.background", "spawn", "starts"),
+    ("autopilot_codex.styles.autopilot.background", "spawn", "starts"),
+)
+
+
+def _usage() -> tuple[float, int]:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime, used.ru_minflt
+
+
+def _timed(spent: dict[str, float], label: str, original: Callable[..., object]) -> object:
+    def wrapped(*args: object, **kwargs: object) -> object:
+        cpu, faults = _usage()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            cpu2, faults2 = _usage()
+            spent[label] = spent.get(label, 0.0) + cpu2 - cpu
+            spent[f"{label} faults"] = spent.get(f"{label} faults", 0) + faults2 - faults
+
+    return wrapped
+
+
+def _time_parts(spent: dict[str, float]) -> None:
+    for module_name, attr, label in PARTS:
+        owner: object = importlib.import_module(module_name)
+        name = attr
+        if "." in attr:
+            cls, name = attr.split(".")
+            owner = getattr(owner, cls)
+        setattr(owner, name, _timed(spent, label, getattr(owner, name)))
+
+
+def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int]) -> bytes:
+    """In the forked child: run the hook as helper_child.run does; its figures as JSON."""
+    from autopilot_codex.gate import admit
+    from autopilot_codex.hookrun import run_hook
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    admitted = admit(payload, event)
+    expect(admitted is not None, "the hook was not admitted")
+    assert admitted is not None  # for mypy: expect raised otherwise
+    argv = [event, "--host", "claude"]
+    spent: dict[str, float] = {}
+    if not profile:
+        _time_parts(spent)  # instrumentation, counted in `setup`
+    before = _usage()
+    if profile:
+        import cProfile
+        import pstats
+        import time
+
+        prof = cProfile.Profile(time.process_time)
+        prof.runcall(run_hook, argv, admitted)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+    else:
+        run_hook(argv, admitted)
+    after = _usage()
+    figures = {
+        "start": start[0],
+        "start faults": start[1],
+        "setup": before[0] - start[0],
+        "setup faults": before[1] - start[1],
+        "hook": after[0] - before[0],
+        "hook faults": after[1] - before[1],
+        **spent,
+        "until exit": after[0],
+    }
+    return json.dumps(figures).encode()
+
+
+def one(event: str, payload: bytes, profile: bool) -> dict[str, float]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            data = child_run(event, payload, profile, _usage())
+            while data:
+                data = data[os.write(write, data) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    chunks = []
+    while chunk := os.read(read, 1 << 16):
+        chunks.append(chunk)
+    os.close(read)
+    _, status, usage = os.wait4(pid, 0)
+    expect(status == 0 and bool(chunks), "the child failed")
+    figures: dict[str, float] = json.loads(b"".join(chunks))
+    figures["whole"] = usage.ru_utime + usage.ru_stime
+    figures["whole faults"] = usage.ru_minflt
+    figures["exit"] = figures["whole"] - figures.pop("until exit")
+    return figures
+
+
+def report(name: str, runs: list[dict[str, float]]) -> str:
+    parts = []
+    for key in runs[0]:
+        value = statistics.median(r.get(key, 0.0) for r in runs)
+        parts.append(f"{key} {value:.0f}" if "faults" in key else f"{key} {value * 1000:.2f}")
+    return f"{name}: " + ", ".join(parts) + f" (ms / faults, median of {len(runs)})"
+
+
+def main() -> int:
+    profile = "--cprofile" in sys.argv
+    with workdir("childprof") as tmp, FakeManager() as manager:
+        loop, running, exhausted = prepare(tmp, real_python(), manager)
+        os.environ.clear()
+        os.environ.update(loop.env)
+        os.environ["AUTOPILOT_CODEX_HELPER"] = "0"
+        os.chdir(loop.repo)
+        from autopilot_codex import helper_server
+
+        helper_server._preload()  # noqa: SLF001 - the helper's own warm-up, as it serves
+        gc.collect()
+        gc.freeze()
+        edit = edit_hook_payload(loop.repo, "src/pkg0000/mod000000.py")
+        cases: list[tuple[str, str, bytes, Snapshot]] = [
+            ("cache hit", "PostToolUse", edit, running),
+            ("guard stop", "Stop", hook_payload("Stop", loop.repo), exhausted),
+        ]
+        for name, event, payload, snapshot in cases:
+            runs = []
+            for _ in range(1 if profile else rounds(15, 5)):
+                quiet(loop.repo, loop.home)
+                snapshot.restore()
+                runs.append(one(event, payload, profile))
+            print(report(name, runs))
+        quiet(loop.repo, loop.home)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

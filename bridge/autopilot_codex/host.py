@@ -100,6 +100,10 @@ class Boundary(Protocol):
         wall holds everything but a worktree's own paths."""
         ...
 
+    def unwall(self) -> list[str]:
+        """`uninstall`: take back what `user_wall` wrote, one line per settings file."""
+        ...
+
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str
     ) -> dict[str, dict[str, Any]]:

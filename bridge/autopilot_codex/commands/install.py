@@ -141,10 +141,11 @@ def _everywhere(checks: list[Check], cwd: Path) -> list[Check]:
 def _uninstall_claude(environ: Mapping[str, str]) -> int:
     """What `install` did, taken back a step a line: the wall's entries in the user's settings
     (and the choice of it), the link on PATH, then the plugin through Claude Code's own command."""
-    from ..hosts.claude.userwall import unwall
     from .wall_install import consent
 
-    steps = unwall()
+    boundary = hosts.get(PLUGIN_HOST).boundary()
+    assert boundary is not None  # the plugin's host walls its implementer
+    steps = boundary.unwall()
     with contextlib.suppress(FileNotFoundError):
         consent().unlink()
     steps.append(take_off_path(environ))

@@ -135,7 +135,6 @@ LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
 
 
 def choices(name: str) -> tuple[str, ...] | None:
-    """The values a setting with a fixed set of them accepts, or None."""
     return CHOICES.get(name)
 
 

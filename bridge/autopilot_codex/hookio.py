@@ -118,7 +118,6 @@ def shell_line(value: object) -> str:
 
 
 def text(value: object) -> str:
-    """A string field, or "" for anything else."""
     return value if isinstance(value, str) else ""
 
 

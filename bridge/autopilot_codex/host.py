@@ -269,7 +269,6 @@ class HostSet:
         return list(dict.fromkeys([*standard, *self.logins(home, env)]))
 
     def config_envs(self) -> tuple[str, ...]:
-        """The variables that move the hosts' config folders."""
         return tuple(h.config_env for h in self.members if h.config_env)
 
     @cached_property
@@ -287,7 +286,6 @@ class HostSet:
         return "|".join(f"(?:{h.cli_names})" for h in self.members)
 
     def cli_packages(self) -> tuple[str, ...]:
-        """The packages that ship the hosts' CLIs."""
         return tuple(p for h in self.members for p in h.cli_packages)
 
     def is_settings_file(self, path: str) -> bool:

@@ -120,7 +120,6 @@ def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], curren
 
 
 def check_env(environ: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
-    """The environment a check runs with: see `cleanenv.for_check`."""
     return cleanenv.for_check(environ, extra)
 
 

@@ -196,7 +196,6 @@ def probe_check(config: Config) -> Check:
 
 
 def host_reports(repo: Path | None, env: Mapping[str, str] | None = None) -> list[HostReport]:
-    """Is the loop installed where each registered host will run it (`Host.doctor`)?"""
     environ = os.environ if env is None else env
     return [hosts.get(name).doctor(environ, repo) for name in hosts.HOSTS]
 

@@ -134,16 +134,12 @@ CHOICES = {"review": REVIEW_MODES, "api": APIS, "manager": ("", *MANAGERS)}
 LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
 
 
-def choices(name: str) -> tuple[str, ...] | None:
-    return CHOICES.get(name)
-
-
 def accepted(name: str) -> str:
     """The accepted values of a setting, as the README and the messages say them."""
     if name in RANGES:
         low, high, open_low = RANGES[name]
         return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
-    fixed = choices(name)
+    fixed = CHOICES.get(name)
     if fixed is not None:
         return "one of " + ", ".join(c for c in fixed if c)
     if name == "checks":
@@ -259,7 +255,7 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
         low, high, open_low = RANGES[name]
         if value > high or value < low or (open_low and value == low):
             raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
-    fixed = choices(name)
+    fixed = CHOICES.get(name)
     if fixed is not None and value not in fixed:
         raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
     return value

@@ -54,7 +54,11 @@ class Check:
     note: bool = False
 
 
-def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[Check]:
+def run_checks(
+    cwd: str, *, probe: bool = False, verbose: bool = False, wall_at: Path | None = None
+) -> list[Check]:
+    """`wall_at`: the folder whose wall is judged outside a repository (`install` there judges
+    the wall it wrote for every repository); None: there is no repository to guard."""
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
@@ -80,7 +84,7 @@ def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
-    checks += wall_checks(Path(worktree) if worktree else None, verbose=verbose)
+    checks += wall_checks(Path(worktree) if worktree else wall_at, verbose=verbose)
     checks.append(Check(True, *jail_line()))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))

@@ -116,7 +116,7 @@ def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     cwd = args.cwd or os.getcwd()
     guarded = guard_lines(args.host, cwd, environ, unguarded=args.unguarded)
     lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n", *guarded]
-    checks = run_checks(cwd, probe=args.probe)
+    checks = run_checks(cwd, probe=args.probe, wall_at=Path(cwd))
     if not args.unguarded and find_worktree(cwd) is None:
         checks = _everywhere(checks, Path(cwd))
     output.out("\n".join(lines) + render(checks))

@@ -84,7 +84,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     for name in ("goal", "reason", "question"):
         if hasattr(args, name):
             if name == "goal":
-                _refuse_near_misses(unknown)
+                _refuse_near_misses(unknown, _long_options(cli, args.command))
                 args.goal = _goal_as_typed(words, args.command, args.goal, unknown)
             else:
                 setattr(args, name, [*getattr(args, name), *unknown])
@@ -92,22 +92,6 @@ def _parse(words: list[str]) -> argparse.Namespace:
     if unknown:
         cli.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
-
-
-PLAN_OPTIONS = (
-    "--budget",
-    "--require-wall",
-    "--max-iterations",
-    "--model",
-    "--review",
-    "--check",
-    "--session-id",
-    "--goal-file",
-    "--args-stdin",
-    "--json",
-    "--stash",
-    "--include-dirty",
-)
 
 
 def _refuse_unknown_verb(cli: argparse.ArgumentParser, verb: str) -> None:
@@ -156,13 +140,19 @@ def _goal_as_typed(words: list[str], verb: str, goal: list[str], extra: list[str
     return [*merged, *goal[g:], *extra[e:]]
 
 
-def _refuse_near_misses(words: list[str]) -> None:
+def _long_options(cli: argparse.ArgumentParser, verb: str) -> list[str]:
+    """Every long option `verb` takes: what a misspelt one is matched against."""
+    (verbs,) = (a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
+    return [o for a in verbs.choices[verb]._actions for o in a.option_strings if o[1] == "-"]
+
+
+def _refuse_near_misses(words: list[str], options: list[str]) -> None:
     import difflib
 
     for word in words:
         if not word.startswith("-") or word == "-":
             continue
-        close = difflib.get_close_matches(word.split("=", 1)[0], PLAN_OPTIONS, n=1, cutoff=0.75)
+        close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.75)
         if close:
             raise BridgeError(
                 f"unknown option {word}: did you mean {close[0]}? "

@@ -85,27 +85,35 @@ def parser() -> argparse.ArgumentParser:
 # the hosts' plumbing, not the user's, so kept out of --help and the completions.
 ARGS_STDIN = argparse.SUPPRESS
 REQUIRE_WALL = "refuse to start unless the host's sandbox walls the implementer in"
-MAX_TOKENS_HELP = "stop when the implementer has used this many tokens (0 = no cap)"
-MAX_DURATION_HELP = "stop after this much wall time since the start: 2h, 90m, 1h30m (0 = none)"
 CHECK_HELP = "a command of yours the bridge runs before it believes done (repeat for more)"
+
+
+def _caps(verb: Any, budget: str, iterations: str) -> None:
+    """The caps of a verb that starts or resumes a loop, and the session that owns it."""
+    verb.add_argument("--budget", default=None, metavar="USD", help=budget)
+    verb.add_argument("--max-iterations", default=None, metavar="N", help=iterations)
+    verb.add_argument(
+        "--max-tokens",
+        default=None,
+        metavar="N",
+        help="stop when the implementer has used this many tokens (0 = no cap)",
+    )
+    verb.add_argument(
+        "--max-duration",
+        default=None,
+        metavar="TIME",
+        help="stop after this much wall time since the start: 2h, 90m, 1h30m (0 = none)",
+    )
+    verb.add_argument("--session-id", default=None, help="the host session that owns the loop")
 
 
 def _resume_parser(sub: Any) -> None:
     resume = sub.add_parser(
         "resume", help="resume a paused or stopped loop, or give a running one new caps"
     )
-    resume.add_argument(
-        "--budget", default=None, metavar="USD", help="the new USD cap (default: unchanged)"
+    _caps(
+        resume, "the new USD cap (default: unchanged)", "the new iteration cap (default: unchanged)"
     )
-    resume.add_argument(
-        "--max-iterations",
-        default=None,
-        metavar="N",
-        help="the new iteration cap (default: unchanged)",
-    )
-    resume.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
-    resume.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
-    resume.add_argument("--session-id", default=None, help="the host session that owns the loop")
     resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
@@ -119,16 +127,12 @@ def _other_parsers(sub: Any) -> None:
     # `goal`, so words the parser does not know join the prompt as they join a plan's goal.
     ralph.add_argument("goal", nargs="*", metavar="prompt", help="the prompt fed back each time")
     ralph.add_argument("--prompt-file", default=None, help="read the prompt from this file")
-    ralph.add_argument(
-        "--max-iterations", default=None, help="cap (default 50; 0 = none, needs --budget)"
-    )
     ralph.add_argument("--completion-promise", default=None, help="the text that ends the loop")
-    ralph.add_argument(
-        "--budget", default=None, help="USD cap on the implementer's spend (positive, finite)"
+    _caps(
+        ralph,
+        "USD cap on the implementer's spend (positive, finite)",
+        "cap (default 50; 0 = none, needs --budget)",
     )
-    ralph.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
-    ralph.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
-    ralph.add_argument("--session-id", default=None, help="the host session that owns the loop")
     ralph.add_argument(
         "--host",
         choices=hosts.HOSTS.names,
@@ -183,19 +187,10 @@ def _plan_parser(sub: Any) -> None:
     plan.add_argument(
         "--goal-file", default=None, metavar="PATH", help="read the goal from this file"
     )
-    plan.add_argument(
-        "--budget",
-        default=None,
-        metavar="USD",
-        help=f"USD the manager and the implementer may spend together (default: {BUDGET_USD:.2f})",
-    )
-    plan.add_argument("--max-tokens", default=None, metavar="N", help=MAX_TOKENS_HELP)
-    plan.add_argument("--max-duration", default=None, metavar="TIME", help=MAX_DURATION_HELP)
-    plan.add_argument(
-        "--max-iterations",
-        default=None,
-        metavar="N",
-        help=f"Stop verdicts before the loop stops (default: {MAX_ITERATIONS})",
+    _caps(
+        plan,
+        f"USD the manager and the implementer may spend together (default: {BUDGET_USD:.2f})",
+        f"Stop verdicts before the loop stops (default: {MAX_ITERATIONS})",
     )
     plan.add_argument("--model", default=None, help=f"the manager model (default: {Config.model})")
     plan.add_argument(
@@ -205,7 +200,6 @@ def _plan_parser(sub: Any) -> None:
         help=f"when the manager reviews the diff (default: {REVIEW_MODE})",
     )
     plan.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
-    plan.add_argument("--session-id", default=None, help="the host session that owns the loop")
     plan.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
     dirty = plan.add_mutually_exclusive_group()
     dirty.add_argument(

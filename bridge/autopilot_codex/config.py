@@ -81,28 +81,18 @@ class Config:
     notify_command: tuple[str, ...] = field(default_factory=tuple)
 
 
+# Each setting's environment variable: `AUTOPILOT_CODEX_` and its name, but for two.
 ENV = {
-    "model": "AUTOPILOT_CODEX_MODEL",
-    "manager": "AUTOPILOT_CODEX_MANAGER",
-    "api": "AUTOPILOT_CODEX_API",
     "base_url": "OPENAI_BASE_URL",
-    "review": "AUTOPILOT_CODEX_REVIEW",
-    "budget_usd": "AUTOPILOT_CODEX_BUDGET_USD",
-    "max_iterations": "AUTOPILOT_CODEX_MAX_ITERATIONS",
-    "max_tokens": "AUTOPILOT_CODEX_MAX_TOKENS",
-    "max_duration": "AUTOPILOT_CODEX_MAX_DURATION",
-    "timeout_s": "AUTOPILOT_CODEX_TIMEOUT_S",
-    "prompt_chars": "AUTOPILOT_CODEX_PROMPT_CHARS",
-    "stall_limit": "AUTOPILOT_CODEX_STALL_LIMIT",
-    "no_progress_limit": "AUTOPILOT_CODEX_NO_PROGRESS_LIMIT",
-    "review_max_verbatim": "AUTOPILOT_CODEX_REVIEW_MAX_VERBATIM",
-    "review_max_findings": "AUTOPILOT_CODEX_REVIEW_MAX_FINDINGS",
-    "review_not_converging": "AUTOPILOT_CODEX_REVIEW_NOT_CONVERGING",
-    "max_output_tokens": "AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS",
-    "plan_output_tokens": "AUTOPILOT_CODEX_PLAN_OUTPUT_TOKENS",
     "max_consultations_per_task": "AUTOPILOT_CODEX_MAX_CONSULTATIONS",
-    "lock_timeout_s": "AUTOPILOT_CODEX_LOCK_TIMEOUT_S",
-    "allow_push": "AUTOPILOT_CODEX_ALLOW_PUSH",
+} | {
+    name: f"AUTOPILOT_CODEX_{name.upper()}"
+    for name in (
+        *("model", "manager", "api", "review", "budget_usd", "max_iterations", "max_tokens"),
+        *("max_duration", "timeout_s", "prompt_chars", "stall_limit", "no_progress_limit"),
+        *("review_max_verbatim", "review_max_findings", "review_not_converging"),
+        *("max_output_tokens", "plan_output_tokens", "lock_timeout_s", "allow_push"),
+    )
 }
 
 # The command-line flag of a setting, for messages about a bad flag value.
@@ -144,17 +134,12 @@ CHOICES = {"review": REVIEW_MODES, "api": APIS, "manager": ("", *MANAGERS)}
 LOOP_KEPT = ("api", "base_url", "timeout_s", "max_output_tokens")
 
 
-def choices(name: str) -> tuple[str, ...] | None:
-    """The values a setting with a fixed set of them accepts, or None."""
-    return CHOICES.get(name)
-
-
 def accepted(name: str) -> str:
     """The accepted values of a setting, as the README and the messages say them."""
     if name in RANGES:
         low, high, open_low = RANGES[name]
         return f"a number {'above' if open_low else 'from'} {low:.0f} up to {high:.0f}"
-    fixed = choices(name)
+    fixed = CHOICES.get(name)
     if fixed is not None:
         return "one of " + ", ".join(c for c in fixed if c)
     if name == "checks":
@@ -270,7 +255,7 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
         low, high, open_low = RANGES[name]
         if value > high or value < low or (open_low and value == low):
             raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
-    fixed = choices(name)
+    fixed = CHOICES.get(name)
     if fixed is not None and value not in fixed:
         raise BridgeError(f"{said} is not accepted: {name} must be {accepted(name)}")
     return value

@@ -118,7 +118,6 @@ def shell_line(value: object) -> str:
 
 
 def text(value: object) -> str:
-    """A string field, or "" for anything else."""
     return value if isinstance(value, str) else ""
 
 
@@ -154,3 +153,15 @@ def _path(value: object) -> str:
     refuses it with ValueError, not OSError, so every reader would have to know)."""
     path = text(value)
     return "" if "\0" in path else path
+
+
+class SharedDialect:
+    """The hook fields and shell tool input Claude Code and Codex name alike, read for a host."""
+
+    shell_tools: frozenset[str]
+
+    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
+        return from_payload(data, event)
+
+    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
+        return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None

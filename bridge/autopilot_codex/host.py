@@ -55,22 +55,18 @@ class Headless(Protocol):
     def command(self, prompt: str, base: Argv, extra: Argv | None, wall: Argv = ()) -> list[str]:
         """The whole command line; `extra` replaces the default permission flags, `wall` (the
         boundary's flags) is always there and replaces any default flag that picks a sandbox."""
-        ...
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         """Fold one stream event into the round's state (message, action, cost, end, error)."""
-        ...
 
     def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
         """The model a round of this command line runs, for a host whose stream reports
         tokens and no dollars (the bridge prices them); "" when it is not named or the host
         prices its own round."""
-        ...
 
     def credentials(self, environ: Mapping[str, str]) -> tuple[set[str], tuple[str, ...]]:
         """(names, prefixes) of the variables the CLI needs to reach its own model: a round
         keeps these and drops every other credential."""
-        ...
 
 
 class Installer(Protocol):
@@ -98,40 +94,35 @@ class Boundary(Protocol):
         """`install`'s wall in the user's own settings of this host, as lines: written (after a
         backup) and said, or printed. Not `named`: `spec`'s worktree stands for none, and the
         wall holds everything but a worktree's own paths."""
-        ...
+
+    def unwall(self) -> list[str]:
+        """`uninstall`: take back what `user_wall` wrote, one line per settings file."""
 
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str
     ) -> dict[str, dict[str, Any]]:
         """The host's settings layers, read from their files, by layer name."""
-        ...
 
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         """How walled an implementer is under these layers, each missing piece in words."""
-        ...
 
     def fixes(
         self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
     ) -> list[str]:
         """The commands or steps that fix what `status` lists."""
-        ...
 
     def round_layer(self, spec: WallSpec) -> dict[str, Any]:
         """The boundary as the layer a round's flags form (what `judge` reads as `flag_layer`)."""
-        ...
 
     def round_args(self, spec: WallSpec, scratch: Path) -> list[str]:
         """The flags that pass `round_layer` to the host; a file it needs goes in `scratch`, a
         folder the implementer cannot read or write."""
-        ...
 
     def loosening(self, args: Sequence[str]) -> list[str]:
         """The caller's own host flags that would replace or loosen the boundary."""
-        ...
 
     def prepare(self, spec: WallSpec) -> None:
         """Ready the worktree for a walled run (Codex: create the protected folders)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -172,13 +163,11 @@ class SpendReader(Protocol):
         the user's own rows, if any; `model`, the one the host's hook payload names (the
         implementer cannot write it, unlike the record): a record that names a cheaper one
         is priced at this one."""
-        ...
 
     def related(self, path: str, after: float) -> list[str]:
         """The other records of the same session whose spend counts too (subagents, background
         tasks), each read with a cursor of its own; `after`: when the loop started (epoch
         seconds), before which no record holds its spend."""
-        ...
 
 
 class Host(Protocol):
@@ -213,56 +202,43 @@ class Host(Protocol):
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Where this host keeps its own login for `env` (its variables may move it): the wall
         hides it from every implementer, whichever host runs."""
-        ...
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         """This host's hook payload as the one host-neutral event."""
-        ...
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
         """The shell line a tool call runs, or None when the tool runs no shell."""
-        ...
 
     def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
         """The file paths a tool call names, as given (relative or absolute)."""
-        ...
 
     def is_settings_file(self, path: str) -> bool:
         """Does this path hold the host's hooks (or the switch that turns them off)?"""
-        ...
 
     def is_spend_record(self, path: str) -> bool:
         """Does this path hold the host's own record of what the implementer spends (or the
         folder that holds such records), which the loop's budget reads?"""
-        ...
 
     def render(self, event: str, answer: Answer) -> str:
         """The answer as this host's hook stdout: JSON, or "" for a silent allow."""
-        ...
 
     def command(self, verb: str) -> str:
         """How a user of this host runs one of our commands, for messages."""
-        ...
 
     def headless(self) -> Headless | None:
         """The runner for rounds, or None when this host cannot run without a terminal."""
-        ...
 
     def installer(self) -> Installer | None:
         """Its install/uninstall, or None when the host installs us itself."""
-        ...
 
     def doctor(self, env: Mapping[str, str], repo: Path | None) -> HostReport:
         """Is the loop installed where this host will run it?"""
-        ...
 
     def boundary(self) -> Boundary | None:
         """The sandbox the host keeps the implementer in; None for a host without one."""
-        ...
 
     def spend_reader(self) -> SpendReader | None:
         """The reader of the implementer's spend, or None when this host records none we read."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -293,7 +269,6 @@ class HostSet:
         return list(dict.fromkeys([*standard, *self.logins(home, env)]))
 
     def config_envs(self) -> tuple[str, ...]:
-        """The variables that move the hosts' config folders."""
         return tuple(h.config_env for h in self.members if h.config_env)
 
     @cached_property
@@ -311,7 +286,6 @@ class HostSet:
         return "|".join(f"(?:{h.cli_names})" for h in self.members)
 
     def cli_packages(self) -> tuple[str, ...]:
-        """The packages that ship the hosts' CLIs."""
         return tuple(p for h in self.members for p in h.cli_packages)
 
     def is_settings_file(self, path: str) -> bool:

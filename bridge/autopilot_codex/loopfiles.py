@@ -143,7 +143,6 @@ class LoopFiles:
         return ends[-1] if ends else {}
 
     def rounds(self) -> list[dict[str, Any]]:
-        """The rounds of the last run in the rollout."""
         run = text(self.run_header(), "run")
         return [r for r in self.rollout if r.get("kind") == "round" and r.get("run") == run]
 

@@ -29,6 +29,12 @@ class Price:
         ) / 1_000_000
 
 
+def longest(model: str, table: Mapping[str, Price] | None) -> Price | None:
+    """The row of the longest prefix in `table` that starts `model`, or None."""
+    found = [prefix for prefix in table or () if model.startswith(prefix)]
+    return table[max(found, key=len)] if table and found else None
+
+
 def parse_own(raw: object) -> dict[str, Price]:
     """The config's `implementer_prices`: {model prefix: {input, output, cache_read,
     cache_write}} in dollars per million tokens; a missing cache price follows the input's.

@@ -19,7 +19,6 @@ from . import nofollow, treewalk
 
 
 def matches(rel: str, patterns: Sequence[str]) -> bool:
-    """Does the worktree-relative path `rel` match one of `patterns`?"""
     parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
     return any(_match(parts, pattern.split("/")) for pattern in patterns)
 

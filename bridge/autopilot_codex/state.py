@@ -214,7 +214,6 @@ class StyleRecord(_Record):
         return iteration
 
     def resumed(self) -> StyleRecord:
-        """This record when the user resumes the loop."""
         return self
 
     def working_on(self) -> str:

@@ -212,7 +212,6 @@ def _unique(paths: list[Path]) -> list[Path]:
 
 
 def config_folder(env: Mapping[str, str], home: Path, variable: str, default: str) -> Path:
-    """A host's config folder: where `variable` moves it, else `default` under `home`."""
     configured = env.get(variable, "").strip()
     return Path(configured).expanduser() if configured else home / default
 

@@ -336,3 +336,9 @@ def test_a_read_only_state_home_is_not_ready(
     (line,) = lines_with(result.stdout, "state home:")
     assert line.startswith(f"FIX  state home: cannot write to {isolated} (Read-only file system)")
     assert "Not ready" in result.stdout
+
+
+def test_outside_a_repository_the_wall_has_nothing_to_guard(env: Path, tmp_path: Path) -> None:
+    out = report(tmp_path)
+    assert lines_with(out, "wall: no git repository here, so nothing to guard")[0].startswith("--")
+    assert "UNGUARDED" not in out

@@ -108,7 +108,12 @@ def test_status_abbreviates_a_long_goal_with_a_marker(
 
 @pytest.mark.parametrize(
     ("typo", "meant"),
-    [("--budegt", "--budget"), ("--max-iteratons", "--max-iterations"), ("--reveiw", "--review")],
+    [
+        ("--budegt", "--budget"),
+        ("--max-iteratons", "--max-iterations"),
+        ("--reveiw", "--review"),
+        ("--max-duraton", "--max-duration"),
+    ],
 )
 def test_a_misspelt_option_is_refused_not_swallowed(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], typo: str, meant: str

@@ -99,6 +99,7 @@ def test_codex_is_judged_from_its_config_files(
     assert host_wall("codex", tmp_path, env=env, system="linux").level == "off"
     codex_home.mkdir()
     printed = user_wall("codex", tmp_path, env)
+    assert codex_boundary.BOUNDARY.unwall() == []  # it printed, so nothing to take back
     lines = printed[1 : printed.index("")]
     assert "They name this worktree" in printed[-1]
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")

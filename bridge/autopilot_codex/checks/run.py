@@ -1,30 +1,16 @@
 """Evidence before `done`: the user's own check commands, run by the bridge itself.
 
-Only the user sets checks (`--check CMD`, the config key `checks`). Nothing here ever runs text
-from a plan, a review or the implementer's messages: a task's `tests` field is model output and
-stays advice. `run_checks` is only ever given `CheckSpec`s built from the user's flags or config.
+Only the user sets checks (`--check CMD`, the config key `checks`); a task's `tests` field is
+model output and stays advice. The rails do not apply to the user's commands, but the code they
+run was just written by the implementer, so each runs as `bash -c` in its own session (a timeout
+kills all it started; no prompt reaches a terminal), with a bounded output tail, a scrubbed
+environment (`cleanenv.for_check`: never the manager's key nor a credential the user did not
+list in `checks_env`), credential-like values redacted from the kept output (the implementer
+reads it), and the loop's files watched (`checks_watch`: a check that changes them fails).
 
-Because the user chose these commands, the safety rails do not apply to them. What they get:
-
-- `bash -c CMD` in the worktree, stdin from /dev/null, in a session and process group of their
-  own, so a timeout kills everything they started (SIGTERM, then SIGKILL) and nothing outlives
-  the check, and no prompt can reach a terminal.
-- stdout and stderr merged and read in chunks; only a bounded tail is ever held in memory.
-- A scrubbed environment (`cleanenv.for_check`): the names shells and test runners need
-  (PATH, HOME, LANG, TERM, …) and the names the user lists in the config's `checks_env`;
-  never the manager's key, the bridge's settings or another credential the user did not list.
-  The commands are the user's, but the code they execute was just written by the implementer,
-  whom the rails keep away from those keys; and a test suite that itself drives
-  autopilot-codex must not act on the live loop's state. Values that look like credentials
-  are also redacted from the kept output, because that output is shown to the implementer.
-- The loop's config and state files watched (`checks_watch`): a check that changes them is
-  tampering; the files are restored, the change recorded, and that check failed.
-
-Results are cached by a hash of the working tree (`checks_tree.tree_hash`): an unchanged tree
-costs one `git status` and reruns nothing. The tree the checks leave behind counts as checked
-too, so their own by-products (bytecode, caches, reports in an unignored folder) do not make the
-next Stop run them again; a check whose verdict depends on what it wrote itself would be
-misjudged, which is a price worth paying against rerunning a whole suite at every Stop.
+Results are cached by a hash of the tree (`checks_tree.tree_hash`), counting the tree the
+checks leave as checked so their by-products do not rerun them at the next Stop (a check
+judged by what it wrote itself would be misjudged: a price worth paying).
 """
 
 from __future__ import annotations
@@ -134,7 +120,6 @@ def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], curren
 
 
 def check_env(environ: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
-    """The environment a check runs with: see `cleanenv.for_check`."""
     return cleanenv.for_check(environ, extra)
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..errors import BridgeError, StateCorrupt
+from ..errors import BridgeError
 from ..paths import find_worktree
 
 if TYPE_CHECKING:
@@ -69,10 +69,20 @@ def worktree_of(cwd: str | Path) -> Path:
 def replaced(store: Store, refusal: Callable[[State], str], with_plan: bool = True) -> State | None:
     """The loop a new one replaces, None when there is none or it was corrupt (moved aside, so
     the new loop starts clean); `refusal` says why not while it still runs."""
-    try:
-        previous = store.load(with_plan=with_plan)
-    except StateCorrupt:
-        return None
+    previous = store.readable(with_plan=with_plan)
     if previous is not None and previous.status == "running":
         raise BridgeError(refusal(previous))
     return previous
+
+
+def begin(store: Store, state: State, event: str, **fields: Any) -> State:
+    """A new loop's files, under the caller's lock: the plan first (a plan.json left by an
+    earlier loop must not be read as ours), the state, the host's files, the start event."""
+    from ..hosts import hostfiles
+
+    store.save_plan(state.plan)
+    state = store.save(state)
+    hostfiles.record(store)
+    checks = [c.command for c in state.checks]
+    store.append_event(event, decision="running", session=state.session_id, checks=checks, **fields)
+    return state

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import StateCorrupt
 from ..store import Store
 from ..styles import a_loop, of
 from . import entry, worktree_of
@@ -14,10 +13,7 @@ from . import entry, worktree_of
 def cancel(*, cwd: str | Path) -> str:
     store = Store(worktree_of(cwd))
     with store.locked():
-        try:
-            state = store.load(with_plan=False)
-        except StateCorrupt:
-            state = None
+        state = store.readable(with_plan=False)
         if state is None or state.status not in ("running", "paused"):
             if store.guarded() and (state is None or of(state).ENDED_BY == "cancel"):
                 # A loop that kept its rails (capped, stalled, damaged): the user ends them.

@@ -54,7 +54,11 @@ class Check:
     note: bool = False
 
 
-def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[Check]:
+def run_checks(
+    cwd: str, *, probe: bool = False, verbose: bool = False, wall_at: Path | None = None
+) -> list[Check]:
+    """`wall_at`: the folder whose wall is judged outside a repository (`install` there judges
+    the wall it wrote for every repository); None: there is no repository to guard."""
     checks = [
         Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
     ]
@@ -80,7 +84,7 @@ def run_checks(cwd: str, *, probe: bool = False, verbose: bool = False) -> list[
             checks.append(probe_check(config))
     worktree = find_worktree(cwd)
     checks += host_checks(host_reports(Path(worktree) if worktree else None))
-    checks += wall_checks(Path(worktree) if worktree else Path(cwd), verbose=verbose)
+    checks += wall_checks(Path(worktree) if worktree else wall_at, verbose=verbose)
     checks.append(Check(True, *jail_line()))
     if worktree:
         checks.append(Check(True, f"git worktree: {worktree}"))
@@ -147,23 +151,28 @@ def reach_check(config: Config) -> Check:
     return Check(ok, text, note)
 
 
-def wall_checks(worktree: Path, *, verbose: bool = False) -> list[Check]:
+def wall_checks(worktree: Path | None, *, verbose: bool = False) -> list[Check]:
     """The wall per host, and the key when the implementer can read it: facts, shown loudly,
     that a loop planned here would run unguarded (never a reason for "Not ready"). Two lines
     a host unless `verbose`: a whole list of missing pieces buries the one command that fixes
     them (a fresh machine's list ran to some 50 lines)."""
     from .doctor_wall import key_line, wall_lines
 
-    checks = [
-        Check(True, text if verbose else _brief(text), note=not walled)
-        for walled, text in wall_lines(worktree)
-    ]
+    checks = (
+        [
+            Check(True, text if verbose else _brief(text), note=not walled)
+            for walled, text in wall_lines(worktree)
+        ]
+        if worktree
+        else [Check(True, NO_REPOSITORY, note=True)]
+    )
     key = key_line()
     if key:
         checks.append(Check(True, key, note=True))
     return checks
 
 
+NO_REPOSITORY = "wall: no git repository here, so nothing to guard; doctor in one says its wall"
 WALL_PIECE = "       - "
 WALL_FIX = "       fix: "
 
@@ -191,7 +200,6 @@ def probe_check(config: Config) -> Check:
 
 
 def host_reports(repo: Path | None, env: Mapping[str, str] | None = None) -> list[HostReport]:
-    """Is the loop installed where each registered host will run it (`Host.doctor`)?"""
     environ = os.environ if env is None else env
     return [hosts.get(name).doctor(environ, repo) for name in hosts.HOSTS]
 

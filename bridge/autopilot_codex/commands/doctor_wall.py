@@ -69,5 +69,4 @@ def _host_lines(wall: HostWall) -> tuple[bool, str]:
 
 
 def key_line() -> str | None:
-    """A note when the key is exported where the implementer can read it."""
     return credentials.exposure_note() if credentials.exposed() else None

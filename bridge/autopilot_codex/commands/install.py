@@ -116,7 +116,7 @@ def _claude(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     cwd = args.cwd or os.getcwd()
     guarded = guard_lines(args.host, cwd, environ, unguarded=args.unguarded)
     lines = [f"autopilot-codex: added to Claude Code.\n{put_on_path(environ)}\n", *guarded]
-    checks = run_checks(cwd, probe=args.probe)
+    checks = run_checks(cwd, probe=args.probe, wall_at=Path(cwd))
     if not args.unguarded and find_worktree(cwd) is None:
         checks = _everywhere(checks, Path(cwd))
     output.out("\n".join(lines) + render(checks))
@@ -141,10 +141,11 @@ def _everywhere(checks: list[Check], cwd: Path) -> list[Check]:
 def _uninstall_claude(environ: Mapping[str, str]) -> int:
     """What `install` did, taken back a step a line: the wall's entries in the user's settings
     (and the choice of it), the link on PATH, then the plugin through Claude Code's own command."""
-    from ..hosts.claude.userwall import unwall
     from .wall_install import consent
 
-    steps = unwall()
+    boundary = hosts.get(PLUGIN_HOST).boundary()
+    assert boundary is not None  # the plugin's host walls its implementer
+    steps = boundary.unwall()
     with contextlib.suppress(FileNotFoundError):
         consent().unlink()
     steps.append(take_off_path(environ))

@@ -11,7 +11,6 @@ from ..checks.run import CheckSpec
 from ..config import load_config
 from ..credentials import redact
 from ..errors import BridgeError
-from ..hosts import hostfiles
 from ..hostwall import HostWall, headline, host_wall
 from ..manager import prompts
 from ..manager.select import selected
@@ -20,7 +19,7 @@ from ..state import Plan, State, Task
 from ..store import Store
 from ..styles.autopilot import reducer
 from ..styles.autopilot.record import of, position_of, task_of
-from . import entry, replaced, worktree_of
+from . import begin, entry, replaced, worktree_of
 from .doctor_jail import jail_notes
 from .plan_dirty import give_back, settle
 
@@ -121,18 +120,14 @@ def _planned(
         current = store.load()
         if current is not None and current.status == "running":
             raise BridgeError(f"a loop started here meanwhile; stop it first with {entry('stop')}")
-        store.save_plan(state.plan)
-        state = store.save(state)
-        hostfiles.record(store)
-        store.append_event(
+        state = begin(
+            store,
+            state,
             "plan",
-            decision="running",
             tasks=len(state.plan.tasks),
             tokens_in=outcome.usage.input_tokens,
             tokens_out=outcome.usage.output_tokens,
             cost_usd=round(outcome.cost_usd, 6),
-            session=state.session_id,
-            checks=[c.command for c in state.checks],
             wall=wall.level,
         )
     from ..shadow.hook import at_start

@@ -10,14 +10,13 @@ from ..checks.evidence import user_checks
 from ..checks.run import CheckSpec
 from ..contract import PREFIX
 from ..errors import BridgeError
-from ..hosts import hostfiles
 from ..state import State
 from ..store import Store
 from ..styles import a_loop
 from ..styles.ralph import reducer
 from ..styles.ralph.record import RalphRecord
 from ..styles.ralph.reducer import of
-from . import entry, replaced, worktree_of
+from . import begin, entry, replaced, worktree_of
 
 # A prompt is re-sent at every iteration; one this long is a file pasted by mistake.
 MAX_PROMPT_CHARS = 100_000
@@ -73,18 +72,13 @@ def ralph(
         head = gitrepo.head_sha(worktree)
         generation = (previous.generation + 1) if previous else 1
         state = state.evolve(base_sha=head, generation=generation)
-        # Written first and always: a plan.json left by an earlier loop must not be read as ours.
-        store.save_plan(state.plan)
-        state = store.save(state)
-        hostfiles.record(store)
-        store.append_event(
+        state = begin(
+            store,
+            state,
             "ralph.start",
-            decision="running",
             prompt=record.prompt,
             max_iterations=cap,
             promise=record.completion_promise,
-            session=state.session_id,
-            checks=[c.command for c in specs],
             wall=wall.level,
         )
     from ..shadow.hook import at_start

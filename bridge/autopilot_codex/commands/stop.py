@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import guards
-from ..errors import StateCorrupt
 from ..store import Store
 from . import worktree_of
 from .resume import how_to_resume
@@ -16,10 +15,7 @@ def stop(*, cwd: str | Path, reason: str) -> str:
     aborted, stopped by a guard or by tamper evidence, or with its state damaged)."""
     store = Store(worktree_of(cwd))
     with store.locked():
-        try:
-            state = store.load()
-        except StateCorrupt:
-            state = None
+        state = store.readable()
         if state is None or state.status not in ("running", "paused"):
             if not store.guarded():
                 return "autopilot-codex: no running loop here; nothing to stop."

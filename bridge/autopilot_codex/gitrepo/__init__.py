@@ -58,7 +58,6 @@ def toplevel(path: Path) -> Path:
 
 
 def git_path(worktree: Path, name: str) -> Path:
-    """`git rev-parse --git-path <name>`, absolute."""
     out = Path(run_git(worktree, "rev-parse", "--git-path", name).strip())
     return out if out.is_absolute() else locate(worktree).work_tree / out
 

@@ -1,23 +1,15 @@
 """Repositories inside the work tree, read as data: git never runs with one as its git dir.
 
-A nested repository (a folder with its own `.git`, staged as a gitlink or not) or a
-submodule carries its own config, which the implementer can write: a git started inside it,
-or a git of the top repository that descends into it (a status of a gitlink runs one), runs
-the filters, fsmonitor and hooks that config names, as the user, outside any wall. So the
-bridge and the driver never enter one (runner.py: `--ignore-submodules=all` and its kin), and
-what they need of it is read here in Python:
-
-- which there are: gitlinks of the top index, and the untracked folders holding a `.git`
-  that the top repository's own `ls-files --others` names (both git calls of the top
-  repository, which list a nested repository without entering it);
-- its HEAD, from `.git` (a folder or a `gitdir:` file), `HEAD`, the loose ref or
-  `packed-refs`: only a commit id is ever returned, so a `.git` file pointing elsewhere
-  cannot make the bridge print another file;
-- its files, walked without following a link and without entering any `.git`, each as kind,
-  mode, size and sha256 (a link as its target). A manifest of them is recorded when the loop
-  starts (`record`, in the state home, out of the implementer's reach) and the review shows
-  the files whose bytes differ from it; the stat of each entry is kept so an unchanged file
-  is not read again (its ctime, which no write can keep, is part of the stat).
+A nested repository (a folder with its own `.git`, staged as a gitlink or not) or a submodule
+carries its own config, which the implementer can write: a git started inside it, or a git of
+the top repository that descends into it (a status of a gitlink runs one), runs the filters,
+fsmonitor and hooks that config names, as the user, outside any wall. So the bridge and the
+driver never enter one (runner.py: `--ignore-submodules=all` and its kin): which there are
+comes from two listings of the top repository, and a nested one's HEAD and files are read here
+in Python. Only a commit id is ever returned for a HEAD, so a `.git` file pointing elsewhere
+cannot make the bridge print another file. The manifest recorded when the loop starts (in the
+state home, out of the implementer's reach) keeps each entry's stat, ctime included, which no
+write can keep, so an unchanged file is not read again.
 """
 
 from __future__ import annotations

@@ -51,15 +51,12 @@ class Transport(Protocol):
 
     def attempt(self, schema: type[T], request: Prompt, timeout: float) -> tuple[T, Usage]:
         """One request; raises `Charged` (with whatever usage was billed) when it fails."""
-        ...
 
     def retry_wait(self, error: Exception, transient: int) -> float | None:
         """Seconds to wait before retrying `error`, or None when retrying cannot help."""
-        ...
 
     def describe(self, error: Exception) -> str:
         """One line for the user about a failure that ends the call."""
-        ...
 
 
 def ask(

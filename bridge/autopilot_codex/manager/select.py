@@ -33,13 +33,11 @@ class Backend(Protocol):
 
     def problem(self, config: Config) -> str | None:
         """What keeps this backend from working here (no key, not logged in), or None."""
-        ...
 
     def price(self, model: str, config: Config) -> Price: ...
 
     def output_cap(self, asked: int) -> int:
         """The output tokens one call may really produce when `asked` are asked for."""
-        ...
 
 
 def _loader(name: str) -> Callable[[], Backend]:

@@ -139,6 +139,13 @@ class Store(Markers):
             return state.evolve(plan=UNLOADED_PLAN)
         return state.evolve(plan=self._load_plan(inline))
 
+    def readable(self, *, with_plan: bool = True) -> State | None:
+        """`load`, a corrupt state (moved aside by now) read as none."""
+        try:
+            return self.load(with_plan=with_plan)
+        except StateCorrupt:
+            return None
+
     def _adopt(self, key: witness_key.Key, text: str, damage: str | None) -> Witness:
         """The witness of a loop from before the keyed witness, taken over as it was when the
         key was made; any other state without a witness that verifies is not trusted."""

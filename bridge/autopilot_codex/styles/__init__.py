@@ -88,5 +88,4 @@ def a_loop(style: str) -> str:
 
 
 def of(state: State) -> Style:
-    """The style of a loop."""
     return STYLES.get(state.style)

@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...hookio import from_payload, shell_line
+from ...hookio import SharedDialect
 from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ...hookio import Answer, HookInput
+    from ...hookio import Answer
     from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 # Verbs with a slash command of their own; the rest are terminal commands.
@@ -54,7 +54,7 @@ RUN_FILES: tuple[str, ...] = (".mcp.json", "**/.claude/**")
 LOGIN = ".credentials.json"
 
 
-class Claude:
+class Claude(SharedDialect):
     name = "claude"
     label = "Claude Code"
     edit_tools = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -70,12 +70,6 @@ class Claude:
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude") / LOGIN]
-
-    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
-        return from_payload(data, event)
-
-    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
-        return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None
 
     def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
         if tool_name not in self.file_tools:

@@ -272,6 +272,11 @@ class ClaudeBoundary:
         target = claude_dir(env, spec.home) / "settings.json"
         return lines(boundary, target, spec.worktree if named else None)
 
+    def unwall(self) -> list[str]:
+        from .userwall import unwall
+
+        return unwall()
+
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str
     ) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...prices import Price, parse_own
+from ...prices import Price, longest, parse_own
 
 __all__ = ["DEAREST", "TABLE", "Price", "parse_own", "price_of"]
 
@@ -43,8 +43,5 @@ DEAREST = max(TABLE.values(), key=lambda p: (p.output, p.input))
 
 def price_of(model: str, own: Mapping[str, Price] | None = None) -> tuple[Price, bool]:
     """The model's row and whether it was known; the dearest row when it was not."""
-    for table in (own or {}, TABLE):
-        for prefix in sorted(table, key=len, reverse=True):
-            if model.startswith(prefix):
-                return table[prefix], True
-    return DEAREST, False
+    row = longest(model, own) or longest(model, TABLE)
+    return (row, True) if row is not None else (DEAREST, False)

@@ -24,14 +24,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...hookio import from_payload, shell_line
+from ...hookio import SharedDialect
 from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ...hookio import Answer, HookInput
+    from ...hookio import Answer
     from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -79,7 +79,7 @@ RUN_FILES: tuple[str, ...] = ("**/.codex/**", "**/.agents/**")
 LOGIN = "auth.json"
 
 
-class Codex:
+class Codex(SharedDialect):
     name = "codex"
     label = "Codex"
     edit_tools = frozenset({"apply_patch"})
@@ -100,12 +100,6 @@ class Codex:
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [config_folder(env, home, "CODEX_HOME", ".codex") / LOGIN]
-
-    def event(self, data: Mapping[str, Any], event: str) -> HookInput:
-        return from_payload(data, event)
-
-    def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
-        return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None
 
     def touched_paths(self, tool_name: str, tool_input: Mapping[str, Any]) -> list[str]:
         if tool_name != "apply_patch":

@@ -271,6 +271,9 @@ class CodexBoundary:
             "refuses a table defined twice.)",
         ]
 
+    def unwall(self) -> list[str]:
+        return []  # `user_wall` wrote nothing to take back
+
     def layers(
         self, worktree: Path, home: Path, env: Mapping[str, str], system: str
     ) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...manager import pricing
-from ...prices import Price
+from ...prices import Price, longest
 
 TABLE: dict[str, Price] = {
     model: Price(row.input, row.output, row.cached, row.input)
@@ -26,10 +26,9 @@ LONG_CONTEXT_TOKENS = pricing.LONG_CONTEXT_TOKENS
 
 def price_of(model: str, own: Mapping[str, Price] | None = None) -> tuple[Price, bool]:
     """The model's row and whether it was known; the dearest row when it was not."""
-    for prefix in sorted(own or {}, key=len, reverse=True):
-        if model.startswith(prefix):
-            assert own is not None
-            return own[prefix], True
+    mine = longest(model, own)
+    if mine is not None:
+        return mine, True
     row = pricing.row_for(model) if model else None
     return (TABLE[row], True) if row is not None else (DEAREST, False)
 

@@ -113,6 +113,8 @@ class Trace:
     reentries: dict[str, int] = field(default_factory=dict)
     holds: list[int] = field(default_factory=list)
     loads_outside: int = 0
+    # The witness writes made in each hold (`Store._write_witness`): one per hold at most.
+    witness: list[int] = field(default_factory=list)
     # The unit each live bridge frame counts for (by id), so what a door calls is the door's.
     frames: dict[int, str] = field(default_factory=dict)
     _in_lock: int = 0
@@ -159,8 +161,14 @@ class Trace:
 
 @contextmanager
 def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Store.load and Store.locked, counted: the loads made inside each lock hold."""
-    load, locked = Store.load, Store.locked
+    """Store.load, Store.locked and the witness's writes, counted: what each hold does."""
+    load, locked, write = Store.load, Store.locked, Store._write_witness
+
+    def counting_write(self: Store, *args: Any, **kwargs: Any) -> Any:
+        # The store's own flag: the anchor written as the lock is let go counts for its hold.
+        if self._holding:
+            trace.witness[-1] += 1
+        return write(self, *args, **kwargs)
 
     def counting_load(self: Store, *args: Any, **kwargs: Any) -> Any:
         if trace._in_lock:
@@ -174,6 +182,7 @@ def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
         with locked(self, *args, **kwargs) as held:
             if not trace._in_lock:
                 trace.holds.append(0)
+                trace.witness.append(0)
             trace._in_lock += 1
             try:
                 yield held
@@ -182,6 +191,7 @@ def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 
     monkeypatch.setattr(Store, "load", counting_load)
     monkeypatch.setattr(Store, "locked", counting_locked)
+    monkeypatch.setattr(Store, "_write_witness", counting_write)
     yield
 
 
@@ -265,6 +275,8 @@ def judged(name: str, trace: Trace) -> None:
     assert trace.climbs <= reentries, report(name, trace)
     # Load → decide → commit: every hold loads the state once, and only under the lock.
     assert all(loads <= 1 for loads in trace.holds), trace.holds
+    # The ledger's lines first, then the save seals them: one witness write per hold.
+    assert all(writes <= 1 for writes in trace.witness), report(name, trace)
     assert trace.loads_outside == 0
     assert trace.order[:4] == ENTRANCE
     assert not any(trace.reentries.get(module) for module in ENTRANCE), report(name, trace)
@@ -275,7 +287,8 @@ def report(name: str, trace: Trace) -> str:
     return (
         f"{name}: {len(trace.order)} modules {trace.order}; re-entries {trace.climbs} "
         f"{sorted(trace.reentries.items())}; lock holds {len(trace.holds)}, loads per hold "
-        f"{trace.holds}, loads outside a hold {trace.loads_outside}"
+        f"{trace.holds}, loads outside a hold {trace.loads_outside}, witness writes per hold "
+        f"{trace.witness}"
     )
 
 

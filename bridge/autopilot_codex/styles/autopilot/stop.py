@@ -92,8 +92,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
-                state = fx.store.save(state.evolve(stop_events=state.stop_events + 1))
-                return busy(ctx, state)
+                return busy(ctx, fx, state.evolve(stop_events=state.stop_events + 1))
             if slot is None:
                 return guard(ctx, fx, state, token, now)
             fx.store.save(state)
@@ -154,12 +153,10 @@ def waiting(tasks: tuple[str, ...]) -> Decision:
     return guards.allow("stop.background", line(tasks, "the manager judges the turn"))
 
 
-def busy(ctx: HookContext, state: State) -> Decision:
+def busy(ctx: HookContext, fx: Effects, state: State) -> Decision:
     """Another Stop of this loop is being judged, and its answer is the turn's: this one lets
     the host go on without a call (seed: one verdict call per iteration, never more)."""
-    decision = guards.allow("stop.busy")
-    record(ctx, state, decision, None)
-    return decision
+    return finish(ctx, fx, state, guards.allow("stop.busy"))
 
 
 def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Checks | Pending:
@@ -184,7 +181,8 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
             state = count_turn(state, reviewed, True, fx.head())
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(ctx, fx, state, reviewed, token=token)
-            state = commit(ctx, fx, state, reviewed)
+            # The review's line now; the hold's one save below seals it with what follows.
+            record(ctx, state, reviewed, None)
     if state.checks:
         fx.store.save(state)
         return Checks(state, reviewed, fold)
@@ -339,13 +337,16 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         state, decision = step.reduce(state, outcome)
         if breach:
             state, decision = idle.paused((state, decision))
-        saved = commit(ctx, fx, state, decision, outcome, token=token)
-        if not decision.blocks or saved.status != "running":
-            return decision
-        return capped_after(ctx, fx, saved) or decision
+        state = inflight.release(state, token)
+        capped = capped_after(fx, state) if decision.blocks and state.status == "running" else None
+        if capped is None:
+            return finish(ctx, fx, state, decision, outcome)
+        # Both lines first, then the one save seals them.
+        record(ctx, state, decision, outcome)
+        return finish(ctx, fx, *capped)
 
 
-def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None:
+def capped_after(fx: Effects, state: State) -> guards.Step | None:
     """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
     implementer turn past the cap, so the loop ends here, with the meter's typed status."""
     from ... import meters
@@ -354,10 +355,7 @@ def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None
     if reached is None:
         return None
     status, reason = reached
-    ended, decision = caps.end(
-        state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
-    )
-    return finish(ctx, fx, ended, decision)
+    return caps.end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
 
 
 def commit(
@@ -369,11 +367,12 @@ def commit(
     *,
     token: str = "",
 ) -> State:
-    """The decision's state saved (with this Stop's slot released, given its token) and its
-    event line written: what every hold that decides ends with."""
-    saved = fx.store.save(inflight.release(state, token) if token else state)
-    record(ctx, saved, decision, outcome)
-    return saved
+    """The decision's event line written, then its state saved (with this Stop's slot
+    released, given its token): what every hold that decides ends with. The line first, so
+    the save seals it in the hold's one witness write."""
+    state = inflight.release(state, token) if token else state
+    record(ctx, state, decision, outcome)
+    return fx.store.save(state)
 
 
 def finish(

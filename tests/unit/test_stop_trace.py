@@ -300,7 +300,7 @@ def test_autopilot_stop_with_a_cached_review(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from autopilot_codex import gitrepo
-    from autopilot_codex.styles.autopilot.steps import diff_key
+    from autopilot_codex.styles.autopilot.effects import diff_key
 
     repo = make_repo(tmp_path / "repo")
     store = autopilot_loop(repo)

@@ -7,6 +7,8 @@ Nothing here touches files, git, the clock or the network, so every branch is a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...closing import closing
 from ...contract import PREFIX
 from ...guards import Decision, Step, allow
@@ -17,6 +19,10 @@ from ...spend import of_state, usd
 from ...state import State, Status
 from ..context import Limits
 from .record import of
+
+if TYPE_CHECKING:
+    from ...manager.prompts import Prompt
+    from ..context import HookContext
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
@@ -137,3 +143,12 @@ def spend(state: State) -> str:
     return (
         f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
     )
+
+
+def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
+    """The worst case of one call: what the budget guard checks and the slot reserves, priced
+    by the backend that will answer, with what it adds beyond our prompt and caps."""
+    from ...manager.select import worst_case_usd
+
+    text = prompt.instructions + prompt.text
+    return worst_case_usd(ctx.config, of(state).model, text, ctx.config.max_output_tokens)

@@ -28,16 +28,16 @@ from ...guards import Decision
 from ...state import State
 from .. import implementer_spend
 from ..context import HookContext
-from . import caps, findings_store, idle, inflight, reducer, steps
+from . import caps, findings_store, idle, inflight, reducer
 from .convergence import Rules, count_turn
-from .effects import Effects
+from .effects import Effects, diff_key, log_git_findings, record
 from .fold import REVIEW_PASSED, apply_folded
-from .record import of, position_of, task_of
-from .steps import diff_key, estimate, log_git_findings, record, review_mode
+from .record import of, position_of, review_mode, task_of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
+    from ...store import Store
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
@@ -47,7 +47,7 @@ FOLDED = "review.folded"
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
     fx = fx or Effects.of(ctx)
-    token = inflight.new_token()
+    token = fx.token()
     try:
         # Hold 1: guards, the slot, a waiting fix or the cached review, and (without checks)
         # the verdict's call prepared.
@@ -79,13 +79,13 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
     digest: str | None = None
     while True:
         with fx.store.locked():
-            state = owned(ctx, fx)
+            state = owned(ctx, fx.store)
             if state is None:
                 return guards.allow("ignored")
             now = fx.clock()
             state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
             state = implementer_spend.charged(ctx, state)
-            state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
+            state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
                 digest = digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
@@ -99,9 +99,9 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
         fx.sleep(STOP_POLL_S)
 
 
-def owned(ctx: HookContext, fx: Effects) -> State | None:
+def owned(ctx: HookContext, store: Store) -> State | None:
     """The hold's one load: the running loop this hook's session owns, without its plan."""
-    state = fx.store.load(with_plan=False)
+    state = store.load(with_plan=False)
     if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
         return None
     return state
@@ -205,7 +205,7 @@ class Checks:
 def after_checks(ctx: HookContext, fx: Effects, token: str, step: Checks) -> Decision | Pending:
     results = run_checks(ctx, fx, step.state)
     with fx.store.locked():
-        state = owned(ctx, fx)
+        state = owned(ctx, fx.store)
         if state is None or not inflight.holds(state, token):
             return step.otherwise
         return prepare_verdict(ctx, fx, state.evolve(last_checks=results), token, fold=step.fold)
@@ -259,7 +259,7 @@ def prepare_verdict(
         ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
-        ledger=steps.findings_prompt(ctx, state, diff.files) if fold else None,
+        ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
         lost=lost_at_stop(fx.store.dir),
     )
     limits, last_checks = ctx.limits, state.last_checks
@@ -303,7 +303,7 @@ def reserve(
     token: str,
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
-    worst = estimate(ctx, state, prompt)
+    worst = caps.estimate(ctx, state, prompt)
     blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
     if blocked is not None:
         return finish(ctx, fx, *blocked, token=token)

@@ -66,6 +66,8 @@ LEAVES = frozenset(
         "state_ranges",
         "styles.autopilot.record",
         "hookio",
+        # A style's decision: the `Answer` it carries and its event's name, with constructors.
+        "decision",
         "admitted",
         "checks.records",
     }

@@ -9,7 +9,6 @@ from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...hosts import hostfiles
 from ...state import State
-from .. import implementer_spend
 from ..context import HookContext
 from . import inflight, reducer
 from .effects import record
@@ -95,7 +94,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
         if state is None:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
-        state = implementer_spend.charged(ctx, state)
+        state = ctx.charged(state)
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
         if delivered is not None:

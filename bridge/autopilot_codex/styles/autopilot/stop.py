@@ -26,7 +26,6 @@ from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State
-from .. import implementer_spend
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer
 from .convergence import Rules, count_turn
@@ -84,7 +83,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 return guards.allow("ignored")
             now = fx.clock()
             state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
-            state = implementer_spend.charged(ctx, state)
+            state = ctx.charged(state)
             state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":

@@ -29,6 +29,16 @@ LEDGER_TEXT = 20_000
 
 
 @dataclass(frozen=True)
+class Facts:
+    """HEAD, the work tree's diff since the task's base (`loop_diff`) and its cache key."""
+
+    head: str
+    diff: gitrepo.Diff
+    key: str
+    empty: bool
+
+
+@dataclass(frozen=True)
 class Effects:
     """Everything the Stop does to the world beyond its state; `of` gives the real ones."""
 
@@ -61,6 +71,11 @@ class Effects:
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
             token=lambda: inflight.new_token(),
         )
+
+    def facts(self, base: str) -> Facts:
+        """What a Stop reads of git to judge the final diff, in one go before it decides."""
+        diff = self.diff(base)
+        return Facts(self.head(), diff, diff_key(diff), diff.empty)
 
     def now_iso(self) -> str:
         """The time the Stop's records carry, by the Stop's own clock."""

@@ -29,7 +29,7 @@ from ...state import State
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer
 from .convergence import Rules, count_turn
-from .effects import Effects, diff_key, log_git_findings, record
+from .effects import Effects, Facts, log_git_findings, record
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
 
@@ -87,7 +87,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
             state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
             if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
-                digest = digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
+                digest = digest if digest is not None else fx.facts(of(state).task_base_sha).key
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
@@ -163,21 +163,21 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
     (unless reviews are off or per commit). A review that ends the turn is the answer; else
     the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
     cached (`fold`)."""
-    delivered = reducer.take_pending(state, at_stop=True, head=fx.head())
+    facts = fx.facts(of(state).task_base_sha)
+    delivered = reducer.take_pending(state, at_stop=True, head=facts.head)
     if delivered is not None:
         return finish(ctx, fx, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
     if mode(fx, state) in ("stop", "edit"):
-        diff = fx.diff(of(state).task_base_sha)
-        cached = None if diff.empty else of(state).cached_review(diff_key(diff))
-        if diff.empty:
+        cached = None if facts.empty else of(state).cached_review(facts.key)
+        if facts.empty:
             reviewed = guards.allow("review.empty")
         elif cached is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
             state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
             state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
-            state = count_turn(state, reviewed, True, fx.head())
+            state = count_turn(state, reviewed, True, facts.head)
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(ctx, fx, state, reviewed, token=token)
             # The review's line now; the hold's one save below seals it with what follows.
@@ -185,7 +185,7 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
     if state.checks:
         fx.store.save(state)
         return Checks(state, reviewed, fold)
-    return prepare_verdict(ctx, fx, state, token, fold=fold)
+    return prepare_verdict(ctx, fx, state, token, facts, fold=fold)
 
 
 # -- 2. checks: without the lock, then the second hold --------------------------------------
@@ -207,7 +207,8 @@ def after_checks(ctx: HookContext, fx: Effects, token: str, step: Checks) -> Dec
         state = owned(ctx, fx.store)
         if state is None or not inflight.holds(state, token):
             return step.otherwise
-        return prepare_verdict(ctx, fx, state.evolve(last_checks=results), token, fold=step.fold)
+        state = state.evolve(last_checks=results)
+        return prepare_verdict(ctx, fx, state, token, None, fold=step.fold)
 
 
 def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
@@ -223,9 +224,10 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
 
 
 def prepare_verdict(
-    ctx: HookContext, fx: Effects, state: State, token: str, *, fold: bool = False
+    ctx: HookContext, fx: Effects, state: State, token: str, facts: Facts | None, *, fold: bool
 ) -> Decision | Pending:
-    """The verdict's call; with `fold`, the review of the final diff in the same call."""
+    """The verdict's call; with `fold`, the review of the final diff in the same call. The
+    facts the first hold read serve it unless checks ran (they may change the tree)."""
     from ...manager import prompts
     from ...shadow.hook import lost_at_stop
 
@@ -239,11 +241,11 @@ def prepare_verdict(
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
-    head = fx.head()
-    diff = fx.diff(of(state).task_base_sha)
-    key = diff_key(diff)
+    if facts is None or state.checks:
+        facts = fx.facts(of(state).task_base_sha)
+    head, diff, key = facts.head, facts.diff, facts.key
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
-    fold = fold and not diff.empty and of(state).cached_review(key) is None
+    fold = fold and not facts.empty and of(state).cached_review(key) is None
     prompt = prompts.verdict_prompt(
         state.goal,
         state.plan,

@@ -19,6 +19,7 @@ ledger as `spend.tampered`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ class HookContext:
     host: Host
     manager: ManagerFactory
 
-    @property
+    @functools.cached_property
     def limits(self) -> Limits:
         return Limits(
             stall_limit=self.config.stall_limit,

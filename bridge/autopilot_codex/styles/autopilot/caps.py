@@ -101,16 +101,18 @@ def budget_guard(
         status, reason = capped
         kind = status.removeprefix("stopped_")
         return end(state, status, reason, event.replace(".budget", f".{kind}"))
-    if total_usd(state) + estimated_cost > state.budget_usd:
-        left = max(0.0, state.budget_usd - total_usd(state))
+    total = total_usd(state)
+    if total + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - total)
         reason = (
             f"budget used up: {usd(left)} left, the next manager call may cost "
             f"{usd(estimated_cost)}"
         )
         return end(state, "stopped_budget", reason, event)
-    if not fits(state, estimated_cost, now):
-        held = reserved(state)
-        left = max(0.0, state.budget_usd - total_usd(state) - held)
+    held = reserved(state)
+    # `fits`, with the caps checked above.
+    if total + held + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - total - held)
         reason = (
             f"the budget left is reserved by a manager call in flight: {usd(left)} free "
             f"({usd(held)} reserved), the next manager call may cost {usd(estimated_cost)}; "

@@ -52,8 +52,8 @@ class Effects:
     # The worktree's diff since a commit, without the loop's own files.
     diff: Callable[[str], gitrepo.Diff]
     commits: Callable[[str], list[str]]
-    # Who holds the loop's slot (`inflight.new_token`).
-    token: Callable[[], str]
+    # This hook's name on the loop's slot while it holds it (`inflight.new_token`).
+    token: str
 
     @classmethod
     def of(cls, ctx: HookContext) -> Effects:
@@ -69,7 +69,7 @@ class Effects:
             head=lambda: gitrepo.head_sha(store.worktree),
             diff=lambda base: loop_diff(store, base),
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
-            token=lambda: inflight.new_token(),
+            token=inflight.new_token(),
         )
 
     def facts(self, base: str) -> Facts:

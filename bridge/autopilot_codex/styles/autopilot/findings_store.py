@@ -15,6 +15,7 @@ from .findings import Ledger, in_generation
 from .record import of, position_of, task_of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...guards import Decision, Step
     from ...manager.prompts import Prompt
     from ...manager.schemas import Review
@@ -179,23 +180,24 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
 
 
-def replayed(store: Store, state: State, decision: Decision, rules: Rules) -> Step:
+def replayed(store: Store, state: State, decision: Decision, config: Config) -> Step:
     """A cached review's replay, counted in the ledger (see `convergence.replay`)."""
     from . import convergence
 
     ledger = load(store, state)
+    rules = convergence.Rules.of(config)
     state, decision, after = convergence.replay(state, decision, ledger, rules)
     if after != ledger:
         save(store, state, after)
     return state, decision
 
 
-def stop_check(store: Store, state: State, rules: Rules) -> Step | None:
+def stop_check(store: Store, state: State, config: Config) -> Step | None:
     """At a Stop: the pause a background review's rules call for (the worker cannot speak to
     the user; the Stop can)."""
     from . import convergence
 
-    return convergence.stop_check(state, load(store, state), rules)
+    return convergence.stop_check(state, load(store, state), convergence.Rules.of(config))
 
 
 def review_prompt(

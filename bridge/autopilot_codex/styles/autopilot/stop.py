@@ -28,7 +28,7 @@ from ...guards import Decision
 from ...state import State
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer
-from .convergence import Rules, count_turn
+from .convergence import count_turn
 from .effects import Effects, Facts, log_git_findings, record
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
@@ -46,7 +46,7 @@ FOLDED = "review.folded"
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
     fx = fx or Effects.of(ctx)
-    token = fx.token()
+    token = fx.token
     try:
         # Hold 1: guards, the slot, a waiting fix or the cached review, and (without checks)
         # the verdict's call prepared.
@@ -129,7 +129,7 @@ def guard(
     )
     if guarded is None:
         # Reviews that go nowhere (issue 23): a pause a background review called for.
-        paused = findings_store.stop_check(fx.store, state, Rules.of(ctx.config))
+        paused = findings_store.stop_check(fx.store, state, ctx.config)
         if paused is not None:
             state, guarded = paused
     if guarded is not None:
@@ -176,7 +176,7 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
             reviewed, fold = guards.allow(FOLDED), True
         else:
             state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
-            state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
+            state, reviewed = findings_store.replayed(fx.store, state, reviewed, ctx.config)
             state = count_turn(state, reviewed, True, facts.head)
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(ctx, fx, state, reviewed, token=token)

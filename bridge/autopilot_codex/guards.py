@@ -11,8 +11,7 @@ from __future__ import annotations
 from .decision import Decision, Step, allow, block
 from .state import State
 
-# The decision record is its own module; its names stay importable from here.
-__all__ = ["Decision", "Step", "allow", "block"]
+__all__ = ["Decision", "Step", "allow", "block"]  # the decision's names, importable from here
 
 
 def owns(state: State, session_id: str | None) -> bool:

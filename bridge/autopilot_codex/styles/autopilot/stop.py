@@ -2,7 +2,7 @@
 
 1. `take_slot` (hold 1, the state loaded once): guards (owner, stall, caps), the loop's one
    in-flight slot, then `review`: a waiting fix or the cached review of the final diff. A
-   Stop decided there commits (`commit`: save, slot released, event line) in the same hold.
+   Stop decided there ends the hold (`finish`: event line, slot released, save).
    Without checks, `prepare_verdict` reserves the verdict's call in this hold too.
 2. `after_checks`: the user's checks WITHOUT the lock, then hold 2 prepares the verdict.
 3. `call`: the manager's call without the lock; the last hold loads the state once and applies
@@ -11,8 +11,8 @@
 A Stop that calls the manager takes the lock twice at the least (take the slot; apply the
 answer): a typed `stop` never waits for a manager call or the checks. When no review of the
 final diff was made, the review and the verdict are one call (`fold`). What the Stop touches
-beyond its state (the store and its lock, git, the manager, the clock, the environment, this
-process's id) comes in one `Effects` value, so a test hands it a fake clock.
+beyond its state (the store and its lock, git's facts, the manager, the clock, the
+environment, this process's id) comes in one `Effects` value, so a test hands it a fake clock.
 """
 
 from __future__ import annotations
@@ -91,7 +91,10 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
-                return busy(ctx, fx, state.evolve(stop_events=state.stop_events + 1))
+                # Busy: another Stop's answer is the turn's; this one lets the host go on
+                # without a call (seed: one verdict call per iteration, never more).
+                state = state.evolve(stop_events=state.stop_events + 1)
+                return finish(ctx, fx, state, guards.allow("stop.busy"))
             if slot is None:
                 return guard(ctx, fx, state, token, now)
             fx.store.save(state)
@@ -150,12 +153,6 @@ def waiting(tasks: tuple[str, ...]) -> Decision:
     from ..waiting import line
 
     return guards.allow("stop.background", line(tasks, "the manager judges the turn"))
-
-
-def busy(ctx: HookContext, fx: Effects, state: State) -> Decision:
-    """Another Stop of this loop is being judged, and its answer is the turn's: this one lets
-    the host go on without a call (seed: one verdict call per iteration, never more)."""
-    return finish(ctx, fx, state, guards.allow("stop.busy"))
 
 
 def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Checks | Pending:
@@ -359,23 +356,6 @@ def capped_after(fx: Effects, state: State) -> guards.Step | None:
     return caps.end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
 
 
-def commit(
-    ctx: HookContext,
-    fx: Effects,
-    state: State,
-    decision: Decision,
-    outcome: Outcome[Any] | None = None,
-    *,
-    token: str = "",
-) -> State:
-    """The decision's event line written, then its state saved (with this Stop's slot
-    released, given its token): what every hold that decides ends with. The line first, so
-    the save seals it in the hold's one witness write."""
-    state = inflight.release(state, token) if token else state
-    record(ctx, state, decision, outcome)
-    return fx.store.save(state)
-
-
 def finish(
     ctx: HookContext,
     fx: Effects,
@@ -385,7 +365,12 @@ def finish(
     *,
     token: str = "",
 ) -> Decision:
-    commit(ctx, fx, state, decision, outcome, token=token)
+    """What every hold that decides ends with: the decision's event line, then its state saved
+    (this Stop's slot released, given its token), so the save seals the line in the hold's
+    one witness write."""
+    state = inflight.release(state, token) if token else state
+    record(ctx, state, decision, outcome)
+    fx.store.save(state)
     return decision
 
 

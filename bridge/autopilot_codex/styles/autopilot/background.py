@@ -135,17 +135,18 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
         now = inflight.clock()
         if not fits(state, estimate, now):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
-            ctx.store.save(inflight.release(state, token))
+            # Each hold's lines first: its one save seals them (one witness write).
             meter, why = _deferral(state, estimate, now)
             ctx.store.append_event(
                 "review.deferred", reason=meter, why=why, session=ctx.payload.session_id
             )
+            ctx.store.save(inflight.release(state, token))
             return None
-        state = ctx.store.save(inflight.reserve(state, token, estimate, key))
         log_git_findings(ctx, diff)
         ctx.store.append_event(
             "review.started", digest=key[:16], session=ctx.payload.session_id
         )
+        state = ctx.store.save(inflight.reserve(state, token, estimate, key))
     return Round(state, prompt, key, diff.files)
 
 
@@ -218,8 +219,9 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
             return False
         state = inflight.settle(state, token)
         if state.generation != step.state.generation or state.status != "running":
-            state = ctx.store.save(inflight.release(charge(state, outcome.cost_usd), token))
+            state = inflight.release(charge(state, outcome.cost_usd), token)
             record(ctx, state, allow("review.discarded"), outcome)
+            ctx.store.save(state)
             return False
         now = now_iso()
         state, decision = reducer.apply_background_review(
@@ -238,8 +240,8 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
                 rules=Rules.of(ctx.config),
                 background=True,
             )
-        state = ctx.store.save(state)
         record(ctx, state, decision, outcome)
+        ctx.store.save(state)
         return True
 
 

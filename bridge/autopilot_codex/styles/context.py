@@ -1,20 +1,15 @@
-"""What one admitted hook hands a loop style: its payload, the loop's store, settings and host;
-and the implementer's spend charged at each hook.
+"""What one admitted hook hands a loop style: its payload, the loop's store, settings and host,
+and the implementer's spend charged at each hook (`HookContext.charged`): what the host
+recorded since the last look (`Host.spend_reader`), from where that look stopped
+(`State.spend_cursors`). Its own module, so a style imports it without importing the registry
+that imports the style.
 
-Its own module, so a style imports it without importing the registry that imports the style.
-The implementer's spend is charged to the loop at each hook (`HookContext.charged`): what the
-host recorded since the last look (`Host.spend_reader`), read from where the last look stopped
-(`State.spend_cursors`).
-
-The host names its record in the hook payload (`transcript_path`); the payload comes from the
-host, not the implementer. The records of the same session's subagents and background tasks
-(`SpendReader.related`) are read too, each under a cursor of its own. A host without a reader,
-or a payload without a path, charges nothing: `status` then says the implementer's spend is not
-seen.
-
-The meter only ever rises: a record cut short or rewritten under the reader (the implementer
-can edit files as the host's user) keeps the spend already counted, and is recorded in the
-ledger as `spend.tampered`.
+The host names its record in the payload (`transcript_path`), which comes from the host, not
+the implementer; the session's subagents' and background tasks' records (`SpendReader.related`)
+are read too, each under its own cursor. A host without a reader, or a payload without a
+path, charges nothing (`status` then says the implementer's spend is not seen). The meter only
+rises: a record cut short or rewritten under the reader (the implementer can edit files as
+the host's user) keeps the spend counted, and is logged as `spend.tampered`.
 """
 
 from __future__ import annotations

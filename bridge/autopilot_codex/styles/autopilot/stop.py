@@ -86,7 +86,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
             state = ctx.charged(state)
             state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
-            if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
+            if slot is not None and slot.kind == "review" and review_mode(state, fx.environ) == "edit":
                 digest = digest if digest is not None else fx.facts(of(state).task_base_sha).key
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
@@ -165,7 +165,7 @@ def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision 
     if delivered is not None:
         return finish(ctx, fx, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
-    if mode(fx, state) in ("stop", "edit"):
+    if review_mode(state, fx.environ) in ("stop", "edit"):
         cached = None if facts.empty else of(state).cached_review(facts.key)
         if facts.empty:
             reviewed = guards.allow("review.empty")
@@ -372,7 +372,3 @@ def finish(
     record(ctx, state, decision, outcome)
     fx.store.save(state)
     return decision
-
-
-def mode(fx: Effects, state: State) -> str:
-    return review_mode(state, fx.environ)

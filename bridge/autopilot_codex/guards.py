@@ -1,5 +1,5 @@
-"""What every loop style shares, as pure functions over the state: a style's decision, who
-owns a loop and the one claim of it, the bookkeeping of tool runs and compactions, the meter's
+"""What every loop style shares, as pure functions over the state: who owns a loop and the
+one claim of it, the bookkeeping of tool runs and compactions, the meter's
 charge, and the user's stop and resume. (The autopilot loop's own guards and endings live in
 `styles/autopilot/caps.py`.)
 
@@ -8,55 +8,10 @@ Nothing here touches files, git, the clock or the network, so every branch is a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-from .hookio import ALLOW, Answer
+from .decision import Decision, Step, allow, block
 from .state import State
 
-
-@dataclass(frozen=True)
-class Decision:
-    """What a style decides at a hook: the host's `Answer` (in no host's dialect), and what
-    the ledger's event line says of it."""
-
-    event: str
-    answer: Answer = ALLOW
-    # For the ledger only: why an allow let the turn go on (a call the budget refused).
-    why: str = ""
-    # For the ledger only: what the reducer overruled in the manager's answer, and why.
-    note: str = ""
-
-    @property
-    def blocks(self) -> bool:
-        return bool(self.answer.block)
-
-    @property
-    def action(self) -> Literal["allow", "block"]:
-        return "block" if self.blocks else "allow"
-
-    @property
-    def reason(self) -> str:
-        return self.answer.block or self.why
-
-    @property
-    def message(self) -> str:
-        return self.answer.message
-
-    @property
-    def context(self) -> str:
-        return self.answer.context
-
-
-def block(event: str, reason: str, message: str = "", note: str = "") -> Decision:
-    return Decision(event, Answer(block=reason, message=message), note=note)
-
-
-Step = tuple[State, Decision]
-
-
-def allow(event: str, message: str = "", context: str = "") -> Decision:
-    return Decision(event, Answer(message=message, context=context))
+__all__ = ["Decision", "Step", "allow", "block"]  # the decision's names, importable from here
 
 
 def owns(state: State, session_id: str | None) -> bool:

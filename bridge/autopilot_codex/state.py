@@ -239,7 +239,7 @@ class State(_Record):
     max_iterations: int = defaults.MAX_ITERATIONS
     budget_usd: float = defaults.BUDGET_USD
     budget_used_usd: float = 0.0
-    # The implementer's spend, read from the host's own records (`implementer_spend`): a meter
+    # The implementer's spend, read from the host's own records (`HookContext.charged`): a meter
     # of its own beside the manager's `budget_used_usd`; `budget_usd` caps their sum.
     implementer_used_usd: float = 0.0
     implementer_tokens: int = 0

@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "nofollow", "gitbinary", "crashlog", "admitted", "hookio", "loopindex", "state",
         "state_file", "state_ranges", "ledger", "witness", "witness_key", "spend", "meters",
         "config", "contract", "loopfiles", "wall", "runfiles", "stream", "treewalk", "detached",
-        "credentials", "cleanenv", "closing", "seatbelt",
+        "credentials", "cleanenv", "closing", "seatbelt", "decision",
         "checks", "checks.records", "checks.specs", "host", "prices", "hosts", "manager",
         "manager.pricing", "manager.schemas",
     )),

@@ -245,7 +245,7 @@ def test_a_stop_supersedes_a_review_of_an_older_diff_and_reviews_the_final_one(
 
 def test_committing_a_reviewed_change_keeps_its_review_key(repo: Path) -> None:
     from autopilot_codex.gitrepo import diff_since
-    from autopilot_codex.styles.autopilot.steps import diff_key
+    from autopilot_codex.styles.autopilot.effects import diff_key
     from tests.conftest import git
 
     base = git(repo, "rev-parse", "HEAD")

@@ -253,7 +253,7 @@ def test_the_checks_digest_sees_a_file_hidden_by_info_exclude(tmp_path: Path) ->
 
 
 def test_committing_a_new_file_keeps_the_review_key(tmp_path: Path) -> None:
-    from autopilot_codex.styles.autopilot.steps import diff_key
+    from autopilot_codex.styles.autopilot.effects import diff_key
 
     repo = make_repo(tmp_path / "repo")
     base = gitrepo.head_sha(repo)

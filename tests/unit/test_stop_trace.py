@@ -66,6 +66,8 @@ LEAVES = frozenset(
         "state_ranges",
         "styles.autopilot.record",
         "hookio",
+        # A style's decision: the `Answer` it carries and its event's name, with constructors.
+        "decision",
         "admitted",
         "checks.records",
     }
@@ -113,6 +115,8 @@ class Trace:
     reentries: dict[str, int] = field(default_factory=dict)
     holds: list[int] = field(default_factory=list)
     loads_outside: int = 0
+    # The witness writes made in each hold (`Store._write_witness`): one per hold at most.
+    witness: list[int] = field(default_factory=list)
     # The unit each live bridge frame counts for (by id), so what a door calls is the door's.
     frames: dict[int, str] = field(default_factory=dict)
     _in_lock: int = 0
@@ -159,8 +163,14 @@ class Trace:
 
 @contextmanager
 def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Store.load and Store.locked, counted: the loads made inside each lock hold."""
-    load, locked = Store.load, Store.locked
+    """Store.load, Store.locked and the witness's writes, counted: what each hold does."""
+    load, locked, write = Store.load, Store.locked, Store._write_witness
+
+    def counting_write(self: Store, *args: Any, **kwargs: Any) -> Any:
+        # The store's own flag: the anchor written as the lock is let go counts for its hold.
+        if self._holding:
+            trace.witness[-1] += 1
+        return write(self, *args, **kwargs)
 
     def counting_load(self: Store, *args: Any, **kwargs: Any) -> Any:
         if trace._in_lock:
@@ -174,6 +184,7 @@ def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
         with locked(self, *args, **kwargs) as held:
             if not trace._in_lock:
                 trace.holds.append(0)
+                trace.witness.append(0)
             trace._in_lock += 1
             try:
                 yield held
@@ -182,6 +193,7 @@ def counted_loads(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 
     monkeypatch.setattr(Store, "load", counting_load)
     monkeypatch.setattr(Store, "locked", counting_locked)
+    monkeypatch.setattr(Store, "_write_witness", counting_write)
     yield
 
 
@@ -246,10 +258,13 @@ class FakeManager:
 # 14, 14; rounds 10, 2). The issue's aim is 12 modules and no re-entry: lower these as the
 # path shortens, never raise them (raised once, by one module and a few re-entries
 # each, when the loop index, the hosts' roster and the style records joined the path; lowered
-# when the entrance came to enter each of its modules once and ralph to decide in one call).
+# when the entrance came to enter each of its modules once and ralph to decide in one call,
+# then when the autopilot Stop's step modules were folded into their owners, git's facts came
+# through `Effects` once per hold and the decision record became a record of its own: from
+# 23 / 39 and 24 / 58).
 BOUNDS = {
-    "autopilot cached": (23, 39),
-    "autopilot verdict": (24, 58),
+    "autopilot cached": (20, 24),
+    "autopilot verdict": (22, 44),
     "ralph": (13, 11),
     "rounds": (9, 2),
 }
@@ -265,6 +280,8 @@ def judged(name: str, trace: Trace) -> None:
     assert trace.climbs <= reentries, report(name, trace)
     # Load → decide → commit: every hold loads the state once, and only under the lock.
     assert all(loads <= 1 for loads in trace.holds), trace.holds
+    # The ledger's lines first, then the save seals them: one witness write per hold.
+    assert all(writes <= 1 for writes in trace.witness), report(name, trace)
     assert trace.loads_outside == 0
     assert trace.order[:4] == ENTRANCE
     assert not any(trace.reentries.get(module) for module in ENTRANCE), report(name, trace)
@@ -275,7 +292,8 @@ def report(name: str, trace: Trace) -> str:
     return (
         f"{name}: {len(trace.order)} modules {trace.order}; re-entries {trace.climbs} "
         f"{sorted(trace.reentries.items())}; lock holds {len(trace.holds)}, loads per hold "
-        f"{trace.holds}, loads outside a hold {trace.loads_outside}"
+        f"{trace.holds}, loads outside a hold {trace.loads_outside}, witness writes per hold "
+        f"{trace.witness}"
     )
 
 
@@ -287,7 +305,7 @@ def test_autopilot_stop_with_a_cached_review(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from autopilot_codex import gitrepo
-    from autopilot_codex.styles.autopilot.steps import diff_key
+    from autopilot_codex.styles.autopilot.effects import diff_key
 
     repo = make_repo(tmp_path / "repo")
     store = autopilot_loop(repo)

@@ -112,7 +112,8 @@ def run(ctx: HookContext, token: str) -> int:
 
 def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
     """The next review, or None (slot freed in the same lock) when there is nothing to do."""
-    from . import steps
+    from . import caps
+    from .effects import diff_key, log_git_findings
 
     with ctx.store.locked():
         state = ctx.store.load(with_plan=False)
@@ -122,29 +123,30 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         diff = loop_diff(ctx.store, of(state).task_base_sha)
-        key = steps.diff_key(diff)
+        key = diff_key(diff)
         if diff.empty or key == tried or of(state).cached_review(key) is not None:
             # Nothing to review, or reviewed already (its answer was handed over then), or
             # its review just failed: the Stop tries again.
             ctx.store.save(inflight.release(state, token))
             return None
         state = ctx.store.with_plan(state)
-        prompt = steps.review_prompt(ctx, state, diff.text, diff.files)
-        estimate = steps.estimate(ctx, state, prompt)
+        prompt = findings_store.review_prompt(ctx, state, diff.text, diff.files)
+        estimate = caps.estimate(ctx, state, prompt)
         now = inflight.clock()
         if not fits(state, estimate, now):
             # Not a reason to stop the loop from the background: the Stop's guard says it.
-            ctx.store.save(inflight.release(state, token))
+            # Each hold's lines first: its one save seals them (one witness write).
             meter, why = _deferral(state, estimate, now)
             ctx.store.append_event(
                 "review.deferred", reason=meter, why=why, session=ctx.payload.session_id
             )
+            ctx.store.save(inflight.release(state, token))
             return None
-        state = ctx.store.save(inflight.reserve(state, token, estimate, key))
-        steps.log_git_findings(ctx, diff)
+        log_git_findings(ctx, diff)
         ctx.store.append_event(
             "review.started", digest=key[:16], session=ctx.payload.session_id
         )
+        state = ctx.store.save(inflight.reserve(state, token, estimate, key))
     return Round(state, prompt, key, diff.files)
 
 
@@ -208,7 +210,7 @@ def _abandon(store: Store, token: str, session: str | None) -> None:
 
 def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> bool:
     """Charge and record the review; True when the worker should look at the diff again."""
-    from . import steps
+    from .effects import record
 
     with ctx.store.locked():
         state = ctx.store.load()
@@ -217,8 +219,9 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
             return False
         state = inflight.settle(state, token)
         if state.generation != step.state.generation or state.status != "running":
-            state = ctx.store.save(inflight.release(charge(state, outcome.cost_usd), token))
-            steps.record(ctx, state, allow("review.discarded"), outcome)
+            state = inflight.release(charge(state, outcome.cost_usd), token)
+            record(ctx, state, allow("review.discarded"), outcome)
+            ctx.store.save(state)
             return False
         now = now_iso()
         state, decision = reducer.apply_background_review(
@@ -237,8 +240,8 @@ def _apply(ctx: HookContext, token: str, step: Round, outcome: Outcome[Any]) -> 
                 rules=Rules.of(ctx.config),
                 background=True,
             )
-        state = ctx.store.save(state)
-        steps.record(ctx, state, decision, outcome)
+        record(ctx, state, decision, outcome)
+        ctx.store.save(state)
         return True
 
 

@@ -7,6 +7,8 @@ Nothing here touches files, git, the clock or the network, so every branch is a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...closing import closing
 from ...contract import PREFIX
 from ...guards import Decision, Step, allow
@@ -17,6 +19,10 @@ from ...spend import of_state, usd
 from ...state import State, Status
 from ..context import Limits
 from .record import of
+
+if TYPE_CHECKING:
+    from ...manager.prompts import Prompt
+    from ..context import HookContext
 
 
 def end(state: State, status: Status, reason: str, event: str) -> Step:
@@ -95,16 +101,18 @@ def budget_guard(
         status, reason = capped
         kind = status.removeprefix("stopped_")
         return end(state, status, reason, event.replace(".budget", f".{kind}"))
-    if total_usd(state) + estimated_cost > state.budget_usd:
-        left = max(0.0, state.budget_usd - total_usd(state))
+    total = total_usd(state)
+    if total + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - total)
         reason = (
             f"budget used up: {usd(left)} left, the next manager call may cost "
             f"{usd(estimated_cost)}"
         )
         return end(state, "stopped_budget", reason, event)
-    if not fits(state, estimated_cost, now):
-        held = reserved(state)
-        left = max(0.0, state.budget_usd - total_usd(state) - held)
+    held = reserved(state)
+    # `fits`, with the caps checked above.
+    if total + held + estimated_cost > state.budget_usd:
+        left = max(0.0, state.budget_usd - total - held)
         reason = (
             f"the budget left is reserved by a manager call in flight: {usd(left)} free "
             f"({usd(held)} reserved), the next manager call may cost {usd(estimated_cost)}; "
@@ -137,3 +145,12 @@ def spend(state: State) -> str:
     return (
         f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
     )
+
+
+def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:
+    """The worst case of one call: what the budget guard checks and the slot reserves, priced
+    by the backend that will answer, with what it adds beyond our prompt and caps."""
+    from ...manager.select import worst_case_usd
+
+    text = prompt.instructions + prompt.text
+    return worst_case_usd(ctx.config, of(state).model, text, ctx.config.max_output_tokens)

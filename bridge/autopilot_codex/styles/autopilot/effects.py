@@ -1,23 +1,41 @@
 """The one door of an autopilot hook to the world beyond its state: the store and its lock,
-git, the manager, the clock, the environment and this process's id. The Stop's steps reach
-them only through an `Effects` value, so a test hands it a fake clock or sleep.
+git (the diff and its cache key), the manager, the clock, the environment, this process's id
+and the ledger's event lines. The Stop's steps reach them only through an `Effects` value (or
+the writers here, given the hook's context), so a test hands it a fake clock or sleep.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ... import gitrepo
+from ... import contract, gitrepo
+from ...guards import Decision
+from ...state import State
 from . import inflight
 
 if TYPE_CHECKING:
+    from ...manager import Outcome
     from ...manager.select import ManagerFactory
     from ...store import Store
     from ..context import HookContext
+
+# The most of one verdict's or review's words the ledger keeps.
+LEDGER_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class Facts:
+    """HEAD, the work tree's diff since the task's base (`loop_diff`) and its cache key."""
+
+    head: str
+    diff: gitrepo.Diff
+    key: str
+    empty: bool
 
 
 @dataclass(frozen=True)
@@ -34,6 +52,8 @@ class Effects:
     # The worktree's diff since a commit, without the loop's own files.
     diff: Callable[[str], gitrepo.Diff]
     commits: Callable[[str], list[str]]
+    # This hook's name on the loop's slot while it holds it (`inflight.new_token`).
+    token: str
 
     @classmethod
     def of(cls, ctx: HookContext) -> Effects:
@@ -41,14 +61,21 @@ class Effects:
         return cls(
             store=store,
             manager=ctx.manager,
-            clock=inflight.clock,
+            # Looked up at each call: a test sets the loop's clock in `inflight`.
+            clock=lambda: inflight.clock(),
             sleep=time.sleep,
             environ=os.environ,
             pid=os.getpid(),
             head=lambda: gitrepo.head_sha(store.worktree),
             diff=lambda base: loop_diff(store, base),
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
+            token=inflight.new_token(),
         )
+
+    def facts(self, base: str) -> Facts:
+        """What a Stop reads of git to judge the final diff, in one go before it decides."""
+        diff = self.diff(base)
+        return Facts(self.head(), diff, diff_key(diff), diff.empty)
 
     def now_iso(self) -> str:
         """The time the Stop's records carry, by the Stop's own clock."""
@@ -61,3 +88,64 @@ def loop_diff(store: Store, base: str) -> gitrepo.Diff:
     return gitrepo.diff_since(
         store.worktree, base, exclude=store.excluded(), baseline=store.nested_path
     )
+
+
+def diff_key(diff: gitrepo.Diff) -> str:
+    """What makes two diffs the same change for the review cache: the same files with the same
+    lines. A new file reads differently untracked and committed (git adds its mode and blob
+    ids, and sorts it among the tracked files), and committing it must not cost a review."""
+    sections = ("\n" + diff.text).split("\ndiff --git ")
+    kept = []
+    for section in sections:
+        lines = [
+            _same_line(line)
+            for line in section.splitlines()
+            if not line.startswith(("index ", "\\ No newline"))
+        ]
+        kept.append("\n".join(lines))
+    text = "\ndiff --git ".join(sorted(kept))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _same_line(line: str) -> str:
+    if line.startswith("new file"):
+        return "new file"
+    if line == "@@ -0,0 +1,1 @@":
+        return "@@ -0,0 +1 @@"  # git leaves out a count of one
+    return line
+
+
+def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
+    """Settings in the git directory that run programs or hide changes: an event of their own
+    for the user, once per review (the manager reads them in the diff's closing section)."""
+    if diff.findings:
+        ctx.store.append_event(
+            "git_tamper",
+            findings=[f.line() for f in diff.findings],
+            session=ctx.payload.session_id,
+        )
+
+
+def record(
+    ctx: HookContext, state: State, decision: Decision, outcome: Outcome[Any] | None
+) -> None:
+    fields: dict[str, object] = {
+        "decision": decision.action,
+        # The whole text, for the report and `logs`: only what reaches the implementer is
+        # clipped. Bounded all the same, so one answer cannot fill the ledger.
+        "reason": contract.clip(decision.reason or decision.message, LEDGER_TEXT),
+        "status": state.status,
+        "iteration": state.iteration,
+        "budget_used_usd": round(state.budget_used_usd, 6),
+        "session": ctx.payload.session_id,
+    }
+    if decision.note:
+        fields["note"] = decision.note
+    if outcome is not None:
+        fields.update(
+            tokens_in=outcome.usage.input_tokens,
+            tokens_out=outcome.usage.output_tokens,
+            cost_usd=round(outcome.cost_usd, 6),
+            error=outcome.error,
+        )
+    ctx.store.append_event(decision.event, **fields)

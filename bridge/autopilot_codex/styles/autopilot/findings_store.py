@@ -10,14 +10,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ... import gitrepo
 from .findings import Ledger, in_generation
-from .record import of
+from .record import of, position_of, task_of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...guards import Decision, Step
+    from ...manager.prompts import Prompt
     from ...manager.schemas import Review
     from ...state import State
     from ...store import Store
+    from ..context import HookContext
     from .convergence import Rules
 
 NAME = "findings.json"
@@ -176,20 +180,51 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
 
 
-def replayed(store: Store, state: State, decision: Decision, rules: Rules) -> Step:
+def replayed(store: Store, state: State, decision: Decision, config: Config) -> Step:
     """A cached review's replay, counted in the ledger (see `convergence.replay`)."""
     from . import convergence
 
     ledger = load(store, state)
+    rules = convergence.Rules.of(config)
     state, decision, after = convergence.replay(state, decision, ledger, rules)
     if after != ledger:
         save(store, state, after)
     return state, decision
 
 
-def stop_check(store: Store, state: State, rules: Rules) -> Step | None:
+def stop_check(store: Store, state: State, config: Config) -> Step | None:
     """At a Stop: the pause a background review's rules call for (the worker cannot speak to
     the user; the Stop can)."""
     from . import convergence
 
-    return convergence.stop_check(state, load(store, state), rules)
+    return convergence.stop_check(state, load(store, state), convergence.Rules.of(config))
+
+
+def review_prompt(
+    ctx: HookContext, state: State, diff_text: str, files: Sequence[str] = ()
+) -> Prompt:
+    from ...manager import prompts
+
+    return prompts.review_prompt(
+        state.goal,
+        state.plan,
+        task_of(state),
+        position_of(state),
+        diff_text,
+        ctx.config.prompt_chars,
+        ledger=findings_prompt(ctx, state, files),
+    )
+
+
+def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str:
+    """The task's standing findings, and what earlier tasks changed (context, not subject)."""
+    from ...manager.prompts import ledger_text
+    from .findings import advisory_lines, listing
+
+    ledger = load(ctx.store, state)
+    others: list[str] = []
+    if state.base_sha != of(state).task_base_sha:
+        loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
+        others = [f for f in loop if f not in set(files)]
+    repeated = advisory_lines(ledger, just_repeated=True)
+    return ledger_text(listing(ledger, of(state).current_task or "wrap-up"), others, repeated)

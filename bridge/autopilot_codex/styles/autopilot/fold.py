@@ -18,7 +18,7 @@ from ...state import State
 from ..context import Limits
 from . import findings_store, reducer
 from .convergence import Rules
-from .steps import record
+from .effects import record
 
 if TYPE_CHECKING:
     from ...manager import Outcome

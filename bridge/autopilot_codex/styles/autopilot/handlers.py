@@ -9,12 +9,11 @@ from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...hosts import hostfiles
 from ...state import State
-from .. import implementer_spend
 from ..context import HookContext
-from . import inflight, reducer, steps
-from .record import evolve, of, position_of, task_of
-from .steps import owned, record, review_mode
-from .stop import on_stop
+from . import inflight, reducer
+from .effects import record
+from .record import evolve, of, position_of, review_mode, task_of
+from .stop import on_stop, owned
 
 
 def handle(ctx: HookContext) -> Answer:
@@ -70,7 +69,7 @@ def on_session_start(ctx: HookContext) -> str:
 
 def on_pre_compact(ctx: HookContext) -> None:
     with ctx.store.locked():
-        state = owned(ctx)
+        state = owned(ctx, ctx.store)
         if state is None:
             return
         ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
@@ -81,7 +80,7 @@ def on_pre_compact(ctx: HookContext) -> None:
 
 def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
-        state = owned(ctx)
+        state = owned(ctx, ctx.store)
         if state is not None:
             ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
 
@@ -91,11 +90,11 @@ def on_post_tool(ctx: HookContext) -> Decision:
     start a review of the diff in the background if none is in flight."""
     payload = ctx.payload
     with ctx.store.locked():
-        state = owned(ctx)
+        state = owned(ctx, ctx.store)
         if state is None:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
-        state = implementer_spend.charged(ctx, state)
+        state = ctx.charged(state)
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
         if delivered is not None:
@@ -122,7 +121,7 @@ def _start_review(ctx: HookContext, state: State) -> State:
 
     token = inflight.new_token()
     now = inflight.clock()
-    state = steps.reclaimed(ctx.store, ctx.payload.session_id, state, now)
+    state = inflight.reclaimed(ctx.store, ctx.payload.session_id, state, now)
     claimed = inflight.take(
         state, "review", pid=0, token=token, now=now, timeout_s=ctx.config.timeout_s
     )

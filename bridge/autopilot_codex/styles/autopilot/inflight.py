@@ -13,9 +13,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...guards import charge
 from ...state import Inflight, Reservation, State
+
+if TYPE_CHECKING:
+    from ...store import Store
 
 # Beyond the manager's own timeout: git, the prompt and the state writes around the call.
 SLACK_S = 30.0
@@ -161,3 +165,23 @@ def release(state: State, token: str) -> State:
 
 def clock() -> float:
     return time.time()
+
+
+def reclaimed(store: Store, session: str | None, state: State, now: float) -> State:
+    """The loop with the manager calls of dead or overdue processes taken back and charged at
+    their worst case: `ask` reservations and the review/verdict slot, each logged."""
+    state, gone = reclaim_reservations(state, now)
+    for held in gone:
+        store.append_event(
+            "ask.reclaimed", pid=held.pid, charged_usd=round(held.usd, 6), session=session
+        )
+    state, stale = reclaim(state, now)
+    if stale is not None:
+        store.append_event(
+            "inflight.reclaimed",
+            kind=stale.kind,
+            pid=stale.pid,
+            charged_usd=round(stale.reserved_usd, 6),
+            session=session,
+        )
+    return state

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -98,3 +100,7 @@ def position_of(state: State) -> tuple[int, int]:
     current = of(state).current_task
     index = ids.index(current) + 1 if current in ids else len(ids)
     return index, len(ids)
+
+
+def review_mode(state: State, environ: Mapping[str, str] = os.environ) -> str:
+    return environ.get("AUTOPILOT_CODEX_REVIEW", "").strip() or of(state).review_mode

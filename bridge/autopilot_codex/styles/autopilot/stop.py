@@ -2,7 +2,7 @@
 
 1. `take_slot` (hold 1, the state loaded once): guards (owner, stall, caps), the loop's one
    in-flight slot, then `review`: a waiting fix or the cached review of the final diff. A
-   Stop decided there commits (`commit`: save, slot released, event line) in the same hold.
+   Stop decided there ends the hold (`finish`: event line, slot released, save).
    Without checks, `prepare_verdict` reserves the verdict's call in this hold too.
 2. `after_checks`: the user's checks WITHOUT the lock, then hold 2 prepares the verdict.
 3. `call`: the manager's call without the lock; the last hold loads the state once and applies
@@ -11,8 +11,8 @@
 A Stop that calls the manager takes the lock twice at the least (take the slot; apply the
 answer): a typed `stop` never waits for a manager call or the checks. When no review of the
 final diff was made, the review and the verdict are one call (`fold`). What the Stop touches
-beyond its state (the store and its lock, git, the manager, the clock, the environment, this
-process's id) comes in one `Effects` value, so a test hands it a fake clock.
+beyond its state (the store and its lock, git's facts, the manager, the clock, the
+environment, this process's id) comes in one `Effects` value, so a test hands it a fake clock.
 """
 
 from __future__ import annotations
@@ -26,18 +26,17 @@ from ...checks.records import CheckResult
 from ...config import for_loop
 from ...guards import Decision
 from ...state import State
-from .. import implementer_spend
 from ..context import HookContext
-from . import caps, findings_store, idle, inflight, reducer, steps
-from .convergence import Rules, count_turn
-from .effects import Effects
+from . import caps, findings_store, idle, inflight, reducer
+from .convergence import count_turn
+from .effects import Effects, Facts, log_git_findings, record
 from .fold import REVIEW_PASSED, apply_folded
-from .record import of, position_of, task_of
-from .steps import diff_key, estimate, log_git_findings, record, review_mode
+from .record import of, position_of, review_mode, task_of
 
 if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.prompts import Prompt
+    from ...store import Store
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
@@ -47,7 +46,7 @@ FOLDED = "review.folded"
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
     fx = fx or Effects.of(ctx)
-    token = inflight.new_token()
+    token = fx.token
     try:
         # Hold 1: guards, the slot, a waiting fix or the cached review, and (without checks)
         # the verdict's call prepared.
@@ -79,30 +78,32 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
     digest: str | None = None
     while True:
         with fx.store.locked():
-            state = owned(ctx, fx)
+            state = owned(ctx, fx.store)
             if state is None:
                 return guards.allow("ignored")
             now = fx.clock()
             state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
-            state = implementer_spend.charged(ctx, state)
-            state = steps.reclaimed(fx.store, ctx.payload.session_id, state, now)
+            state = ctx.charged(state)
+            state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
             slot = state.inflight
-            if slot is not None and slot.kind == "review" and mode(fx, state) == "edit":
-                digest = digest if digest is not None else diff_key(fx.diff(of(state).task_base_sha))
+            if slot is not None and slot.kind == "review" and review_mode(state, fx.environ) == "edit":
+                digest = digest if digest is not None else fx.facts(of(state).task_base_sha).key
                 state = superseded(ctx, fx, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
-                state = fx.store.save(state.evolve(stop_events=state.stop_events + 1))
-                return busy(ctx, state)
+                # Busy: another Stop's answer is the turn's; this one lets the host go on
+                # without a call (seed: one verdict call per iteration, never more).
+                state = state.evolve(stop_events=state.stop_events + 1)
+                return finish(ctx, fx, state, guards.allow("stop.busy"))
             if slot is None:
                 return guard(ctx, fx, state, token, now)
             fx.store.save(state)
         fx.sleep(STOP_POLL_S)
 
 
-def owned(ctx: HookContext, fx: Effects) -> State | None:
+def owned(ctx: HookContext, store: Store) -> State | None:
     """The hold's one load: the running loop this hook's session owns, without its plan."""
-    state = fx.store.load(with_plan=False)
+    state = store.load(with_plan=False)
     if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
         return None
     return state
@@ -131,7 +132,7 @@ def guard(
     )
     if guarded is None:
         # Reviews that go nowhere (issue 23): a pause a background review called for.
-        paused = findings_store.stop_check(fx.store, state, Rules.of(ctx.config))
+        paused = findings_store.stop_check(fx.store, state, ctx.config)
         if paused is not None:
             state, guarded = paused
     if guarded is not None:
@@ -154,41 +155,34 @@ def waiting(tasks: tuple[str, ...]) -> Decision:
     return guards.allow("stop.background", line(tasks, "the manager judges the turn"))
 
 
-def busy(ctx: HookContext, state: State) -> Decision:
-    """Another Stop of this loop is being judged, and its answer is the turn's: this one lets
-    the host go on without a call (seed: one verdict call per iteration, never more)."""
-    decision = guards.allow("stop.busy")
-    record(ctx, state, decision, None)
-    return decision
-
-
 def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Checks | Pending:
     """With the slot just taken: a waiting fix first, then the cached review of the final diff
     (unless reviews are off or per commit). A review that ends the turn is the answer; else
     the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
     cached (`fold`)."""
-    delivered = reducer.take_pending(state, at_stop=True, head=fx.head())
+    facts = fx.facts(of(state).task_base_sha)
+    delivered = reducer.take_pending(state, at_stop=True, head=facts.head)
     if delivered is not None:
         return finish(ctx, fx, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
-    if mode(fx, state) in ("stop", "edit"):
-        diff = fx.diff(of(state).task_base_sha)
-        cached = None if diff.empty else of(state).cached_review(diff_key(diff))
-        if diff.empty:
+    if review_mode(state, fx.environ) in ("stop", "edit"):
+        cached = None if facts.empty else of(state).cached_review(facts.key)
+        if facts.empty:
             reviewed = guards.allow("review.empty")
         elif cached is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
             state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
-            state, reviewed = findings_store.replayed(fx.store, state, reviewed, Rules.of(ctx.config))
-            state = count_turn(state, reviewed, True, fx.head())
+            state, reviewed = findings_store.replayed(fx.store, state, reviewed, ctx.config)
+            state = count_turn(state, reviewed, True, facts.head)
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(ctx, fx, state, reviewed, token=token)
-            state = commit(ctx, fx, state, reviewed)
+            # The review's line now; the hold's one save below seals it with what follows.
+            record(ctx, state, reviewed, None)
     if state.checks:
         fx.store.save(state)
         return Checks(state, reviewed, fold)
-    return prepare_verdict(ctx, fx, state, token, fold=fold)
+    return prepare_verdict(ctx, fx, state, token, facts, fold=fold)
 
 
 # -- 2. checks: without the lock, then the second hold --------------------------------------
@@ -207,10 +201,11 @@ class Checks:
 def after_checks(ctx: HookContext, fx: Effects, token: str, step: Checks) -> Decision | Pending:
     results = run_checks(ctx, fx, step.state)
     with fx.store.locked():
-        state = owned(ctx, fx)
+        state = owned(ctx, fx.store)
         if state is None or not inflight.holds(state, token):
             return step.otherwise
-        return prepare_verdict(ctx, fx, state.evolve(last_checks=results), token, fold=step.fold)
+        state = state.evolve(last_checks=results)
+        return prepare_verdict(ctx, fx, state, token, None, fold=step.fold)
 
 
 def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
@@ -226,9 +221,10 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
 
 
 def prepare_verdict(
-    ctx: HookContext, fx: Effects, state: State, token: str, *, fold: bool = False
+    ctx: HookContext, fx: Effects, state: State, token: str, facts: Facts | None, *, fold: bool
 ) -> Decision | Pending:
-    """The verdict's call; with `fold`, the review of the final diff in the same call."""
+    """The verdict's call; with `fold`, the review of the final diff in the same call. The
+    facts the first hold read serve it unless checks ran (they may change the tree)."""
     from ...manager import prompts
     from ...shadow.hook import lost_at_stop
 
@@ -242,11 +238,11 @@ def prepare_verdict(
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
-    head = fx.head()
-    diff = fx.diff(of(state).task_base_sha)
-    key = diff_key(diff)
+    if facts is None or state.checks:
+        facts = fx.facts(of(state).task_base_sha)
+    head, diff, key = facts.head, facts.diff, facts.key
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
-    fold = fold and not diff.empty and of(state).cached_review(key) is None
+    fold = fold and not facts.empty and of(state).cached_review(key) is None
     prompt = prompts.verdict_prompt(
         state.goal,
         state.plan,
@@ -261,7 +257,7 @@ def prepare_verdict(
         ),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
-        ledger=steps.findings_prompt(ctx, state, diff.files) if fold else None,
+        ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
         lost=lost_at_stop(fx.store.dir),
     )
     limits, last_checks = ctx.limits, state.last_checks
@@ -305,7 +301,7 @@ def reserve(
     token: str,
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
-    worst = estimate(ctx, state, prompt)
+    worst = caps.estimate(ctx, state, prompt)
     blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
     if blocked is not None:
         return finish(ctx, fx, *blocked, token=token)
@@ -339,13 +335,16 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         state, decision = step.reduce(state, outcome)
         if breach:
             state, decision = idle.paused((state, decision))
-        saved = commit(ctx, fx, state, decision, outcome, token=token)
-        if not decision.blocks or saved.status != "running":
-            return decision
-        return capped_after(ctx, fx, saved) or decision
+        state = inflight.release(state, token)
+        capped = capped_after(fx, state) if decision.blocks and state.status == "running" else None
+        if capped is None:
+            return finish(ctx, fx, state, decision, outcome)
+        # Both lines first, then the one save seals them.
+        record(ctx, state, decision, outcome)
+        return finish(ctx, fx, *capped)
 
 
-def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None:
+def capped_after(fx: Effects, state: State) -> guards.Step | None:
     """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
     implementer turn past the cap, so the loop ends here, with the meter's typed status."""
     from ... import meters
@@ -354,26 +353,7 @@ def capped_after(ctx: HookContext, fx: Effects, state: State) -> Decision | None
     if reached is None:
         return None
     status, reason = reached
-    ended, decision = caps.end(
-        state, status, reason, f"verdict.{status.removeprefix('stopped_')}"
-    )
-    return finish(ctx, fx, ended, decision)
-
-
-def commit(
-    ctx: HookContext,
-    fx: Effects,
-    state: State,
-    decision: Decision,
-    outcome: Outcome[Any] | None = None,
-    *,
-    token: str = "",
-) -> State:
-    """The decision's state saved (with this Stop's slot released, given its token) and its
-    event line written: what every hold that decides ends with."""
-    saved = fx.store.save(inflight.release(state, token) if token else state)
-    record(ctx, saved, decision, outcome)
-    return saved
+    return caps.end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
 
 
 def finish(
@@ -385,9 +365,10 @@ def finish(
     *,
     token: str = "",
 ) -> Decision:
-    commit(ctx, fx, state, decision, outcome, token=token)
+    """What every hold that decides ends with: the decision's event line, then its state saved
+    (this Stop's slot released, given its token), so the save seals the line in the hold's
+    one witness write."""
+    state = inflight.release(state, token) if token else state
+    record(ctx, state, decision, outcome)
+    fx.store.save(state)
     return decision
-
-
-def mode(fx: Effects, state: State) -> str:
-    return review_mode(state, fx.environ)

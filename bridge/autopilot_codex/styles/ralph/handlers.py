@@ -19,7 +19,6 @@ from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import State, Status
 from ...store import Store
-from .. import implementer_spend
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord
@@ -73,7 +72,7 @@ def on_stop(ctx: HookContext) -> Answer:
             return ALLOW
         ralph = state.own
         assert isinstance(ralph, RalphRecord)  # `owned` holds only a ralph loop
-        state = implementer_spend.charged(ctx, state)
+        state = ctx.charged(state)
         state = state.evolve(stop_events=state.stop_events + 1)
         if state.compaction_pending:
             # The host is making room, not ending a turn: blocking here is how peers' loops
@@ -179,7 +178,7 @@ def on_tool(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx)
         if state is not None:
-            ctx.store.save(guards.on_tool(implementer_spend.charged(ctx, state)))
+            ctx.store.save(guards.on_tool(ctx.charged(state)))
 
 
 def on_pre_compact(ctx: HookContext) -> None:

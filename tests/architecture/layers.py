@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hostwall", "failclosed", "announce", "notify",
     )),
     ("wings", (
-        "hosts.*", "styles.*", "manager.*", "rounds.*", "session_end",
+        "hosts.*", "styles.*", "manager.*", "rounds.*", "lanes.*", "session_end",
     )),
     ("views", ("commands.*", "report.*")),
     ("entrances", (

@@ -1,0 +1,152 @@
+"""One lane: the existing rounds driver (`run`) as a subprocess in the lane's worktree.
+
+A lane is its own process group, so stopping it stops its rounds' host processes too. It runs
+without a manager (`--manager none`): the lanes driver's manager plans, reviews each landing and
+writes follow-ups, so the manager's requests grow with the tasks, not with lanes × rounds. Its
+final record is the JSON `run --json` prints; its progress lines (the rounds' view) go to a log
+whose growth is the lane's heartbeat.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .budget import Amount
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    task_id: str
+    worktree: Path
+    implementer: str
+    contract: str
+    reservation: Amount
+    round_timeout_s: float = 3600.0
+    checks: tuple[str, ...] = ()
+    resume: bool = False
+
+
+def command(spec: LaneSpec) -> list[str]:
+    """The lane's argv: `run` held to its reservation (a resumed lane keeps its own goal)."""
+    r = spec.reservation
+    argv = [sys.executable, "-m", "autopilot_codex", "run", "--cwd", str(spec.worktree), "--json"]
+    if not math.isinf(r.usd):
+        argv += ["--budget", f"{r.usd:.6f}"]
+    if not math.isinf(r.tokens):
+        argv += ["--max-tokens", str(max(1, int(r.tokens)))]
+    if not math.isinf(r.seconds):
+        argv += ["--max-duration", str(max(1, int(r.seconds)))]
+    argv += ["--timeout", f"{spec.round_timeout_s:g}"]
+    if spec.resume:
+        return [*argv, "--resume"]
+    argv += ["--implementer", spec.implementer, "--manager", "none"]
+    for check in spec.checks:
+        argv += ["--check", check]
+    return [*argv, "--", spec.contract]
+
+
+@dataclass
+class Lane:
+    """A running lane: its process, where its output goes, when it last said something."""
+
+    spec: LaneSpec
+    proc: subprocess.Popen[bytes]
+    out: Path
+    log: Path
+    started: float
+    heard: float
+    size: int = 0
+    files: list[IO[bytes]] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def silent_for(self, now: float) -> float:
+        """Seconds since the lane's log last grew (its rounds' view writes a line per event)."""
+        with contextlib.suppress(OSError):
+            size = self.log.stat().st_size
+            if size != self.size:
+                self.size, self.heard = size, now
+        return now - self.heard
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None:
+            for f in self.files:
+                f.close()
+        return code
+
+    def stop(self) -> None:
+        """Stop the lane's whole process group (its rounds' hosts too); its branch stays."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.poll()
+
+
+def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) -> Lane:
+    """Start the lane in a new session (its own process group), output to `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out, log = folder / "final.json", folder / "lane.log"
+    stdout, stderr = out.open("wb"), log.open("ab")
+    proc = subprocess.Popen(
+        command(spec),
+        cwd=spec.worktree,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(os.environ if env is None else env),
+        start_new_session=True,
+    )
+    now = time.time()
+    return Lane(spec, proc, out, log, now, now, files=[stdout, stderr])
+
+
+def final(out: Path) -> dict[str, Any] | None:
+    """The lane's final record, or None when it left none (killed, crashed)."""
+    try:
+        raw = json.loads(out.read_text())
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def used(record: dict[str, Any] | None, held: Amount) -> Amount:
+    """What a lane spent: its record's meters, or (no record) all it held, so the budget can
+    never count a lane that vanished as cheaper than it may have been."""
+    if record is None:
+        return held
+    return Amount(
+        float(record.get("cost_usd") or 0.0),
+        float(record.get("tokens") or 0),
+        float(record.get("duration_s") or 0.0),
+    )
+
+
+def alive(pid: int) -> bool:
+    """Whether a recorded lane's process still runs (resume re-attaches only to the dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:
+    """Sleep a beat unless a lane already ended."""
+    if all(lane.proc.poll() is None for lane in lanes):
+        time.sleep(poll_s)

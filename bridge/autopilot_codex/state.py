@@ -73,6 +73,8 @@ class Task(_Record):
     steps: list[str]
     acceptance: list[str]
     tests: list[str]
+    # Ids of the tasks that must merge first (lanes); plans stored before it have none.
+    depends_on: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

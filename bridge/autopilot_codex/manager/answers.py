@@ -76,6 +76,10 @@ def _plan_problem(plan: Plan) -> str | None:
             problems.append(f"{name} has an empty title")
         if not any(_said(a) for a in task.acceptance):
             problems.append(f"{name} has no acceptance criterion")
+    # The plan as a graph (ids that collide as branch names, depends_on): lanes run it so.
+    from ..lanes.graph import problems as graph_problems
+
+    problems += [p for p in graph_problems(plan) if p not in problems]
     if not problems:
         return None
     shown = "; ".join(problems[:6])

@@ -20,7 +20,11 @@ ROLE = (
 PLAN_INSTRUCTIONS = (
     ROLE + " Break the goal into a short ordered list of small tasks (ids T1, T2, ...), each "
     "finishable and committable in one turn, with the files it touches, concrete steps, "
-    "testable acceptance criteria and the tests to write or run. Do not invent scope."
+    "testable acceptance criteria and the tests to write or run. Do not invent scope. "
+    "Each id is unique. In depends_on list the ids of the earlier tasks whose result a task "
+    "needs before it can start (an empty list when it needs none): independent tasks may be "
+    "run at the same time on separate branches and merged one by one, so name only real "
+    "needs, never the task itself and never a cycle."
 )
 
 REVIEW_RULES = (

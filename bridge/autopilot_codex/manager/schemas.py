@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Strict(BaseModel):
@@ -24,6 +24,10 @@ class Task(Strict):
     steps: list[str]
     acceptance: list[str]
     tests: list[str]
+    # Ids of the tasks that must merge before this one starts (lanes/graph.py). A factory,
+    # not a default value: the strict schema still requires it, and answers stored before it
+    # existed still parse.
+    depends_on: list[str] = Field(default_factory=list)
 
 
 class Plan(Strict):

@@ -25,6 +25,8 @@ WRITES: dict[str, Writes] = {
     "add": "git",
     "commit": "git",
     "commit-tree": "git",
+    # lanes/queue.py: the merged tree's objects, never a work tree.
+    "merge-tree": "git",
     "hash-object": "git",
     "index-pack": "git",
     "pack-objects": "git",
@@ -39,6 +41,8 @@ WRITES: dict[str, Writes] = {
     "stash": "tree",
     # `restore` (shadow/back.py) writes the files of a snapshot back into the work tree.
     "checkout-index": "tree",
+    # lanes/worktrees.py `finish`: a fast-forward of the user's checked-out branch.
+    "merge": "tree",
 }
 # Inside a git directory: what git reads to decide what to run, never written by the bridge.
 SEALED = ("config", "config.worktree", "hooks", "info", "modules", "worktrees", "commondir")

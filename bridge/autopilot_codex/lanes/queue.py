@@ -1,0 +1,172 @@
+"""The merge queue's mechanics: one lane at a time onto the integration branch, never forced.
+
+A landing: the merge computed by `git merge-tree --write-tree` (objects only, no work tree);
+a conflict is refused. The merge commit is made (`commit-tree`, two parents) but not yet on
+any branch; the user's checks run on its tree in a worktree of its own, walled as every check
+is, removed after; red is refused. Then the review (the manager, wired by the driver); then
+the integration ref moves by compare-and-swap (`update-ref <ref> <new> <old>`), so a merge
+made by anyone else meanwhile is never overwritten: the landing starts again on top of it.
+
+A lock of its own (`queue.lock` in the run's lanes folder) makes landings of one run one at a
+time, across threads and processes; the compare-and-swap is what holds without it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks
+from ..errors import BridgeError
+from ..gitrepo import identity, run_bytes, run_git
+from .names import component
+from .worktrees import (
+    attach,
+    commit_sha,
+    contains,
+    detach,
+    integration_branch,
+    lane_branch,
+    lanes_home,
+    move,
+)
+
+# The lane's diff kept for the manager's follow-up task.
+DIFF_CHARS_MAX = 60_000
+# Landings started again after the integration branch moved under one; past it, something
+# else keeps moving the branch and the caller is told.
+CAS_TRIES = 3
+_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
+
+
+@dataclass(frozen=True)
+class Merged:
+    sha: str
+
+
+@dataclass(frozen=True)
+class Refused:
+    reason: Literal["conflict", "checks", "review"]
+    detail: str
+    diff: str
+
+
+Review = Callable[[str], tuple[bool, str]]
+
+
+def land(
+    repo: Path,
+    run: str,
+    task_id: str,
+    *,
+    checks: Sequence[CheckSpec] = (),
+    checks_env: Sequence[str] = (),
+    review: Review | None = None,
+) -> Merged | Refused:
+    """Merge the lane's branch into the integration branch, or say why not (nothing moved)."""
+    with _locked(repo, run):
+        for _ in range(CAS_TRIES):
+            outcome = _attempt(repo, run, task_id, checks, checks_env, review)
+            if outcome is not None:
+                return outcome
+    raise BridgeError(f"{integration_branch(run)} kept moving while task {task_id!r} landed")
+
+
+def _attempt(
+    repo: Path,
+    run: str,
+    task_id: str,
+    checks: Sequence[CheckSpec],
+    checks_env: Sequence[str],
+    review: Review | None,
+) -> Merged | Refused | None:
+    target = f"refs/heads/{integration_branch(run)}"
+    source = f"refs/heads/{lane_branch(run, task_id)}"
+    base = commit_sha(repo, target)
+    lane = commit_sha(repo, source)
+    if base is None or lane is None:
+        raise BridgeError(f"task {task_id!r} of run {run!r} has no lane or integration branch")
+    if contains(repo, target, lane):
+        return Merged(base)
+    diff = lane_diff(repo, base, lane)
+    tree, conflicts = merge_tree(repo, base, lane)
+    if tree is None:
+        return Refused("conflict", conflicts, diff)
+    message = f"Merge task {task_id} ({lane_branch(run, task_id)}) into {integration_branch(run)}"
+    commit = run_git(
+        repo, "commit-tree", tree, "-p", base, "-p", lane, "-m", message, author=identity(repo)
+    ).strip()
+    if checks:
+        results = _checked(repo, run, commit, checks, checks_env)
+        if not passed(results):
+            return Refused("checks", failure_reason(results), diff)
+    if review is not None:
+        approved, why = review(diff)
+        if not approved:
+            return Refused("review", why, diff)
+    return Merged(commit) if move(repo, target, commit, base) else None
+
+
+def merge_tree(repo: Path, base: str, lane: str) -> tuple[str | None, str]:
+    """The merged tree and "", or None and what conflicts. A merge driver the repository's
+    config defines is a program: each is replaced by `false`, so a file it would merge is a
+    conflict, never a program of the implementer's choosing run, nor a silent wrong merge."""
+    drivers = _merge_drivers(repo)
+    odd = [d for d in drivers if "=" in d or "\n" in d]
+    if odd:
+        return None, f"the repository's config defines merge drivers lanes cannot switch off: {odd}"
+    blank = [arg for d in drivers for arg in ("-c", f"merge.{d}.driver=false")]
+    args = (*blank, "merge-tree", "--write-tree", "--no-messages", "--name-only", base, lane)
+    try:
+        return run_git(repo, *args).splitlines()[0], ""
+    except BridgeError:
+        out = run_git(repo, *args, ok_codes=(1,))
+    files = [line for line in out.splitlines()[1:] if line]
+    return None, "The lane's branch conflicts with the integration branch in: " + ", ".join(files)
+
+
+def lane_diff(repo: Path, base: str, lane: str) -> str:
+    """What the lane changed since it left the integration branch, at most DIFF_CHARS_MAX."""
+    text = run_git(repo, "diff", *_DIFF_FLAGS, f"{base}...{lane}", "--")
+    if len(text) <= DIFF_CHARS_MAX:
+        return text
+    return text[:DIFF_CHARS_MAX] + f"\n[diff cut: {len(text)} characters in all]\n"
+
+
+def _merge_drivers(repo: Path) -> list[str]:
+    out = run_bytes(repo, "config", "-z", "--get-regexp", r"^merge\..*\.driver$", ok_codes=(0, 1))
+    names: list[str] = []
+    for record in out.split(b"\0"):
+        key = record.partition(b"\n")[0].decode("utf-8", "replace")
+        if key.startswith("merge.") and key.endswith(".driver") and key.count(".") >= 2:
+            names.append(key[len("merge.") : -len(".driver")])
+    return list(dict.fromkeys(names))
+
+
+def _checked(
+    repo: Path, run: str, commit: str, checks: Sequence[CheckSpec], checks_env: Sequence[str]
+) -> list[CheckResult]:
+    token = secrets.token_hex(8)
+    place = lanes_home(repo) / component(run) / f"checks-{token}"
+    where = attach(repo, place, commit, f"autopilot-checks-{token}")
+    try:
+        return run_checks(place, checks, env_names=checks_env)
+    finally:
+        detach(where)
+
+
+@contextmanager
+def _locked(repo: Path, run: str) -> Iterator[None]:
+    folder = lanes_home(repo) / component(run)
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "queue.lock").open("a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

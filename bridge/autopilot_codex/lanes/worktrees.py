@@ -1,0 +1,257 @@
+"""The lanes' branches and worktrees: made from the integration head, found again on resume,
+removed only when nothing in them would be lost, and the user's branch moved only forward.
+
+Every git call goes through the walled runner (`gitrepo.runner`). A lane's worktree is made
+by the bridge itself rather than by `git worktree add`: the wall seals the repository's
+`worktrees/` folder against every git call (what git reads there decides what it runs), so the
+few files that register a worktree are written here, and git only fills the index and the
+files (`read-tree`, `checkout-index`: no hook, no filter the config does not define, and every
+filter it defines blanked by the runner).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from ..errors import BridgeError
+from ..gitrepo import Location, locate, run_bytes
+from ..paths import state_home
+from .names import component, original
+
+_ZERO = "0" * 40
+
+
+def integration_branch(run: str) -> str:
+    return f"autopilot/{component(run)}/integration"
+
+
+def lane_branch(run: str, task_id: str) -> str:
+    return f"{_lanes_prefix(run)}{component(task_id)}"
+
+
+def lanes_home(repo: Path) -> Path:
+    """Where this repository's lane worktrees live: `<state home>-lanes/<repo>-<hash>/`.
+
+    Beside the state home, not in it: the wall denies the implementer the state home, and a
+    lane's implementer works in its folder. Not in the user's work tree either: a lane folder
+    there would show in the user's `git status` and in every other lane's checks. The hash of
+    the repository's git directory keeps two repositories of one name apart.
+    """
+    where = locate(repo)
+    home = state_home().expanduser().absolute()
+    digest = hashlib.sha256(str(where.common_dir).encode()).hexdigest()[:12]
+    return home.parent / f"{home.name}-lanes" / f"{component(where.work_tree.name)}-{digest}"
+
+
+def begin(repo: Path, run: str) -> str:
+    """The integration branch's head; the branch is made at HEAD when missing."""
+    ref = _ref(integration_branch(run))
+    found = _sha(repo, ref)
+    if found:
+        return found
+    head = _sha(repo, "HEAD")
+    if not head:
+        raise BridgeError("lanes need a commit to start from: this repository has none")
+    _move(repo, ref, head, _ZERO)
+    return head
+
+
+def add(repo: Path, run: str, task_id: str) -> Path:
+    """The lane's worktree, on its branch made from the integration head; an existing branch
+    and worktree are used as they are (a resumed run continues them)."""
+    ref = _ref(lane_branch(run, task_id))
+    if not _sha(repo, ref):
+        base = _sha(repo, _ref(integration_branch(run)))
+        if not base:
+            raise BridgeError(f"run {run!r} has no integration branch: call begin first")
+        _move(repo, ref, base, _ZERO)
+    place = lane_path(repo, run, task_id)
+    if (place / ".git").exists():
+        return place
+    attach(repo, place, f"ref: {ref}", _admin_name(run, task_id))
+    return place
+
+
+def lane_path(repo: Path, run: str, task_id: str) -> Path:
+    return lanes_home(repo) / component(run) / component(task_id)
+
+
+def existing(repo: Path, run: str) -> dict[str, str]:
+    """Task id -> lane branch head, for every lane branch of the run."""
+    prefix = _ref(_lanes_prefix(run))
+    out = _git(repo, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        name, _, sha = line.partition(" ")
+        task = original(name[len(prefix) :])
+        if task is not None:
+            found[task] = sha
+    return found
+
+
+def merged(repo: Path, run: str, task_id: str) -> bool:
+    """Whether the lane branch's head is in the integration branch (False without a branch)."""
+    lane = _sha(repo, _ref(lane_branch(run, task_id)))
+    return lane is not None and _contains(repo, _ref(integration_branch(run)), lane)
+
+
+def remove(repo: Path, run: str, task_id: str) -> bool:
+    """Remove the lane's worktree and branch when everything in them is merged; otherwise
+    touch nothing and return False. A worktree with changes not committed, or whose HEAD
+    left the branch for commits not merged, is kept too."""
+    ref = _ref(lane_branch(run, task_id))
+    integration = _ref(integration_branch(run))
+    lane = _sha(repo, ref)
+    if lane is not None and not _contains(repo, integration, lane):
+        return False
+    place = lane_path(repo, run, task_id)
+    admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if place.exists():
+        where = Location(place, admin, locate(repo).common_dir)
+        if not (place / ".git").is_file() or not admin.is_dir():
+            return False
+        head = _sha(where, "HEAD")
+        if head is None or not _contains(repo, integration, head) or _dirty(where):
+            return False
+    if place.exists():
+        shutil.rmtree(place)
+    if admin.exists():
+        shutil.rmtree(admin)
+    if lane is not None:
+        _move(repo, ref, "", lane, delete=True)
+    return True
+
+
+def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
+    """Fast-forward the user's branch to the integration head when it still points at
+    `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user."""
+    integration = integration_branch(run)
+    head = _sha(repo, _ref(integration))
+    if head is None:
+        raise BridgeError(f"run {run!r} has no integration branch")
+    ref = _ref(user_branch)
+    now = _sha(repo, ref)
+    leave = f"The work is on branch {integration}; your branch {user_branch} was left as it was"
+    if now != user_sha:
+        return f"{leave}: it moved since the run began. Merge {integration} when you are ready."
+    if now == head:
+        return f"Your branch {user_branch} already has the run's work ({head[:12]})."
+    if not _contains(repo, _ref(integration), now):
+        return f"{leave}: it is not an ancestor of {integration}."
+    checked_out = _checked_out(repo, ref)
+    if checked_out is None:
+        _move(repo, ref, head, now)
+    else:
+        try:
+            _git(
+                checked_out, "-c", "merge.autoStash=false", "-c", "gc.auto=0",
+                "merge", "--ff-only", "--no-stat", "--no-edit", "--no-verify", head,
+            )  # fmt: skip
+        except BridgeError as exc:
+            return f"{leave}: the fast-forward of its work tree failed ({exc})."
+        if _sha(repo, ref) != head:
+            return f"{leave}: the fast-forward did not land."
+    return f"Your branch {user_branch} now has the run's work ({head[:12]}, from {integration})."
+
+
+def attach(repo: Path, place: Path, head: str, name: str) -> Location:
+    """A worktree at `place` registered under `name`, its HEAD `head` (`ref: <ref>` or a
+    commit), its files checked out. Written as `git worktree add` writes it."""
+    common = locate(repo).common_dir
+    admin = common / "worktrees" / name
+    if place.exists() or admin.exists():
+        raise BridgeError(f"{place} or its record {admin} is in the way of a new lane")
+    admin.mkdir(parents=True)
+    place.mkdir(parents=True)
+    (admin / "gitdir").write_text(f"{place / '.git'}\n", encoding="utf-8")
+    (admin / "commondir").write_text("../..\n", encoding="utf-8")
+    (admin / "HEAD").write_text(f"{head}\n", encoding="utf-8")
+    (place / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+    where = Location(place, admin, common)
+    _git(where, "read-tree", "HEAD")
+    _git(where, "checkout-index", "--all", "--force", "-u")
+    return where
+
+
+def detach(where: Location) -> None:
+    """Remove a worktree `attach` made, files and record."""
+    shutil.rmtree(where.work_tree, ignore_errors=True)
+    shutil.rmtree(where.git_dir, ignore_errors=True)
+
+
+def commit_sha(repo: Path | Location, rev: str) -> str | None:
+    """The commit `rev` names, or None."""
+    return _sha(repo, rev)
+
+
+def move(repo: Path, ref: str, new: str, old: str) -> bool:
+    """Compare-and-swap: `ref` to `new` only while it points at `old`. False when it did not."""
+    try:
+        _move(repo, ref, new, old)
+    except BridgeError:
+        return False
+    return True
+
+
+def contains(repo: Path, ref: str, sha: str) -> bool:
+    return _contains(repo, ref, sha)
+
+
+def _git(where: Path | Location, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
+    """The walled runner's text output, for a path or a worktree named whole."""
+    return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
+
+
+def _lanes_prefix(run: str) -> str:
+    return f"autopilot/{component(run)}/task/"
+
+
+def _admin_name(run: str, task_id: str) -> str:
+    digest = hashlib.sha256(f"{run}\0{task_id}".encode("utf-8", "surrogatepass")).hexdigest()
+    return f"autopilot-lane-{digest[:20]}"
+
+
+def _ref(branch: str) -> str:
+    return f"refs/heads/{branch}"
+
+
+def _sha(repo: Path | Location, rev: str) -> str | None:
+    out = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", ok_codes=(0, 1))
+    return out.strip() or None
+
+
+def _move(repo: Path, ref: str, new: str, old: str, *, delete: bool = False) -> None:
+    if delete:
+        _git(repo, "update-ref", "-d", ref, old)
+    else:
+        _git(repo, "update-ref", ref, new, old)
+
+
+def _contains(repo: Path, ref: str, sha: str) -> bool:
+    """Whether commit `sha` is in `ref`'s history (False when either is missing)."""
+    try:
+        _git(repo, "merge-base", "--is-ancestor", sha, ref)
+    except BridgeError:
+        return False
+    return True
+
+
+def _dirty(where: Location) -> bool:
+    out = _git(
+        where, "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
+    )
+    return bool(out.strip("\0"))
+
+
+def _checked_out(repo: Path, ref: str) -> Path | None:
+    """The work tree where `ref` is checked out, if any."""
+    out = _git(repo, "worktree", "list", "--porcelain")
+    place: Path | None = None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            place = Path(line[len("worktree ") :])
+        elif line == f"branch {ref}" and place is not None:
+            return place
+    return None

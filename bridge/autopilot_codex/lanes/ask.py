@@ -1,6 +1,6 @@
 """The lanes driver's three questions to the manager: the plan, a landing's review, and a
-follow-up task for a refused landing. One call each (a plan that is no graph gets corrective
-retries), so the manager's requests grow with the tasks, never with lanes × rounds.
+follow-up task for a refused landing. One call each (an unusable answer gets the corrective
+retries of every manager call), so the manager's requests grow with the tasks, never with lanes × rounds.
 """
 
 from __future__ import annotations
@@ -13,22 +13,15 @@ from .. import gitrepo
 from ..contract import clip
 from ..errors import BridgeError
 from ..manager import prompts
-from . import graph
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..manager import Manager
     from pydantic import BaseModel
 
+    from ..config import Config
+    from ..manager import Manager
     from ..manager.schemas import Plan, Task
 
 M = TypeVar("M", bound="BaseModel")
-PLAN_RETRIES = 2
-LANES_NOTE = (
-    " Tasks run in parallel, each on its own branch from the work merged so far: give each "
-    "task depends_on, the ids of the tasks that must be merged before it starts (empty when it "
-    "is independent), and keep tasks that edit the same lines dependent on each other."
-)
 REVIEW_INSTRUCTIONS = (
     prompts.ROLE + " A lane finished its task on a branch of its own; its diff is about to be "
     "merged. decision=approve when it is a correct, complete step for its task; otherwise fix "
@@ -57,14 +50,9 @@ class Asker:
         files, count = gitrepo.tracked_files(root)
         recent = gitrepo.commits_since(root, gitrepo.EMPTY_TREE, limit=10)
         prompt = prompts.plan_prompt(goal, files, count, recent, self.config.prompt_chars)
-        instructions, text = prompt.instructions + LANES_NOTE, prompt.text
-        for _ in range(PLAN_RETRIES + 1):
-            answer = self._ask(Plan, instructions, text)
-            wrong = graph.problems(answer)
-            if not wrong:
-                return answer
-            text = prompt.text + "\n\nYour last plan was not usable: " + "; ".join(wrong)
-        raise BridgeError(f"the manager's plan was not a usable graph: {'; '.join(wrong)}")
+        # A plan that is no graph (a cycle, an unknown id) gets the corrective retries of
+        # every manager answer (`manager.answers`), as `plan` does.
+        return self._ask(Plan, prompt.instructions, prompt.text)
 
     def review(self, title: str, diff: str) -> tuple[bool, str]:
         from ..manager.schemas import Review

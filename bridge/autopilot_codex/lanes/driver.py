@@ -28,8 +28,8 @@ from ..gitrepo import head_sha, run_git, toplevel
 from ..rounds.hold import store_for
 from . import graph, queue, worktrees
 from .ask import Asker
-from .budget import Budget, cap
-from .lane import Lane, LaneSpec, alive, final, start, used, wait_any
+from .budget import Amount, Budget, cap
+from .lane import Lane, LaneSpec, alive, attach, final, start, used, wait_any
 from .names import component
 from .record import LanesRun, TaskState, load, save
 
@@ -46,6 +46,8 @@ class LanesOptions:
     worktree: Path
     goal: str = ""
     implementer: str = defaults.HOST
+    # The manager backend's name, kept so `run --resume` asks the same one.
+    manager: str = ""
     lanes: int = 1
     lane_usd: float | None = None
     budget_usd: float | None = None
@@ -99,6 +101,7 @@ def _planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesR
         run=time.strftime("lanes-%Y%m%d-%H%M%S"),
         goal=opts.goal,
         implementer=opts.implementer,
+        manager=opts.manager,
         lanes=opts.lanes,
         user_branch=user_branch.strip(),
         user_sha=head_sha(root),
@@ -137,9 +140,7 @@ def _task_state(spec: dict[str, Any], follows: str = "") -> TaskState:
     )
 
 
-def _usd(amount: float) -> Any:
-    from .budget import Amount
-
+def _usd(amount: float) -> Amount:
     return Amount(amount, 0.0, 0.0)
 
 
@@ -166,19 +167,24 @@ class _Loop:
         save(self.home, self.run)
 
     def reattach(self) -> None:
-        """After the driver's death: a lane that left its final record lands; one whose process
-        still runs is stopped and resumed; one whose process is gone resumes in its worktree."""
+        """After the driver's death: a lane still running is watched again; one that left its
+        final record is taken as ended; one gone without a record resumes in its worktree; a
+        landing cut short lands again (the queue's compare-and-swap makes that safe)."""
         for task in self.run.tasks:
             if task.state == "landing":
                 self._land(task)
+            elif task.state == "running" and alive(task.pid):
+                held = self.run.budget.reserved[task.id]
+                spec = self._spec(task, Path(task.worktree), held, resume=False)
+                self.lanes[task.id] = attach(spec, task.pid, self._folder(task))
+                self.note(f"Lane {task.id} re-attached (pid {task.pid}).")
             elif task.state == "running":
                 record = final(self._folder(task) / "final.json")
-                if record is None or alive(task.pid):
-                    self._stop_pid(task.pid)
-                    self.run.budget.reserved.pop(task.id, None)
-                    self._start(task, resume=True)
-                else:
+                if record is not None:
                     self._ended(task, record)
+                    continue
+                self.run.budget.reserved.pop(task.id, None)
+                self._start(task, resume=True)
 
     def go(self) -> None:
         while True:
@@ -219,7 +225,17 @@ class _Loop:
             self.note(f"Task {task.id} waits: its reservation does not fit the budget left.")
             return False
         path = worktrees.add(self.root, self.run.run, task.id)
-        spec = LaneSpec(
+        lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
+        self.lanes[task.id] = lane
+        task.state, task.pid, task.started = "running", lane.pid, lane.started
+        task.branch, task.worktree = worktrees.lane_branch(self.run.run, task.id), str(path)
+        task.attempts += 1
+        self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
+        self.save()
+        return True
+
+    def _spec(self, task: TaskState, path: Path, share: Amount, *, resume: bool) -> LaneSpec:
+        return LaneSpec(
             task_id=task.id,
             worktree=path,
             implementer=self.run.implementer,
@@ -229,29 +245,9 @@ class _Loop:
             checks=tuple(self.run.checks),
             resume=resume,
         )
-        lane = start(spec, self._folder(task), self.env)
-        self.lanes[task.id] = lane
-        task.state, task.pid, task.started = "running", lane.pid, lane.started
-        task.branch, task.worktree = worktrees.lane_branch(self.run.run, task.id), str(path)
-        task.attempts += 1
-        self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
-        self.save()
-        return True
 
     def _folder(self, task: TaskState) -> Path:
         return self.home / component(self.run.run) / component(task.id)
-
-    def _stop_pid(self, pid: int) -> None:
-        import os
-        import signal
-
-        if pid and alive(pid):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                return
-            while alive(pid):
-                time.sleep(0.05)
 
     def _ended(self, task: TaskState, record: dict[str, Any] | None) -> None:
         held = self.run.budget.reserved.get(task.id, self.run.budget.free())

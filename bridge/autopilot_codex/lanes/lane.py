@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from .budget import Amount
 
@@ -56,12 +56,36 @@ def command(spec: LaneSpec) -> list[str]:
     return [*argv, "--", spec.contract]
 
 
+class Process(Protocol):
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A lane process a killed driver left running: not our child, watched by its pid."""
+
+    pid: int
+
+    def poll(self) -> int | None:
+        return None if alive(self.pid) else 0
+
+    def wait(self) -> int:
+        while alive(self.pid):
+            time.sleep(0.05)
+        return 0
+
+
 @dataclass
 class Lane:
     """A running lane: its process, where its output goes, when it last said something."""
 
     spec: LaneSpec
-    proc: subprocess.Popen[bytes]
+    proc: Process
     out: Path
     log: Path
     started: float
@@ -135,15 +159,26 @@ def used(record: dict[str, Any] | None, held: Amount) -> Amount:
     )
 
 
+def attach(spec: LaneSpec, pid: int, folder: Path) -> Lane:
+    """Watch a lane a killed driver left running; its output files are where it left them."""
+    now = time.time()
+    return Lane(spec, Orphan(pid), folder / "final.json", folder / "lane.log", now, now)
+
+
 def alive(pid: int) -> bool:
-    """Whether a recorded lane's process still runs (resume re-attaches only to the dead)."""
+    """Whether a lane's process still runs; a zombie (ended, not yet reaped by whoever
+    inherited it) has ended."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:

@@ -50,6 +50,7 @@ class LanesRun:
     run: str
     goal: str
     implementer: str
+    manager: str
     lanes: int
     user_branch: str
     user_sha: str

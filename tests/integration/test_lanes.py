@@ -1,0 +1,117 @@
+"""`run --lanes N` end to end: real git repositories, real lane processes (the rounds driver
+with a fake host that is stateless per worktree), the fake OpenAI server as the manager."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.commands.run import main
+from tests.conftest import ROOT, git, review_body, task
+from tests.fakes.openai_server import FakeOpenAI
+
+LANE_HOST = ROOT / "tests" / "fakes" / "lane_host.py"
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The lanes' implementer: the stateless fake host; its log of start and end times."""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(LANE_HOST))}"
+    monkeypatch.setenv("AUTOPILOT_CODEX_CLAUDE_CMD", command)
+    monkeypatch.setenv("AUTOPILOT_CODEX_CODEX_CMD", command)
+    log = tmp_path / "lanes.log"
+    monkeypatch.setenv("LANE_HOST_LOG", str(log))
+    return log
+
+
+def barrier(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    folder = tmp_path / "barrier"
+    folder.mkdir()
+    monkeypatch.setenv("LANE_HOST_BARRIER", f"{folder}:{n}")
+
+
+def plan(manager: FakeOpenAI, *tasks: dict[str, Any]) -> None:
+    manager.enqueue({"summary": "lanes", "tasks": list(tasks)}, schema="Plan")
+    for _ in tasks:
+        manager.enqueue(review_body("approve"), schema="Review")
+
+
+def lanes(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    argv = ["--cwd", str(repo), "--json", "--manager", "openai", *args]
+    if "--resume" not in args:
+        argv = ["write the task files", "--implementer", "claude", *argv]
+    code = main(argv, stdout=out)
+    return code, json.loads(out.getvalue())
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def spans(log: Path, *, first: bool = False) -> dict[str, tuple[float, float]]:
+    """Each task's host calls (or only its first): from the first start to the last end."""
+    found: dict[str, list[float]] = {}
+    for event in events(log):
+        times = found.setdefault(event["task"], [])
+        if not (first and len(times) == 2):
+            times.append(event["t"])
+    return {k: (min(v), max(v)) for k, v in found.items()}
+
+
+def states(record: dict[str, Any]) -> dict[str, str]:
+    return {t["id"]: t["state"] for t in record["tasks"]}
+
+
+def test_three_independent_tasks_run_at_once_and_all_merge(
+    repo: Path, manager: FakeOpenAI, host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    barrier(tmp_path, monkeypatch, 3)
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=[]), task(3, depends_on=[]))
+    code, record = lanes(repo, "--lanes", "3")
+    assert (code, record["status"]) == (0, "complete"), record
+    assert states(record) == {"T1": "merged", "T2": "merged", "T3": "merged"}
+    # Every lane was running while every other was: the latest start precedes the first end.
+    tasks = record["tasks"]
+    assert max(t["started"] for t in tasks) < min(t["ended"] for t in tasks)
+    # So were their implementers (each lane's first host call, as the host recorded it).
+    firsts = spans(host, first=True).values()
+    assert max(start for start, _ in firsts) < min(end for _, end in firsts)
+    # The user's branch fast-forwarded to the integration branch, which holds all three.
+    assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt", "T2.txt", "T3.txt"]
+    assert "now has the run's work" in record["finish"]
+    # One plan and one review per task: the manager's requests grow with tasks, not rounds.
+    assert record["manager_calls"] == 4
+    assert len(manager.requests) == 4
+
+
+def test_a_dependent_task_starts_only_after_its_dependency_merged(
+    repo: Path, manager: FakeOpenAI, host: Path
+) -> None:
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=["T1"]))
+    code, record = lanes(repo, "--lanes", "2")
+    assert (code, states(record)) == (0, {"T1": "merged", "T2": "merged"}), record
+    # T2's lane began from the integration head holding T1's merged work.
+    first_t2 = next(e for e in events(host) if e["task"] == "T2")
+    assert first_t2["files"] == ["T1.txt"]
+    t1, t2 = (record["tasks"][n] for n in (0, 1))
+    assert t2["started"] > t1["ended"]
+
+
+def test_a_budget_that_fits_two_lanes_never_starts_a_third(
+    repo: Path, manager: FakeOpenAI, host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    barrier(tmp_path, monkeypatch, 2)
+    plan(manager, *(task(n, depends_on=[]) for n in (1, 2, 3)))
+    code, record = lanes(repo, "--lanes", "3", "--budget", "1", "--lane-budget", "0.45")
+    assert (code, record["status"]) == (0, "complete"), record
+    t1, t2, t3 = record["tasks"]
+    # The third lane's reservation fitted only once a lane had ended and given back the rest.
+    assert t3["started"] >= min(t1["ended"], t2["ended"])
+    assert record["spent"]["usd"] <= 1.0

@@ -6,13 +6,18 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autopilot_codex.commands.run import main
+from autopilot_codex.lanes.driver import home_of
+from autopilot_codex.lanes.record import load
 from tests.conftest import ROOT, git, review_body, task
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -115,3 +120,43 @@ def test_a_budget_that_fits_two_lanes_never_starts_a_third(
     # The third lane's reservation fitted only once a lane had ended and given back the rest.
     assert t3["started"] >= min(t1["ended"], t2["ended"])
     assert record["spent"]["usd"] <= 1.0
+
+
+def wait_for(what: Callable[[], bool], proc: subprocess.Popen[bytes]) -> None:
+    """Until `what` holds; a driver that ended first fails the test (nothing is timed)."""
+    while not what():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+        time.sleep(0.05)
+
+
+def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task(
+    repo: Path, manager: FakeOpenAI, host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = tmp_path / "release"
+    monkeypatch.setenv("LANE_HOST_HOLD", f"T2:{release}")
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=[]), task(3, depends_on=["T1"]))
+    argv = ["write the task files", "--implementer", "claude", "--manager", "openai"]
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "autopilot_codex", "run", *argv, "--lanes", "2", "--cwd", str(repo)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    record = home_of(repo) / "lanes.json"
+    try:
+        # T1 merged while T2's implementer is held mid-round: the driver dies there.
+        wait_for(lambda: load(home_of(repo)) is not None and load(home_of(repo)).task("T1").state == "merged", driver)  # type: ignore[union-attr]
+        wait_for(Path(f"{release}.held").exists, driver)
+        driver.kill()
+        driver.wait()
+        assert json.loads(record.read_text())["status"] == "running"
+        release.touch()
+        code, result = lanes(repo, "--resume")
+    finally:
+        release.touch()
+    assert (code, states(result)) == (0, {"T1": "merged", "T2": "merged", "T3": "merged"}), result
+    # No merged task ran again: T1's implementer was called twice (its work, its verifier).
+    assert [e["event"] for e in events(host) if e["task"] == "T1"] == ["start", "end"] * 2
+    # No commit lost: each task's one commit is on the user's branch.
+    log = git(repo, "log", "--format=%s", "main").splitlines()
+    assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2", "add T3"]
+    assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt", "T2.txt", "T3.txt"]

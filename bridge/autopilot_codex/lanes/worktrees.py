@@ -70,6 +70,11 @@ def add(repo: Path, run: str, task_id: str) -> Path:
     place = lane_path(repo, run, task_id)
     if (place / ".git").exists():
         return place
+    admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if not place.exists() and admin.is_dir():
+        # The folder went (a cleaner, a disk move) and left git's record of it: the branch
+        # holds the commits, so the record is stale and the worktree is made again.
+        shutil.rmtree(admin)
     attach(repo, place, f"ref: {ref}", _admin_name(run, task_id))
     return place
 
@@ -151,8 +156,6 @@ def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
             )  # fmt: skip
         except BridgeError as exc:
             return f"{leave}: the fast-forward of its work tree failed ({exc})."
-        if _sha(repo, ref) != head:
-            return f"{leave}: the fast-forward did not land."
     return f"Your branch {user_branch} now has the run's work ({head[:12]}, from {integration})."
 
 

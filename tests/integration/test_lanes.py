@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -122,38 +124,59 @@ def test_a_budget_that_fits_two_lanes_never_starts_a_third(
     assert record["spent"]["usd"] <= 1.0
 
 
-def wait_for(what: Callable[[], bool], proc: subprocess.Popen[bytes]) -> None:
+def wait_for(what: Callable[[], bool], proc: subprocess.Popen[bytes], said: Path) -> None:
     """Until `what` holds; a driver that ended first fails the test (nothing is timed)."""
     while not what():
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
+        assert proc.poll() is None, said.read_text()
         time.sleep(0.05)
 
 
+def merged(repo: Path, task_id: str) -> bool:
+    run = load(home_of(repo))
+    return run is not None and run.task(task_id).state == "merged"
+
+
+@pytest.mark.parametrize("lane_too", [False, True], ids=["lane-lives", "lane-killed-too"])
 def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task(
-    repo: Path, manager: FakeOpenAI, host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    host: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    lane_too: bool,
 ) -> None:
+    """The driver dies mid-run; its lanes are their own process groups and live on (re-attached
+    on resume), or die too (a lane with a branch and no process resumes in its worktree)."""
     release = tmp_path / "release"
     monkeypatch.setenv("LANE_HOST_HOLD", f"T2:{release}")
     plan(manager, task(1, depends_on=[]), task(2, depends_on=[]), task(3, depends_on=["T1"]))
     argv = ["write the task files", "--implementer", "claude", "--manager", "openai"]
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "autopilot_codex", "run", *argv, "--lanes", "2", "--cwd", str(repo)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    said = tmp_path / "driver.err"
+    with said.open("wb") as err:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "autopilot_codex", "run", *argv, "--lanes", "2"]
+            + ["--cwd", str(repo)],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     record = home_of(repo) / "lanes.json"
     try:
         # T1 merged while T2's implementer is held mid-round: the driver dies there.
-        wait_for(lambda: load(home_of(repo)) is not None and load(home_of(repo)).task("T1").state == "merged", driver)  # type: ignore[union-attr]
-        wait_for(Path(f"{release}.held").exists, driver)
+        wait_for(lambda: merged(repo, "T1"), driver, said)
+        wait_for(Path(f"{release}.held").exists, driver, said)
         driver.kill()
         driver.wait()
+        if lane_too:
+            os.killpg(load(home_of(repo)).task("T2").pid, signal.SIGKILL)  # type: ignore[union-attr]
         assert json.loads(record.read_text())["status"] == "running"
         release.touch()
         code, result = lanes(repo, "--resume")
     finally:
         release.touch()
     assert (code, states(result)) == (0, {"T1": "merged", "T2": "merged", "T3": "merged"}), result
+    # A lane killed with the driver started again (`run --resume` in its worktree); one that
+    # lived on was watched to its end.
+    assert next(t for t in result["tasks"] if t["id"] == "T2")["attempts"] == 1 + lane_too
     # No merged task ran again: T1's implementer was called twice (its work, its verifier).
     assert [e["event"] for e in events(host) if e["task"] == "T1"] == ["start", "end"] * 2
     # No commit lost: each task's one commit is on the user's branch.

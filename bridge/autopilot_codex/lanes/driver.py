@@ -25,11 +25,21 @@ from .. import defaults
 from ..checks.evidence import user_checks
 from ..errors import BridgeError
 from ..gitrepo import head_sha, run_git, toplevel
-from ..rounds.hold import store_for
+from ..rounds.driver import custody_for
+from ..rounds.hold import alive, store_for
 from . import graph, queue, worktrees
 from .ask import Asker
 from .budget import Amount, Budget, cap
-from .lane import Lane, LaneSpec, alive, attach, final, start, used, wait_any
+from .lane import (
+    Lane,
+    LaneSpec,
+    attach,
+    final,
+    recorded_pid,
+    start,
+    used,
+    wait_any,
+)
 from .names import component
 from .record import LanesRun, TaskState, load, save
 
@@ -171,9 +181,10 @@ class _Loop:
         final record is taken as ended; one gone without a record resumes in its worktree; a
         landing cut short lands again (the queue's compare-and-swap makes that safe)."""
         for task in self.run.tasks:
+            task.pid = task.pid or recorded_pid(self._folder(task))
             if task.state == "landing":
                 self._land(task)
-            elif task.state == "running" and alive(task.pid):
+            elif task.state == "running" and task.pid and alive(task.pid):
                 held = self.run.budget.reserved[task.id]
                 spec = self._spec(task, Path(task.worktree), held, resume=False)
                 self.lanes[task.id] = attach(spec, task.pid, self._folder(task))
@@ -184,7 +195,7 @@ class _Loop:
                     self._ended(task, record)
                     continue
                 self.run.budget.reserved.pop(task.id, None)
-                self._start(task, resume=True)
+                self._start(task)
 
     def go(self) -> None:
         while True:
@@ -208,7 +219,7 @@ class _Loop:
         for task in graph.ready(plan, self._merged(), self._started()):
             if len(self.lanes) >= self.run.lanes:
                 return
-            if not self._start(self.run.task(task.id.strip()), resume=False):
+            if not self._start(self.run.task(task.id.strip())):
                 return
 
     def _merged(self) -> set[str]:
@@ -218,18 +229,23 @@ class _Loop:
     def _started(self) -> set[str]:
         return {t.id for t in self.run.tasks if t.state != "pending"}
 
-    def _start(self, task: TaskState, *, resume: bool) -> bool:
+    def _start(self, task: TaskState) -> bool:
         b = self.run.budget
         share = b.default_share(self.run.lanes, self.run.lane_usd)
         if not b.reserve(task.id, share):
             self.note(f"Task {task.id} waits: its reservation does not fit the budget left.")
             return False
         path = worktrees.add(self.root, self.run.run, task.id)
+        # Recorded as running before the process exists: a driver killed in between leaves a
+        # task whose lane `reattach` looks for (by the pid the lane writes), never a second lane.
+        task.state, task.pid, task.attempts = "running", 0, task.attempts + 1
+        task.branch, task.worktree = worktrees.lane_branch(self.run.run, task.id), str(path)
+        self.save()
+        # A lane whose rounds run began (a killed or stopped lane) continues it.
+        resume = custody_for(path).path.exists()
         lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
         self.lanes[task.id] = lane
-        task.state, task.pid, task.started = "running", lane.pid, lane.started
-        task.branch, task.worktree = worktrees.lane_branch(self.run.run, task.id), str(path)
-        task.attempts += 1
+        task.pid, task.started = lane.pid, lane.started
         self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
         self.save()
         return True
@@ -273,7 +289,7 @@ class _Loop:
         self.run.budget.settle(task.id, self.run.budget.reserved.get(task.id, _usd(0.0)))
         if task.attempts <= RETRIES:
             self.note(f"Lane {task.id} was silent too long: stopped, resumed in its worktree.")
-            self._start(task, resume=True)
+            self._start(task)
             return
         task.state, task.why = "dropped", "silent past its timeout; its branch is kept"
         task.ended = time.time()

@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ..rounds.hold import alive
 from .budget import Amount
+
+PID_NAME = "pid"
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class Lane:
 def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) -> Lane:
     """Start the lane in a new session (its own process group), output to `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / PID_NAME).unlink(missing_ok=True)
     out, log = folder / "final.json", folder / "lane.log"
     stdout, stderr = out.open("wb"), log.open("ab")
     proc = subprocess.Popen(
@@ -133,9 +137,20 @@ def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) ->
         stderr=stderr,
         env=dict(os.environ if env is None else env),
         start_new_session=True,
+        # The child writes its own pid before it runs anything: a driver killed before it
+        # recorded the pid still leaves the lane findable by `run --resume`.
+        preexec_fn=lambda: (folder / PID_NAME).write_text(str(os.getpid())),
     )
     now = time.time()
     return Lane(spec, proc, out, log, now, now, files=[stdout, stderr])
+
+
+def recorded_pid(folder: Path) -> int:
+    """The pid a lane wrote at its start (0: it never got that far)."""
+    try:
+        return int((folder / PID_NAME).read_text())
+    except (OSError, ValueError):
+        return 0
 
 
 def final(out: Path) -> dict[str, Any] | None:
@@ -151,7 +166,8 @@ def used(record: dict[str, Any] | None, held: Amount) -> Amount:
     """What a lane spent: its record's meters, or (no record) all it held, so the budget can
     never count a lane that vanished as cheaper than it may have been."""
     if record is None:
-        return held
+        # A meter without a cap needs no guard: count nothing there.
+        return Amount(*(0.0 if math.isinf(v) else v for v in held.values()))
     return Amount(
         float(record.get("cost_usd") or 0.0),
         float(record.get("tokens") or 0),
@@ -163,22 +179,6 @@ def attach(spec: LaneSpec, pid: int, folder: Path) -> Lane:
     """Watch a lane a killed driver left running; its output files are where it left them."""
     now = time.time()
     return Lane(spec, Orphan(pid), folder / "final.json", folder / "lane.log", now, now)
-
-
-def alive(pid: int) -> bool:
-    """Whether a lane's process still runs; a zombie (ended, not yet reaped by whoever
-    inherited it) has ended."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:

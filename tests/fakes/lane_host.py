@@ -2,7 +2,7 @@
 running at once never share a script counter.
 
 Each call finds its task in the handoff (`Task <id>:` of the lane's contract). The first call of
-a lane writes `<id>.txt` (text from LANE_HOST_TEXT, default the id) and commits it, saying
+a lane writes `<id>.txt` (the id as its text) and commits it, saying
 `ready`; a later call says `exit` (the verifier). Every call appends start and end times (and
 the task) to LANE_HOST_LOG. With LANE_HOST_BARRIER=<folder>:<n>, a lane's first call waits
 until n lanes have reached it: lanes that do not run at once fail the test (after a minute),
@@ -58,7 +58,7 @@ def hold(task: str) -> None:
     name, _, release = spec.partition(":")
     if name != task:
         return
-    Path(f"{release}.held").touch()
+    Path(f"{release}.held").write_text(str(os.getpid()))
     while not Path(release).exists():
         time.sleep(0.02)
 
@@ -69,13 +69,14 @@ def main() -> int:
     task = task_id()
     log("start", task)
     host.start(1)
-    done = Path(f"{task}.txt")
-    if done.exists():
+    # LANE_HOST_FILE: every task writes that one file (two lanes editing the same lines).
+    done = Path(os.environ.get("LANE_HOST_FILE") or f"{task}.txt")
+    if done.exists() and done.read_text() == task + "\n":
         say = "Every requirement checked.\n::potter(exit)"
     else:
         barrier(task)
         hold(task)
-        step = {"write": {done.name: os.environ.get("LANE_HOST_TEXT", task) + "\n"}}
+        step = {"write": {done.name: task + "\n"}}
         act(host, {**step, "commit": f"add {task}"}, Path(os.environ["LANE_HOST_LOG"]))
         say = "Done.\n::potter(ready)"
     host.say(say)

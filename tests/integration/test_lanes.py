@@ -20,6 +20,7 @@ import pytest
 from autopilot_codex.commands.run import main
 from autopilot_codex.lanes.driver import home_of
 from autopilot_codex.lanes.record import load
+from autopilot_codex.rounds.hold import alive
 from tests.conftest import ROOT, git, review_body, task
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -183,3 +184,64 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
     log = git(repo, "log", "--format=%s", "main").splitlines()
     assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2", "add T3"]
     assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt", "T2.txt", "T3.txt"]
+
+
+FOLLOW_UP = task(9, depends_on=[]) | {"title": "redo the work on the merged head"}
+
+
+@pytest.mark.parametrize("refusal", ["conflict", "checks"])
+def test_a_refused_landing_becomes_a_manager_made_follow_up_never_a_forced_merge(
+    repo: Path,
+    manager: FakeOpenAI,
+    host: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    refusal: str,
+) -> None:
+    """Two lanes edit the same lines (conflict), or each passes the checks alone and the merged
+    tree fails them (checks): the second landing is refused and the manager writes a task on
+    the merged head, which lands."""
+    barrier(tmp_path, monkeypatch, 2)
+    args = ["--lanes", "2"]
+    if refusal == "conflict":
+        monkeypatch.setenv("LANE_HOST_FILE", "shared.txt")
+    else:
+        args += ["--check", "sh -c '! { test -e T1.txt && test -e T2.txt; }'"]
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=[]))
+    manager.enqueue(FOLLOW_UP, schema="Task")
+    code, record = lanes(repo, *args)
+    assert code == 0, record
+    # Either lane may land first; the other is refused.
+    first, second, fix = sorted(
+        record["tasks"], key=lambda t: ("merged", "refused").index(t["state"]) + bool(t["follows"])
+    )
+    assert (first["state"], second["state"], fix["state"]) == ("merged", "refused", "merged")
+    assert second["why"].startswith(f"refused ({refusal})")
+    assert (fix["follows"], fix["title"]) == (second["id"], "redo the work on the merged head")
+    # The follow-up was asked with the refused lane's diff as its context.
+    asked = manager.requests_for(schema="Task")[0].prompt_text
+    assert f"Refused for: {refusal}" in asked and f"+{second['id']}" in asked
+    # Nothing forced: the refused lane's branch is kept, its commit never on the user's branch.
+    assert git(repo, "rev-parse", "--verify", second["branch"])
+    assert git(repo, "branch", "--contains", second["branch"], "--list", "main") == ""
+
+
+def test_a_lane_silent_past_its_timeout_is_stopped_retried_once_then_dropped(
+    repo: Path, manager: FakeOpenAI, host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = tmp_path / "release"
+    monkeypatch.setenv("LANE_HOST_HOLD", f"T1:{release}")
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=["T1"]))
+    try:
+        code, record = lanes(repo, "--lanes", "1", "--lane-timeout", "1")
+        # The stopped lane's round ended its host too (before anything released it).
+        assert not alive(int(Path(f"{release}.held").read_text()))
+    finally:
+        release.touch()
+    assert (code, record["status"]) == (2, "incomplete"), record
+    t1, t2 = record["tasks"]
+    assert (t1["state"], t1["attempts"], t2["state"]) == ("dropped", 2, "pending")
+    assert t1["why"] == "silent past its timeout; its branch is kept"
+    assert record["why"] == "not merged: T1, T2"
+    # Its branch is there to be resumed.
+    assert git(repo, "rev-parse", "--verify", t1["branch"])

@@ -234,6 +234,8 @@ class _Loop:
         share = b.default_share(self.run.lanes, self.run.lane_usd)
         if not b.reserve(task.id, share):
             self.note(f"Task {task.id} waits: its reservation does not fit the budget left.")
+            # With no lane running, nothing will give budget back: the run ends on it.
+            self.run.starved = not self.lanes
             return False
         path = worktrees.add(self.root, self.run.run, task.id)
         # Recorded as running before the process exists: a driver killed in between leaves a
@@ -355,10 +357,9 @@ def _end(root: Path, run: LanesRun) -> None:
     if not left:
         run.status, run.why = "complete", "every task merged"
         return
-    waiting = [t.id for t in run.tasks if t.state == "pending"]
-    over = waiting and not run.budget.reserved
-    run.status = "budget" if over else "incomplete"
-    run.why = f"not merged: {', '.join(left)}" + (" (the budget left fits no lane)" if over else "")
+    run.status = "budget" if run.starved else "incomplete"
+    run.why = f"not merged: {', '.join(left)}"
+    run.why += " (the budget left fits no lane)" if run.starved else ""
 
 
 def _result(run: LanesRun, home: Path) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from ..rounds.hold import alive
 from .budget import Amount
 
 PID_NAME = "pid"
+# Seconds a stopped lane has to end its round before its group is killed.
+STOP_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class Process(Protocol):
 
     def poll(self) -> int | None: ...
 
-    def wait(self) -> int: ...
+    def wait(self, timeout: float | None = None) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,11 @@ class Orphan:
     def poll(self) -> int | None:
         return None if alive(self.pid) else 0
 
-    def wait(self) -> int:
+    def wait(self, timeout: float | None = None) -> int:
+        give_up = None if timeout is None else time.monotonic() + timeout
         while alive(self.pid):
+            if give_up is not None and time.monotonic() > give_up:
+                raise subprocess.TimeoutExpired("lane", timeout or 0.0)
             time.sleep(0.05)
         return 0
 
@@ -116,9 +121,15 @@ class Lane:
         return code
 
     def stop(self) -> None:
-        """Stop the lane's whole process group (its rounds' hosts too); its branch stays."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        """Stop the lane's process group; its branch stays. An interrupt first, so its rounds
+        driver ends its round's host (a session of its own) and records the run as
+        interrupted; what is left after a grace period is killed."""
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(STOP_GRACE_S)
+                break
         self.proc.wait()
         self.poll()
 

@@ -67,6 +67,8 @@ class LanesRun:
     silent_s: float = 3600.0
     lane_usd: float | None = None
     finish: str = ""
+    # A ready task's reservation did not fit while no lane ran (the run ended on its budget).
+    starved: bool = False
 
     def task(self, task_id: str) -> TaskState:
         return next(t for t in self.tasks if t.id == task_id)

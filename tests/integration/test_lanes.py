@@ -20,8 +20,9 @@ import pytest
 from autopilot_codex.commands.run import main
 from autopilot_codex.lanes.driver import home_of
 from autopilot_codex.lanes.record import load
+from autopilot_codex.lanes.view import lines as view_lines
 from autopilot_codex.rounds.hold import alive
-from tests.conftest import ROOT, git, review_body, task
+from tests.conftest import ROOT, cli, git, review_body, task
 from tests.fakes.openai_server import FakeOpenAI
 
 LANE_HOST = ROOT / "tests" / "fakes" / "lane_host.py"
@@ -100,7 +101,11 @@ def test_three_independent_tasks_run_at_once_and_all_merge(
 
 
 def test_a_dependent_task_starts_only_after_its_dependency_merged(
-    repo: Path, manager: FakeOpenAI, host: Path
+    repo: Path,
+    manager: FakeOpenAI,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     plan(manager, task(1, depends_on=[]), task(2, depends_on=["T1"]))
     code, record = lanes(repo, "--lanes", "2")
@@ -110,6 +115,16 @@ def test_a_dependent_task_starts_only_after_its_dependency_merged(
     assert first_t2["files"] == ["T1.txt"]
     t1, t2 = (record["tasks"][n] for n in (0, 1))
     assert t2["started"] > t1["ended"]
+    # `status` and `loops` show each lane and the queue.
+    monkeypatch.chdir(repo)
+    for verb in ("status", "loops"):
+        code, text = cli(capsys, verb)
+        assert f"Lanes run {record['run']}: complete, 2 at most, spent $" in text, text
+        assert "  queue: empty" in text
+        assert [line.split()[:2] for line in text.splitlines() if line.startswith("  T")] == [
+            ["T1", "merged"],
+            ["T2", "merged"],
+        ]
 
 
 def test_a_budget_that_fits_two_lanes_never_starts_a_third(
@@ -170,6 +185,10 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
         if lane_too:
             os.killpg(load(home_of(repo)).task("T2").pid, signal.SIGKILL)  # type: ignore[union-attr]
         assert json.loads(record.read_text())["status"] == "running"
+        # `status` shows the held lane running in its first round, T1 merged.
+        shown = view_lines(repo)
+        assert any(line.split()[:4] == ["T2", "running", "round", "1"] for line in shown), shown
+        assert any(line.split()[:4] == ["T1", "merged", "round", "2"] for line in shown), shown
         release.touch()
         code, result = lanes(repo, "--resume")
     finally:

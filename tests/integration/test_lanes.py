@@ -51,9 +51,9 @@ def plan(manager: FakeOpenAI, *tasks: dict[str, Any]) -> None:
         manager.enqueue(review_body("approve"), schema="Review")
 
 
-def lanes(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+def lanes(repo: Path, *args: str, manager: str | None = "openai") -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
-    argv = ["--cwd", str(repo), "--json", "--manager", "openai", *args]
+    argv = ["--cwd", str(repo), "--json", *(["--manager", manager] if manager else []), *args]
     if "--resume" not in args:
         argv = ["write the task files", "--implementer", "claude", *argv]
     code = main(argv, stdout=out)

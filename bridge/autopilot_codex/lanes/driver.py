@@ -90,6 +90,9 @@ def drive(
         loop.reattach()
         loop.go()
     except KeyboardInterrupt:
+        # Ctrl-C stops the lanes too (each ends its round as interrupted); resume continues them.
+        for lane in loop.lanes.values():
+            lane.stop()
         run.status, run.why = "interrupted", "interrupted; `run --resume` continues"
     _end(root, run)
     save(home, run)
@@ -191,7 +194,7 @@ class _Loop:
                 self.note(f"Lane {task.id} re-attached (pid {task.pid}).")
             elif task.state == "running":
                 record = final(self._folder(task) / "final.json")
-                if record is not None:
+                if record is not None and record.get("status") != "interrupted":
                     self._ended(task, record)
                     continue
                 self.run.budget.reserved.pop(task.id, None)

@@ -33,13 +33,30 @@ def said(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
         (["--lanes", "2", "--manager", "openai"], "choose the implementer"),
         (["--lanes", "2", "--timeout", "0", "--implementer", "claude"], "--timeout 0 is not"),
         (["--lanes", "2", "--resume", "--manager", "openai"], "no unfinished lanes run"),
+        (["--lanes", "2", "--implementer", "claude", "--manager", "openai"], "could not answer"),
     ],
 )
 def test_what_a_lanes_run_refuses(
-    repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], error: str
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    error: str,
 ) -> None:
+    """Each before any lane starts: the flags, a manager that cannot answer."""
     code, text = said(capsys, "a goal", "--cwd", str(repo), *args)
     assert code == 1 and error in text, text
+
+
+def test_a_manager_that_cannot_work_is_refused_before_anything_starts(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    argv = ["a goal", "--cwd", str(repo), "--lanes", "2", "--manager", "openai"]
+    code, text = said(capsys, *argv, "--implementer", "claude")
+    assert code == 1 and "OPENAI_API_KEY" in text, text
+    assert load(driver.home_of(repo)) is None
 
 
 def test_lanes_need_a_branch_and_a_budget_that_fits_a_lane(
@@ -133,7 +150,7 @@ def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     )
     assert code == 1 and "continue it with run --resume" in text
     # Resumed without --manager: the run's own manager is asked.
-    code, record = lanes(repo, "--resume", manager=None)
-    assert (code, states(record)) == (0, {"T1": "merged"}), record
+    code, record = lanes(repo, "--resume", "--lanes", "2", manager=None)
+    assert (code, states(record), record["lanes"]) == (0, {"T1": "merged"}, 2), record
     # A lane the interrupt stopped ran again in its worktree; a landing cut short only landed.
     assert record["tasks"][0]["attempts"] == (2 if where == "wait_any" else 1)

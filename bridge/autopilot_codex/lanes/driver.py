@@ -332,10 +332,8 @@ class _Loop:
 
 
 def _fresh(run: LanesRun, root: str) -> str:
-    n = 1
-    while any(t.id == f"{root}-fix{n}" for t in run.tasks):
-        n += 1
-    return f"{root}-fix{n}"
+    """A follow-up's id: follow-ups are only ever added, so their count names a new one."""
+    return f"{root}-fix{1 + sum(1 for t in run.tasks if t.follows == root)}"
 
 
 @dataclass(frozen=True)

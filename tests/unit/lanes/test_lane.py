@@ -80,3 +80,27 @@ def test_the_run_record_reads_back_and_a_damaged_one_is_none(tmp_path: Path) -> 
     assert run.ids("pending") == ["T1"]
     path(tmp_path).write_text('{"run": 1}')
     assert load(tmp_path) is None
+
+
+def test_a_lane_deaf_to_the_interrupt_is_killed_after_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex.lanes import lane as lanes
+
+    monkeypatch.setattr(lanes, "STOP_GRACE_S", 0.2)
+    deaf = "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); print(1, flush=True); sys.stdin.read()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", deaf],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
+    lane = lanes.Lane(spec(), proc, tmp_path / "final.json", tmp_path / "none.log", 0.0, 0.0)
+    # No log yet: silent since it started.
+    assert lane.silent_for(5.0) == 5.0
+    lane.stop()
+    assert proc.returncode == -9
+    for stream in (proc.stdin, proc.stdout):
+        assert stream is not None
+        stream.close()

@@ -75,6 +75,9 @@ def test_lanes_need_a_branch_and_a_budget_that_fits_a_lane(
     assert code == 2
     assert "T1: pending (task number 1)" in text
     assert "budget: not merged: T1 (the budget left fits no lane)." in text
+    # Resumed with a budget that fits the lane's share, it runs on.
+    code, record = lanes(repo, "--resume", "--budget", "10")
+    assert (code, states(record)) == (0, {"T1": "merged"}), record
 
 
 def test_a_lane_that_ends_unfinished_is_dropped_with_its_branch_kept(

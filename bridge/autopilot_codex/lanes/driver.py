@@ -133,9 +133,13 @@ def _resumed(home: Path, opts: LanesOptions) -> LanesRun:
     run = load(home)
     if run is None or run.status == "complete":
         raise BridgeError("no unfinished lanes run to resume here")
-    run.status, run.why = "running", ""
+    run.status, run.why, run.starved = "running", "", False
     if opts.lanes > 1:
         run.lanes = opts.lanes
+    if opts.budget_usd is not None:
+        # A run that ended on its budget goes on with a larger one.
+        limit = run.budget.limit
+        run.budget.limit = Amount(opts.budget_usd, limit.tokens, limit.seconds)
     return run
 
 

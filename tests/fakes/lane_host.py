@@ -68,6 +68,8 @@ def main() -> int:
     host: Claude | Codex = Codex(argv) if argv[:1] == ["exec"] else Claude(argv)
     task = task_id()
     log("start", task)
+    # LANE_HOST_DELAY: the model's latency, seconds per call (the lanes bench).
+    time.sleep(float(os.environ.get("LANE_HOST_DELAY") or 0))
     host.start(1)
     # LANE_HOST_FILE: every task writes that one file (two lanes editing the same lines).
     done = Path(os.environ.get("LANE_HOST_FILE") or f"{task}.txt")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import secrets
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Literal
 
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks
 from ..errors import BridgeError
-from ..gitrepo import identity, run_bytes, run_git
+from ..gitrepo import Location, identity, locate, run_bytes, run_git
 from .names import component
 from .worktrees import (
     attach,
@@ -67,11 +68,18 @@ def land(
     checks: Sequence[CheckSpec] = (),
     checks_env: Sequence[str] = (),
     review: Review | None = None,
+    expected: str | None = None,
 ) -> Merged | Refused:
-    """Merge the lane's branch into the integration branch, or say why not (nothing moved)."""
+    """Merge the lane's branch into the integration branch, or say why not (nothing moved).
+
+    `expected`: the integration head as the caller's own record of the queue has it (kept
+    where no lane can write). A lane's implementer may be able to write the repository's refs;
+    given `expected`, a branch moved outside the queue is an error, not a base to build on.
+    """
     with _locked(repo, run):
+        _sweep(repo, run)
         for _ in range(CAS_TRIES):
-            outcome = _attempt(repo, run, task_id, checks, checks_env, review)
+            outcome = _attempt(repo, run, task_id, checks, checks_env, review, expected)
             if outcome is not None:
                 return outcome
     raise BridgeError(f"{integration_branch(run)} kept moving while task {task_id!r} landed")
@@ -84,6 +92,7 @@ def _attempt(
     checks: Sequence[CheckSpec],
     checks_env: Sequence[str],
     review: Review | None,
+    expected: str | None,
 ) -> Merged | Refused | None:
     target = f"refs/heads/{integration_branch(run)}"
     source = f"refs/heads/{lane_branch(run, task_id)}"
@@ -91,10 +100,20 @@ def _attempt(
     lane = commit_sha(repo, source)
     if base is None or lane is None:
         raise BridgeError(f"task {task_id!r} of run {run!r} has no lane or integration branch")
+    if expected is not None and base != expected:
+        raise BridgeError(
+            f"{integration_branch(run)} is at {base[:12]}, not at {expected[:12]} where the "
+            "queue left it: something outside the queue moved it"
+        )
     if contains(repo, target, lane):
         return Merged(base)
-    diff = lane_diff(repo, base, lane)
-    tree, conflicts = merge_tree(repo, base, lane)
+    fork = run_git(repo, "merge-base", base, lane, ok_codes=(0, 1)).strip()
+    diff = lane_diff(repo, fork or base, lane)
+    if not fork:
+        detail = "The lane's branch shares no history with the integration branch."
+        return Refused("conflict", detail, diff)
+    scratch = _scratch(repo, run) / f"merge-{secrets.token_hex(8)}"
+    tree, conflicts = merge_tree(repo, base, lane, scratch)
     if tree is None:
         return Refused("conflict", conflicts, diff)
     message = f"Merge task {task_id} ({lane_branch(run, task_id)}) into {integration_branch(run)}"
@@ -112,27 +131,43 @@ def _attempt(
     return Merged(commit) if move(repo, target, commit, base) else None
 
 
-def merge_tree(repo: Path, base: str, lane: str) -> tuple[str | None, str]:
-    """The merged tree and "", or None and what conflicts. A merge driver the repository's
-    config defines is a program: each is replaced by `false`, so a file it would merge is a
-    conflict, never a program of the implementer's choosing run, nor a silent wrong merge."""
+def merge_tree(repo: Path, base: str, lane: str, scratch: Path) -> tuple[str | None, str]:
+    """The merged tree and "", or None and what conflicts.
+
+    A merge driver the repository's config defines is a program: each is replaced by `false`,
+    so a file it would merge is a conflict, never a program of the implementer's choosing run,
+    nor a silent merge that keeps one side. git writes a driver's files in its work tree: the
+    merge runs over `scratch`, an empty folder of its own (made and removed here), which also
+    keeps the user's tree, and its `.gitattributes`, out of the merge.
+    """
     drivers = _merge_drivers(repo)
     odd = [d for d in drivers if "=" in d or "\n" in d]
     if odd:
         return None, f"the repository's config defines merge drivers lanes cannot switch off: {odd}"
     blank = [arg for d in drivers for arg in ("-c", f"merge.{d}.driver=false")]
     args = (*blank, "merge-tree", "--write-tree", "--no-messages", "--name-only", base, lane)
+    found = locate(repo)
+    where = Location(scratch, found.git_dir, found.common_dir)
+    scratch.mkdir(parents=True)
     try:
-        return run_git(repo, *args).splitlines()[0], ""
-    except BridgeError:
-        out = run_git(repo, *args, ok_codes=(1,))
+        try:
+            return _text(where, args, (0,)).splitlines()[0], ""
+        except BridgeError:
+            out = _text(where, args, (1,))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     files = [line for line in out.splitlines()[1:] if line]
     return None, "The lane's branch conflicts with the integration branch in: " + ", ".join(files)
 
 
-def lane_diff(repo: Path, base: str, lane: str) -> str:
-    """What the lane changed since it left the integration branch, at most DIFF_CHARS_MAX."""
-    text = run_git(repo, "diff", *_DIFF_FLAGS, f"{base}...{lane}", "--")
+def _text(where: Location, args: Sequence[str], ok_codes: tuple[int, ...]) -> str:
+    return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
+
+
+def lane_diff(repo: Path, fork: str, lane: str) -> str:
+    """What the lane changed since `fork` (where it left the integration branch), at most
+    DIFF_CHARS_MAX."""
+    text = run_git(repo, "diff", *_DIFF_FLAGS, fork, lane, "--")
     if len(text) <= DIFF_CHARS_MAX:
         return text
     return text[:DIFF_CHARS_MAX] + f"\n[diff cut: {len(text)} characters in all]\n"
@@ -148,12 +183,26 @@ def _merge_drivers(repo: Path) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _sweep(repo: Path, run: str) -> None:
+    """Remove what a landing killed mid-way left (its checks' worktree, its merge folder):
+    under the lock, no other landing of the run is using them."""
+    common = locate(repo).common_dir
+    for place in _scratch(repo, run).glob("checks-*"):
+        detach(Location(place, common / "worktrees" / f"autopilot-{place.name}", common))
+    shutil.rmtree(_scratch(repo, run), ignore_errors=True)
+
+
+def _scratch(repo: Path, run: str) -> Path:
+    """The landings' own folders: `.queue`, a name no task id is escaped to (a dot never is),
+    so sweeping it never reaches a lane's worktree."""
+    return lanes_home(repo) / component(run) / ".queue"
+
+
 def _checked(
     repo: Path, run: str, commit: str, checks: Sequence[CheckSpec], checks_env: Sequence[str]
 ) -> list[CheckResult]:
-    token = secrets.token_hex(8)
-    place = lanes_home(repo) / component(run) / f"checks-{token}"
-    where = attach(repo, place, commit, f"autopilot-checks-{token}")
+    place = _scratch(repo, run) / f"checks-{secrets.token_hex(8)}"
+    where = attach(repo, place, commit, f"autopilot-{place.name}")
     try:
         return run_checks(place, checks, env_names=checks_env)
     finally:

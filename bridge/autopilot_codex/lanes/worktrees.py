@@ -20,7 +20,8 @@ from ..gitrepo import Location, locate, run_bytes
 from ..paths import state_home
 from .names import component, original
 
-_ZERO = "0" * 40
+# update-ref's "old value" that means "must not exist yet", whatever the hash's length.
+_ABSENT = ""
 
 
 def integration_branch(run: str) -> str:
@@ -39,10 +40,12 @@ def lanes_home(repo: Path) -> Path:
     there would show in the user's `git status` and in every other lane's checks. The hash of
     the repository's git directory keeps two repositories of one name apart.
     """
-    where = locate(repo)
+    common = locate(repo).common_dir
     home = state_home().expanduser().absolute()
-    digest = hashlib.sha256(str(where.common_dir).encode()).hexdigest()[:12]
-    return home.parent / f"{home.name}-lanes" / f"{component(where.work_tree.name)}-{digest}"
+    digest = hashlib.sha256(str(common).encode()).hexdigest()[:12]
+    # Named after the repository's folder, also when asked from inside one of its lanes.
+    name = component((common.parent.name if common.name == ".git" else common.stem) or "root")
+    return home.parent / f"{home.name}-lanes" / f"{name}-{digest}"
 
 
 def begin(repo: Path, run: str) -> str:
@@ -54,20 +57,29 @@ def begin(repo: Path, run: str) -> str:
     head = _sha(repo, "HEAD")
     if not head:
         raise BridgeError("lanes need a commit to start from: this repository has none")
-    _move(repo, ref, head, _ZERO)
+    _move(repo, ref, head, _ABSENT)
     return head
 
 
-def add(repo: Path, run: str, task_id: str) -> Path:
+def add(repo: Path, run: str, task_id: str, *, new: bool = False) -> Path:
     """The lane's worktree, on its branch made from the integration head; an existing branch
-    and worktree are used as they are (a resumed run continues them)."""
+    and worktree are used as they are (a resumed run continues them).
+
+    `new`: the driver's record says this task never started, so a branch already there was
+    not made by this run's driver (another lane's implementer can write refs): an error,
+    rather than work nobody asked for taken as the lane's start.
+    """
     ref = _ref(lane_branch(run, task_id))
+    if new and _sha(repo, ref):
+        raise BridgeError(f"{lane_branch(run, task_id)} exists, yet its task never started")
     if not _sha(repo, ref):
         base = _sha(repo, _ref(integration_branch(run)))
         if not base:
             raise BridgeError(f"run {run!r} has no integration branch: call begin first")
-        _move(repo, ref, base, _ZERO)
+        _move(repo, ref, base, _ABSENT)
     place = lane_path(repo, run, task_id)
+    if place.is_symlink():
+        raise BridgeError(f"{place} is a link, not a lane's folder: remove it to go on")
     if (place / ".git").exists():
         return place
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
@@ -113,6 +125,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
         return False
     place = lane_path(repo, run, task_id)
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if place.is_symlink():
+        return False
     if place.exists():
         where = Location(place, admin, locate(repo).common_dir)
         if not (place / ".git").is_file() or not admin.is_dir():
@@ -129,9 +143,15 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
     return True
 
 
-def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
+def finish(
+    repo: Path, run: str, user_branch: str, user_sha: str, *, expected: str | None = None
+) -> str:
     """Fast-forward the user's branch to the integration head when it still points at
-    `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user."""
+    `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user.
+
+    `expected`: the integration head as the queue's own record has it; given, a branch moved
+    outside the queue (by whoever can write the refs) never reaches the user's branch.
+    """
     integration = integration_branch(run)
     head = _sha(repo, _ref(integration))
     if head is None:
@@ -139,6 +159,8 @@ def finish(repo: Path, run: str, user_branch: str, user_sha: str) -> str:
     ref = _ref(user_branch)
     now = _sha(repo, ref)
     leave = f"The work is on branch {integration}; your branch {user_branch} was left as it was"
+    if expected is not None and head != expected:
+        return f"{leave}: {integration} is not where the merge queue left it; check it first."
     if now != user_sha:
         return f"{leave}: it moved since the run began. Merge {integration} when you are ready."
     if now == head:
@@ -173,8 +195,12 @@ def attach(repo: Path, place: Path, head: str, name: str) -> Location:
     (admin / "HEAD").write_text(f"{head}\n", encoding="utf-8")
     (place / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
     where = Location(place, admin, common)
-    _git(where, "read-tree", "HEAD")
-    _git(where, "checkout-index", "--all", "--force", "-u")
+    try:
+        _git(where, "read-tree", "HEAD")
+        _git(where, "checkout-index", "--all", "--force", "-u")
+    except BridgeError:
+        detach(where)  # made just now and half filled: never found later as a lane to resume
+        raise
     return where
 
 
@@ -255,6 +281,6 @@ def _checked_out(repo: Path, ref: str) -> Path | None:
     for line in out.splitlines():
         if line.startswith("worktree "):
             place = Path(line[len("worktree ") :])
-        elif line == f"branch {ref}" and place is not None:
+        elif line == f"branch {ref}":
             return place
     return None

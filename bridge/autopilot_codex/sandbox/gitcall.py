@@ -25,8 +25,6 @@ WRITES: dict[str, Writes] = {
     "add": "git",
     "commit": "git",
     "commit-tree": "git",
-    # lanes/queue.py: the merged tree's objects, never a work tree.
-    "merge-tree": "git",
     "hash-object": "git",
     "index-pack": "git",
     "pack-objects": "git",
@@ -41,6 +39,8 @@ WRITES: dict[str, Writes] = {
     "stash": "tree",
     # `restore` (shadow/back.py) writes the files of a snapshot back into the work tree.
     "checkout-index": "tree",
+    # lanes/queue.py: objects, and a merge driver's files in the empty folder it runs over.
+    "merge-tree": "tree",
     # lanes/worktrees.py `finish`: a fast-forward of the user's checked-out branch.
     "merge": "tree",
 }

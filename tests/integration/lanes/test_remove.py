@@ -6,6 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
+from autopilot_codex.errors import BridgeError
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.queue import land
 from tests.conftest import git
@@ -98,3 +101,16 @@ def test_a_worktree_whose_head_names_nothing_is_kept(tmp_path: Path) -> None:
     (admin / "HEAD").write_text("ref: refs/heads/nowhere\n")
     assert worktrees.remove(repo, RUN, "T1") is False
     assert place.is_dir()
+
+
+def test_a_link_in_place_of_the_lane_is_neither_followed_nor_removed(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    land(repo, RUN, "T1")
+    mine = tmp_path / "mine"
+    shutil.move(str(place), str(mine))
+    place.symlink_to(mine)
+    assert worktrees.remove(repo, RUN, "T1") is False
+    assert (mine / "a.txt").exists() and place.is_symlink()
+    with pytest.raises(BridgeError, match="is a link"):
+        worktrees.add(repo, RUN, "T1")

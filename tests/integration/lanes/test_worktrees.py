@@ -10,7 +10,7 @@ import pytest
 
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.lanes import worktrees
-from autopilot_codex.lanes.queue import land
+from autopilot_codex.lanes.queue import Merged, land
 from autopilot_codex.paths import state_home
 from tests.conftest import git, make_repo
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration, lane_with, sha
@@ -43,6 +43,7 @@ def test_lanes_live_beside_the_state_home_apart_per_repository(tmp_path: Path) -
     place = worktrees.add(one, RUN, "T1")
     assert place == home / RUN / "+541"
     assert one not in place.parents and state_home() not in place.parents
+    assert worktrees.lanes_home(place) == home  # asked from inside a lane: the same
 
 
 def test_a_lane_is_a_worktree_git_knows_on_its_branch(repo: Path) -> None:
@@ -185,3 +186,45 @@ def test_finish_leaves_a_branch_the_run_did_not_start_from(tmp_path: Path) -> No
 def test_finish_without_a_run_is_an_error(repo: Path) -> None:
     with pytest.raises(BridgeError, match="no integration branch"):
         worktrees.finish(repo, RUN, "main", sha(repo, "main"))
+
+
+def test_a_sha256_repository_works_the_same(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", "--object-format=sha256")
+    commit_in(repo, {"a.txt": "one\n"})
+    start = worktrees.begin(repo, RUN)
+    assert len(start) == 64
+    lane_with(repo, "T1", {"b.txt": "b\n"})
+    assert isinstance(land(repo, RUN, "T1"), Merged)
+    assert worktrees.remove(repo, RUN, "T1")
+    assert "now has the run's work" in worktrees.finish(repo, RUN, "main", start)
+
+
+def test_a_worktree_that_cannot_be_filled_leaves_nothing_behind(repo: Path) -> None:
+    place = repo.parent / "half"
+    with pytest.raises(BridgeError):
+        worktrees.attach(repo, place, "0" * 40, "autopilot-half")
+    assert not place.exists() and not (repo / ".git" / "worktrees" / "autopilot-half").exists()
+
+
+def test_the_rounds_driver_commits_in_a_lane_walled_onto_its_branch(tmp_path: Path) -> None:
+    """A lane is run by the rounds driver: its walled commit lands on the lane's branch."""
+    from autopilot_codex.rounds.commit import commit_round
+
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    (place / "b.txt").write_text("b\n")
+    commit_round(place, "wrote b", 1, RUN)
+    assert worktrees.existing(repo, RUN)["T1"] == sha(place, "HEAD")
+    assert git(place, "show", "HEAD:b.txt") == "b" and sha(repo, "main") == integration(repo)
+
+
+def test_a_branch_planted_for_a_task_not_started_is_refused_when_new(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1", new=True)
+    planted = commit_in(place, {"evil.txt": "x"})
+    git(repo, "update-ref", f"refs/heads/{worktrees.lane_branch(RUN, 'T2')}", planted)
+    with pytest.raises(BridgeError, match="never started"):
+        worktrees.add(repo, RUN, "T2", new=True)
+    assert not worktrees.lane_path(repo, RUN, "T2").exists()

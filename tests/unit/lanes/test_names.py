@@ -50,7 +50,7 @@ def test_the_run_is_escaped_the_same_way() -> None:
     assert lane_branch("A", "b") == "autopilot/+41/task/b"
 
 
-@pytest.mark.parametrize("name", ["+", "+4", "+zz", "A", "a b", "+ff", "+c3", "", "+2B"])
+@pytest.mark.parametrize("name", ["+", "+4", "+zz", "A", "a b", "+ff", "+c3", "", "+2B", "+61"])
 def test_a_name_no_id_makes_reads_as_none(name: str) -> None:
     assert original(name) is None
 

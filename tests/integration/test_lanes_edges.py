@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from autopilot_codex.commands.run import main
-from autopilot_codex.lanes import driver, queue
+from autopilot_codex.lanes import driver, lane, queue
 from autopilot_codex.lanes.record import load
 from autopilot_codex.rounds.hold import alive
 from tests.conftest import git, task
@@ -104,23 +104,26 @@ def test_a_review_refusal_past_the_follow_up_limit_stays_refused(
     assert not manager.requests_for(schema="Task")
 
 
-def interrupt_once(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    real = getattr(driver, name) if name != "land" else queue.land
+def interrupt_once(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A Ctrl-C at the first wait for the lanes, or before or after the first landing."""
+    real = lane.wait_any if where == "wait_any" else queue.land
     calls: list[int] = []
 
     def once(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        if len(calls) == 1:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        if len(calls) > 1:
+            return real(*args, **kwargs)
+        if where == "after-land":
+            real(*args, **kwargs)
+        raise KeyboardInterrupt
 
-    if name == "land":
-        monkeypatch.setattr(queue, "land", once)
+    if where == "wait_any":
+        monkeypatch.setattr(driver, "wait_any", once)
     else:
-        monkeypatch.setattr(driver, name, once)
+        monkeypatch.setattr(queue, "land", once)
 
 
-@pytest.mark.parametrize("where", ["wait_any", "land"])
+@pytest.mark.parametrize("where", ["wait_any", "land", "after-land"])
 def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     repo: Path,
     manager: FakeOpenAI,
@@ -157,3 +160,6 @@ def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     assert (code, states(record), record["lanes"]) == (0, {"T1": "merged"}, 2), record
     # A lane the interrupt stopped ran again in its worktree; a landing cut short only landed.
     assert record["tasks"][0]["attempts"] == (2 if where == "wait_any" else 1)
+    # A landing merged before the interrupt is not merged twice, nor reviewed again.
+    assert len(manager.requests_for(schema="Review")) == 1
+    assert git(repo, "log", "--format=%s", "main").count("add T1") == 1

@@ -83,7 +83,7 @@ def drive(
     root = toplevel(opts.worktree)
     home = home_of(root)
     run = _resumed(home, opts) if opts.resume else _planned(root, opts, asker, note)
-    worktrees.begin(root, run.run)
+    run.integration = run.integration or worktrees.begin(root, run.run)
     save(home, run)
     loop = _Loop(root, home, run, asker, note, env)
     try:
@@ -244,12 +244,15 @@ class _Loop:
             # With no lane running, nothing will give budget back: the run ends on it.
             self.run.starved = not self.lanes
             return False
-        path = worktrees.add(self.root, self.run.run, task.id)
-        # Recorded as running before the process exists: a driver killed in between leaves a
-        # task whose lane `reattach` looks for (by the pid the lane writes), never a second lane.
+        # Recorded as running before its branch or process exists: a driver killed in between
+        # leaves a task `reattach` continues (its branch reused, its lane found by the pid the
+        # lane writes), never a second lane; a branch for a task never started is refused.
+        new = task.attempts == 0
         task.state, task.pid, task.attempts = "running", 0, task.attempts + 1
-        task.branch, task.worktree = worktrees.lane_branch(self.run.run, task.id), str(path)
+        task.branch = worktrees.lane_branch(self.run.run, task.id)
         self.save()
+        path = worktrees.add(self.root, self.run.run, task.id, new=new)
+        task.worktree = str(path)
         # A lane whose rounds run began (a killed or stopped lane) continues it.
         resume = custody_for(path).path.exists()
         lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
@@ -294,6 +297,15 @@ class _Loop:
         self.save()
         self._land(task)
 
+    def _landed_before(self, task: TaskState) -> queue.Merged | None:
+        """A landing the driver's death cut short after the queue merged it: the integration
+        head is the queue's merge of the recorded head and this lane, so it is taken as ours."""
+        if not worktrees.merged(self.root, self.run.run, task.id):
+            return None
+        head = worktrees.begin(self.root, self.run.run)
+        first = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{head}^1", ok_codes=(0, 1))
+        return queue.Merged(head) if first.strip() == self.run.integration else None
+
     def _silent(self, task: TaskState) -> None:
         self.run.budget.settle(task.id, self.run.budget.reserved.get(task.id, _usd(0.0)))
         if task.attempts <= RETRIES:
@@ -306,18 +318,20 @@ class _Loop:
         self.save()
 
     def _land(self, task: TaskState) -> None:
-        result = queue.land(
+        result = self._landed_before(task) or queue.land(
             self.root,
             self.run.run,
             task.id,
             checks=user_checks(list(self.run.checks)),
             checks_env=self.run.checks_env,
             review=lambda diff: self.asker.review(task.contract, diff),
+            expected=self.run.integration,
         )
         if task.id in self.run.queue:
             self.run.queue.remove(task.id)
         if isinstance(result, queue.Merged):
             task.state, task.why = "merged", f"merged as {result.sha[:12]}"
+            self.run.integration = result.sha
             worktrees.remove(self.root, self.run.run, task.id)
             self.note(f"Lane {task.id} merged ({result.sha[:12]}).")
             self.save()
@@ -358,7 +372,9 @@ def _end(root: Path, run: LanesRun) -> None:
     merged = {t.id for t in run.tasks if t.state == "merged"}
     merged |= {t.follows for t in run.tasks if t.state == "merged" and t.follows}
     left = [t.id for t in roots if t.id not in merged]
-    run.finish = worktrees.finish(root, run.run, run.user_branch, run.user_sha)
+    run.finish = worktrees.finish(
+        root, run.run, run.user_branch, run.user_sha, expected=run.integration
+    )
     if not left:
         run.status, run.why = "complete", "every task merged"
         return

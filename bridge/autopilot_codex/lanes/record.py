@@ -69,6 +69,9 @@ class LanesRun:
     finish: str = ""
     # A ready task's reservation did not fit while no lane ran (the run ended on its budget).
     starved: bool = False
+    # The integration head as the queue last left it (never read back from the refs, which a
+    # lane's implementer may be able to write).
+    integration: str = ""
 
     def task(self, task_id: str) -> TaskState:
         return next(t for t in self.tasks if t.id == task_id)

@@ -199,8 +199,10 @@ def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
 
 def _status(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.status import status
+    from .commands.views import with_lanes
 
-    return 0, status(cwd=cwd, as_json=args.json)
+    text = status(cwd=cwd, as_json=args.json)
+    return 0, text if args.json else with_lanes(text, cwd)
 
 
 def _next(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:

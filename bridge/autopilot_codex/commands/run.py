@@ -134,6 +134,27 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cwd", type=Path, default=Path(), help="the repository to run in (default: here)"
     )
+    p.add_argument(
+        "--lanes",
+        type=_number(int, "a whole number of lanes, 1 or more"),
+        default=None,
+        metavar="N",
+        help="plan with the manager, then run up to N independent tasks at once, each in a "
+        "worktree of its own, merged one at a time (see docs/lanes.md)",
+    )
+    p.add_argument(
+        "--lane-budget",
+        default=None,
+        metavar="USD",
+        help="with --lanes: each lane's reservation (default: the budget left over the lanes)",
+    )
+    p.add_argument(
+        "--lane-timeout",
+        type=_number(float, "seconds, above 0"),
+        default=None,
+        metavar="SECONDS",
+        help="with --lanes: stop a lane silent this long (default: --timeout plus a minute)",
+    )
     return p
 
 
@@ -249,6 +270,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     out = stdout or sys.stdout
     try:
         _refuse_unknown(cli, unknown)
+        from .run_lanes import lanes_wanted
+
+        if lanes_wanted(args):
+            from .run_lanes import run_lanes
+
+            return run_lanes(args, out)
         opts = _options(args)
         for line in jail_notes():
             output.err(line)

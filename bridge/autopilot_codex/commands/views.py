@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .. import loopfiles, output
@@ -110,7 +111,19 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
     if args.dry_run:
         raise BridgeError("--dry-run goes with --prune: loops --prune --older-than 7d --dry-run")
     found = every()
-    return 0, as_json(found) if args.json else table(found)
+    return 0, as_json(found) if args.json else with_lanes(table(found), cwd)
+
+
+def with_lanes(text: str, cwd: str) -> str:
+    """A view's text and, below it, the last lanes run of the repository here (if any)."""
+    from ..gitrepo import toplevel
+    from ..lanes.view import lines
+
+    try:
+        shown = lines(toplevel(Path(cwd)))
+    except BridgeError:
+        return text
+    return "\n".join([text, *shown])
 
 
 def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:

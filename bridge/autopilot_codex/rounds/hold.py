@@ -44,13 +44,25 @@ def _orphaned(state: State) -> bool:
     if not isinstance(state.own, RoundsRecord) or not sid.startswith(DRIVER_PREFIX):
         return False
     try:
-        pid = int(sid.removeprefix(DRIVER_PREFIX))
+        return not alive(int(sid.removeprefix(DRIVER_PREFIX)))
+    except ValueError:
+        return False
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs: a zombie (ended, its parent killed and nobody reaping it, as
+    with a lane whose lanes driver was killed) has ended."""
+    try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except (ValueError, PermissionError, OSError):
         return False
-    return False
+    except OSError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 @dataclass

@@ -1,0 +1,96 @@
+"""`run --lanes N` (and `run --resume` of a lanes run): the flags into `lanes.driver`.
+
+Without `--lanes`, `run` is the rounds loop as it always was; a lanes run needs a manager
+(it plans, reviews each landing and writes follow-ups).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from typing import TextIO
+
+from .. import output
+from ..config import check, load_config
+from ..errors import BridgeError
+from ..gitrepo import toplevel
+from ..lanes.ask import Asker
+from ..lanes.driver import LanesOptions, drive, home_of
+from ..lanes.record import load
+
+# A lane may be quiet for a whole round; past its round timeout and this much, it is stuck.
+SILENCE_GRACE_S = 60.0
+
+
+def lanes_wanted(args: argparse.Namespace) -> bool:
+    """`--lanes`, or `--resume` where the last lanes run is unfinished."""
+    if args.lanes is not None:
+        return True
+    if not args.resume:
+        return False
+    last = load(home_of(toplevel(args.cwd.resolve())))
+    return last is not None and last.status not in ("complete",)
+
+
+def options(args: argparse.Namespace) -> LanesOptions:
+    if args.lanes is not None and args.lanes < 1:
+        raise BridgeError("--lanes must be 1 or more")
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):
+        raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
+    if not args.resume and args.implementer is None:
+        raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
+    usd = {
+        name: None if raw is None else float(check("budget_usd", raw, f"{flag} {raw}"))
+        for name, flag, raw in (
+            ("budget", "--budget", args.budget),
+            ("lane", "--lane-budget", args.lane_budget),
+        )
+    }
+    config = load_config({"max_tokens": args.max_tokens, "max_duration": args.max_duration})
+    return LanesOptions(
+        worktree=args.cwd.resolve(),
+        goal=" ".join(args.goal),
+        implementer=args.implementer or "claude",
+        lanes=args.lanes or 1,
+        lane_usd=usd["lane"],
+        budget_usd=usd["budget"],
+        max_tokens=config.max_tokens,
+        max_seconds=config.max_duration,
+        round_timeout_s=args.timeout,
+        silent_s=args.lane_timeout or args.timeout + SILENCE_GRACE_S,
+        checks=tuple(args.check or ()),
+        checks_env=tuple(load_config(warnings=[]).checks_env),
+        resume=args.resume,
+    )
+
+
+def asker(backend: str | None) -> Asker:
+    """The manager the lanes ask, refused up front when its backend cannot work."""
+    from ..manager.select import configured_problem, select
+
+    if backend in (None, "none"):
+        raise BridgeError("lanes need a manager to plan and review: --manager openai or codex")
+    config = load_config({"manager": backend})
+    problem = configured_problem(config)
+    if problem:
+        raise BridgeError(problem)
+    return Asker(select(config)(config.model, config), config)
+
+
+def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
+    opts = options(args)
+    manager = args.manager
+    if opts.resume and manager is None:
+        last = load(home_of(toplevel(opts.worktree)))
+        manager = last.manager if last is not None else None
+    record = drive(dataclasses.replace(opts, manager=manager or ""), asker(manager), output.err)
+    if args.json:
+        out.write(json.dumps(record, sort_keys=True) + "\n")
+    else:
+        for task in record["tasks"]:
+            out.write(f"{task['id']}: {task['state']} ({task['why'] or task['title']})\n")
+        out.write(f"{record['status']}: {record['why']}. {record['finish']}\n")
+    out.flush()
+    return int(record["exit_code"])

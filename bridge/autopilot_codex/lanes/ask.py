@@ -1,0 +1,84 @@
+"""The lanes driver's three questions to the manager: the plan, a landing's review, and a
+follow-up task for a refused landing. One call each (an unusable answer gets the corrective
+retries of every manager call), so the manager's requests grow with the tasks, never with lanes × rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from .. import gitrepo
+from ..contract import clip
+from ..errors import BridgeError
+from ..manager import prompts
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..config import Config
+    from ..manager import Manager
+    from ..manager.schemas import Plan, Task
+
+M = TypeVar("M", bound="BaseModel")
+REVIEW_INSTRUCTIONS = (
+    prompts.ROLE + " A lane finished its task on a branch of its own; its diff is about to be "
+    "merged. decision=approve when it is a correct, complete step for its task; otherwise fix "
+    "or reject and say why in summary. " + prompts.UNTRUSTED_NOTE
+)
+FOLLOW_UP_INSTRUCTIONS = (
+    prompts.ROLE + " A lane's work could not be merged (the reason and its diff follow). Write "
+    "ONE new task that redoes or repairs that work on top of the work merged so far, so that "
+    "it merges cleanly and passes the checks. Give it a new id and depends_on empty. "
+    + prompts.UNTRUSTED_NOTE
+)
+
+
+@dataclass
+class Asker:
+    """The manager, asked through one backend; `cost_usd` adds up every call."""
+
+    manager: Manager
+    config: Config
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def plan(self, root: Path, goal: str) -> Plan:
+        from ..manager.schemas import Plan
+
+        files, count = gitrepo.tracked_files(root)
+        recent = gitrepo.commits_since(root, gitrepo.EMPTY_TREE, limit=10)
+        prompt = prompts.plan_prompt(goal, files, count, recent, self.config.prompt_chars)
+        # A plan that is no graph (a cycle, an unknown id) gets the corrective retries of
+        # every manager answer (`manager.answers`), as `plan` does.
+        return self._ask(Plan, prompt.instructions, prompt.text)
+
+    def review(self, title: str, diff: str) -> tuple[bool, str]:
+        from ..manager.schemas import Review
+
+        text = f"The task: {clip(title, 2000)}\n\nIts diff:\n" + prompts.framed(
+            "DIFF", prompts.bound_diff(diff, max(2000, self.config.prompt_chars - 6000))
+        )
+        answer = self._ask(Review, REVIEW_INSTRUCTIONS, text)
+        return answer.decision == "approve", answer.summary
+
+    def follow_up(self, title: str, reason: str, detail: str, diff: str) -> Task:
+        from ..manager.schemas import Task
+
+        text = (
+            f"The refused task: {clip(title, 2000)}\nRefused for: {reason}: {clip(detail, 4000)}"
+            "\n\nIts diff against the work merged so far:\n"
+            + prompts.framed(
+                "DIFF", prompts.bound_diff(diff, max(2000, self.config.prompt_chars - 9000))
+            )
+        )
+        return self._ask(Task, FOLLOW_UP_INSTRUCTIONS, text)
+
+    def _ask(self, schema: type[M], instructions: str, text: str) -> M:
+        outcome = self.manager.ask(schema, instructions, text)
+        self.calls += 1
+        self.cost_usd += outcome.cost_usd
+        if outcome.value is None:
+            raise BridgeError(f"the manager could not answer: {outcome.error}")
+        return outcome.value

@@ -1,0 +1,398 @@
+"""`run --lanes N`: the manager's plan as a graph, up to N lanes at once, one merge queue.
+
+The loop: plan (one manager call; a plan that is no graph gets corrective retries) → start up to
+N ready tasks, each a lane (`lane.start`: the rounds driver in a worktree of its own, on its own
+branch, held to a reservation of the one budget) → as each lane ends, land it (`queue.land`,
+one at a time: merge-tree, the user's checks on the merged tree, the manager's review) →
+merged: its worktree goes; refused: the manager writes one follow-up task on the work merged so
+far → until every task merged or nothing more can start → the user's branch fast-forwards
+(`worktrees.finish`). The record (`record.save`) is rewritten after every change, so
+`run --resume` after the driver's death continues: a merged task never runs again.
+
+Nothing holding unmerged commits is removed: a lane that ends without finishing, or is stopped
+for its silence, keeps its branch and worktree, and the run says where.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import defaults
+from ..checks.evidence import user_checks
+from ..errors import BridgeError
+from ..gitrepo import head_sha, run_git, toplevel
+from ..rounds.driver import custody_for
+from ..rounds.hold import alive, store_for
+from . import graph, queue, worktrees
+from .ask import Asker
+from .budget import Amount, Budget, cap
+from .lane import (
+    Lane,
+    LaneSpec,
+    attach,
+    final,
+    recorded_pid,
+    start,
+    used,
+    wait_any,
+)
+from .names import component
+from .record import LanesRun, TaskState, load, save
+
+# Follow-ups written for one planned task at most (a repair of a repair counts too).
+FOLLOW_UPS = 2
+# A silent lane is started again this many times (resumed in its worktree), then dropped.
+RETRIES = 1
+EXIT_CODES = {"complete": 0, "incomplete": 2, "budget": 2, "error": 1, "interrupted": 130}
+Note = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LanesOptions:
+    worktree: Path
+    goal: str = ""
+    implementer: str = defaults.HOST
+    # The manager backend's name, kept so `run --resume` asks the same one.
+    manager: str = ""
+    lanes: int = 1
+    lane_usd: float | None = None
+    budget_usd: float | None = None
+    max_tokens: int = 0
+    max_seconds: float = 0.0
+    round_timeout_s: float = 3600.0
+    # A lane whose log has not grown for this long is stopped (its process group).
+    silent_s: float = 3600.0
+    checks: tuple[str, ...] = ()
+    checks_env: tuple[str, ...] = ()
+    resume: bool = False
+
+
+def home_of(root: Path) -> Path:
+    """Where a repository's lanes run keeps its record and its lanes' output."""
+    return store_for(root).dir / "lanes"
+
+
+def drive(
+    opts: LanesOptions, asker: Asker, note: Note, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Run (or resume) a lanes run to its end; the final record, `exit_code` included."""
+    root = toplevel(opts.worktree)
+    home = home_of(root)
+    run = _resumed(home, opts) if opts.resume else _planned(root, opts, asker, note)
+    run.integration = run.integration or worktrees.begin(root, run.run)
+    save(home, run)
+    loop = _Loop(root, home, run, asker, note, env)
+    try:
+        loop.reattach()
+        loop.go()
+    except KeyboardInterrupt:
+        # Ctrl-C stops the lanes too (each ends its round as interrupted); resume continues them.
+        for lane in loop.lanes.values():
+            lane.stop()
+        run.status, run.why = "interrupted", "interrupted; `run --resume` continues"
+    _end(root, run)
+    save(home, run)
+    return _result(run, home)
+
+
+def _planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRun:
+    last = load(home_of(root))
+    if last is not None and last.status in ("running", "interrupted"):
+        raise BridgeError("a lanes run is unfinished here: continue it with run --resume")
+    user_branch = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1))
+    if not user_branch.strip():
+        raise BridgeError("lanes need a branch checked out (HEAD is detached)")
+    budget = Budget(cap(opts.budget_usd, opts.max_tokens, opts.max_seconds))
+    plan = asker.plan(root, opts.goal)
+    budget.charge(_usd(asker.cost_usd))
+    note(f"Plan: {len(plan.tasks)} tasks; {opts.lanes} lanes at most.")
+    return LanesRun(
+        run=time.strftime("lanes-%Y%m%d-%H%M%S"),
+        goal=opts.goal,
+        implementer=opts.implementer,
+        manager=opts.manager,
+        lanes=opts.lanes,
+        user_branch=user_branch.strip(),
+        user_sha=head_sha(root),
+        budget=budget,
+        tasks=[_task_state(t.model_dump()) for t in plan.tasks],
+        checks=list(opts.checks),
+        round_timeout_s=opts.round_timeout_s,
+        silent_s=opts.silent_s,
+        lane_usd=opts.lane_usd,
+        manager_calls=asker.calls,
+        checks_env=list(opts.checks_env),
+    )
+
+
+def _resumed(home: Path, opts: LanesOptions) -> LanesRun:
+    run = load(home)
+    if run is None or run.status == "complete":
+        raise BridgeError("no unfinished lanes run to resume here")
+    run.status, run.why, run.starved = "running", "", False
+    if opts.lanes > 1:
+        run.lanes = opts.lanes
+    if opts.budget_usd is not None:
+        # A run that ended on its budget goes on with a larger one.
+        limit = run.budget.limit
+        run.budget.limit = Amount(opts.budget_usd, limit.tokens, limit.seconds)
+    return run
+
+
+def _task_state(spec: dict[str, Any], follows: str = "") -> TaskState:
+    from ..manager.schemas import Task
+
+    task = Task.model_validate(spec)
+    return TaskState(
+        id=task.id.strip(),
+        title=task.title,
+        depends_on=list(task.depends_on),
+        contract=graph.contract(task),
+        spec=spec,
+        follows=follows,
+    )
+
+
+def _usd(amount: float) -> Amount:
+    return Amount(amount, 0.0, 0.0)
+
+
+class _Loop:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        run: LanesRun,
+        asker: Asker,
+        note: Note,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        self.root, self.home, self.run, self.asker, self.note = root, home, run, asker, note
+        self.env = env
+        self.lanes: dict[str, Lane] = {}
+        self.charged = asker.cost_usd
+
+    def save(self) -> None:
+        # The manager's spend since the last save comes out of the one budget.
+        self.run.budget.charge(_usd(self.asker.cost_usd - self.charged))
+        self.charged = self.asker.cost_usd
+        self.run.manager_calls = self.asker.calls
+        save(self.home, self.run)
+
+    def reattach(self) -> None:
+        """After the driver's death: a lane still running is watched again; one that left its
+        final record is taken as ended; one gone without a record resumes in its worktree; a
+        landing cut short lands again (the queue's compare-and-swap makes that safe)."""
+        for task in self.run.tasks:
+            task.pid = task.pid or recorded_pid(self._folder(task))
+            if task.state == "landing":
+                self._land(task)
+            elif task.state == "running" and task.pid and alive(task.pid):
+                held = self.run.budget.reserved[task.id]
+                spec = self._spec(task, Path(task.worktree), held, resume=False)
+                self.lanes[task.id] = attach(spec, task.pid, self._folder(task))
+                self.note(f"Lane {task.id} re-attached (pid {task.pid}).")
+            elif task.state == "running":
+                record = final(self._folder(task) / "final.json")
+                if record is not None and record.get("status") != "interrupted":
+                    self._ended(task, record)
+                    continue
+                self.run.budget.reserved.pop(task.id, None)
+                self._start(task)
+
+    def go(self) -> None:
+        while True:
+            now = time.time()
+            for tid, lane in list(self.lanes.items()):
+                task = self.run.task(tid)
+                if lane.poll() is not None:
+                    del self.lanes[tid]
+                    self._ended(task, final(lane.out))
+                elif lane.silent_for(now) > self.run.silent_s:
+                    lane.stop()
+                    del self.lanes[tid]
+                    self._silent(task)
+            self._start_ready()
+            if not self.lanes:
+                return
+            wait_any(list(self.lanes.values()))
+
+    def _start_ready(self) -> None:
+        plan = _Plan([_spec(t) for t in self.run.tasks])
+        for task in graph.ready(plan, self._merged(), self._started()):
+            if len(self.lanes) >= self.run.lanes:
+                return
+            if not self._start(self.run.task(task.id.strip())):
+                return
+
+    def _merged(self) -> set[str]:
+        done = self.run.ids("merged")
+        return set(done) | {self.run.task(t).follows for t in done if self.run.task(t).follows}
+
+    def _started(self) -> set[str]:
+        return {t.id for t in self.run.tasks if t.state != "pending"}
+
+    def _start(self, task: TaskState) -> bool:
+        b = self.run.budget
+        share = b.default_share(self.run.lanes, self.run.lane_usd)
+        if not b.reserve(task.id, share):
+            self.note(f"Task {task.id} waits: its reservation does not fit the budget left.")
+            # With no lane running, nothing will give budget back: the run ends on it.
+            self.run.starved = not self.lanes
+            return False
+        # Recorded as running before its branch or process exists: a driver killed in between
+        # leaves a task `reattach` continues (its branch reused, its lane found by the pid the
+        # lane writes), never a second lane; a branch for a task never started is refused.
+        new = task.attempts == 0
+        task.state, task.pid, task.attempts = "running", 0, task.attempts + 1
+        task.branch = worktrees.lane_branch(self.run.run, task.id)
+        self.save()
+        path = worktrees.add(self.root, self.run.run, task.id, new=new)
+        task.worktree = str(path)
+        # A lane whose rounds run began (a killed or stopped lane) continues it.
+        resume = custody_for(path).path.exists()
+        lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
+        self.lanes[task.id] = lane
+        task.pid, task.started = lane.pid, lane.started
+        self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
+        self.save()
+        return True
+
+    def _spec(self, task: TaskState, path: Path, share: Amount, *, resume: bool) -> LaneSpec:
+        return LaneSpec(
+            task_id=task.id,
+            worktree=path,
+            implementer=self.run.implementer,
+            contract=task.contract,
+            reservation=share,
+            round_timeout_s=self.run.round_timeout_s,
+            checks=tuple(self.run.checks),
+            resume=resume,
+        )
+
+    def _folder(self, task: TaskState) -> Path:
+        return self.home / component(self.run.run) / component(task.id)
+
+    def _ended(self, task: TaskState, record: dict[str, Any] | None) -> None:
+        held = self.run.budget.reserved.get(task.id, self.run.budget.free())
+        spent = used(record, held)
+        self.run.budget.settle(task.id, spent)
+        task.ended = time.time()
+        task.usd += spent.usd
+        task.tokens += int(spent.tokens)
+        task.rounds += int((record or {}).get("rounds_used") or 0)
+        status = str((record or {}).get("status") or "error")
+        if status != "complete":
+            task.state = "dropped"
+            task.why = f"the lane ended {status}: {(record or {}).get('why', 'no record')}"
+            self.note(f"Lane {task.id} {task.why}; its branch {task.branch} is kept.")
+            self.save()
+            return
+        task.state = "landing"
+        self.run.queue.append(task.id)
+        self.save()
+        self._land(task)
+
+    def _landed_before(self, task: TaskState) -> queue.Merged | None:
+        """A landing the driver's death cut short after the queue merged it: the integration
+        head is the queue's merge of the recorded head and this lane, so it is taken as ours."""
+        if not worktrees.merged(self.root, self.run.run, task.id):
+            return None
+        head = worktrees.begin(self.root, self.run.run)
+        first = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{head}^1", ok_codes=(0, 1))
+        return queue.Merged(head) if first.strip() == self.run.integration else None
+
+    def _silent(self, task: TaskState) -> None:
+        self.run.budget.settle(task.id, self.run.budget.reserved.get(task.id, _usd(0.0)))
+        if task.attempts <= RETRIES:
+            self.note(f"Lane {task.id} was silent too long: stopped, resumed in its worktree.")
+            self._start(task)
+            return
+        task.state, task.why = "dropped", "silent past its timeout; its branch is kept"
+        task.ended = time.time()
+        self.note(f"Lane {task.id} {task.why} ({task.branch}).")
+        self.save()
+
+    def _land(self, task: TaskState) -> None:
+        result = self._landed_before(task) or queue.land(
+            self.root,
+            self.run.run,
+            task.id,
+            checks=user_checks(list(self.run.checks)),
+            checks_env=self.run.checks_env,
+            review=lambda diff: self.asker.review(task.contract, diff),
+            expected=self.run.integration,
+        )
+        if task.id in self.run.queue:
+            self.run.queue.remove(task.id)
+        if isinstance(result, queue.Merged):
+            task.state, task.why = "merged", f"merged as {result.sha[:12]}"
+            self.run.integration = result.sha
+            worktrees.remove(self.root, self.run.run, task.id)
+            self.note(f"Lane {task.id} merged ({result.sha[:12]}).")
+            self.save()
+            return
+        task.state, task.why = "refused", f"refused ({result.reason}): {result.detail}"
+        self.note(f"Lane {task.id} {task.why}")
+        self.save()
+        root = task.follows or task.id
+        if sum(1 for t in self.run.tasks if t.follows == root) >= FOLLOW_UPS:
+            return
+        new = self.asker.follow_up(task.contract, result.reason, result.detail, result.diff)
+        spec = new.model_dump() | {"id": _fresh(self.run, root), "depends_on": []}
+        self.run.tasks.append(_task_state(spec, follows=root))
+        self.note(f"Follow-up task {spec['id']} for {root}: {new.title}")
+        self.save()
+
+
+def _fresh(run: LanesRun, root: str) -> str:
+    """A follow-up's id: follow-ups are only ever added, so their count names a new one."""
+    return f"{root}-fix{1 + sum(1 for t in run.tasks if t.follows == root)}"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    tasks: list[Any]
+
+
+def _spec(task: TaskState) -> Any:
+    from ..manager.schemas import Task
+
+    return Task.model_validate(task.spec)
+
+
+def _end(root: Path, run: LanesRun) -> None:
+    if run.status == "interrupted":
+        return
+    roots = [t for t in run.tasks if not t.follows]
+    merged = {t.id for t in run.tasks if t.state == "merged"}
+    merged |= {t.follows for t in run.tasks if t.state == "merged" and t.follows}
+    left = [t.id for t in roots if t.id not in merged]
+    run.finish = worktrees.finish(
+        root, run.run, run.user_branch, run.user_sha, expected=run.integration
+    )
+    if not left:
+        run.status, run.why = "complete", "every task merged"
+        return
+    run.status = "budget" if run.starved else "incomplete"
+    run.why = f"not merged: {', '.join(left)}"
+    run.why += " (the budget left fits no lane)" if run.starved else ""
+
+
+def _result(run: LanesRun, home: Path) -> dict[str, Any]:
+    return {
+        "status": run.status,
+        "exit_code": EXIT_CODES[run.status],
+        "why": run.why,
+        "run": run.run,
+        "finish": run.finish,
+        "lanes": run.lanes,
+        "manager_calls": run.manager_calls,
+        "spent": run.budget.spent.record(),
+        "tasks": [asdict(t) | {"spec": None} for t in run.tasks],
+        "record": str(home / "lanes.json"),
+    }

@@ -1,0 +1,198 @@
+"""One lane: the existing rounds driver (`run`) as a subprocess in the lane's worktree.
+
+A lane is its own process group, so stopping it stops its rounds' host processes too. It runs
+without a manager (`--manager none`): the lanes driver's manager plans, reviews each landing and
+writes follow-ups, so the manager's requests grow with the tasks, not with lanes × rounds. Its
+final record is the JSON `run --json` prints; its progress lines (the rounds' view) go to a log
+whose growth is the lane's heartbeat.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from ..rounds.hold import alive
+from .budget import Amount
+
+PID_NAME = "pid"
+# Seconds a stopped lane has to end its round before its group is killed.
+STOP_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    task_id: str
+    worktree: Path
+    implementer: str
+    contract: str
+    reservation: Amount
+    round_timeout_s: float = 3600.0
+    checks: tuple[str, ...] = ()
+    resume: bool = False
+
+
+def command(spec: LaneSpec) -> list[str]:
+    """The lane's argv: `run` held to its reservation (a resumed lane keeps its own goal)."""
+    r = spec.reservation
+    argv = [sys.executable, "-m", "autopilot_codex", "run", "--cwd", str(spec.worktree), "--json"]
+    if not math.isinf(r.usd):
+        argv += ["--budget", f"{r.usd:.6f}"]
+    if not math.isinf(r.tokens):
+        argv += ["--max-tokens", str(max(1, int(r.tokens)))]
+    if not math.isinf(r.seconds):
+        argv += ["--max-duration", str(max(1, int(r.seconds)))]
+    argv += ["--timeout", f"{spec.round_timeout_s:g}"]
+    if spec.resume:
+        return [*argv, "--resume"]
+    argv += ["--implementer", spec.implementer, "--manager", "none"]
+    for check in spec.checks:
+        argv += ["--check", check]
+    return [*argv, "--", spec.contract]
+
+
+class Process(Protocol):
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A lane process a killed driver left running: not our child, watched by its pid."""
+
+    pid: int
+
+    def poll(self) -> int | None:
+        return None if alive(self.pid) else 0
+
+    def wait(self, timeout: float | None = None) -> int:
+        give_up = None if timeout is None else time.monotonic() + timeout
+        while alive(self.pid):
+            if give_up is not None and time.monotonic() > give_up:
+                raise subprocess.TimeoutExpired("lane", timeout or 0.0)
+            time.sleep(0.05)
+        return 0
+
+
+@dataclass
+class Lane:
+    """A running lane: its process, where its output goes, when it last said something."""
+
+    spec: LaneSpec
+    proc: Process
+    out: Path
+    log: Path
+    started: float
+    heard: float
+    size: int = 0
+    files: list[IO[bytes]] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def silent_for(self, now: float) -> float:
+        """Seconds since the lane's log last grew (its rounds' view writes a line per event)."""
+        with contextlib.suppress(OSError):
+            size = self.log.stat().st_size
+            if size != self.size:
+                self.size, self.heard = size, now
+        return now - self.heard
+
+    def poll(self) -> int | None:
+        code = self.proc.poll()
+        if code is not None:
+            for f in self.files:
+                f.close()
+        return code
+
+    def stop(self) -> None:
+        """Stop the lane's process group; its branch stays. An interrupt first, so its rounds
+        driver ends its round's host (a session of its own) and records the run as
+        interrupted; what is left after a grace period is killed."""
+        for sig in (signal.SIGINT, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(STOP_GRACE_S)
+                break
+        self.proc.wait()
+        self.poll()
+
+
+def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) -> Lane:
+    """Start the lane in a new session (its own process group), output to `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / PID_NAME).unlink(missing_ok=True)
+    out, log = folder / "final.json", folder / "lane.log"
+    stdout, stderr = out.open("wb"), log.open("ab")
+    proc = subprocess.Popen(
+        command(spec),
+        cwd=spec.worktree,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(os.environ if env is None else env),
+        start_new_session=True,
+        # The child writes its own pid before it runs anything: a driver killed before it
+        # recorded the pid still leaves the lane findable by `run --resume`.
+        preexec_fn=lambda: (folder / PID_NAME).write_text(str(os.getpid())),
+    )
+    now = time.time()
+    return Lane(spec, proc, out, log, now, now, files=[stdout, stderr])
+
+
+def recorded_pid(folder: Path) -> int:
+    """The pid a lane wrote at its start (0: it never got that far)."""
+    try:
+        return int((folder / PID_NAME).read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def final(out: Path) -> dict[str, Any] | None:
+    """The lane's final record, or None when it left none (killed, crashed)."""
+    try:
+        raw = json.loads(out.read_text())
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def used(record: dict[str, Any] | None, held: Amount) -> Amount:
+    """What a lane spent: its record's meters, or (no record) all it held, so the budget can
+    never count a lane that vanished as cheaper than it may have been."""
+    if record is None:
+        # A meter without a cap needs no guard: count nothing there.
+        return Amount(*(0.0 if math.isinf(v) else v for v in held.values()))
+    return Amount(
+        float(record.get("cost_usd") or 0.0),
+        float(record.get("tokens") or 0),
+        float(record.get("duration_s") or 0.0),
+    )
+
+
+def attach(spec: LaneSpec, pid: int, folder: Path) -> Lane:
+    """Watch a lane a killed driver left running; its output files are where it left them."""
+    now = time.time()
+    return Lane(spec, Orphan(pid), folder / "final.json", folder / "lane.log", now, now)
+
+
+def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:
+    """Sleep a beat unless a lane already ended."""
+    if all(lane.proc.poll() is None for lane in lanes):
+        time.sleep(poll_s)

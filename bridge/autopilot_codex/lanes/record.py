@@ -1,0 +1,101 @@
+"""A lanes run's own record: the plan, each task's state, its lane, the budget and the queue.
+
+Kept in the repository's state home (beside the rounds' files, out of the implementer's reach),
+rewritten whole and atomically after every change, so a driver killed at any moment leaves a
+record `run --resume` can continue from: a merged task is never run again, and a lane whose
+process is gone resumes in its own worktree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..fileio import atomic_write
+from .budget import Budget
+
+State = Literal["pending", "running", "landing", "merged", "refused", "dropped"]
+NAME = "lanes.json"
+
+
+@dataclass
+class TaskState:
+    id: str
+    title: str
+    depends_on: list[str]
+    contract: str
+    # The manager's task as it was planned (`manager.schemas.Task`), for the graph.
+    spec: dict[str, Any] = field(default_factory=dict)
+    state: State = "pending"
+    branch: str = ""
+    worktree: str = ""
+    pid: int = 0
+    started: float = 0.0
+    ended: float = 0.0
+    usd: float = 0.0
+    tokens: int = 0
+    rounds: int = 0
+    # Why a lane ended as it did (its run's status, a refusal's reason, a timeout).
+    why: str = ""
+    # A follow-up task names the task whose refused landing it repairs.
+    follows: str = ""
+    # Times this task's lane was started (a resumed lane counts again).
+    attempts: int = 0
+
+
+@dataclass
+class LanesRun:
+    run: str
+    goal: str
+    implementer: str
+    manager: str
+    lanes: int
+    user_branch: str
+    user_sha: str
+    budget: Budget
+    tasks: list[TaskState] = field(default_factory=list)
+    # The merge queue: task ids waiting to land, in the order their lanes ended.
+    queue: list[str] = field(default_factory=list)
+    status: str = "running"
+    why: str = ""
+    manager_calls: int = 0
+    checks: list[str] = field(default_factory=list)
+    checks_env: list[str] = field(default_factory=list)
+    round_timeout_s: float = 3600.0
+    silent_s: float = 3600.0
+    lane_usd: float | None = None
+    finish: str = ""
+    # A ready task's reservation did not fit while no lane ran (the run ended on its budget).
+    starved: bool = False
+    # The integration head as the queue last left it (never read back from the refs, which a
+    # lane's implementer may be able to write).
+    integration: str = ""
+
+    def task(self, task_id: str) -> TaskState:
+        return next(t for t in self.tasks if t.id == task_id)
+
+    def ids(self, *states: State) -> list[str]:
+        return [t.id for t in self.tasks if t.state in states]
+
+
+def path(state_dir: Path) -> Path:
+    return state_dir / NAME
+
+
+def save(state_dir: Path, run: LanesRun) -> None:
+    raw = asdict(run)
+    raw["budget"] = run.budget.record()
+    atomic_write(path(state_dir), json.dumps(raw, indent=1, sort_keys=True) + "\n")
+
+
+def load(state_dir: Path) -> LanesRun | None:
+    """The last lanes run of this repository, or None when there is none (or it is unreadable)."""
+    try:
+        raw: dict[str, Any] = json.loads(path(state_dir).read_text())
+        tasks = [TaskState(**t) for t in raw.pop("tasks")]
+        budget = Budget.read(raw.pop("budget"))
+        return LanesRun(budget=budget, tasks=tasks, **raw)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None

@@ -1,0 +1,91 @@
+"""A fake host for lanes: the same stream as `fake_host`, but stateless per worktree, so lanes
+running at once never share a script counter.
+
+Each call finds its task in the handoff (`Task <id>:` of the lane's contract). The first call of
+a lane writes `<id>.txt` (the id as its text) and commits it, saying
+`ready`; a later call says `exit` (the verifier). Every call appends start and end times (and
+the task) to LANE_HOST_LOG. With LANE_HOST_BARRIER=<folder>:<n>, a lane's first call waits
+until n lanes have reached it: lanes that do not run at once fail the test (after a minute),
+instead of a sleep hoping they overlap. With LANE_HOST_HOLD=<id>:<file>, that task's first call
+says it is held (`<file>.held`) and waits for <file> (a driver killed meanwhile).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+
+from tests.fakes.fake_host import Claude, Codex, act  # noqa: E402
+
+
+def task_id() -> str:
+    for handoff in Path(".autopilot-codex/handoffs").glob("*.md"):
+        found = re.search(r"Task (\S+):", handoff.read_text())
+        if found:
+            return found.group(1)
+    return "unknown"
+
+
+def log(event: str, task: str) -> None:
+    line = {"event": event, "task": task, "t": time.time(), "pid": os.getpid()}
+    line["files"] = sorted(p.name for p in Path().glob("*.txt"))
+    with Path(os.environ["LANE_HOST_LOG"]).open("a") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def barrier(task: str) -> None:
+    spec = os.environ.get("LANE_HOST_BARRIER")
+    if not spec:
+        return
+    folder, n = spec.rsplit(":", 1)
+    Path(folder, task).touch()
+    give_up = time.monotonic() + 60
+    while len(list(Path(folder).iterdir())) < int(n):
+        if time.monotonic() > give_up:
+            raise SystemExit(f"lane host: {n} lanes never ran at once")
+        time.sleep(0.02)
+
+
+def hold(task: str) -> None:
+    """LANE_HOST_HOLD=<task>:<file>: that task's first call waits until the file exists."""
+    spec = os.environ.get("LANE_HOST_HOLD", "")
+    name, _, release = spec.partition(":")
+    if name != task:
+        return
+    Path(f"{release}.held").write_text(str(os.getpid()))
+    while not Path(release).exists():
+        time.sleep(0.02)
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    host: Claude | Codex = Codex(argv) if argv[:1] == ["exec"] else Claude(argv)
+    task = task_id()
+    log("start", task)
+    # LANE_HOST_DELAY: the model's latency, seconds per call (the lanes bench).
+    time.sleep(float(os.environ.get("LANE_HOST_DELAY") or 0))
+    host.start(1)
+    # LANE_HOST_FILE: every task writes that one file (two lanes editing the same lines).
+    done = Path(os.environ.get("LANE_HOST_FILE") or f"{task}.txt")
+    if done.exists() and done.read_text() == task + "\n":
+        say = "Every requirement checked.\n::potter(exit)"
+    else:
+        barrier(task)
+        hold(task)
+        step = {"write": {done.name: task + "\n"}}
+        act(host, {**step, "commit": f"add {task}"}, Path(os.environ["LANE_HOST_LOG"]))
+        say = "Done.\n::potter(ready)"
+    host.say(say)
+    host.finish({}, say)
+    log("end", task)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

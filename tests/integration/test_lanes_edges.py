@@ -1,0 +1,165 @@
+"""`run --lanes`: its refusals, a lane that ends unfinished, a budget that fits no lane, and a
+driver interrupted while a lane runs or while one lands (`run --resume` continues both)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autopilot_codex.commands.run import main
+from autopilot_codex.lanes import driver, lane, queue
+from autopilot_codex.lanes.record import load
+from autopilot_codex.rounds.hold import alive
+from tests.conftest import git, task
+from tests.fakes.openai_server import FakeOpenAI
+from tests.integration.test_lanes import host as host  # noqa: F401 - the lanes' fake host
+from tests.integration.test_lanes import lanes, plan, states
+
+
+def said(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), stdout=out)
+    return code, out.getvalue() + capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--lanes", "0", "--manager", "openai", "--implementer", "claude"], "--lanes must be 1"),
+        (["--lanes", "2", "--implementer", "claude"], "lanes need a manager"),
+        (["--lanes", "2", "--manager", "openai"], "choose the implementer"),
+        (["--lanes", "2", "--timeout", "0", "--implementer", "claude"], "--timeout 0 is not"),
+        (["--lanes", "2", "--resume", "--manager", "openai"], "no unfinished lanes run"),
+        (["--lanes", "2", "--implementer", "claude", "--manager", "openai"], "could not answer"),
+    ],
+)
+def test_what_a_lanes_run_refuses(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    error: str,
+) -> None:
+    """Each before any lane starts: the flags, a manager that cannot answer."""
+    code, text = said(capsys, "a goal", "--cwd", str(repo), *args)
+    assert code == 1 and error in text, text
+
+
+def test_a_manager_that_cannot_work_is_refused_before_anything_starts(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    argv = ["a goal", "--cwd", str(repo), "--lanes", "2", "--manager", "openai"]
+    code, text = said(capsys, *argv, "--implementer", "claude")
+    assert code == 1 and "OPENAI_API_KEY" in text, text
+    assert load(driver.home_of(repo)) is None
+
+
+def test_lanes_need_a_branch_and_a_budget_that_fits_a_lane(
+    repo: Path, manager: FakeOpenAI, host: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["a goal", "--cwd", str(repo), "--lanes", "2", "--manager", "openai"]
+    git(repo, "checkout", "-q", "--detach")
+    plan(manager, task(1, depends_on=[]))
+    code, text = said(capsys, *argv, "--implementer", "claude")
+    assert code == 1 and "HEAD is detached" in text
+    git(repo, "checkout", "-q", "main")
+    # A budget whose lanes' share cannot fit: nothing starts, the run ends on its budget.
+    code, text = said(
+        capsys, *argv, "--implementer", "claude", "--budget", "1", "--lane-budget", "5"
+    )
+    assert code == 2
+    assert "T1: pending (task number 1)" in text
+    assert "budget: not merged: T1 (the budget left fits no lane)." in text
+    # Resumed with a budget that fits the lane's share, it runs on.
+    code, record = lanes(repo, "--resume", "--budget", "10")
+    assert (code, states(record)) == (0, {"T1": "merged"}), record
+
+
+def test_a_lane_that_ends_unfinished_is_dropped_with_its_branch_kept(
+    repo: Path, manager: FakeOpenAI, host: Path
+) -> None:
+    plan(manager, task(1, depends_on=[]))
+    code, record = lanes(repo, "--lanes", "1", "--max-tokens", "100")
+    assert (code, record["status"], states(record)) == (2, "incomplete", {"T1": "dropped"})
+    t1 = record["tasks"][0]
+    assert t1["why"].startswith("the lane ended tokens: ")
+    assert git(repo, "log", "--format=%s", t1["branch"]).splitlines()[0] == "add T1"
+
+
+def test_a_review_refusal_past_the_follow_up_limit_stays_refused(
+    repo: Path, manager: FakeOpenAI, host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(driver, "FOLLOW_UPS", 0)
+    manager.enqueue({"summary": "one", "tasks": [task(1, depends_on=[])]}, schema="Plan")
+    rejected = {"decision": "reject", "summary": "wrong approach", "findings": []}
+    manager.enqueue(rejected | {"revert_files": []}, schema="Review")
+    code, record = lanes(repo, "--lanes", "1")
+    assert (code, record["status"], states(record)) == (2, "incomplete", {"T1": "refused"})
+    assert record["tasks"][0]["why"] == "refused (review): wrong approach"
+    assert not manager.requests_for(schema="Task")
+
+
+def interrupt_once(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A Ctrl-C at the first wait for the lanes, or before or after the first landing."""
+    real = lane.wait_any if where == "wait_any" else queue.land
+    calls: list[int] = []
+
+    def once(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 1:
+            return real(*args, **kwargs)
+        if where == "after-land":
+            real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    if where == "wait_any":
+        monkeypatch.setattr(driver, "wait_any", once)
+    else:
+        monkeypatch.setattr(queue, "land", once)
+
+
+@pytest.mark.parametrize("where", ["wait_any", "land", "after-land"])
+def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
+    repo: Path,
+    manager: FakeOpenAI,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    interrupt_once(monkeypatch, where)
+    plan(manager, task(1, depends_on=[]))
+    code, record = lanes(repo, "--lanes", "1")
+    assert (code, record["status"]) == (130, "interrupted")
+    t1 = record["tasks"][0]
+    assert t1["state"] == ("running" if where == "wait_any" else "landing")
+    assert not alive(t1["pid"])
+    run = load(driver.home_of(repo))
+    assert run is not None and run.status == "interrupted"
+    # That run is unfinished: a new one is refused until it is resumed.
+    code, text = said(
+        capsys,
+        "a goal",
+        "--cwd",
+        str(repo),
+        "--lanes",
+        "1",
+        "--manager",
+        "openai",
+        "--implementer",
+        "claude",
+    )
+    assert code == 1 and "continue it with run --resume" in text
+    # Resumed without --manager: the run's own manager is asked.
+    code, record = lanes(repo, "--resume", "--lanes", "2", manager=None)
+    assert (code, states(record), record["lanes"]) == (0, {"T1": "merged"}, 2), record
+    # A lane the interrupt stopped ran again in its worktree; a landing cut short only landed.
+    assert record["tasks"][0]["attempts"] == (2 if where == "wait_any" else 1)
+    # A landing merged before the interrupt is not merged twice, nor reviewed again.
+    assert len(manager.requests_for(schema="Review")) == 1
+    assert git(repo, "log", "--format=%s", "main").count("add T1") == 1

@@ -27,6 +27,7 @@ from ..errors import BridgeError
 from ..gitrepo import Location, identity, locate, run_bytes, run_git
 from .names import component
 from .worktrees import (
+    PART,
     attach,
     commit_sha,
     contains,
@@ -188,7 +189,9 @@ def _sweep(repo: Path, run: str) -> None:
     under the lock, no other landing of the run is using them."""
     common = locate(repo).common_dir
     for place in _scratch(repo, run).glob("checks-*"):
-        detach(Location(place, common / "worktrees" / f"autopilot-{place.name}", common))
+        # One killed while `attach` filled it is still named `<name>.part`; its record is not.
+        name = f"autopilot-{place.name.removesuffix(PART)}"
+        detach(Location(place, common / "worktrees" / name, common))
     shutil.rmtree(_scratch(repo, run), ignore_errors=True)
 
 

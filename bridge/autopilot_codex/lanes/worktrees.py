@@ -22,6 +22,8 @@ from .names import component, original
 
 # update-ref's "old value" that means "must not exist yet", whatever the hash's length.
 _ABSENT = ""
+# The suffix of a worktree being filled (a dot: no escaped name has one).
+PART = ".part"
 
 
 def integration_branch(run: str) -> str:
@@ -183,25 +185,38 @@ def finish(
 
 def attach(repo: Path, place: Path, head: str, name: str) -> Location:
     """A worktree at `place` registered under `name`, its HEAD `head` (`ref: <ref>` or a
-    commit), its files checked out. Written as `git worktree add` writes it."""
+    commit), its files checked out. Written as `git worktree add` writes it.
+
+    Filled in `<place>.part` and renamed to `place` once whole, its link to git written last:
+    a process killed half-way leaves no `place` for `add` to take as a lane to continue (a half
+    filled tree would have its missing files committed as deleted), only a `.part` folder
+    (a name `component` never makes) cleared by the next attempt.
+    """
     common = locate(repo).common_dir
     admin = common / "worktrees" / name
     if place.exists() or admin.exists():
         raise BridgeError(f"{place} or its record {admin} is in the way of a new lane")
+    part = partial(place)
+    shutil.rmtree(part, ignore_errors=True)
     admin.mkdir(parents=True)
-    place.mkdir(parents=True)
+    part.mkdir(parents=True)
     (admin / "gitdir").write_text(f"{place / '.git'}\n", encoding="utf-8")
     (admin / "commondir").write_text("../..\n", encoding="utf-8")
     (admin / "HEAD").write_text(f"{head}\n", encoding="utf-8")
-    (place / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
-    where = Location(place, admin, common)
     try:
-        _git(where, "read-tree", "HEAD")
-        _git(where, "checkout-index", "--all", "--force", "-u")
+        _git(Location(part, admin, common), "read-tree", "HEAD")
+        _git(Location(part, admin, common), "checkout-index", "--all", "--force", "-u")
     except BridgeError:
-        detach(where)  # made just now and half filled: never found later as a lane to resume
+        detach(Location(part, admin, common))  # never found later as a lane to resume
         raise
-    return where
+    (part / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+    part.rename(place)
+    return Location(place, admin, common)
+
+
+def partial(place: Path) -> Path:
+    """Where `attach` fills the worktree for `place` before it is whole."""
+    return place.with_name(f"{place.name}{PART}")
 
 
 def detach(where: Location) -> None:

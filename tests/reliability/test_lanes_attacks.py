@@ -1,0 +1,164 @@
+"""Attack first: a lane's implementer (or a kill -9) against the supervisor's own processes.
+
+Each route has its control: the same plant where the defence is off does what it says, so
+each test can fail.
+
+- The lane's own process (`run` in the lane's worktree) is a Python program: started with its
+  cwd in the worktree, `python -m` puts the worktree first on `sys.path`, and the lane's
+  `autopilot_codex/` package (written by its implementer, or merged from another lane) runs
+  unwalled as the supervisor.
+- A worktree made half-way (the driver killed while git filled it) must never be taken as a
+  lane to continue: its index says every file is there, its folder lacks some, and the lane's
+  next commit would delete them.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.lanes import worktrees
+from autopilot_codex.lanes.budget import Amount
+from autopilot_codex.lanes.lane import LaneSpec, command, start
+from tests.conftest import git
+from tests.integration.lanes.helpers import RUN, begun, integration
+
+FILES = {f"pkg/m{i}.py": f"X = {i}\n" for i in range(6)} | {"a.txt": "one\n"}
+
+
+def _planted(place: Path, report: Path) -> None:
+    """A package named as the bridge's, in the lane's worktree, that reports it ran."""
+    body = f"open({str(report)!r}, 'w').write('ran')\nraise SystemExit(0)\n"
+    for name in ("__init__.py", "__main__.py"):
+        (place / "autopilot_codex").mkdir(exist_ok=True)
+        (place / "autopilot_codex" / name).write_text(body)
+
+
+def _lane_spec(place: Path) -> LaneSpec:
+    # resume: the lane looks for its rounds run and ends at once (there is none here).
+    inf = math.inf
+    return LaneSpec("T1", place, "codex", "do it", Amount(1.0, inf, inf), 30.0, resume=True)
+
+
+def test_control_a_lane_process_in_its_worktree_runs_the_planted_package(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    report = tmp_path / "ran"
+    _planted(place, report)
+    subprocess.run(command(_lane_spec(place)), cwd=place, capture_output=True, check=False)
+    assert report.read_text() == "ran"
+
+
+def test_a_lane_process_imports_nothing_from_its_worktree(tmp_path: Path) -> None:
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    report = tmp_path / "ran"
+    _planted(place, report)
+    lane = start(_lane_spec(place), tmp_path / "out")
+    lane.proc.wait()
+    assert lane.poll() != 0  # the real bridge ran: there is no rounds run to resume here
+    assert "resume" in lane.log.read_text()
+    assert not report.exists()
+
+
+_DIES = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from autopilot_codex.lanes import worktrees
+
+    real = worktrees.run_bytes
+    def dying(where, *args, **kw):
+        if args[0] == sys.argv[2]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(where, *args, **kw)
+    worktrees.run_bytes = dying
+    worktrees.add(Path(sys.argv[1]), "run-1", "T1")
+    """
+)
+
+
+def _killed_while_adding(repo: Path, at: str) -> None:
+    """A real process running `add`, killed (SIGKILL) just before git's `at` step."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DIES, str(repo), at], capture_output=True, check=False
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+def _whole(repo: Path, place: Path) -> None:
+    """The lane's worktree holds the integration head, every file, nothing to commit."""
+    head = integration(repo)
+    assert git(place, "rev-parse", "HEAD") == head
+    assert git(place, "status", "--porcelain") == ""
+    for name, text in FILES.items():
+        assert (place / name).read_text() == text
+
+
+@pytest.mark.parametrize("at", ["read-tree", "checkout-index"])
+def test_a_worktree_made_half_way_is_made_again_on_resume(tmp_path: Path, at: str) -> None:
+    repo = begun(tmp_path, FILES)
+    _killed_while_adding(repo, at)
+    place = worktrees.add(repo, RUN, "T1")  # the resumed driver
+    _whole(repo, place)
+    # And a lane taken through its end goes, leaving nothing of the killed attempt behind.
+    assert worktrees.remove(repo, RUN, "T1")
+    assert sorted(p.name for p in place.parent.iterdir()) == []
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_control_a_half_filled_worktree_taken_as_a_lane_commits_deletions(tmp_path: Path) -> None:
+    """What the crash would leave if the link to git came before the files: git sees every
+    file deleted, and the lane's next `add -A` commits that."""
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    for name in FILES:
+        (place / name).unlink()
+    lines = git(place, "status", "--porcelain").splitlines()
+    assert len(lines) == len(FILES) and all(line.strip().startswith("D ") for line in lines)
+
+
+def test_the_queues_checks_worktree_killed_half_way_is_swept(tmp_path: Path) -> None:
+    """The merge queue's own worktree for the checks, killed while made: the next landing
+    leaves neither its folder nor git's record of it."""
+    from autopilot_codex.lanes.queue import _sweep
+
+    repo = begun(tmp_path, FILES)
+    common = repo / ".git"
+    place = worktrees.lanes_home(repo) / "run-1" / ".queue" / "checks-0123456789abcdef"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from pathlib import Path
+        from autopilot_codex.lanes import worktrees
+        real = worktrees.run_bytes
+        def dying(where, *args, **kw):
+            if args[0] == "checkout-index":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(where, *args, **kw)
+        worktrees.run_bytes = dying
+        worktrees.attach(Path({str(repo)!r}), Path({str(place)!r}), {integration(repo)!r}, "autopilot-{place.name}")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert (common / "worktrees" / f"autopilot-{place.name}").is_dir()
+    _sweep(repo, RUN)
+    assert not (common / "worktrees").exists() or not any((common / "worktrees").iterdir())
+    assert not place.parent.exists()
+
+
+def test_kill_points_are_real(tmp_path: Path) -> None:
+    """The child's kill really lands inside `add` (else the tests above prove nothing): it
+    leaves the half-filled folder and git's record of it, and no lane folder."""
+    repo = begun(tmp_path, FILES)
+    _killed_while_adding(repo, "checkout-index")
+    place = worktrees.lane_path(repo, RUN, "T1")
+    assert not place.exists() and worktrees.partial(place).is_dir()
+    assert len(list((repo / ".git" / "worktrees").iterdir())) == 1

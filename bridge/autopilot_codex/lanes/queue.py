@@ -25,6 +25,7 @@ from typing import Literal
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks
 from ..errors import BridgeError
 from ..gitrepo import Location, identity, locate, run_bytes, run_git
+from ..manager.prompts import bound_diff
 from .names import component
 from .worktrees import (
     PART,
@@ -43,7 +44,11 @@ DIFF_CHARS_MAX = 60_000
 # Landings started again after the integration branch moved under one; past it, something
 # else keeps moving the branch and the caller is told.
 CAS_TRIES = 3
-_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
+# `--text`: a text file with one NUL byte would show as "Binary files differ", its content
+# never seen by the review that approves it.
+_DIFF_FLAGS = (
+    "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative", "--text",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,8 @@ def _attempt(
     if contains(repo, target, lane):
         return Merged(base)
     fork = run_git(repo, "merge-base", base, lane, ok_codes=(0, 1)).strip()
-    diff = lane_diff(repo, fork or base, lane)
+    whole = run_git(repo, "diff", *_DIFF_FLAGS, fork or base, lane, "--")
+    diff = lane_diff(whole)
     if not fork:
         detail = "The lane's branch shares no history with the integration branch."
         return Refused("conflict", detail, diff)
@@ -126,6 +132,13 @@ def _attempt(
         if not passed(results):
             return Refused("checks", failure_reason(results), diff)
     if review is not None:
+        if diff != whole:
+            # Cut, it could hide anything past the cut: never approved unseen.
+            why = (
+                f"The lane's diff is {len(whole)} characters, more than a review reads whole "
+                f"({DIFF_CHARS_MAX}): split the task so each part can be reviewed."
+            )
+            return Refused("review", why, diff)
         approved, why = review(diff)
         if not approved:
             return Refused("review", why, diff)
@@ -165,13 +178,13 @@ def _text(where: Location, args: Sequence[str], ok_codes: tuple[int, ...]) -> st
     return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
 
 
-def lane_diff(repo: Path, fork: str, lane: str) -> str:
-    """What the lane changed since `fork` (where it left the integration branch), at most
-    DIFF_CHARS_MAX."""
-    text = run_git(repo, "diff", *_DIFF_FLAGS, fork, lane, "--")
-    if len(text) <= DIFF_CHARS_MAX:
-        return text
-    return text[:DIFF_CHARS_MAX] + f"\n[diff cut: {len(text)} characters in all]\n"
+def lane_diff(whole: str) -> str:
+    """The lane's diff bounded to DIFF_CHARS_MAX: cut, every file keeps its name and a fair
+    share (a large file first never pushes a later one out of what the manager reads)."""
+    if len(whole) <= DIFF_CHARS_MAX:
+        return whole
+    note = f"\n[diff cut: {len(whole)} characters in all]\n"
+    return bound_diff(whole, DIFF_CHARS_MAX - len(note)) + note
 
 
 def _merge_drivers(repo: Path) -> list[str]:

@@ -14,11 +14,14 @@ each test can fail.
 
 from __future__ import annotations
 
+import fcntl
 import math
 import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,8 +29,9 @@ import pytest
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.budget import Amount
 from autopilot_codex.lanes.lane import LaneSpec, command, start
+from autopilot_codex.lanes.queue import land
 from tests.conftest import git
-from tests.integration.lanes.helpers import RUN, begun, integration
+from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
 
 FILES = {f"pkg/m{i}.py": f"X = {i}\n" for i in range(6)} | {"a.txt": "one\n"}
 
@@ -162,3 +166,72 @@ def test_kill_points_are_real(tmp_path: Path) -> None:
     place = worktrees.lane_path(repo, RUN, "T1")
     assert not place.exists() and worktrees.partial(place).is_dir()
     assert len(list((repo / ".git" / "worktrees").iterdir())) == 1
+
+
+_HOLDS = textwrap.dedent(
+    """
+    import fcntl, os, sys, time
+    held = []
+    for folder, _, names in os.walk(sys.argv[1]):
+        for name in names:
+            try:
+                handle = open(os.path.join(folder, name), "rb")  # reading is all the wall allows
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            held.append(handle)
+    print(len(held), flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@contextmanager
+def _holding_every_lock(under: Path) -> Iterator[None]:
+    """A lane's implementer that locks every file it can read under `under` and keeps them."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDS, str(under)], stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        proc.stdout.readline()  # its locks are held from here on
+        try:
+            yield
+        finally:
+            proc.kill()
+
+
+_LANDS = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from autopilot_codex.lanes.queue import land
+    print(type(land(Path(sys.argv[1]), "run-1", "T1")).__name__)
+    """
+)
+
+
+def test_control_a_lane_can_lock_what_it_can_read(tmp_path: Path) -> None:
+    """A read-only handle takes an exclusive flock: a lock file a lane can read, it can hold."""
+    folder = tmp_path / "readable"
+    folder.mkdir()
+    (folder / "some.lock").write_bytes(b"")
+    with (
+        _holding_every_lock(folder),
+        (folder / "some.lock").open("rb") as handle,
+        pytest.raises(BlockingIOError),
+    ):
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_lane_holding_every_lock_it_can_read_never_stops_the_queue(tmp_path: Path) -> None:
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    commit_in(place, {"b.txt": "b\n"})
+    # An earlier landing of the run left whatever the queue keeps beside the lanes.
+    worktrees.add(repo, RUN, "T0")
+    land(repo, RUN, "T0")
+    with _holding_every_lock(worktrees.lanes_home(repo)):
+        done = subprocess.run(
+            [sys.executable, "-c", _LANDS, str(repo)], capture_output=True, text=True, timeout=120
+        )
+    assert done.stdout.strip() == "Merged", done.stderr

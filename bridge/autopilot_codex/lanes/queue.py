@@ -7,8 +7,9 @@ is, removed after; red is refused. Then the review (the manager, wired by the dr
 the integration ref moves by compare-and-swap (`update-ref <ref> <new> <old>`), so a merge
 made by anyone else meanwhile is never overwritten: the landing starts again on top of it.
 
-A lock of its own (`queue.lock` in the run's lanes folder) makes landings of one run one at a
-time, across threads and processes; the compare-and-swap is what holds without it.
+A lock of its own (`lock_path`, in the state home, out of the lanes' reach) makes landings of
+one run one at a time, across threads and processes; the compare-and-swap is what holds
+without it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_che
 from ..errors import BridgeError
 from ..gitrepo import Location, identity, locate, run_bytes, run_git
 from ..manager.prompts import bound_diff
+from ..paths import state_home
 from .names import component
 from .worktrees import (
     PART,
@@ -227,11 +229,18 @@ def _checked(
 
 @contextmanager
 def _locked(repo: Path, run: str) -> Iterator[None]:
-    folder = lanes_home(repo) / component(run)
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "queue.lock").open("a+b") as handle:
+    with lock_path(repo, run).open("a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def lock_path(repo: Path, run: str) -> Path:
+    """The queue's lock: in the state home, which the wall hides from every lane. Beside the
+    lanes it could be opened by any of them, and a read-only handle takes an exclusive flock:
+    a lane holding it would stop every landing, and the driver with them."""
+    folder = state_home() / "lanes" / lanes_home(repo).name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{component(run)}.lock"

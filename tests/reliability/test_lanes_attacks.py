@@ -25,12 +25,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from autopilot_codex.errors import BridgeError
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.budget import Amount
+from autopilot_codex.lanes.driver import FOLLOW_UPS
+from autopilot_codex.lanes.graph import problems
 from autopilot_codex.lanes.lane import LaneSpec, command, start
-from autopilot_codex.lanes.queue import land
-from tests.conftest import git
+from autopilot_codex.lanes.queue import Merged, land
+from autopilot_codex.manager.schemas import Plan
+from tests.conftest import git, task
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
 
 FILES = {f"pkg/m{i}.py": f"X = {i}\n" for i in range(6)} | {"a.txt": "one\n"}
@@ -235,3 +241,62 @@ def test_a_lane_holding_every_lock_it_can_read_never_stops_the_queue(tmp_path: P
             [sys.executable, "-c", _LANDS, str(repo)], capture_output=True, text=True, timeout=120
         )
     assert done.stdout.strip() == "Merged", done.stderr
+
+
+def _nested_commit(place: Path) -> str:
+    """The lane's implementer made a repository inside its worktree and committed there; the
+    lane's commit records it as a gitlink: the nested commit exists nowhere else."""
+    nested = place / "sub"
+    nested.mkdir()
+    git(nested, "init", "-q", "-b", "main")
+    (nested / "work.txt").write_text("only here\n")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-q", "-m", "nested work")
+    return git(nested, "rev-parse", "HEAD")
+
+
+def test_control_a_merged_lane_with_a_nested_repository_looks_clean(tmp_path: Path) -> None:
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    inner = _nested_commit(place)
+    commit_in(place, {"b.txt": "b\n"})
+    assert git(place, "ls-files", "-s", "sub").startswith(f"160000 {inner}")
+    assert isinstance(land(repo, RUN, "T1"), Merged)
+    assert git(place, "status", "--porcelain", "--ignore-submodules=all") == ""
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["gitlink", "ignored"])
+def test_removing_a_lane_never_loses_a_nested_repositorys_commits(
+    tmp_path: Path, ignored: bool
+) -> None:
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    inner = _nested_commit(place)
+    commit_in(place, {"b.txt": "b\n", **({".gitignore": "sub/\n"} if ignored else {})})
+    assert ("sub" in git(place, "ls-files")) is not ignored
+    assert isinstance(land(repo, RUN, "T1"), Merged)
+    assert not worktrees.remove(repo, RUN, "T1")
+    assert git(place / "sub", "rev-parse", "HEAD") == inner
+
+
+def _plan(task_id: str) -> Plan:
+    return Plan.model_validate({"summary": "s", "tasks": [task(1) | {"id": task_id}]})
+
+
+def test_control_an_id_of_few_characters_can_be_too_long_for_a_branch() -> None:
+    with pytest.raises(BridgeError, match="too long"):
+        worktrees.lane_branch(RUN, "\U0001f600" * 20)
+    # The plan's check names it, so the manager is asked again before any lane starts.
+    assert [p for p in problems(_plan("\U0001f600" * 20)) if "too long as a branch" in p]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=70))
+def test_every_id_the_plan_accepts_makes_a_branch_and_its_follow_ups_too(task_id: str) -> None:
+    """An id the plan's check lets through but `component` refuses stops the driver at the
+    task's start, and again at every `run --resume`: the run never ends."""
+    if problems(_plan(task_id)):
+        return
+    tid = task_id.strip()
+    for each in (tid, f"{tid}-fix{FOLLOW_UPS}"):
+        worktrees.lane_branch(RUN, each)  # raises for a name too long

@@ -12,6 +12,7 @@ filter it defines blanked by the runner).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -135,6 +136,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
             return False
         head = _sha(where, "HEAD")
         if head is None or not _contains(repo, integration, head) or _dirty(where):
+            return False
+        if _nested(place):
             return False
     if place.exists():
         shutil.rmtree(place)
@@ -287,6 +290,14 @@ def _dirty(where: Location) -> bool:
         where, "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
     )
     return bool(out.strip("\0"))
+
+
+def _nested(place: Path) -> bool:
+    """Whether a repository sits inside the worktree (a gitlink the lane merged names its
+    commits, or one it ignores): its commits live only there, and git's status, which never
+    steps into it, calls the worktree clean. Links are not followed."""
+    top = str(place)
+    return any(folder != top and ".git" in (*dirs, *files) for folder, dirs, files in os.walk(top))
 
 
 def _checked_out(repo: Path, ref: str) -> Path | None:

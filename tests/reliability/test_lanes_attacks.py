@@ -28,6 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autopilot_codex.checks.run import spec
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.budget import Amount
@@ -36,6 +37,7 @@ from autopilot_codex.lanes.graph import problems
 from autopilot_codex.lanes.lane import LaneSpec, command, start
 from autopilot_codex.lanes.queue import Merged, land
 from autopilot_codex.manager.schemas import Plan
+from autopilot_codex.sandbox import jail
 from tests.conftest import git, task
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
 
@@ -300,3 +302,22 @@ def test_every_id_the_plan_accepts_makes_a_branch_and_its_follow_ups_too(task_id
     tid = task_id.strip()
     for each in (tid, f"{tid}-fix{FOLLOW_UPS}"):
         worktrees.lane_branch(RUN, each)  # raises for a name too long
+
+
+@pytest.mark.skipif(not jail.probe().ok, reason="no working wall here")
+@pytest.mark.parametrize("walled", [True, False])
+def test_a_landings_checks_write_into_no_other_lane(
+    tmp_path: Path, walled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lane's script, run as the user's check on the merged tree, writes beside its
+    checks worktree: into another lane's worktree and the run's lanes folder."""
+    if not walled:
+        monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))
+    repo = begun(tmp_path, FILES)
+    other = worktrees.add(repo, RUN, "T2")
+    script = "#!/bin/sh\necho planted > ../../+542/planted.txt\necho planted > ../../x.txt\n"
+    commit_in(worktrees.add(repo, RUN, "T1"), {"check.sh": script})
+    outcome = land(repo, RUN, "T1", checks=[spec("sh ./check.sh; true")])
+    assert isinstance(outcome, Merged)
+    planted = [p for p in (other / "planted.txt", other.parent / "x.txt") if p.exists()]
+    assert planted == ([] if walled else [other / "planted.txt", other.parent / "x.txt"])

@@ -152,17 +152,32 @@ def merged(repo: Path, task_id: str) -> bool:
     return run is not None and run.task(task_id).state == "merged"
 
 
-@pytest.mark.parametrize("lane_too", [False, True], ids=["lane-lives", "lane-killed-too"])
+def release_once_attached(monkeypatch: pytest.MonkeyPatch, release: Path) -> None:
+    """The held lane goes on only once the resumed driver watches it again."""
+    from autopilot_codex.lanes import driver, lane
+
+    real = lane.attach
+
+    def attach(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        release.touch()
+        return found
+
+    monkeypatch.setattr(driver, "attach", attach)
+
+
+@pytest.mark.parametrize("lane", ["lives", "ended", "killed-too"])
 def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task(
     repo: Path,
     manager: FakeOpenAI,
     host: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    lane_too: bool,
+    lane: str,
 ) -> None:
     """The driver dies mid-run; its lanes are their own process groups and live on (re-attached
-    on resume), or die too (a lane with a branch and no process resumes in its worktree)."""
+    on resume, or ended meanwhile: their final record is read), or die too (a lane with a
+    branch and no process resumes in its worktree)."""
     release = tmp_path / "release"
     monkeypatch.setenv("LANE_HOST_HOLD", f"T2:{release}")
     plan(manager, task(1, depends_on=[]), task(2, depends_on=[]), task(3, depends_on=["T1"]))
@@ -182,21 +197,30 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
         wait_for(Path(f"{release}.held").exists, driver, said)
         driver.kill()
         driver.wait()
-        if lane_too:
-            os.killpg(load(home_of(repo)).task("T2").pid, signal.SIGKILL)  # type: ignore[union-attr]
         assert json.loads(record.read_text())["status"] == "running"
         # `status` shows the held lane running in its first round, T1 merged.
         shown = view_lines(repo)
         assert any(line.split()[:4] == ["T2", "running", "round", "1"] for line in shown), shown
         assert any(line.split()[:4] == ["T1", "merged", "round", "2"] for line in shown), shown
-        release.touch()
+        t2 = json.loads(record.read_text())["tasks"][1]
+        if lane == "killed-too":
+            os.killpg(t2["pid"], signal.SIGKILL)
+            release.touch()
+        if lane == "ended":
+            release.touch()
+            while alive(t2["pid"]):
+                time.sleep(0.05)
+        if lane == "lives":
+            release_once_attached(monkeypatch, release)
         code, result = lanes(repo, "--resume")
     finally:
         release.touch()
     assert (code, states(result)) == (0, {"T1": "merged", "T2": "merged", "T3": "merged"}), result
     # A lane killed with the driver started again (`run --resume` in its worktree); one that
     # lived on was watched to its end.
-    assert next(t for t in result["tasks"] if t["id"] == "T2")["attempts"] == 1 + lane_too
+    assert next(t for t in result["tasks"] if t["id"] == "T2")["attempts"] == 1 + (
+        lane == "killed-too"
+    )
     # No merged task ran again: T1's implementer was called twice (its work, its verifier).
     assert [e["event"] for e in events(host) if e["task"] == "T1"] == ["start", "end"] * 2
     # No commit lost: each task's one commit is on the user's branch.

@@ -59,6 +59,16 @@ def test_a_manager_that_cannot_work_is_refused_before_anything_starts(
     assert load(driver.home_of(repo)) is None
 
 
+def test_status_outside_a_repository_shows_no_lanes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import cli
+
+    monkeypatch.chdir(tmp_path)
+    code, text = cli(capsys, "loops")
+    assert code == 0 and "Lanes run" not in text
+
+
 def test_lanes_need_a_branch_and_a_budget_that_fits_a_lane(
     repo: Path, manager: FakeOpenAI, host: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -83,9 +93,12 @@ def test_lanes_need_a_branch_and_a_budget_that_fits_a_lane(
 def test_a_lane_that_ends_unfinished_is_dropped_with_its_branch_kept(
     repo: Path, manager: FakeOpenAI, host: Path
 ) -> None:
-    plan(manager, task(1, depends_on=[]))
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=[]))
     code, record = lanes(repo, "--lanes", "1", "--max-tokens", "100")
-    assert (code, record["status"], states(record)) == (2, "incomplete", {"T1": "dropped"})
+    # One lane at a time: T2 waited for T1, which spent every token the run had (a lane may
+    # pass its reservation by its last round): nothing is left to reserve for T2.
+    assert (code, record["status"]) == (2, "budget")
+    assert states(record) == {"T1": "dropped", "T2": "pending"}
     t1 = record["tasks"][0]
     assert t1["why"].startswith("the lane ended tokens: ")
     assert git(repo, "log", "--format=%s", t1["branch"]).splitlines()[0] == "add T1"

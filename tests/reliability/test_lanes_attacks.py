@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from autopilot_codex.checks.run import spec
 from autopilot_codex.errors import BridgeError
+from autopilot_codex.gitrepo import locate
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.budget import Amount
 from autopilot_codex.lanes.driver import FOLLOW_UPS
@@ -321,3 +322,31 @@ def test_a_landings_checks_write_into_no_other_lane(
     assert isinstance(outcome, Merged)
     planted = [p for p in (other / "planted.txt", other.parent / "x.txt") if p.exists()]
     assert planted == ([] if walled else [other / "planted.txt", other.parent / "x.txt"])
+
+
+def test_control_a_rewritten_link_turns_the_lane_into_the_users_repository(
+    tmp_path: Path,
+) -> None:
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    (place / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    assert git(place, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert locate(place).git_dir == (repo / ".git").resolve()
+
+
+def test_a_resumed_lane_works_on_its_own_branch_whatever_its_link_says(tmp_path: Path) -> None:
+    """A lane's implementer points its worktree's `.git` at the user's repository (or another
+    lane's): the resumed lane's rounds driver would commit onto that branch."""
+    repo = begun(tmp_path, FILES)
+    place = worktrees.add(repo, RUN, "T1")
+    worktrees.add(repo, RUN, "T2")
+    for n, target in enumerate((repo / ".git", *(repo / ".git" / "worktrees").iterdir())):
+        (place / ".git").unlink()
+        if n:
+            (place / ".git").write_text(f"gitdir: {target}\n")
+        else:  # a link to the user's git folder: git takes it as the worktree's own
+            (place / ".git").symlink_to(target)
+        assert worktrees.add(repo, RUN, "T1") == place
+        assert (
+            git(place, "symbolic-ref", "HEAD") == f"refs/heads/{worktrees.lane_branch(RUN, 'T1')}"
+        )

@@ -83,15 +83,28 @@ def add(repo: Path, run: str, task_id: str, *, new: bool = False) -> Path:
     place = lane_path(repo, run, task_id)
     if place.is_symlink():
         raise BridgeError(f"{place} is a link, not a lane's folder: remove it to go on")
-    if (place / ".git").exists():
-        return place
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if (place / ".git").exists():
+        _relink(place, admin)
+        return place
     if not place.exists() and admin.is_dir():
         # The folder went (a cleaner, a disk move) and left git's record of it: the branch
         # holds the commits, so the record is stale and the worktree is made again.
         shutil.rmtree(admin)
     attach(repo, place, f"ref: {ref}", _admin_name(run, task_id))
     return place
+
+
+def _relink(place: Path, admin: Path) -> None:
+    """The lane's link to git written again as `attach` wrote it: a lane's implementer can
+    write its worktree, and a link pointing at the user's repository (or another lane's) would
+    have the resumed lane's commits made on that branch. A `.git` folder is left alone: its
+    history is nobody's branch, and removing it could lose the commits in it."""
+    link = place / ".git"
+    text = f"gitdir: {admin}\n"
+    if link.is_symlink() or (link.is_file() and link.read_text("utf-8", "replace") != text):
+        link.unlink()
+        link.write_text(text, encoding="utf-8")
 
 
 def lane_path(repo: Path, run: str, task_id: str) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from typing import Any, cast
 import pytest
 
 from autopilot_codex.commands.loops import prune
+from autopilot_codex.errors import BridgeError
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.ask import Asker
 from autopilot_codex.lanes.budget import Amount, Budget
@@ -206,3 +208,64 @@ def test_a_follow_ups_id_is_no_planned_tasks_id(tmp_path: Path) -> None:
     run = _run(repo, Budget(Amount(1.0, INF, INF)))
     run.tasks.append(TaskState(id="T1-fix1", title="t", depends_on=[], contract="c"))
     assert _fresh(run, "T1") not in {t.id for t in run.tasks}
+
+
+_LANDS_AND_DIES = """
+import os, signal, sys
+from pathlib import Path
+from autopilot_codex.lanes import worktrees
+from autopilot_codex.lanes.driver import _Loop, home_of
+from autopilot_codex.lanes.record import load
+
+class Asking:
+    cost_usd, calls = 0.0, 0
+    def review(self, title, diff):
+        return True, "fine"
+
+real = worktrees._move
+def dying(repo, ref, new, old, *, delete=False):
+    real(repo, ref, new, old, delete=delete)
+    if delete and sys.argv[2] == "branch-deleted":
+        os.kill(os.getpid(), signal.SIGKILL)
+worktrees._move = dying
+repo = Path(sys.argv[1])
+home = home_of(repo)
+run = load(home)
+_Loop(repo, home, run, Asking(), lambda line: None, None)._land(run.task("T1"))
+"""
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        pytest.param("none", id="control-not-killed"),
+        pytest.param(
+            "branch-deleted",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=BridgeError,
+                reason="open: lanes/driver.py _land removes the merged lane (worktrees.remove "
+                "deletes its branch) before it saves the task as merged: killed in between, the "
+                "record says `landing`, _landed_before finds no branch, queue.land raises (no "
+                "lane branch) and every `run --resume` stops there. Fix: save the task as merged "
+                "(and run.integration) before worktrees.remove, and let reattach remove the "
+                "worktrees of merged tasks still there.",
+            ),
+        ),
+    ],
+)
+def test_a_driver_killed_while_it_removes_a_merged_lane_resumes(tmp_path: Path, at: str) -> None:
+    repo = begun(tmp_path)
+    commit_in(worktrees.add(repo, RUN, "T1"), {"T1.txt": "T1\n"})
+    run = _run(repo, Budget(Amount(1.0, INF, INF)), state="landing", attempts=1)
+    save(home_of(repo), run)
+    done = subprocess.run(
+        [sys.executable, "-c", _LANDS_AND_DIES, str(repo), at], capture_output=True, check=False
+    )
+    assert done.returncode == (-signal.SIGKILL if at != "none" else 0), done.stderr
+    resumed = load(home_of(repo))
+    assert resumed is not None
+    loop = _loop(repo, resumed, Asking(0.0))
+    loop.reattach()  # the resumed driver
+    assert resumed.task("T1").state == "merged"
+    assert worktrees.merged(repo, RUN, "T1") or not worktrees.existing(repo, RUN)

@@ -34,10 +34,10 @@ from autopilot_codex.gitrepo import locate
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.budget import Amount
 from autopilot_codex.lanes.driver import FOLLOW_UPS
-from autopilot_codex.lanes.graph import problems
+from autopilot_codex.lanes.graph import contract, problems
 from autopilot_codex.lanes.lane import LaneSpec, command, start
 from autopilot_codex.lanes.queue import Merged, land
-from autopilot_codex.manager.schemas import Plan
+from autopilot_codex.manager.schemas import Plan, Task
 from autopilot_codex.sandbox import jail
 from tests.conftest import git, task
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
@@ -350,3 +350,20 @@ def test_a_resumed_lane_works_on_its_own_branch_whatever_its_link_says(tmp_path:
         assert (
             git(place, "symbolic-ref", "HEAD") == f"refs/heads/{worktrees.lane_branch(RUN, 'T1')}"
         )
+
+
+def test_control_one_argument_too_long_never_starts_a_process() -> None:
+    with pytest.raises(OSError, match="too long"):
+        subprocess.run([sys.executable, "-c", "pass", "x" * 200_000], check=False)
+
+
+@pytest.mark.parametrize("char", ["x", "\U0001f600"])
+def test_a_task_of_any_size_makes_a_lane_that_starts(char: str) -> None:
+    """A follow-up the manager wrote from a lane's diff (which can ask for anything) holds a
+    step of 200,000 characters: the lane's contract is one argument of its command line, and
+    one too long would stop the driver at that lane's start, at every resume."""
+    big = Task.model_validate(task(1) | {"steps": [char * 200_000]})
+    text = contract(big)
+    done = subprocess.run([sys.executable, "-c", "import sys; print(len(sys.argv[1]))", text],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert int(done.stdout) == len(text) and text.startswith("Task T1: task number 1")

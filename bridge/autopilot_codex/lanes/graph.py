@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol, TypeVar
 
+from ..contract import clip
 from .names import fits
 
 # A task id becomes a branch and a folder name (worktrees.py): longer ones are refused here,
 # where the manager can still be asked again.
 ID_CHARS_MAX = 64
+# A lane's contract is one argument of its command line, which Linux caps at 128 KiB: 24,000
+# characters fit in any encoding. Past it the lane could never start, and the driver with it.
+CONTRACT_CHARS_MAX = 24_000
 # What a follow-up's id adds to the id of the task it repairs (`-fix` and its number).
 FOLLOW_UP_ROOM = 8
 
@@ -135,7 +139,7 @@ def contract(task: TaskLike) -> str:
     for head, items in sections:
         if items:
             lines += ["", f"{head}:", *(f"- {item}" for item in items)]
-    return "\n".join(lines)
+    return clip("\n".join(lines), CONTRACT_CHARS_MAX)
 
 
 def _key(task_id: str) -> str:

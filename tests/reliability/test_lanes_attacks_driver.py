@@ -36,6 +36,11 @@ from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
 INF = math.inf
 
 
+def still_open(route: str, **kw: Any) -> pytest.MarkDecorator:
+    """A route found open in a file of the driver's: the test fails until it is mended."""
+    return pytest.mark.xfail(strict=True, reason=f"open: {route}", **kw)
+
+
 class Asking:
     """The manager as the driver sees it: each review approves and costs `usd`."""
 
@@ -81,9 +86,8 @@ def stranger() -> Any:
     proc.wait()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: lanes/driver.py _Loop.reattach takes a running task's recorded pid as its "
+@still_open(
+    "lanes/driver.py _Loop.reattach takes a running task's recorded pid as its "
     "lane whenever some process has that pid, before it reads the lane's final record: a pid "
     "reused after a kill -9 gets waited on (a wedge) and, past silent_s, its process group "
     "killed (Lane.stop). Fix: read final.json first (a lane with its record has ended), and "
@@ -136,9 +140,8 @@ def _aged(folder: Path, seconds: float) -> None:
         os.utime(path, (then, then))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: commands/loops.py prune takes a project folder holding only an unfinished "
+@still_open(
+    "commands/loops.py prune takes a project folder holding only an unfinished "
     "lanes run's record (lanes/lanes.json) for an ended loop (status 'unknown', its age the "
     "folder's mtime, which the record's rewrites inside lanes/ never touch) and removes it: "
     "`run --resume` then finds no run, and a live driver loses its lanes' pid and final "
@@ -176,9 +179,8 @@ def _landing(tmp_path: Path, spent: float, review_usd: float) -> LanesRun:
     return run
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: lanes/driver.py asks the manager (a landing's review, a refusal's "
+@still_open(
+    "lanes/driver.py asks the manager (a landing's review, a refusal's "
     "follow-up) without holding any of the budget for it and charges the call after: with "
     "the budget spent by the lanes, every landing still spends past the cap. Fix: reserve "
     "the manager's next call (e.g. the dearest call so far, or a fixed share set aside at "
@@ -195,9 +197,8 @@ def test_control_a_review_within_the_budget_lands(tmp_path: Path) -> None:
     assert run.task("T1").state == "merged" and run.budget.spent.usd == 0.75
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: lanes/driver.py _fresh names a follow-up `<root>-fix<n>` without looking at "
+@still_open(
+    "lanes/driver.py _fresh names a follow-up `<root>-fix<n>` without looking at "
     "the planned ids: a plan holding `T1-fix1` (the manager reads the repository, which lanes "
     "and injected text shape) gets a second task of that id, which never starts (its id is "
     "taken as started or merged), so the repair of T1 never runs. Fix: skip names in use "
@@ -241,15 +242,14 @@ _Loop(repo, home, run, Asking(), lambda line: None, None)._land(run.task("T1"))
         pytest.param("none", id="control-not-killed"),
         pytest.param(
             "branch-deleted",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=BridgeError,
-                reason="open: lanes/driver.py _land removes the merged lane (worktrees.remove "
+            marks=still_open(
+                "lanes/driver.py _land removes the merged lane (worktrees.remove "
                 "deletes its branch) before it saves the task as merged: killed in between, the "
                 "record says `landing`, _landed_before finds no branch, queue.land raises (no "
                 "lane branch) and every `run --resume` stops there. Fix: save the task as merged "
                 "(and run.integration) before worktrees.remove, and let reattach remove the "
                 "worktrees of merged tasks still there.",
+                raises=BridgeError,
             ),
         ),
     ],

@@ -152,18 +152,36 @@ def merged(repo: Path, task_id: str) -> bool:
     return run is not None and run.task(task_id).state == "merged"
 
 
+def on_first_call(
+    monkeypatch: pytest.MonkeyPatch,
+    owner: object,
+    name: str,
+    real: Callable[..., Any],
+    then: Callable[[], None],
+    *,
+    after: bool,
+) -> None:
+    """`owner.name` runs `then` at its first call, before `real` (which a raise there skips)
+    or after it; later calls are `real`'s alone."""
+    calls: list[int] = []
+
+    def patched(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1 and not after:
+            then()
+        found = real(*args, **kwargs)
+        if len(calls) == 1 and after:
+            then()
+        return found
+
+    monkeypatch.setattr(owner, name, patched)
+
+
 def release_once_attached(monkeypatch: pytest.MonkeyPatch, release: Path) -> None:
     """The held lane goes on only once the resumed driver watches it again."""
     from autopilot_codex.lanes import driver, lane
 
-    real = lane.attach
-
-    def attach(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        release.touch()
-        return found
-
-    monkeypatch.setattr(driver, "attach", attach)
+    on_first_call(monkeypatch, driver, "attach", lane.attach, release.touch, after=True)
 
 
 @pytest.mark.parametrize("lane", ["lives", "ended", "killed-too"])
@@ -226,6 +244,7 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
     # No commit lost: each task's one commit is on the user's branch.
     log = git(repo, "log", "--format=%s", "main").splitlines()
     assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2", "add T3"]
+    # Nor one deleted: a lane the driver died starting was made again, not committed half made.
     assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt", "T2.txt", "T3.txt"]
 
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from autopilot_codex.commands.run import main
-from autopilot_codex.lanes import driver, lane, queue
+from autopilot_codex.lanes import driver, lane, queue, worktrees
 from autopilot_codex.lanes.record import load
 from autopilot_codex.rounds.hold import alive
 from tests.conftest import git, task
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_lanes import host as host  # noqa: F401 - the lanes' fake host
-from tests.integration.test_lanes import lanes, plan, states
+from tests.integration.test_lanes import lanes, on_first_call, plan, states
 
 
 def said(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -117,23 +116,16 @@ def test_a_review_refusal_past_the_follow_up_limit_stays_refused(
     assert not manager.requests_for(schema="Task")
 
 
+def interrupt() -> None:
+    raise KeyboardInterrupt
+
+
 def interrupt_once(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     """A Ctrl-C at the first wait for the lanes, or before or after the first landing."""
-    real = lane.wait_any if where == "wait_any" else queue.land
-    calls: list[int] = []
-
-    def once(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) > 1:
-            return real(*args, **kwargs)
-        if where == "after-land":
-            real(*args, **kwargs)
-        raise KeyboardInterrupt
-
     if where == "wait_any":
-        monkeypatch.setattr(driver, "wait_any", once)
+        on_first_call(monkeypatch, driver, "wait_any", lane.wait_any, interrupt, after=False)
     else:
-        monkeypatch.setattr(queue, "land", once)
+        on_first_call(monkeypatch, queue, "land", queue.land, interrupt, after=where != "land")
 
 
 @pytest.mark.parametrize("where", ["wait_any", "land", "after-land"])
@@ -176,3 +168,24 @@ def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     # A landing merged before the interrupt is not merged twice, nor reviewed again.
     assert len(manager.requests_for(schema="Review")) == 1
     assert git(repo, "log", "--format=%s", "main").count("add T1") == 1
+
+
+def test_a_lane_the_driver_died_starting_is_made_again_from_its_branch(
+    repo: Path, manager: FakeOpenAI, host: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted between its worktree and its process: the worktree may be half made (here a
+    file is missing, which a first `git add -A` would delete) and its branch's lock left."""
+    on_first_call(monkeypatch, worktrees, "add", worktrees.add, interrupt, after=True)
+    plan(manager, task(1, depends_on=[]))
+    code, record = lanes(repo, "--lanes", "1")
+    t1 = record["tasks"][0]
+    assert (code, t1["state"], t1["pid"]) == (130, "running", 0)
+    place = worktrees.lane_path(repo, record["run"], "T1")
+    (place / "README.md").unlink()
+    lock = repo / ".git" / "refs" / "heads" / f"{t1['branch']}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    code, record = lanes(repo, "--resume")
+    assert (code, states(record)) == (0, {"T1": "merged"}), record
+    assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt"]
+    assert not lock.exists()

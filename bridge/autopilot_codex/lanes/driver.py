@@ -15,6 +15,7 @@ for its silence, keeps its branch and worktree, and the run says where.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -24,7 +25,7 @@ from typing import Any
 from .. import defaults
 from ..checks.evidence import user_checks
 from ..errors import BridgeError
-from ..gitrepo import head_sha, run_git, toplevel
+from ..gitrepo import git_path, head_sha, run_git, toplevel
 from ..rounds.driver import custody_for
 from ..rounds.hold import alive, store_for
 from . import graph, queue, worktrees
@@ -202,6 +203,8 @@ class _Loop:
                     self._ended(task, record)
                     continue
                 self.run.budget.reserved.pop(task.id, None)
+                if not task.pid:
+                    self._refill(task)
                 self._start(task)
 
     def go(self) -> None:
@@ -296,6 +299,17 @@ class _Loop:
         self.run.queue.append(task.id)
         self.save()
         self._land(task)
+
+    def _refill(self, task: TaskState) -> None:
+        """A lane the driver died starting (no process ever ran in it): its worktree may be
+        half made (files missing that a first commit would delete, or no repository at all).
+        Nothing of the lane's can be in it, so it is made again from its branch."""
+        place = worktrees.lane_path(self.root, self.run.run, task.id)
+        if place.is_dir() and not place.is_symlink():
+            shutil.rmtree(place)
+            run_git(self.root, "worktree", "prune")
+        # A lock its branch's creation left behind: no process of the lane ever held it.
+        git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
 
     def _landed_before(self, task: TaskState) -> queue.Merged | None:
         """A landing the driver's death cut short after the queue merged it: the integration

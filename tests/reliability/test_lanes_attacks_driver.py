@@ -109,7 +109,7 @@ def test_a_reused_pid_is_never_taken_for_an_ended_lane(tmp_path: Path, stranger:
         attempts=1,
     )
     loop = _loop(repo, run, Asking(0.0))
-    folder = home_of(repo) / component(RUN) / "T1"
+    folder = home_of(repo) / component(RUN) / component("T1")
     folder.mkdir(parents=True)
     # The lane ended, complete, before the driver came back: its final record says so.
     (folder / "final.json").write_text('{"status": "complete", "cost_usd": 0.5}')
@@ -269,3 +269,57 @@ def test_a_driver_killed_while_it_removes_a_merged_lane_resumes(tmp_path: Path, 
     loop.reattach()  # the resumed driver
     assert resumed.task("T1").state == "merged"
     assert worktrees.merged(repo, RUN, "T1") or not worktrees.existing(repo, RUN)
+
+
+class _Started(Exception):
+    """The lane's process would start here: the test has seen what it needed."""
+
+
+@pytest.mark.parametrize(
+    "pid_file",
+    [
+        pytest.param(True, id="control-pid-recorded"),
+        pytest.param(
+            False,
+            id="killed-before-the-lane-wrote-its-pid",
+            marks=still_open(
+                "lanes/driver.py _refill (reattach, a running task with no pid) removes the "
+                "lane's worktree to make it again. A retried lane (a silent one, or one "
+                "resumed after a kill -9) whose driver dies between lane.start's unlink of the "
+                "pid file and the child's preexec has pid 0 too: its worktree holds the earlier "
+                "attempt's uncommitted work and its rounds run's folder, and both are deleted. "
+                "Fix: drop _refill; worktrees.attach now fills a worktree in `<place>.part` and "
+                "renames it whole, so an existing lane folder is never half made.",
+            ),
+        ),
+    ],
+)
+def test_a_resumed_lane_keeps_the_work_in_its_worktree(
+    tmp_path: Path, pid_file: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autopilot_codex.lanes import driver
+
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    (place / "unfinished.txt").write_text("an earlier attempt's work, not yet committed\n")
+    run = _run(
+        repo,
+        Budget(Amount(2.0, INF, INF)),
+        state="running",
+        worktree=str(place),
+        branch=worktrees.lane_branch(RUN, "T1"),
+        attempts=2,
+    )
+    loop = _loop(repo, run, Asking(0.0))
+    folder = home_of(repo) / component(RUN) / component("T1")
+    folder.mkdir(parents=True)
+    if pid_file:  # an earlier attempt's pid, long gone
+        (folder / "pid").write_text("999999999")
+
+    def started(*args: Any, **kw: Any) -> None:
+        raise _Started
+
+    monkeypatch.setattr(driver, "start", started)
+    with pytest.raises(_Started):
+        loop.reattach()
+    assert (place / "unfinished.txt").is_file()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +42,13 @@ from .lane import (
     wait_any,
 )
 from .names import component
-from .record import LanesRun, TaskState, load, save
+from .outcome import end, result
+from .record import NAME, LanesRun, TaskState, load, save
 
 # Follow-ups written for one planned task at most (a repair of a repair counts too).
 FOLLOW_UPS = 2
 # A silent lane is started again this many times (resumed in its worktree), then dropped.
 RETRIES = 1
-EXIT_CODES = {"complete": 0, "incomplete": 2, "budget": 2, "error": 1, "interrupted": 130}
 Note = Callable[[str], None]
 
 
@@ -95,9 +95,9 @@ def drive(
         for lane in loop.lanes.values():
             lane.stop()
         run.status, run.why = "interrupted", "interrupted; `run --resume` continues"
-    _end(root, run)
+    end(root, run)
     save(home, run)
-    return _result(run, home)
+    return result(run, home / NAME)
 
 
 def _planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRun:
@@ -226,15 +226,11 @@ class _Loop:
 
     def _start_ready(self) -> None:
         plan = _Plan([_spec(t) for t in self.run.tasks])
-        for task in graph.ready(plan, self._merged(), self._started()):
+        for task in graph.ready(plan, self.run.merged(), self._started()):
             if len(self.lanes) >= self.run.lanes:
                 return
             if not self._start(self.run.task(task.id.strip())):
                 return
-
-    def _merged(self) -> set[str]:
-        done = self.run.ids("merged")
-        return set(done) | {self.run.task(t).follows for t in done if self.run.task(t).follows}
 
     def _started(self) -> set[str]:
         return {t.id for t in self.run.tasks if t.state != "pending"}
@@ -377,36 +373,3 @@ def _spec(task: TaskState) -> Any:
     from ..manager.schemas import Task
 
     return Task.model_validate(task.spec)
-
-
-def _end(root: Path, run: LanesRun) -> None:
-    if run.status == "interrupted":
-        return
-    roots = [t for t in run.tasks if not t.follows]
-    merged = {t.id for t in run.tasks if t.state == "merged"}
-    merged |= {t.follows for t in run.tasks if t.state == "merged" and t.follows}
-    left = [t.id for t in roots if t.id not in merged]
-    run.finish = worktrees.finish(
-        root, run.run, run.user_branch, run.user_sha, expected=run.integration
-    )
-    if not left:
-        run.status, run.why = "complete", "every task merged"
-        return
-    run.status = "budget" if run.starved else "incomplete"
-    run.why = f"not merged: {', '.join(left)}"
-    run.why += " (the budget left fits no lane)" if run.starved else ""
-
-
-def _result(run: LanesRun, home: Path) -> dict[str, Any]:
-    return {
-        "status": run.status,
-        "exit_code": EXIT_CODES[run.status],
-        "why": run.why,
-        "run": run.run,
-        "finish": run.finish,
-        "lanes": run.lanes,
-        "manager_calls": run.manager_calls,
-        "spent": run.budget.spent.record(),
-        "tasks": [asdict(t) | {"spec": None} for t in run.tasks],
-        "record": str(home / "lanes.json"),
-    }

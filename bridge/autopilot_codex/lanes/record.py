@@ -79,6 +79,11 @@ class LanesRun:
     def ids(self, *states: State) -> list[str]:
         return [t.id for t in self.tasks if t.state in states]
 
+    def merged(self) -> set[str]:
+        """The tasks merged, a task whose follow-up merged among them."""
+        done = [t for t in self.tasks if t.state == "merged"]
+        return {t.id for t in done} | {t.follows for t in done if t.follows}
+
 
 def path(state_dir: Path) -> Path:
     return state_dir / NAME

@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol, TypeVar
 
+from ..contract import clip
+from .names import fits
+
 # A task id becomes a branch and a folder name (worktrees.py): longer ones are refused here,
 # where the manager can still be asked again.
 ID_CHARS_MAX = 64
+# A lane's contract is one argument of its command line, which Linux caps at 128 KiB: 24,000
+# characters fit in any encoding. Past it the lane could never start, and the driver with it.
+CONTRACT_CHARS_MAX = 24_000
+# What a follow-up's id adds to the id of the task it repairs (`-fix` and its number).
+FOLLOW_UP_ROOM = 8
 
 
 class TaskLike(Protocol):
@@ -65,6 +73,9 @@ def problems(plan: PlanLike[T]) -> list[str]:
             first[key] = task.id
         if len(task.id) > ID_CHARS_MAX:
             found.append(f"task {n}'s id is longer than {ID_CHARS_MAX} characters")
+        elif key and not fits(task.id.strip(), FOLLOW_UP_ROOM):
+            # Refused at its lane's start instead, it would stop the driver there at every resume.
+            found.append(f"task {n}'s id {task.id!r} is too long as a branch name: use letters")
     for n, task in enumerate(tasks, 1):
         for dep in task.depends_on:
             if _key(dep) == _key(task.id):
@@ -128,7 +139,7 @@ def contract(task: TaskLike) -> str:
     for head, items in sections:
         if items:
             lines += ["", f"{head}:", *(f"- {item}" for item in items)]
-    return "\n".join(lines)
+    return clip("\n".join(lines), CONTRACT_CHARS_MAX)
 
 
 def _key(task_id: str) -> str:

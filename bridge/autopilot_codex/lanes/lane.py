@@ -142,7 +142,9 @@ def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) ->
     stdout, stderr = out.open("wb"), log.open("ab")
     proc = subprocess.Popen(
         command(spec),
-        cwd=spec.worktree,
+        # Not the worktree: `python -m` puts its cwd first on sys.path, and the worktree's files
+        # (its implementer's) would be imported as the bridge, unwalled. `--cwd` names it.
+        cwd=folder,
         stdin=subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,

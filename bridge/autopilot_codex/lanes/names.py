@@ -25,6 +25,12 @@ def component(text: str) -> str:
     return out
 
 
+def fits(text: str, room: int = 0) -> bool:
+    """Whether `component(text)` leaves `room` characters to spare under NAME_CHARS_MAX."""
+    size = sum(1 if ch in _KEPT else len(_escape(ch)) for ch in text)
+    return size <= NAME_CHARS_MAX - room
+
+
 def original(name: str) -> str | None:
     """The text `component` made `name` from; None for a name it could not have made."""
     raw = bytearray()

@@ -7,8 +7,9 @@ is, removed after; red is refused. Then the review (the manager, wired by the dr
 the integration ref moves by compare-and-swap (`update-ref <ref> <new> <old>`), so a merge
 made by anyone else meanwhile is never overwritten: the landing starts again on top of it.
 
-A lock of its own (`queue.lock` in the run's lanes folder) makes landings of one run one at a
-time, across threads and processes; the compare-and-swap is what holds without it.
+A lock of its own (`lock_path`, in the state home, out of the lanes' reach) makes landings of
+one run one at a time, across threads and processes; the compare-and-swap is what holds
+without it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from typing import Literal
 from ..checks.run import CheckResult, CheckSpec, failure_reason, passed, run_checks
 from ..errors import BridgeError
 from ..gitrepo import Location, identity, locate, run_bytes, run_git
+from ..manager.prompts import bound_diff
+from ..paths import state_home
 from .names import component
 from .worktrees import (
+    PART,
     attach,
     commit_sha,
     contains,
@@ -42,7 +46,11 @@ DIFF_CHARS_MAX = 60_000
 # Landings started again after the integration branch moved under one; past it, something
 # else keeps moving the branch and the caller is told.
 CAS_TRIES = 3
-_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative")
+# `--text`: a text file with one NUL byte would show as "Binary files differ", its content
+# never seen by the review that approves it.
+_DIFF_FLAGS = (
+    "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-relative", "--text",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,8 @@ def _attempt(
     if contains(repo, target, lane):
         return Merged(base)
     fork = run_git(repo, "merge-base", base, lane, ok_codes=(0, 1)).strip()
-    diff = lane_diff(repo, fork or base, lane)
+    whole = run_git(repo, "diff", *_DIFF_FLAGS, fork or base, lane, "--")
+    diff = lane_diff(whole)
     if not fork:
         detail = "The lane's branch shares no history with the integration branch."
         return Refused("conflict", detail, diff)
@@ -125,6 +134,13 @@ def _attempt(
         if not passed(results):
             return Refused("checks", failure_reason(results), diff)
     if review is not None:
+        if diff != whole:
+            # Cut, it could hide anything past the cut: never approved unseen.
+            why = (
+                f"The lane's diff is {len(whole)} characters, more than a review reads whole "
+                f"({DIFF_CHARS_MAX}): split the task so each part can be reviewed."
+            )
+            return Refused("review", why, diff)
         approved, why = review(diff)
         if not approved:
             return Refused("review", why, diff)
@@ -164,13 +180,13 @@ def _text(where: Location, args: Sequence[str], ok_codes: tuple[int, ...]) -> st
     return run_bytes(where, *args, ok_codes=ok_codes).decode("utf-8", "replace")
 
 
-def lane_diff(repo: Path, fork: str, lane: str) -> str:
-    """What the lane changed since `fork` (where it left the integration branch), at most
-    DIFF_CHARS_MAX."""
-    text = run_git(repo, "diff", *_DIFF_FLAGS, fork, lane, "--")
-    if len(text) <= DIFF_CHARS_MAX:
-        return text
-    return text[:DIFF_CHARS_MAX] + f"\n[diff cut: {len(text)} characters in all]\n"
+def lane_diff(whole: str) -> str:
+    """The lane's diff bounded to DIFF_CHARS_MAX: cut, every file keeps its name and a fair
+    share (a large file first never pushes a later one out of what the manager reads)."""
+    if len(whole) <= DIFF_CHARS_MAX:
+        return whole
+    note = f"\n[diff cut: {len(whole)} characters in all]\n"
+    return bound_diff(whole, DIFF_CHARS_MAX - len(note)) + note
 
 
 def _merge_drivers(repo: Path) -> list[str]:
@@ -188,7 +204,9 @@ def _sweep(repo: Path, run: str) -> None:
     under the lock, no other landing of the run is using them."""
     common = locate(repo).common_dir
     for place in _scratch(repo, run).glob("checks-*"):
-        detach(Location(place, common / "worktrees" / f"autopilot-{place.name}", common))
+        # One killed while `attach` filled it is still named `<name>.part`; its record is not.
+        name = f"autopilot-{place.name.removesuffix(PART)}"
+        detach(Location(place, common / "worktrees" / name, common))
     shutil.rmtree(_scratch(repo, run), ignore_errors=True)
 
 
@@ -211,11 +229,18 @@ def _checked(
 
 @contextmanager
 def _locked(repo: Path, run: str) -> Iterator[None]:
-    folder = lanes_home(repo) / component(run)
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "queue.lock").open("a+b") as handle:
+    with lock_path(repo, run).open("a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def lock_path(repo: Path, run: str) -> Path:
+    """The queue's lock: in the state home, which the wall hides from every lane. Beside the
+    lanes it could be opened by any of them, and a read-only handle takes an exclusive flock:
+    a lane holding it would stop every landing, and the driver with them."""
+    folder = state_home() / "lanes" / lanes_home(repo).name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{component(run)}.lock"

@@ -12,6 +12,7 @@ filter it defines blanked by the runner).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from .names import component, original
 
 # update-ref's "old value" that means "must not exist yet", whatever the hash's length.
 _ABSENT = ""
+# The suffix of a worktree being filled (a dot: no escaped name has one).
+PART = ".part"
 
 
 def integration_branch(run: str) -> str:
@@ -80,15 +83,28 @@ def add(repo: Path, run: str, task_id: str, *, new: bool = False) -> Path:
     place = lane_path(repo, run, task_id)
     if place.is_symlink():
         raise BridgeError(f"{place} is a link, not a lane's folder: remove it to go on")
-    if (place / ".git").exists():
-        return place
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
+    if (place / ".git").exists():
+        _relink(place, admin)
+        return place
     if not place.exists() and admin.is_dir():
         # The folder went (a cleaner, a disk move) and left git's record of it: the branch
         # holds the commits, so the record is stale and the worktree is made again.
         shutil.rmtree(admin)
     attach(repo, place, f"ref: {ref}", _admin_name(run, task_id))
     return place
+
+
+def _relink(place: Path, admin: Path) -> None:
+    """The lane's link to git written again as `attach` wrote it: a lane's implementer can
+    write its worktree, and a link pointing at the user's repository (or another lane's) would
+    have the resumed lane's commits made on that branch. A `.git` folder is left alone: its
+    history is nobody's branch, and removing it could lose the commits in it."""
+    link = place / ".git"
+    text = f"gitdir: {admin}\n"
+    if link.is_symlink() or (link.is_file() and link.read_text("utf-8", "replace") != text):
+        link.unlink()
+        link.write_text(text, encoding="utf-8")
 
 
 def lane_path(repo: Path, run: str, task_id: str) -> Path:
@@ -133,6 +149,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
             return False
         head = _sha(where, "HEAD")
         if head is None or not _contains(repo, integration, head) or _dirty(where):
+            return False
+        if _nested(place):
             return False
     if place.exists():
         shutil.rmtree(place)
@@ -183,25 +201,38 @@ def finish(
 
 def attach(repo: Path, place: Path, head: str, name: str) -> Location:
     """A worktree at `place` registered under `name`, its HEAD `head` (`ref: <ref>` or a
-    commit), its files checked out. Written as `git worktree add` writes it."""
+    commit), its files checked out. Written as `git worktree add` writes it.
+
+    Filled in `<place>.part` and renamed to `place` once whole, its link to git written last:
+    a process killed half-way leaves no `place` for `add` to take as a lane to continue (a half
+    filled tree would have its missing files committed as deleted), only a `.part` folder
+    (a name `component` never makes) cleared by the next attempt.
+    """
     common = locate(repo).common_dir
     admin = common / "worktrees" / name
     if place.exists() or admin.exists():
         raise BridgeError(f"{place} or its record {admin} is in the way of a new lane")
+    part = partial(place)
+    shutil.rmtree(part, ignore_errors=True)
     admin.mkdir(parents=True)
-    place.mkdir(parents=True)
+    part.mkdir(parents=True)
     (admin / "gitdir").write_text(f"{place / '.git'}\n", encoding="utf-8")
     (admin / "commondir").write_text("../..\n", encoding="utf-8")
     (admin / "HEAD").write_text(f"{head}\n", encoding="utf-8")
-    (place / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
-    where = Location(place, admin, common)
     try:
-        _git(where, "read-tree", "HEAD")
-        _git(where, "checkout-index", "--all", "--force", "-u")
+        _git(Location(part, admin, common), "read-tree", "HEAD")
+        _git(Location(part, admin, common), "checkout-index", "--all", "--force", "-u")
     except BridgeError:
-        detach(where)  # made just now and half filled: never found later as a lane to resume
+        detach(Location(part, admin, common))  # never found later as a lane to resume
         raise
-    return where
+    (part / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+    part.rename(place)
+    return Location(place, admin, common)
+
+
+def partial(place: Path) -> Path:
+    """Where `attach` fills the worktree for `place` before it is whole."""
+    return place.with_name(f"{place.name}{PART}")
 
 
 def detach(where: Location) -> None:
@@ -272,6 +303,14 @@ def _dirty(where: Location) -> bool:
         where, "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
     )
     return bool(out.strip("\0"))
+
+
+def _nested(place: Path) -> bool:
+    """Whether a repository sits inside the worktree (a gitlink the lane merged names its
+    commits, or one it ignores): its commits live only there, and git's status, which never
+    steps into it, calls the worktree clean. Links are not followed."""
+    top = str(place)
+    return any(folder != top and ".git" in (*dirs, *files) for folder, dirs, files in os.walk(top))
 
 
 def _checked_out(repo: Path, ref: str) -> Path | None:

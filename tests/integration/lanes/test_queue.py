@@ -55,7 +55,7 @@ def test_a_check_red_on_the_merged_tree_blocks_the_merge(tmp_path: Path) -> None
     assert "FAILED" in outcome.detail and "test -f c.txt" in outcome.detail
     assert integration(repo) == head
     run_folder = worktrees.lanes_home(repo) / RUN
-    assert sorted(p.name for p in run_folder.iterdir()) == ["+541", "+542", ".queue", "queue.lock"]
+    assert sorted(p.name for p in run_folder.iterdir()) == ["+541", "+542", ".queue"]
     assert list((run_folder / ".queue").iterdir()) == []  # the checks' worktree went
     assert not [p for p in (repo / ".git" / "worktrees").iterdir() if "checks" in p.name]
 

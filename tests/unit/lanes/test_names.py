@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autopilot_codex.errors import BridgeError
-from autopilot_codex.lanes.names import NAME_CHARS_MAX, component, original
+from autopilot_codex.lanes.names import NAME_CHARS_MAX, component, fits, original
 from autopilot_codex.lanes.worktrees import integration_branch, lane_branch
 
 HOSTILE = ["../x", "a b", "refs/heads/main", ".", "..", "x.lock", "@{-1}", "a/../../b", "-rf",
@@ -58,6 +58,10 @@ def test_a_name_no_id_makes_reads_as_none(name: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=1, max_size=30))
 def test_every_id_reads_back_and_is_a_valid_ref(task_id: str) -> None:
+    if not fits(task_id):  # 30 characters of 4 bytes each escape to 360
+        with pytest.raises(BridgeError, match="too long"):
+            component(task_id)
+        return
     name = component(task_id)
     decodable = task_id.encode("utf-8", "surrogatepass")
     try:

@@ -197,13 +197,6 @@ def test_control_a_review_within_the_budget_lands(tmp_path: Path) -> None:
     assert run.task("T1").state == "merged" and run.budget.spent.usd == 0.75
 
 
-@still_open(
-    "lanes/driver.py _fresh names a follow-up `<root>-fix<n>` without looking at "
-    "the planned ids: a plan holding `T1-fix1` (the manager reads the repository, which lanes "
-    "and injected text shape) gets a second task of that id, which never starts (its id is "
-    "taken as started or merged), so the repair of T1 never runs. Fix: skip names in use "
-    "(n = 1, 2, ... until `<root>-fix<n>` is no task's id, compared as graph._key does).",
-)
 def test_a_follow_ups_id_is_no_planned_tasks_id(tmp_path: Path) -> None:
     repo = begun(tmp_path)
     run = _run(repo, Budget(Amount(1.0, INF, INF)))

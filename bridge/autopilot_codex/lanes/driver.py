@@ -360,8 +360,13 @@ class _Loop:
 
 
 def _fresh(run: LanesRun, root: str) -> str:
-    """A follow-up's id: follow-ups are only ever added, so their count names a new one."""
-    return f"{root}-fix{1 + sum(1 for t in run.tasks if t.follows == root)}"
+    """A follow-up's id: the first `<root>-fix<n>` no task of the plan holds (a planned task
+    may bear that name), compared as the graph compares ids."""
+    taken = {t.id.strip().casefold() for t in run.tasks}
+    n = 1 + sum(1 for t in run.tasks if t.follows == root)
+    while f"{root}-fix{n}".casefold() in taken:
+        n += 1
+    return f"{root}-fix{n}"
 
 
 @dataclass(frozen=True)

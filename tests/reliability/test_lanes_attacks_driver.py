@@ -233,18 +233,7 @@ _Loop(repo, home, run, Asking(), lambda line: None, None)._land(run.task("T1"))
     "at",
     [
         pytest.param("none", id="control-not-killed"),
-        pytest.param(
-            "branch-deleted",
-            marks=still_open(
-                "lanes/driver.py _land removes the merged lane (worktrees.remove "
-                "deletes its branch) before it saves the task as merged: killed in between, the "
-                "record says `landing`, _landed_before finds no branch, queue.land raises (no "
-                "lane branch) and every `run --resume` stops there. Fix: save the task as merged "
-                "(and run.integration) before worktrees.remove, and let reattach remove the "
-                "worktrees of merged tasks still there.",
-                raises=BridgeError,
-            ),
-        ),
+        pytest.param("branch-deleted", id="killed-between-branch-deletion-and-save"),
     ],
 )
 def test_a_driver_killed_while_it_removes_a_merged_lane_resumes(tmp_path: Path, at: str) -> None:

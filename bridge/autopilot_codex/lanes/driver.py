@@ -190,7 +190,9 @@ class _Loop:
         landing cut short lands again (the queue's compare-and-swap makes that safe)."""
         for task in self.run.tasks:
             task.pid = task.pid or recorded_pid(self._folder(task))
-            if task.state == "landing":
+            if task.state == "merged":
+                worktrees.remove(self.root, self.run.run, task.id)
+            elif task.state == "landing":
                 self._land(task)
             elif task.state == "running" and task.pid and alive(task.pid):
                 held = self.run.budget.reserved[task.id]
@@ -342,9 +344,11 @@ class _Loop:
         if isinstance(result, queue.Merged):
             task.state, task.why = "merged", f"merged as {result.sha[:12]}"
             self.run.integration = result.sha
+            # Saved before its branch goes: a driver killed in between finds it merged, and
+            # `reattach` removes what is left of it.
+            self.save()
             worktrees.remove(self.root, self.run.run, task.id)
             self.note(f"Lane {task.id} merged ({result.sha[:12]}).")
-            self.save()
             return
         task.state, task.why = "refused", f"refused ({result.reason}): {result.detail}"
         self.note(f"Lane {task.id} {task.why}")

@@ -261,19 +261,7 @@ class _Started(Exception):
     "pid_file",
     [
         pytest.param(True, id="control-pid-recorded"),
-        pytest.param(
-            False,
-            id="killed-before-the-lane-wrote-its-pid",
-            marks=still_open(
-                "lanes/driver.py _refill (reattach, a running task with no pid) removes the "
-                "lane's worktree to make it again. A retried lane (a silent one, or one "
-                "resumed after a kill -9) whose driver dies between lane.start's unlink of the "
-                "pid file and the child's preexec has pid 0 too: its worktree holds the earlier "
-                "attempt's uncommitted work and its rounds run's folder, and both are deleted. "
-                "Fix: drop _refill; worktrees.attach now fills a worktree in `<place>.part` and "
-                "renames it whole, so an existing lane folder is never half made.",
-            ),
-        ),
+        pytest.param(False, id="killed-before-the-lane-wrote-its-pid"),
     ],
 )
 def test_a_resumed_lane_keeps_the_work_in_its_worktree(

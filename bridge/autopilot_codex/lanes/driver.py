@@ -15,7 +15,6 @@ for its silence, keeps its branch and worktree, and the run says where.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -204,9 +203,13 @@ class _Loop:
                 if record is not None and record.get("status") != "interrupted":
                     self._ended(task, record)
                     continue
+                # Its worktree is used as it is: `worktrees.add` never leaves one half made,
+                # and an earlier attempt's uncommitted work in it is the lane's to go on with.
                 self.run.budget.reserved.pop(task.id, None)
                 if not task.pid:
-                    self._refill(task)
+                    # A lock its branch's creation left behind (the driver died in it): no
+                    # lane process ran to hold it.
+                    git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
                 self._start(task)
 
     def go(self) -> None:
@@ -297,17 +300,6 @@ class _Loop:
         self.run.queue.append(task.id)
         self.save()
         self._land(task)
-
-    def _refill(self, task: TaskState) -> None:
-        """A lane the driver died starting (no process ever ran in it): its worktree may be
-        half made (files missing that a first commit would delete, or no repository at all).
-        Nothing of the lane's can be in it, so it is made again from its branch."""
-        place = worktrees.lane_path(self.root, self.run.run, task.id)
-        if place.is_dir() and not place.is_symlink():
-            shutil.rmtree(place)
-            run_git(self.root, "worktree", "prune")
-        # A lock its branch's creation left behind: no process of the lane ever held it.
-        git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
 
     def _landed_before(self, task: TaskState) -> queue.Merged | None:
         """A landing the driver's death cut short after the queue merged it: the integration

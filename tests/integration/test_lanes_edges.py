@@ -170,22 +170,23 @@ def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     assert git(repo, "log", "--format=%s", "main").count("add T1") == 1
 
 
-def test_a_lane_the_driver_died_starting_is_made_again_from_its_branch(
+def test_a_lane_the_driver_died_starting_goes_on_in_its_worktree(
     repo: Path, manager: FakeOpenAI, host: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Interrupted between its worktree and its process: the worktree may be half made (here a
-    file is missing, which a first `git add -A` would delete) and its branch's lock left."""
+    """Interrupted between its worktree and its process: the worktree is whole (`add` never
+    leaves one half made) and what is in it is the lane's (here work not yet committed); its
+    branch's lock may be left."""
     on_first_call(monkeypatch, worktrees, "add", worktrees.add, interrupt, after=True)
     plan(manager, task(1, depends_on=[]))
     code, record = lanes(repo, "--lanes", "1")
     t1 = record["tasks"][0]
     assert (code, t1["state"], t1["pid"]) == (130, "running", 0)
     place = worktrees.lane_path(repo, record["run"], "T1")
-    (place / "README.md").unlink()
+    (place / "kept.txt").write_text("an earlier attempt's work\n")
     lock = repo / ".git" / "refs" / "heads" / f"{t1['branch']}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     code, record = lanes(repo, "--resume")
     assert (code, states(record)) == (0, {"T1": "merged"}), record
-    assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt"]
+    assert sorted(git(repo, "ls-files").split()) == ["README.md", "T1.txt", "kept.txt"]
     assert not lock.exists()

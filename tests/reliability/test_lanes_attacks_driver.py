@@ -23,14 +23,17 @@ from typing import Any, cast
 import pytest
 
 from autopilot_codex.commands.loops import prune
-from autopilot_codex.errors import BridgeError
+from autopilot_codex.commands.run import main
 from autopilot_codex.lanes import worktrees
 from autopilot_codex.lanes.ask import Asker
+from autopilot_codex.lanes.begin import LanesOptions, resumed
 from autopilot_codex.lanes.budget import Amount, Budget
-from autopilot_codex.lanes.driver import _fresh, _Loop, home_of
+from autopilot_codex.lanes.driver import NO_CALL, _fresh, _Loop, home_of
+from autopilot_codex.lanes.lane import born
 from autopilot_codex.lanes.names import component
 from autopilot_codex.lanes.record import LanesRun, TaskState, load, save
 from tests.conftest import git
+from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
 
 INF = math.inf
@@ -86,14 +89,6 @@ def stranger() -> Any:
     proc.wait()
 
 
-@still_open(
-    "lanes/driver.py _Loop.reattach takes a running task's recorded pid as its "
-    "lane whenever some process has that pid, before it reads the lane's final record: a pid "
-    "reused after a kill -9 gets waited on (a wedge) and, past silent_s, its process group "
-    "killed (Lane.stop). Fix: read final.json first (a lane with its record has ended), and "
-    "record the lane's start time beside its pid (/proc/<pid>/stat field 22, written by the "
-    "preexec) and re-attach only a process whose start time matches.",
-)
 def test_a_reused_pid_is_never_taken_for_an_ended_lane(tmp_path: Path, stranger: Any) -> None:
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
@@ -117,8 +112,10 @@ def test_a_reused_pid_is_never_taken_for_an_ended_lane(tmp_path: Path, stranger:
     assert "T1" not in loop.lanes and stranger.poll() is None
 
 
-def test_control_a_live_lane_is_re_attached(tmp_path: Path, stranger: Any) -> None:
-    """Without a final record, a live pid is watched again: the test above can fail."""
+@pytest.mark.parametrize("known", [True, False], ids=["its-start-time-matches", "start-unknown"])
+def test_control_a_live_lane_is_re_attached(tmp_path: Path, stranger: Any, known: bool) -> None:
+    """Without a final record, a live pid that started when the lane did (or whose start is
+    not known) is watched again: the tests around it can fail."""
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
     run = _run(
@@ -126,12 +123,50 @@ def test_control_a_live_lane_is_re_attached(tmp_path: Path, stranger: Any) -> No
         Budget(Amount(2.0, INF, INF), reserved={"T1": Amount(1.0, INF, INF)}),
         state="running",
         pid=stranger.pid,
+        pid_start=born(stranger.pid) if known else 0,
         worktree=str(place),
         attempts=1,
     )
     loop = _loop(repo, run, Asking(0.0))
     loop.reattach()
     assert loop.lanes["T1"].pid == stranger.pid
+    assert loop.lanes["T1"].proc.poll() is None  # watched while it runs
+
+
+def test_a_reused_pid_is_never_taken_for_a_lane_that_left_no_record(
+    tmp_path: Path, stranger: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lane died with the driver (no final record); its pid now names a process started
+    later: that one is left alone, and the lane resumes in its worktree."""
+    from autopilot_codex.lanes import driver
+
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    run = _run(
+        repo,
+        Budget(Amount(2.0, INF, INF), reserved={"T1": Amount(1.0, INF, INF)}),
+        state="running",
+        pid=stranger.pid,
+        pid_start=born(stranger.pid) - 1,
+        worktree=str(place),
+        branch=worktrees.lane_branch(RUN, "T1"),
+        attempts=1,
+    )
+    loop = _loop(repo, run, Asking(0.0))
+    resumed: list[str] = []
+
+    def starting(spec: Any, *rest: Any) -> None:
+        resumed.append(spec.task_id)
+        raise _Started
+
+    monkeypatch.setattr(driver, "start", starting)
+    with pytest.raises(_Started):
+        loop.reattach()
+    assert resumed == ["T1"] and "T1" not in loop.lanes and stranger.poll() is None
+
+
+class _Started(Exception):
+    """The lane's process would start here: the test has seen what it needed."""
 
 
 def _aged(folder: Path, seconds: float) -> None:
@@ -174,22 +209,20 @@ def _landing(tmp_path: Path, spent: float, review_usd: float) -> LanesRun:
     commit_in(worktrees.add(repo, RUN, "T1"), {"T1.txt": "T1\n"})
     budget = Budget(Amount(1.0, INF, INF), spent=Amount(spent, 0.0, 0.0))
     run = _run(repo, budget, state="landing", attempts=1)
+    # The worst case of one call, as `begin.worst_usd` prices it: here what a review costs.
+    run.call_usd = review_usd
     loop = _loop(repo, run, Asking(review_usd))
     loop._land(run.task("T1"))
     return run
 
 
-@still_open(
-    "lanes/driver.py asks the manager (a landing's review, a refusal's "
-    "follow-up) without holding any of the budget for it and charges the call after: with "
-    "the budget spent by the lanes, every landing still spends past the cap. Fix: reserve "
-    "the manager's next call (e.g. the dearest call so far, or a fixed share set aside at "
-    "the plan) before asking, and when it does not fit end the run on its budget with the "
-    "lane's branch kept unmerged.",
-)
 def test_the_managers_calls_never_spend_past_the_cap(tmp_path: Path) -> None:
     run = _landing(tmp_path, spent=1.0, review_usd=0.25)
     assert run.budget.spent.usd <= run.budget.limit.usd
+    repo = tmp_path / "repo"
+    # The lane waits in the queue, its branch unmerged, and the run says why it ends.
+    assert run.task("T1").state == "landing" and not worktrees.merged(repo, RUN, "T1")
+    assert run.starved == NO_CALL and run.budget.asking == Amount()
 
 
 def test_control_a_review_within_the_budget_lands(tmp_path: Path) -> None:
@@ -253,10 +286,6 @@ def test_a_driver_killed_while_it_removes_a_merged_lane_resumes(tmp_path: Path, 
     assert worktrees.merged(repo, RUN, "T1") or not worktrees.existing(repo, RUN)
 
 
-class _Started(Exception):
-    """The lane's process would start here: the test has seen what it needed."""
-
-
 @pytest.mark.parametrize(
     "pid_file",
     [
@@ -293,3 +322,27 @@ def test_a_resumed_lane_keeps_the_work_in_its_worktree(
     with pytest.raises(_Started):
         loop.reattach()
     assert (place / "unfinished.txt").is_file()
+
+
+def test_a_driver_killed_during_a_manager_call_is_charged_all_it_held(tmp_path: Path) -> None:
+    """The call's cost never reached the record: resumed, the run counts its worst case."""
+    repo = begun(tmp_path)
+    run = _run(repo, Budget(Amount(1.0, INF, INF), asking=Amount(0.5, 0.0, 0.0)))
+    save(home_of(repo), run)
+    again = resumed(home_of(repo), LanesOptions(worktree=repo, resume=True))
+    assert (again.budget.spent, again.budget.asking) == (Amount(0.5, 0.0, 0.0), Amount())
+
+
+def test_a_plan_whose_worst_case_passes_the_budget_is_never_asked(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["a goal", "--cwd", str(repo), "--lanes", "1", "--manager", "openai"]
+    argv += ["--implementer", "claude"]
+    # A plan no lane could run, so the control below stops right after the manager's answer.
+    manager.enqueue({"summary": "none", "tasks": []}, schema="Plan")
+    assert main([*argv, "--budget", "0.01"]) == 1
+    assert "cannot cover even the plan" in capsys.readouterr().err
+    assert manager.requests == [] and load(home_of(repo)) is None
+    # Control: a budget the plan's worst case fits is asked.
+    assert main([*argv, "--budget", "100"]) == 1
+    assert "cannot cover" not in capsys.readouterr().err and manager.requests

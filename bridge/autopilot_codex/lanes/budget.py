@@ -77,9 +77,11 @@ class Budget:
     limit: Amount
     spent: Amount = Amount()
     reserved: dict[str, Amount] = field(default_factory=dict)
+    # The worst case of the manager's call being made (`ask`), held until it is answered.
+    asking: Amount = Amount()
 
     def free(self) -> Amount:
-        held = sum(self.reserved.values(), Amount())
+        held = sum(self.reserved.values(), self.asking)
         return self.limit.less(self.spent + held)
 
     def default_share(self, lanes: int, given_usd: float | None = None) -> Amount:
@@ -110,11 +112,24 @@ class Budget:
         """Spend outside any lane (the manager's calls)."""
         self.spent = self.spent + used
 
+    def ask(self, worst: Amount) -> bool:
+        """Hold a manager call's worst case when it fits what is free; False (nothing held, the
+        call is not to be made) if not."""
+        if not worst.within(self.free()):
+            return False
+        self.asking = worst
+        return True
+
+    def answered(self) -> None:
+        """The manager's call ended: its hold goes (what it cost is `charge`d)."""
+        self.asking = Amount()
+
     def record(self) -> dict[str, Any]:
         return {
             "limit": self.limit.record(),
             "spent": self.spent.record(),
             "reserved": {k: v.record() for k, v in self.reserved.items()},
+            "asking": self.asking.record(),
         }
 
     @classmethod
@@ -123,4 +138,5 @@ class Budget:
             Amount.read(raw["limit"]),
             Amount.read(raw["spent"]),
             {k: Amount.read(v) for k, v in raw["reserved"].items()},
+            Amount.read(raw["asking"]),
         )

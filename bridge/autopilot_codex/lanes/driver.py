@@ -16,64 +16,41 @@ for its silence, keeps its branch and worktree, and the run says where.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import defaults
 from ..checks.evidence import user_checks
-from ..errors import BridgeError
-from ..gitrepo import git_path, head_sha, run_git, toplevel
+from ..gitrepo import git_path, run_git, toplevel
 from ..rounds.driver import custody_for
-from ..rounds.hold import alive, store_for
 from . import graph, queue, worktrees
 from .ask import Asker
-from .budget import Amount, Budget, cap
+from .begin import LanesOptions as LanesOptions
+from .begin import Note, planned, resumed, task_state, usd, worst_usd
+from .begin import home_of as home_of
+from .budget import Amount
 from .lane import (
     Lane,
     LaneSpec,
     attach,
     final,
     recorded_pid,
+    running,
     start,
     used,
     wait_any,
 )
 from .names import component
 from .outcome import end, result
-from .record import NAME, LanesRun, TaskState, load, save
+from .record import NAME, LanesRun, TaskState, save
 
 # Follow-ups written for one planned task at most (a repair of a repair counts too).
 FOLLOW_UPS = 2
 # A silent lane is started again this many times (resumed in its worktree), then dropped.
 RETRIES = 1
-Note = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class LanesOptions:
-    worktree: Path
-    goal: str = ""
-    implementer: str = defaults.HOST
-    # The manager backend's name, kept so `run --resume` asks the same one.
-    manager: str = ""
-    lanes: int = 1
-    lane_usd: float | None = None
-    budget_usd: float | None = None
-    max_tokens: int = 0
-    max_seconds: float = 0.0
-    round_timeout_s: float = 3600.0
-    # A lane whose log has not grown for this long is stopped (its process group).
-    silent_s: float = 3600.0
-    checks: tuple[str, ...] = ()
-    checks_env: tuple[str, ...] = ()
-    resume: bool = False
-
-
-def home_of(root: Path) -> Path:
-    """Where a repository's lanes run keeps its record and its lanes' output."""
-    return store_for(root).dir / "lanes"
+# What the budget says when the manager's next call does not fit it.
+NO_CALL = "the budget left fits not the manager's next call"
 
 
 def drive(
@@ -82,7 +59,8 @@ def drive(
     """Run (or resume) a lanes run to its end; the final record, `exit_code` included."""
     root = toplevel(opts.worktree)
     home = home_of(root)
-    run = _resumed(home, opts) if opts.resume else _planned(root, opts, asker, note)
+    run = resumed(home, opts) if opts.resume else planned(root, opts, asker, note)
+    run.call_usd = worst_usd(asker.config, asker.config.max_output_tokens)
     run.integration = run.integration or worktrees.begin(root, run.run)
     save(home, run)
     loop = _Loop(root, home, run, asker, note, env)
@@ -97,68 +75,6 @@ def drive(
     end(root, run)
     save(home, run)
     return result(run, home / NAME)
-
-
-def _planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRun:
-    last = load(home_of(root))
-    if last is not None and last.status in ("running", "interrupted"):
-        raise BridgeError("a lanes run is unfinished here: continue it with run --resume")
-    user_branch = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1))
-    if not user_branch.strip():
-        raise BridgeError("lanes need a branch checked out (HEAD is detached)")
-    budget = Budget(cap(opts.budget_usd, opts.max_tokens, opts.max_seconds))
-    plan = asker.plan(root, opts.goal)
-    budget.charge(_usd(asker.cost_usd))
-    note(f"Plan: {len(plan.tasks)} tasks; {opts.lanes} lanes at most.")
-    return LanesRun(
-        run=time.strftime("lanes-%Y%m%d-%H%M%S"),
-        goal=opts.goal,
-        implementer=opts.implementer,
-        manager=opts.manager,
-        lanes=opts.lanes,
-        user_branch=user_branch.strip(),
-        user_sha=head_sha(root),
-        budget=budget,
-        tasks=[_task_state(t.model_dump()) for t in plan.tasks],
-        checks=list(opts.checks),
-        round_timeout_s=opts.round_timeout_s,
-        silent_s=opts.silent_s,
-        lane_usd=opts.lane_usd,
-        manager_calls=asker.calls,
-        checks_env=list(opts.checks_env),
-    )
-
-
-def _resumed(home: Path, opts: LanesOptions) -> LanesRun:
-    run = load(home)
-    if run is None or run.status == "complete":
-        raise BridgeError("no unfinished lanes run to resume here")
-    run.status, run.why, run.starved = "running", "", False
-    if opts.lanes > 1:
-        run.lanes = opts.lanes
-    if opts.budget_usd is not None:
-        # A run that ended on its budget goes on with a larger one.
-        limit = run.budget.limit
-        run.budget.limit = Amount(opts.budget_usd, limit.tokens, limit.seconds)
-    return run
-
-
-def _task_state(spec: dict[str, Any], follows: str = "") -> TaskState:
-    from ..manager.schemas import Task
-
-    task = Task.model_validate(spec)
-    return TaskState(
-        id=task.id.strip(),
-        title=task.title,
-        depends_on=list(task.depends_on),
-        contract=graph.contract(task),
-        spec=spec,
-        follows=follows,
-    )
-
-
-def _usd(amount: float) -> Amount:
-    return Amount(amount, 0.0, 0.0)
 
 
 class _Loop:
@@ -178,7 +94,7 @@ class _Loop:
 
     def save(self) -> None:
         # The manager's spend since the last save comes out of the one budget.
-        self.run.budget.charge(_usd(self.asker.cost_usd - self.charged))
+        self.run.budget.charge(usd(self.asker.cost_usd - self.charged))
         self.charged = self.asker.cost_usd
         self.run.manager_calls = self.asker.calls
         save(self.home, self.run)
@@ -188,29 +104,36 @@ class _Loop:
         final record is taken as ended; one gone without a record resumes in its worktree; a
         landing cut short lands again (the queue's compare-and-swap makes that safe)."""
         for task in self.run.tasks:
-            task.pid = task.pid or recorded_pid(self._folder(task))
+            if not task.pid:
+                task.pid, task.pid_start = recorded_pid(self._folder(task))
             if task.state == "merged":
                 worktrees.remove(self.root, self.run.run, task.id)
             elif task.state == "landing":
                 self._land(task)
-            elif task.state == "running" and task.pid and alive(task.pid):
-                held = self.run.budget.reserved[task.id]
-                spec = self._spec(task, Path(task.worktree), held, resume=False)
-                self.lanes[task.id] = attach(spec, task.pid, self._folder(task))
-                self.note(f"Lane {task.id} re-attached (pid {task.pid}).")
             elif task.state == "running":
-                record = final(self._folder(task) / "final.json")
-                if record is not None and record.get("status") != "interrupted":
-                    self._ended(task, record)
-                    continue
-                # Its worktree is used as it is: `worktrees.add` never leaves one half made,
-                # and an earlier attempt's uncommitted work in it is the lane's to go on with.
-                self.run.budget.reserved.pop(task.id, None)
-                if not task.pid:
-                    # A lock its branch's creation left behind (the driver died in it): no
-                    # lane process ran to hold it.
-                    git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
-                self._start(task)
+                self._rejoin(task)
+
+    def _rejoin(self, task: TaskState) -> None:
+        """A running task's lane: its final record first (a lane that left one has ended, and
+        its pid may be a stranger's by now), then its process, known by its pid and its start
+        time, else it resumes in its worktree."""
+        record = final(self._folder(task) / "final.json")
+        if record is not None and record.get("status") != "interrupted":
+            self._ended(task, record)
+        elif task.pid and running(task.pid, task.pid_start):
+            held = self.run.budget.reserved[task.id]
+            spec = self._spec(task, Path(task.worktree), held, resume=False)
+            self.lanes[task.id] = attach(spec, task.pid, task.pid_start, self._folder(task))
+            self.note(f"Lane {task.id} re-attached (pid {task.pid}).")
+        else:
+            # Its worktree is used as it is: `worktrees.add` never leaves one half made, and
+            # an earlier attempt's uncommitted work in it is the lane's to go on with.
+            self.run.budget.reserved.pop(task.id, None)
+            if not task.pid:
+                # A lock its branch's creation left behind (the driver died in it): no lane
+                # process ran to hold it.
+                git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
+            self._start(task)
 
     def go(self) -> None:
         while True:
@@ -224,7 +147,8 @@ class _Loop:
                     lane.stop()
                     del self.lanes[tid]
                     self._silent(task)
-            self._start_ready()
+            if not self.run.starved:
+                self._start_ready()
             if not self.lanes:
                 return
             wait_any(list(self.lanes.values()))
@@ -246,13 +170,15 @@ class _Loop:
         if not b.reserve(task.id, share):
             self.note(f"Task {task.id} waits: its reservation does not fit the budget left.")
             # With no lane running, nothing will give budget back: the run ends on it.
-            self.run.starved = not self.lanes
+            if not self.lanes:
+                self.run.starved = "the budget left fits no lane"
             return False
         # Recorded as running before its branch or process exists: a driver killed in between
         # leaves a task `reattach` continues (its branch reused, its lane found by the pid the
         # lane writes), never a second lane; a branch for a task never started is refused.
         new = task.attempts == 0
-        task.state, task.pid, task.attempts = "running", 0, task.attempts + 1
+        task.state, task.pid, task.pid_start = "running", 0, 0
+        task.attempts += 1
         task.branch = worktrees.lane_branch(self.run.run, task.id)
         self.save()
         path = worktrees.add(self.root, self.run.run, task.id, new=new)
@@ -261,7 +187,7 @@ class _Loop:
         resume = custody_for(path).path.exists()
         lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
         self.lanes[task.id] = lane
-        task.pid, task.started = lane.pid, lane.started
+        task.pid, task.pid_start, task.started = lane.pid, lane.start, lane.started
         self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
         self.save()
         return True
@@ -311,7 +237,7 @@ class _Loop:
         return queue.Merged(head) if first.strip() == self.run.integration else None
 
     def _silent(self, task: TaskState) -> None:
-        self.run.budget.settle(task.id, self.run.budget.reserved.get(task.id, _usd(0.0)))
+        self.run.budget.settle(task.id, self.run.budget.reserved.get(task.id, usd(0.0)))
         if task.attempts <= RETRIES:
             self.note(f"Lane {task.id} was silent too long: stopped, resumed in its worktree.")
             self._start(task)
@@ -322,7 +248,39 @@ class _Loop:
         self.save()
 
     def _land(self, task: TaskState) -> None:
-        result = self._landed_before(task) or queue.land(
+        """Land a finished lane (or find it landed by a driver killed since)."""
+        root = task.follows or task.id
+        follow = sum(1 for t in self.run.tasks if t.follows == root) < FOLLOW_UPS
+        outcome = self._landed_before(task) or self._landing(task, follow)
+        if outcome is None:
+            return
+        if task.id in self.run.queue:
+            self.run.queue.remove(task.id)
+        if isinstance(outcome, queue.Refused):
+            self._refused(task, outcome, root if follow else "")
+            self.run.budget.answered()
+            self.save()
+            return
+        self.run.budget.answered()
+        task.state, task.why = "merged", f"merged as {outcome.sha[:12]}"
+        self.run.integration = outcome.sha
+        # Saved before its branch goes: a driver killed in between finds it merged, and
+        # `reattach` removes what is left of it.
+        self.save()
+        worktrees.remove(self.root, self.run.run, task.id)
+        self.note(f"Lane {task.id} merged ({outcome.sha[:12]}).")
+
+    def _landing(self, task: TaskState, follow: bool) -> queue.Merged | queue.Refused | None:
+        """Through the queue, the worst case of its manager calls (the review, and a follow-up
+        should it be refused) held from the budget first; None when that does not fit: the lane
+        waits in the queue, and the run ends on its budget (`run --resume` lands it)."""
+        if not self.run.budget.ask(usd(self.run.call_usd * (1 + follow))):
+            self.run.starved = NO_CALL
+            self.note(f"Lane {task.id} waits in the queue: {NO_CALL}.")
+            self.save()
+            return None
+        self.save()  # held on record: a driver killed meanwhile is charged all of it
+        return queue.land(
             self.root,
             self.run.run,
             task.id,
@@ -331,28 +289,19 @@ class _Loop:
             review=lambda diff: self.asker.review(task.contract, diff),
             expected=self.run.integration,
         )
-        if task.id in self.run.queue:
-            self.run.queue.remove(task.id)
-        if isinstance(result, queue.Merged):
-            task.state, task.why = "merged", f"merged as {result.sha[:12]}"
-            self.run.integration = result.sha
-            # Saved before its branch goes: a driver killed in between finds it merged, and
-            # `reattach` removes what is left of it.
-            self.save()
-            worktrees.remove(self.root, self.run.run, task.id)
-            self.note(f"Lane {task.id} merged ({result.sha[:12]}).")
-            return
-        task.state, task.why = "refused", f"refused ({result.reason}): {result.detail}"
+
+    def _refused(self, task: TaskState, refusal: queue.Refused, root: str) -> None:
+        """Refused, never forced: the manager writes a follow-up for `root` ("": it has had its
+        follow-ups) on the work merged so far."""
+        task.state, task.why = "refused", f"refused ({refusal.reason}): {refusal.detail}"
         self.note(f"Lane {task.id} {task.why}")
         self.save()
-        root = task.follows or task.id
-        if sum(1 for t in self.run.tasks if t.follows == root) >= FOLLOW_UPS:
+        if not root:
             return
-        new = self.asker.follow_up(task.contract, result.reason, result.detail, result.diff)
+        new = self.asker.follow_up(task.contract, refusal.reason, refusal.detail, refusal.diff)
         spec = new.model_dump() | {"id": _fresh(self.run, root), "depends_on": []}
-        self.run.tasks.append(_task_state(spec, follows=root))
+        self.run.tasks.append(task_state(spec, follows=root))
         self.note(f"Follow-up task {spec['id']} for {root}: {new.title}")
-        self.save()
 
 
 def _fresh(run: LanesRun, root: str) -> str:

@@ -70,18 +70,38 @@ class Process(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
 
+def born(pid: int) -> int:
+    """When the process started, in clock ticks after boot (`/proc/<pid>/stat` field 22); 0
+    where that cannot be read (the process is gone, or no /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    # Its name (field 2) may hold spaces and parentheses: count the fields after the last ")".
+    return int(stat.rsplit(")", 1)[-1].split()[19])
+
+
+def running(pid: int, start: int) -> bool:
+    """Whether the lane `pid` is still running: a pid is reused once its process ended, so a
+    live one is the lane's only when it started when the lane did (a start not known, as where
+    no /proc tells it, leaves the pid alone to say)."""
+    return alive(pid) and (not start or born(pid) == start)
+
+
 @dataclass(frozen=True)
 class Orphan:
-    """A lane process a killed driver left running: not our child, watched by its pid."""
+    """A lane process a killed driver left running: not our child, watched by its pid and its
+    start time."""
 
     pid: int
+    start: int = 0
 
     def poll(self) -> int | None:
-        return None if alive(self.pid) else 0
+        return None if running(self.pid, self.start) else 0
 
     def wait(self, timeout: float | None = None) -> int:
         give_up = None if timeout is None else time.monotonic() + timeout
-        while alive(self.pid):
+        while running(self.pid, self.start):
             if give_up is not None and time.monotonic() > give_up:
                 raise subprocess.TimeoutExpired("lane", timeout or 0.0)
             time.sleep(0.05)
@@ -98,6 +118,8 @@ class Lane:
     log: Path
     started: float
     heard: float
+    # The process's start time (`born`), recorded beside its pid to tell it from a later one.
+    start: int = 0
     size: int = 0
     files: list[IO[bytes]] = field(default_factory=list)
 
@@ -150,20 +172,21 @@ def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) ->
         stderr=stderr,
         env=dict(os.environ if env is None else env),
         start_new_session=True,
-        # The child writes its own pid before it runs anything: a driver killed before it
-        # recorded the pid still leaves the lane findable by `run --resume`.
-        preexec_fn=lambda: (folder / PID_NAME).write_text(str(os.getpid())),
+        # The child writes its own pid and start time before it runs anything: a driver
+        # killed before it recorded them still leaves the lane findable by `run --resume`.
+        preexec_fn=lambda: (folder / PID_NAME).write_text(f"{os.getpid()} {born(os.getpid())}"),
     )
     now = time.time()
-    return Lane(spec, proc, out, log, now, now, files=[stdout, stderr])
+    return Lane(spec, proc, out, log, now, now, born(proc.pid), files=[stdout, stderr])
 
 
-def recorded_pid(folder: Path) -> int:
-    """The pid a lane wrote at its start (0: it never got that far)."""
+def recorded_pid(folder: Path) -> tuple[int, int]:
+    """The pid and start time a lane wrote at its start ((0, 0): it never got that far)."""
     try:
-        return int((folder / PID_NAME).read_text())
+        pid, start = (folder / PID_NAME).read_text().split()
+        return int(pid), int(start)
     except (OSError, ValueError):
-        return 0
+        return 0, 0
 
 
 def final(out: Path) -> dict[str, Any] | None:
@@ -188,10 +211,11 @@ def used(record: dict[str, Any] | None, held: Amount) -> Amount:
     )
 
 
-def attach(spec: LaneSpec, pid: int, folder: Path) -> Lane:
+def attach(spec: LaneSpec, pid: int, start: int, folder: Path) -> Lane:
     """Watch a lane a killed driver left running; its output files are where it left them."""
     now = time.time()
-    return Lane(spec, Orphan(pid), folder / "final.json", folder / "lane.log", now, now)
+    out, log = folder / "final.json", folder / "lane.log"
+    return Lane(spec, Orphan(pid, start), out, log, now, now, start)
 
 
 def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:

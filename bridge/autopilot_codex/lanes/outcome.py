@@ -27,7 +27,7 @@ def end(root: Path, run: LanesRun) -> None:
         return
     run.status = "budget" if run.starved else "incomplete"
     run.why = f"not merged: {', '.join(left)}"
-    run.why += " (the budget left fits no lane)" if run.starved else ""
+    run.why += f" ({run.starved})" if run.starved else ""
 
 
 def result(run: LanesRun, record: Path) -> dict[str, Any]:

@@ -32,6 +32,8 @@ class TaskState:
     branch: str = ""
     worktree: str = ""
     pid: int = 0
+    # The lane process's start time (`lane.born`): a live pid is the lane's only when it matches.
+    pid_start: int = 0
     started: float = 0.0
     ended: float = 0.0
     usd: float = 0.0
@@ -67,8 +69,11 @@ class LanesRun:
     silent_s: float = 3600.0
     lane_usd: float | None = None
     finish: str = ""
-    # A ready task's reservation did not fit while no lane ran (the run ended on its budget).
-    starved: bool = False
+    # Why the run ended on its budget ("" while it did not): a ready task's reservation did
+    # not fit while no lane ran, or the manager's next call did not fit.
+    starved: str = ""
+    # The worst case of one review or follow-up (`begin.worst_usd`), held before each is made.
+    call_usd: float = 0.0
     # The integration head as the queue last left it (never read back from the refs, which a
     # lane's implementer may be able to write).
     integration: str = ""

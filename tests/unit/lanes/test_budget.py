@@ -42,9 +42,24 @@ def test_a_key_holds_one_reservation_and_nothing_is_not_a_reservation() -> None:
     assert not b.reserve("b", Amount(0.1, math.inf, 1))
 
 
+def test_a_manager_call_is_held_at_its_worst_case_only_when_that_fits() -> None:
+    b = Budget(cap(1.0, 100, 0))
+    assert b.reserve("a", Amount(0.5, 50, math.inf))
+    assert not b.ask(Amount(0.6, 0, 0))
+    assert b.asking == Amount()
+    assert b.ask(Amount(0.5, 0, 0))
+    # Held: no lane's reservation can take it meanwhile.
+    assert b.free() == Amount(0.0, 50.0, math.inf)
+    assert not b.reserve("b", Amount(0.1, 10, math.inf))
+    b.answered()
+    b.charge(Amount(0.1, 0, 0))
+    assert (b.asking, b.free()) == (Amount(), Amount(0.4, 50.0, math.inf))
+
+
 def test_the_ledger_reads_back_what_it_wrote() -> None:
     b = Budget(cap(None, 1000, 0))
     b.reserve("a", Amount(math.inf, 500, math.inf))
+    b.ask(Amount(0.5, 0, 0))
     b.settle("b", Amount(0.25, 40, 3))
     raw = b.record()
     assert raw["limit"] == {"usd": None, "tokens": 1000.0, "seconds": None}

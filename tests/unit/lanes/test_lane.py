@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.lanes.budget import Amount, Budget, cap
-from autopilot_codex.lanes.lane import LaneSpec, Orphan, command, final, recorded_pid, used
+from autopilot_codex.lanes.lane import (
+    LaneSpec,
+    Orphan,
+    born,
+    command,
+    final,
+    recorded_pid,
+    running,
+    used,
+)
 from autopilot_codex.lanes.record import LanesRun, TaskState, load, path, save
 
 UNCAPPED = Amount(math.inf, math.inf, math.inf)
@@ -51,17 +61,31 @@ def test_a_lane_without_a_final_record_counts_all_it_held(tmp_path: Path) -> Non
     assert used({}, Amount(1, 1, 1)) == Amount(0, 0, 0)
 
 
-def test_the_pid_a_lane_wrote_is_read_back(tmp_path: Path) -> None:
-    assert recorded_pid(tmp_path) == 0
-    (tmp_path / "pid").write_text("123")
-    assert recorded_pid(tmp_path) == 123
+def test_the_pid_a_lane_wrote_is_read_back_with_its_start_time(tmp_path: Path) -> None:
+    assert recorded_pid(tmp_path) == (0, 0)
+    (tmp_path / "pid").write_text("123")  # no start time: not a lane's record
+    assert recorded_pid(tmp_path) == (0, 0)
+    (tmp_path / "pid").write_text("123 456")
+    assert recorded_pid(tmp_path) == (123, 456)
 
 
-def test_an_orphan_lane_is_watched_by_its_pid() -> None:
+def test_a_process_start_time_is_its_own_and_none_once_it_is_gone() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    start = born(proc.pid)
+    assert start > 0 and start >= born(os.getpid())
+    proc.wait()
+    assert born(proc.pid) == 0 and not running(proc.pid, start)
+
+
+@pytest.mark.parametrize("matching", [True, False])
+def test_an_orphan_lane_is_watched_by_its_pid_and_start_time(matching: bool) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
     )
-    orphan = Orphan(proc.pid)
+    orphan = Orphan(proc.pid, born(proc.pid) + (0 if matching else 1))
+    if not matching:  # a stranger with the lane's pid: the lane has ended
+        assert (orphan.poll(), orphan.wait()) == (0, 0)
+        orphan = Orphan(proc.pid)
     assert orphan.poll() is None
     with pytest.raises(subprocess.TimeoutExpired):
         orphan.wait(0.0)

@@ -31,6 +31,7 @@ from autopilot_codex.lanes.budget import Amount, Budget
 from autopilot_codex.lanes.driver import NO_CALL, _fresh, _Loop, home_of
 from autopilot_codex.lanes.lane import born
 from autopilot_codex.lanes.names import component
+from autopilot_codex.lanes.outcome import end
 from autopilot_codex.lanes.record import LanesRun, TaskState, load, save
 from tests.conftest import git
 from tests.fakes.openai_server import FakeOpenAI
@@ -223,6 +224,23 @@ def test_the_managers_calls_never_spend_past_the_cap(tmp_path: Path) -> None:
     # The lane waits in the queue, its branch unmerged, and the run says why it ends.
     assert run.task("T1").state == "landing" and not worktrees.merged(repo, RUN, "T1")
     assert run.starved == NO_CALL and run.budget.asking == Amount()
+
+
+def test_a_run_whose_manager_cannot_be_paid_starts_no_lane_and_says_why(tmp_path: Path) -> None:
+    """Resumed with a landing whose calls do not fit: the lane waits in the queue, no ready
+    task starts (its lane could never land), and the run ends on its budget, saying so."""
+    repo = begun(tmp_path)
+    commit_in(worktrees.add(repo, RUN, "T1"), {"T1.txt": "T1\n"})
+    run = _run(repo, Budget(Amount(1.0, INF, INF), spent=Amount(0.8, 0.0, 0.0)), state="landing")
+    run.tasks.append(TaskState(id="T2", title="t", depends_on=[], contract="Task T2: t"))
+    run.tasks[1].spec = {"id": "T2", "title": "t", "depends_on": []}
+    run.queue, run.call_usd = ["T1"], 0.25
+    loop = _loop(repo, run, Asking(0.25))
+    loop.reattach()
+    loop.go()
+    assert [t.state for t in run.tasks] == ["landing", "pending"] and run.queue == ["T1"]
+    end(repo, run)
+    assert (run.status, run.why) == ("budget", f"not merged: T1, T2 ({NO_CALL})")
 
 
 def test_control_a_review_within_the_budget_lands(tmp_path: Path) -> None:

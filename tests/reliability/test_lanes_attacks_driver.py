@@ -79,6 +79,23 @@ def _loop(repo: Path, run: LanesRun, asker: Any) -> _Loop:
     return _Loop(repo, home, run, cast("Asker", asker), lambda line: None, None)
 
 
+def _lane_loop(repo: Path, place: Path, *, held: bool = True, **task: Any) -> _Loop:
+    """A resumed driver whose record has T1 running in `place` (its reservation `held`)."""
+    reserved = {"T1": Amount(1.0, INF, INF)} if held else {}
+    task = {"attempts": 1, **task}
+    branch = worktrees.lane_branch(RUN, "T1")
+    budget = Budget(Amount(2.0, INF, INF), reserved=reserved)
+    run = _run(repo, budget, state="running", worktree=str(place), branch=branch, **task)
+    return _loop(repo, run, Asking(0.0))
+
+
+def _lane_folder(repo: Path) -> Path:
+    """Where T1's lane writes its pid and its final record."""
+    folder = home_of(repo) / component(RUN) / component("T1")
+    folder.mkdir(parents=True)
+    return folder
+
+
 @pytest.fixture
 def stranger() -> Any:
     """A process of someone else's that got a dead lane's pid: a group leader of its own."""
@@ -94,19 +111,8 @@ def test_a_reused_pid_is_never_taken_for_an_ended_lane(tmp_path: Path, stranger:
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
     commit_in(place, {"T1.txt": "T1\n"})
-    held = Amount(1.0, INF, INF)
-    run = _run(
-        repo,
-        Budget(Amount(2.0, INF, INF), reserved={"T1": held}),
-        state="running",
-        pid=stranger.pid,
-        worktree=str(place),
-        branch=worktrees.lane_branch(RUN, "T1"),
-        attempts=1,
-    )
-    loop = _loop(repo, run, Asking(0.0))
-    folder = home_of(repo) / component(RUN) / component("T1")
-    folder.mkdir(parents=True)
+    loop = _lane_loop(repo, place, pid=stranger.pid)
+    folder = _lane_folder(repo)
     # The lane ended, complete, before the driver came back: its final record says so.
     (folder / "final.json").write_text('{"status": "complete", "cost_usd": 0.5}')
     loop.reattach()
@@ -119,16 +125,8 @@ def test_control_a_live_lane_is_re_attached(tmp_path: Path, stranger: Any, known
     not known) is watched again: the tests around it can fail."""
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
-    run = _run(
-        repo,
-        Budget(Amount(2.0, INF, INF), reserved={"T1": Amount(1.0, INF, INF)}),
-        state="running",
-        pid=stranger.pid,
-        pid_start=born(stranger.pid) if known else 0,
-        worktree=str(place),
-        attempts=1,
-    )
-    loop = _loop(repo, run, Asking(0.0))
+    start = born(stranger.pid) if known else 0
+    loop = _lane_loop(repo, place, pid=stranger.pid, pid_start=start)
     loop.reattach()
     assert loop.lanes["T1"].pid == stranger.pid
     assert loop.lanes["T1"].proc.poll() is None  # watched while it runs
@@ -143,17 +141,7 @@ def test_a_reused_pid_is_never_taken_for_a_lane_that_left_no_record(
 
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
-    run = _run(
-        repo,
-        Budget(Amount(2.0, INF, INF), reserved={"T1": Amount(1.0, INF, INF)}),
-        state="running",
-        pid=stranger.pid,
-        pid_start=born(stranger.pid) - 1,
-        worktree=str(place),
-        branch=worktrees.lane_branch(RUN, "T1"),
-        attempts=1,
-    )
-    loop = _loop(repo, run, Asking(0.0))
+    loop = _lane_loop(repo, place, pid=stranger.pid, pid_start=born(stranger.pid) - 1)
     resumed: list[str] = []
 
     def starting(spec: Any, *rest: Any) -> None:
@@ -319,17 +307,8 @@ def test_a_resumed_lane_keeps_the_work_in_its_worktree(
     repo = begun(tmp_path)
     place = worktrees.add(repo, RUN, "T1")
     (place / "unfinished.txt").write_text("an earlier attempt's work, not yet committed\n")
-    run = _run(
-        repo,
-        Budget(Amount(2.0, INF, INF)),
-        state="running",
-        worktree=str(place),
-        branch=worktrees.lane_branch(RUN, "T1"),
-        attempts=2,
-    )
-    loop = _loop(repo, run, Asking(0.0))
-    folder = home_of(repo) / component(RUN) / component("T1")
-    folder.mkdir(parents=True)
+    loop = _lane_loop(repo, place, held=False, attempts=2)
+    folder = _lane_folder(repo)
     if pid_file:  # an earlier attempt's pid, long gone
         (folder / "pid").write_text("999999999")
 

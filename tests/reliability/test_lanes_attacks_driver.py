@@ -231,6 +231,25 @@ def test_a_run_whose_manager_cannot_be_paid_starts_no_lane_and_says_why(tmp_path
     assert (run.status, run.why) == ("budget", f"not merged: T1, T2 ({NO_CALL})")
 
 
+def test_a_landing_that_waited_on_the_budget_lands_once_a_lane_gives_some_back(
+    tmp_path: Path,
+) -> None:
+    repo = begun(tmp_path)
+    for tid in ("T1", "T2"):
+        commit_in(worktrees.add(repo, RUN, tid), {f"{tid}.txt": f"{tid}\n"})
+    budget = Budget(Amount(1.0, INF, INF), reserved={"T2": Amount(0.8, INF, INF)})
+    run = _run(repo, budget, state="landing", attempts=1)
+    run.tasks.append(TaskState(id="T2", title="t", depends_on=[], contract="c", attempts=1))
+    run.tasks[1].state, run.queue, run.call_usd = "running", ["T1"], 0.25
+    loop = _loop(repo, run, Asking(0.25))
+    loop._land(run.task("T1"))
+    assert run.task("T1").state == "landing" and run.starved == NO_CALL
+    # T2's lane ends having spent little of what it held: T1 lands first, then T2.
+    loop._ended(run.task("T2"), {"status": "complete", "cost_usd": 0.05})
+    assert [t.state for t in run.tasks] == ["merged", "merged"] and run.queue == []
+    assert (run.starved, round(run.budget.spent.usd, 6)) == ("", 0.55)
+
+
 def test_control_a_review_within_the_budget_lands(tmp_path: Path) -> None:
     run = _landing(tmp_path, spent=0.5, review_usd=0.25)
     assert run.task("T1").state == "merged" and run.budget.spent.usd == 0.75

@@ -225,7 +225,10 @@ class _Loop:
         task.state = "landing"
         self.run.queue.append(task.id)
         self.save()
-        self._land(task)
+        # In the queue's order: a landing that waited on the budget may fit what this lane
+        # gave back.
+        for tid in list(self.run.queue):
+            self._land(self.run.task(tid))
 
     def _landed_before(self, task: TaskState) -> queue.Merged | None:
         """A landing the driver's death cut short after the queue merged it: the integration
@@ -279,6 +282,7 @@ class _Loop:
             self.note(f"Lane {task.id} waits in the queue: {NO_CALL}.")
             self.save()
             return None
+        self.run.starved = ""  # the budget fits the manager again
         self.save()  # held on record: a driver killed meanwhile is charged all of it
         return queue.land(
             self.root,

@@ -8,6 +8,8 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   cost: 0.01            Claude: total_cost_usd of the result event (null: none reported)
   usage: {...}          the usage of Claude's result event (default: a realistic one; null:
                         none) or of Codex's turn.completed (default: 1000 in, 200 cached, 100 out)
+  turns: [{...}, ...]   Codex: a turn.completed with each usage first, as one round's stream
+                        reports its spend as it goes (then the step as usual; `hang` to wait)
   exit: 0               exit code
   crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
   error: "text"         with crash: the error it writes to stderr (default: an overload)
@@ -206,6 +208,9 @@ def main() -> int:
         fixture = Path(__file__).resolve().parent.parent / "fixtures" / str(step["recorded"])
         sys.stdout.write(fixture.read_text(encoding="utf-8"))
         return int(step.get("exit", 1))
+    for usage in step.get("turns", []):
+        assert isinstance(host, Codex), "turns: Codex only"
+        emit({"type": "turn.completed", "usage": usage})
     act(host, step, script)
     run_hooks(step.get("hooks", []), call, script)
     if step.get("crash"):

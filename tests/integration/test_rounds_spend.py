@@ -126,3 +126,46 @@ def test_a_codex_round_of_an_unnamed_model_is_priced_at_the_dearest_row_and_said
     text = status(repo, capsys)
     assert "report no dollars" not in text
     assert "Priced at the dearest row (not in the price table): codex's default model" in text
+
+
+# -- The budget watched during a round -------------------------------------------------------
+
+
+def test_a_round_streaming_its_spend_is_stopped_as_it_reaches_the_budget(
+    repo: Path, script: Script
+) -> None:
+    """Each turn.completed reports what the round has spent so far: the round's process group
+    is ended at the first that reaches the budget, not when the round would have ended."""
+    script([{"turns": [BIG] * 5, "hang": True}, READY, EXIT])
+    model = ["--host-arg=-m", "--host-arg=gpt-5.2-codex"]
+    code, record = drive(repo, *model, "--budget", "0.30", host="codex")
+    one = (80_000 * 1.75 + 20_000 * 0.175 + 5_000 * 14.0) / 1e6
+    assert (code, record["status"], record["rounds_used"]) == (2, "budget", 0)
+    (stopped,) = rounds_of(repo)
+    assert (stopped.outcome, stopped.next) == ("budget", "budget")
+    assert stopped.cost_usd == pytest.approx(2 * one)
+    assert "the budget is used up" in stopped.detail
+    # Past the budget by less than what one streamed message added (5 turns unwatched).
+    assert 0 < record["rounds_usd"] - 0.30 < one
+
+
+def test_a_round_stopped_at_the_budget_goes_on_when_resumed_with_more(
+    repo: Path, script: Script
+) -> None:
+    script([{"turns": [BIG] * 2, **work(1)}, READY, EXIT])
+    model = ["--host-arg=-m", "--host-arg=gpt-5.2-codex"]
+    assert drive(repo, *model, "--budget", "0.30", host="codex")[1]["status"] == "budget"
+    code, record = drive(repo, "--resume", "--budget", "5")
+    assert (code, record["status"]) == (0, "complete")
+    assert [r.outcome for r in rounds_of(repo)][0] == "budget"
+
+
+def test_a_budget_watched_only_as_rounds_end_is_said(repo: Path, script: Script) -> None:
+    """A round whose spend comes only in its final event cannot be stopped mid-round: said."""
+    script([{**READY, "turns": [BIG]}, EXIT])
+    out = io.StringIO()
+    argv = ["g", "--implementer", "codex", "--budget", "5", "--cwd", str(repo)]
+    assert main(argv, stdout=out) == 0
+    said = out.getvalue()
+    only = "codex rounds report their dollars only as they end: a round can pass --budget"
+    assert f"round 2: {only}" in said and f"round 1: {only}" not in said

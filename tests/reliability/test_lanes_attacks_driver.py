@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -164,14 +165,6 @@ def _aged(folder: Path, seconds: float) -> None:
         os.utime(path, (then, then))
 
 
-@still_open(
-    "commands/loops.py prune takes a project folder holding only an unfinished "
-    "lanes run's record (lanes/lanes.json) for an ended loop (status 'unknown', its age the "
-    "folder's mtime, which the record's rewrites inside lanes/ never touch) and removes it: "
-    "`run --resume` then finds no run, and a live driver loses its lanes' pid and final "
-    "files. Fix: _still_ended (and Loop.ended) keep a folder whose lanes/lanes.json status "
-    "is running or interrupted; last_activity counts lanes/lanes.json.",
-)
 def test_prune_never_removes_an_unfinished_lanes_run(tmp_path: Path, isolated: Path) -> None:
     repo = begun(tmp_path)
     home = home_of(repo)
@@ -180,6 +173,41 @@ def test_prune_never_removes_an_unfinished_lanes_run(tmp_path: Path, isolated: P
     prune("1h", dry_run=False, home=isolated)
     found = load(home)
     assert found is not None and found.status == "running"
+
+
+def test_prune_keeps_an_ended_lanes_run_whose_lane_work_is_unmerged(
+    tmp_path: Path, isolated: Path
+) -> None:
+    """A dropped lane's worktree and branch are kept: so is the record that names them."""
+    repo = begun(tmp_path)
+    home = home_of(repo)
+    place = worktrees.add(repo, RUN, "T1")
+    commit_in(place, {"T1.txt": "T1\n"})
+    run = _run(repo, Budget(Amount(1.0, INF, INF)), state="dropped", worktree=str(place))
+    run.status = "incomplete"
+    save(home, run)
+    _aged(home.parent, 3 * 3600)
+    assert prune("1h", dry_run=False, home=isolated).startswith("Nothing to prune")
+    assert load(home) is not None
+
+
+def test_prune_keeps_a_lanes_own_loop_while_its_worktree_is_there(
+    tmp_path: Path, isolated: Path
+) -> None:
+    """A lane's rounds run keeps its state in a project folder of its own (keyed by the lane's
+    worktree): `run --resume` in that worktree needs it."""
+    from autopilot_codex.rounds.hold import store_for
+
+    repo = begun(tmp_path)
+    place = worktrees.add(repo, RUN, "T1")
+    store = store_for(place)
+    store.dir.mkdir(parents=True, exist_ok=True)
+    (store.dir / "state.json").write_text(
+        json.dumps({"status": "incomplete", "worktree": str(place)})
+    )
+    _aged(store.dir, 3 * 3600)
+    assert prune("1h", dry_run=False, home=isolated).startswith("Nothing to prune")
+    assert store.dir.is_dir()
 
 
 def test_control_prune_removes_an_ended_lanes_run(tmp_path: Path, isolated: Path) -> None:

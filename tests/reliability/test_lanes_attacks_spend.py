@@ -53,12 +53,13 @@ def test_control_a_lane_within_its_reservation_merges(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open: the rounds driver checks its --budget between rounds, so a lane's round "
-    "started under its reservation ends past it (here $0.01 spent of $0.002 held), and the "
-    "lanes' ledger (lanes/budget.py settle) takes the overshoot: N lanes overshoot N rounds' "
-    "worth past the run's cap. Fix: hold back one round's worst cost in each reservation "
-    "(start a lane, or a lane's next round, only when a round's cost fits what is left), or "
-    "hand the host its remaining budget where it takes one.",
+    reason="open: the rounds driver now stops a round as its streamed spend reaches the "
+    "budget (tests/integration/test_rounds_spend.py), but Claude Code and Codex report a "
+    "round's dollars only in its final event: such a round cannot be stopped before it ends, "
+    "so a lane's round passes its reservation by what it costs (here $0.01 of $0.002 held), "
+    "and the lanes' ledger (lanes/budget.py settle) takes the overshoot. Fix: hold back one "
+    "round's worst cost in each reservation (start a lane, or a lane's next round, only when "
+    "a round's cost fits what is left).",
 )
 def test_a_lane_never_spends_past_its_reservation(
     repo: Path, manager: FakeOpenAI, host: None

@@ -42,6 +42,8 @@ def progress(used: int = 1, rounds: int = 10, failures: int = 0, **extra: object
         (facts("verify", EXIT, manager=False), "continue", "implement"),
         (facts("verify", outcome="crashed"), "retry", "verify"),
         (facts(outcome="interrupted"), "interrupted", "implement"),
+        # Stopped at the budget: a retry, which the caps turn into the budget's end.
+        (facts("verify", outcome="budget"), "retry", "verify"),
     ],
 )
 def test_table(f: RoundFacts, action: str, role: str) -> None:
@@ -53,6 +55,11 @@ def test_failures_are_retried_five_times_then_error() -> None:
     for failures in range(1, 6):
         assert decide(facts(outcome="timeout"), progress(0, failures=failures)).action == "retry"
     assert decide(facts(outcome="timeout"), progress(0, failures=6)).action == "error"
+
+
+def test_a_round_stopped_at_the_budget_is_no_failure_of_the_round() -> None:
+    """Not counted towards the failures in a row: `run --resume --budget` goes on with it."""
+    assert decide(facts(outcome="budget"), progress(0, failures=6)).action == "retry"
 
 
 def test_a_retry_keeps_the_wrap_up_of_its_round() -> None:

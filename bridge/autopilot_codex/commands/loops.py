@@ -3,7 +3,8 @@
 A loop is a folder under `<state home>/projects/`. Pruning removes only such a folder, only a
 real directory (a symlink there is never followed, nor one inside: `shutil.rmtree` unlinks
 links without descending), only when no index marks it guarded (`active/` or `rails/`), its
-state is not running or paused, and nothing in it changed for the given age.
+state is not running or paused, it holds no lanes run still to go on and no lane's work, and
+nothing in it changed for the given age.
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import loopfiles
 from ..errors import BridgeError
+from ..lanes.record import NAME as LANES_RECORD
 from ..paths import INDEXES, state_home
 from ..spend import of_files
 
 # Not ended: a running loop is working, a paused one waits for the user's resume.
 LIVE = ("running", "paused")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+# A lanes run `run --resume` goes on with; its record is `<folder>/lanes/lanes.json`.
+LANES_LIVE = ("running", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -72,18 +77,19 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
         except OSError:
             continue
         files = loopfiles.load(folder)
-        active = loopfiles.last_activity(folder)
+        lanes = _lanes_record(folder)
+        active = max(loopfiles.last_activity(folder), _mtime(folder / "lanes" / LANES_RECORD))
         spent = of_files(files)
         found.append(
             Loop(
                 key=name,
-                worktree=files.worktree or loopfiles.text(files.run_header(), "worktree"),
+                worktree=_worktree(files),
                 style=files.style,
-                status=files.status,
+                status=_lanes_status(lanes) or files.status,
                 spend_usd=round(spent.total, 6),
                 spend=spent.as_json(),
                 last_activity=time.strftime("%Y-%m-%d %H:%M", time.gmtime(active)),
-                guarded=any(os.path.lexists(home / index / name) for index in INDEXES),
+                guarded=_guarded(home, folder, _worktree(files), lanes),
                 age_s=max(0.0, now - active),
             )
         )
@@ -158,6 +164,49 @@ def prune(
 
 def _still_ended(home: Path, folder: Path) -> bool:
     """Read again just before removing: a loop may have started there since the listing."""
-    if any(os.path.lexists(home / index / folder.name) for index in INDEXES):
+    files = loopfiles.load(folder)
+    lanes = _lanes_record(folder)
+    if _guarded(home, folder, _worktree(files), lanes):
         return False
-    return loopfiles.load(folder).status not in LIVE
+    return (_lanes_status(lanes) or files.status) not in LIVE
+
+
+def _guarded(home: Path, folder: Path, worktree: str, lanes: dict[str, Any] | None) -> bool:
+    """An index marks it, its lanes run goes on, or a lane's work is still in a worktree:
+    a lane's own loop (its worktree beside the state home), or a lanes run whose lanes
+    ended unmerged (their worktrees and branches are kept, and the record names them)."""
+    if any(os.path.lexists(home / index / folder.name) for index in INDEXES):
+        return True
+    if _lanes_status(lanes) in LANES_LIVE:
+        return True
+    lanes_root = home.expanduser().absolute()
+    lanes_root = lanes_root.parent / f"{lanes_root.name}-lanes"
+    if worktree and Path(worktree).is_relative_to(lanes_root) and Path(worktree).is_dir():
+        return True
+    tasks = (lanes or {}).get("tasks")
+    for task in tasks if isinstance(tasks, list) else []:
+        place = task.get("worktree") if isinstance(task, dict) else None
+        unmerged = isinstance(place, str) and place and task.get("state") != "merged"
+        if unmerged and Path(str(place)).is_dir():
+            return True
+    return False
+
+
+def _worktree(files: loopfiles.LoopFiles) -> str:
+    return files.worktree or loopfiles.text(files.run_header(), "worktree")
+
+
+def _lanes_record(folder: Path) -> dict[str, Any] | None:
+    return loopfiles.read_json(folder / "lanes" / LANES_RECORD)
+
+
+def _lanes_status(lanes: dict[str, Any] | None) -> str:
+    status = (lanes or {}).get("status")
+    return status if isinstance(status, str) and status in LANES_LIVE else ""
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0

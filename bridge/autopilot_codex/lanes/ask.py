@@ -57,9 +57,15 @@ class Asker:
     def review(self, title: str, diff: str) -> tuple[bool, str]:
         from ..manager.schemas import Review
 
-        text = f"The task: {clip(title, 2000)}\n\nIts diff:\n" + prompts.framed(
-            "DIFF", prompts.bound_diff(diff, max(2000, self.config.prompt_chars - 6000))
-        )
+        room = max(2000, self.config.prompt_chars - 6000)
+        if len(diff) > room:
+            # Cut, the review could not see what is past the cut: never approved unseen
+            # (as the queue refuses a diff longer than it keeps whole). Nothing is asked.
+            return False, (
+                f"The lane's diff is {len(diff)} characters, more than the review reads whole "
+                f"({room}): split the task so each part can be reviewed."
+            )
+        text = f"The task: {clip(title, 2000)}\n\nIts diff:\n" + prompts.framed("DIFF", diff)
         answer = self._ask(Review, REVIEW_INSTRUCTIONS, text)
         return answer.decision == "approve", answer.summary
 

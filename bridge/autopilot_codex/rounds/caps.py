@@ -130,14 +130,25 @@ _NAME = {
 
 
 def unseen(
-    header: RunHeader, cost_usd: float | None, tokens: int | None, *, always: bool = False
+    header: RunHeader,
+    cost_usd: float | None,
+    tokens: int | None,
+    *,
+    always: bool = False,
+    streamed: bool = True,
 ) -> list[str]:
     """What a round's process did not report and a cap would need (with `always`, whether
-    that cap is set or not): said, never taken for nothing spent."""
+    that cap is set or not): said, never taken for nothing spent. `streamed`: the round
+    reported its dollars before it ended (the budget could stop it mid-round)."""
     host = header.implementer
     said = []
     if cost_usd is None and (always or header.budget_usd is not None):
         said.append(f"{host} rounds report no dollars: --budget counts the manager's spend only")
+    elif not streamed and header.budget_usd is not None:
+        said.append(
+            f"{host} rounds report their dollars only as they end: a round can pass --budget "
+            "by what it costs"
+        )
     if tokens is None and (always or header.max_tokens):
         said.append(f"{host} rounds report no tokens: --max-tokens sees none")
     return said

@@ -79,6 +79,9 @@ def first(rounds: int) -> Next:
 def decide(facts: RoundFacts, progress: Progress) -> Next:
     if facts.outcome == "interrupted":
         return Next("interrupted", "interrupted", facts.role, facts.wrap_up)
+    if facts.outcome == "budget":
+        # Stopped as its spend reached the budget: the caps end the run before the retry.
+        return Next("retry", "round stopped at the budget", facts.role, facts.wrap_up)
     if facts.outcome != "ok":
         if progress.failures > progress.max_retries:
             return Next("error", f"{progress.failures} failed attempts in a row")

@@ -37,7 +37,7 @@ from .handoff import WORKSPACE, Handoff, prepare, write_handoff
 from .hold import hold, refuse_if_running, store_for
 from .markers import Markers, parse, strip
 from .prompts import round_prompt
-from .run_state import Run, capped, progress, resumed
+from .run_state import UNCOUNTED, Run, capped, progress, resumed
 from .runner import RoundResult, run_round
 from .tree import changed_between, snapshot
 from .view import View
@@ -177,6 +177,7 @@ def _launch(
         wall_args=wall,
         on_update=view.update,
         own_prices=load_config(warnings=[]).implementer_prices,
+        spent=run.spent_by,
         stderr_log=f"{WORKSPACE}/logs/{h.run}-round{round_no}-{attempt}.stderr",
     )
     return result, changed_between(run.root, before, snapshot(run.root))
@@ -235,12 +236,12 @@ def _one_round(
     sha = _commit(run, result, round_no, view) if ok else ""
     markers = parse(result.last_message) if ok else Markers()
     run.rounds_used += int(ok)
-    if result.outcome != "interrupted":
+    if result.outcome not in UNCOUNTED:
         run.failures = 0 if ok else run.failures + 1
     run.rounds_usd += result.cost_usd or 0.0
     run.tokens += result.tokens or 0
     if ok:
-        for unseen in caps.unseen(h, result.cost_usd, result.tokens):
+        for unseen in caps.unseen(h, result.cost_usd, result.tokens, streamed=result.streamed):
             view.note(f"round {round_no}: {unseen}")
     verified = ok and markers.exit and step.role == "verify" and not changed
     checks = user_checks(run, view) if verified else []

@@ -17,7 +17,7 @@ from .. import typedjson
 from ..checks.run import CheckSpec
 from ..errors import BridgeError
 
-Outcome = Literal["ok", "crashed", "timeout", "stream_error", "interrupted"]
+Outcome = Literal["ok", "crashed", "timeout", "stream_error", "interrupted", "budget"]
 Role = Literal["implement", "verify"]
 
 

@@ -6,7 +6,7 @@ counted, the failures in a row, the two spends and the tokens; rebuilt from the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import meters
@@ -16,6 +16,9 @@ from .custody import Custody
 from .decide import Next, Progress, RoundFacts, decide, first
 from .markers import Markers
 from .walled import RoundWall
+
+# Round endings that are no failure of the round: Ctrl-C, and the budget used up mid-round.
+UNCOUNTED = ("interrupted", "budget")
 
 
 @dataclass
@@ -50,6 +53,14 @@ class Run:
             now=meters.clock(),
         )
 
+    def spent_by(self, round_usd: float) -> bool:
+        """Whether a round that has spent `round_usd` so far used up the budget: the same
+        reading the caps take after the round, so a round stopped here ends the run there."""
+        found = meters.exceeded(
+            replace(self.reading(), implementer_usd=self.rounds_usd + round_usd)
+        )
+        return found is not None and found[0] == "budget"
+
 
 def capped(run: Run, step: Next) -> Next:
     """The step, unless a cap is reached before the round (or the call) it would start."""
@@ -68,13 +79,15 @@ def resumed(
     for r in log.rounds:
         if r.outcome == "ok":
             run.rounds_used, run.failures = run.rounds_used + 1, 0
-        elif r.outcome != "interrupted":
+        elif r.outcome not in UNCOUNTED:
             run.failures += 1
     if not log.rounds:
         return run, first(log.header.rounds)
     last = log.rounds[-1]
-    if last.outcome == "interrupted":
-        return run, Next("retry", "resumed after an interruption", last.role, last.wrap_up)
+    if last.outcome in UNCOUNTED:
+        return run, Next(
+            "retry", f"resumed after a round ended by {last.outcome}", last.role, last.wrap_up
+        )
     facts = RoundFacts(
         last.role,
         last.wrap_up,

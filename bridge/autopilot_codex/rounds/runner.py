@@ -1,7 +1,12 @@
-"""One round: a fresh host process, its JSONL stream read line by line, a timeout, Ctrl-C.
+"""One round: a fresh host process, its JSONL stream read line by line, a timeout, Ctrl-C,
+and the budget.
 
 The child gets its own process group, so a timeout or Ctrl-C ends it and every tool process
 it started, and a Ctrl-C in the terminal reaches only the driver, which then ends the child.
+The budget is watched as the stream goes: as soon as the spend the host has reported reaches
+what the run has left (`spent`), the round is ended the same way, so a round passes the budget
+by at most what one streamed message adds. A host that reports its spend only in its final
+event gets no such stop (`streamed` says which a round was).
 """
 
 from __future__ import annotations
@@ -49,6 +54,9 @@ class RoundResult:
     unpriced: str = ""
     # The host's error fields named a rate limit or an overload (`StreamState.rate_limited`).
     rate_limited: bool = False
+    # The host reported dollars before its stream's last event, so the budget was watched
+    # during the round, not only after it.
+    streamed: bool = False
 
 
 def headless(host: str) -> Headless:
@@ -133,10 +141,13 @@ def run_round(
     wall_args: Sequence[str] = (),
     on_update: Callable[[StreamState], None] = lambda _s: None,
     own_prices: Mapping[str, Price] | None = None,
+    spent: Callable[[float], bool] = lambda _usd: False,
 ) -> RoundResult:
     """Run one round to its end; a failure to start is a `crashed` round, never an exception.
     `wall_args` are the boundary's flags, passed whatever `extra_args` say. `own_prices`: the
-    user's rows, before the host's table, for a host whose stream reports only tokens."""
+    user's rows, before the host's table, for a host whose stream reports only tokens.
+    `spent(usd)`: whether the round's spend so far reaches the budget; the round then ends
+    as `budget`."""
     runner = headless(host)
     cmd = runner.command(prompt, host_base(host, runner, env), extra_args, wall_args)
     state = StreamState(
@@ -148,7 +159,8 @@ def run_round(
             proc = _spawn(cmd, cwd, env, log)
         except BridgeError as exc:
             return RoundResult("crashed", None, "", "", None, None, str(exc))
-        outcome = _follow(proc, state, timeout_s, on_update)
+        watch = _Watch(timeout_s, on_update, spent)
+        outcome = _follow(proc, state, watch)
     code = proc.returncode
     detail = state.error
     if outcome == "ok" and code != 0:
@@ -160,6 +172,8 @@ def run_round(
         outcome, detail = "stream_error", state.error or "the stream ended without a final event"
     elif outcome == "timeout":
         detail = f"no end after {timeout_s:.0f}s"
+    elif outcome == "budget":
+        detail = f"stopped at ${state.cost_usd or 0.0:.4f} spent: the budget is used up"
     if outcome != "ok" and not detail:
         detail = outcome
     if outcome != "ok":
@@ -174,21 +188,35 @@ def run_round(
         detail,
         state.unpriced,
         state.rate_limited,
+        0 < watch.priced_at < state.events,
     )
 
 
-def _follow(
-    proc: subprocess.Popen[bytes],
-    state: StreamState,
-    timeout_s: float,
-    on_update: Callable[[StreamState], None],
-) -> Outcome:
+@dataclass
+class _Watch:
+    timeout_s: float
+    on_update: Callable[[StreamState], None]
+    spent: Callable[[float], bool]
+    # The count of events when the stream first reported dollars (0: not yet).
+    priced_at: int = 0
+
+    def stops(self, state: StreamState, ended: bool) -> bool:
+        """Whether the spend streamed so far reaches the budget while the round goes on.
+        `ended`: the stream had its final event before this one. The event that ends it is
+        no reason to stop: the round is done, and its work and markers count."""
+        if state.cost_usd is None:
+            return False
+        self.priced_at = self.priced_at or state.events
+        return (ended or not state.finished) and self.spent(state.cost_usd)
+
+
+def _follow(proc: subprocess.Popen[bytes], state: StreamState, watch: _Watch) -> Outcome:
     assert proc.stdout is not None
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True)
     reader.start()
     try:
-        return _watch(proc, state, timeout_s, on_update, lines)
+        return _watch(proc, state, watch, lines)
     finally:
         # The group is ended: the reader meets the stream's end and the pipe can be closed.
         # A stream still held by a process that left the group stays with its reader.
@@ -198,13 +226,9 @@ def _follow(
 
 
 def _watch(
-    proc: subprocess.Popen[bytes],
-    state: StreamState,
-    timeout_s: float,
-    on_update: Callable[[StreamState], None],
-    lines: queue.Queue[str | None],
+    proc: subprocess.Popen[bytes], state: StreamState, watch: _Watch, lines: queue.Queue[str | None]
 ) -> Outcome:
-    deadline = time.monotonic() + timeout_s
+    deadline, on_update = time.monotonic() + watch.timeout_s, watch.on_update
     exited_at: float | None = None
     try:
         while True:
@@ -222,8 +246,12 @@ def _watch(
                 continue
             if line is None:
                 break
+            ended = state.finished
             if line.strip() and state.feed_line(line):
                 on_update(state)
+                if watch.stops(state, ended):
+                    _end(proc)
+                    return "budget"
         try:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:

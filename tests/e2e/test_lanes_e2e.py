@@ -115,6 +115,16 @@ def rollouts(ap: Autopilot) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+def crashes(ap: Autopilot) -> list[str]:
+    """The bridge's crash log, but for one known failure: a lane's worktree is a linked one,
+    whose object store lies outside it, and the shadow snapshot's walled git call does not see
+    it ("bad object"), so lanes run without snapshots (logged, the rounds go on)."""
+    log = ap.home / "logs" / "bridge.log"
+    entries = log.read_text().split("--- autopilot-codex ")[1:] if log.exists() else []
+    known = ("shadow snapshot", "git pack-objects failed", "fatal: bad object")
+    return [e for e in entries if not all(k in e for k in known)]
+
+
 def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_lanes(
     claude_bin: Path, git_repo: Path, home: Path, tmp_path: Path, fake_anthropic: FakeAnthropic
 ) -> None:
@@ -154,3 +164,4 @@ def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_l
     assert git(git_repo, "status", "--porcelain").strip() == ""
     for t in ids:
         assert (git_repo / f"{t}.txt").read_text() == f"{t}\n"
+    assert crashes(ap) == []

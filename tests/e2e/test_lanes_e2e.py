@@ -125,6 +125,31 @@ def crashes(ap: Autopilot) -> list[str]:
     return [e for e in entries if not all(k in e for k in known)]
 
 
+def merged_at_once(ap: Autopilot, record: dict[str, Any], ids: list[str], user_sha: str) -> None:
+    """Every task merged, its lane's run alive while every other one was, and the user's branch
+    fast-forwarded to the integration branch holding them all."""
+    assert [(t["id"], t["state"]) for t in record["tasks"]] == [(t, "merged") for t in ids]
+    # The manager: the plan and one review a task.
+    assert record["status"] == "complete" and record["manager_calls"] == 1 + len(ids)
+    # The overlap, from what each lane's own rounds driver wrote: every lane's run began before
+    # any lane's run ended, so at the last start every lane process was alive.
+    runs = rollouts(ap)
+    assert sorted(runs) == ids, runs
+    starts = [runs[t][0]["started"] for t in ids]
+    ends = [next(r["end"] for r in runs[t] if r["kind"] == "end") for t in ids]
+    assert max(starts) < min(ends), (starts, ends)
+    roles = [[r["role"] for r in runs[t] if r["kind"] == "round"] for t in ids]
+    assert roles == [["implement", "verify"]] * len(ids)
+    assert record["finish"].startswith("Your branch "), record["finish"]
+    head = git(ap.repo, "rev-parse", "HEAD").strip()
+    assert head == git(ap.repo, "rev-parse", f"autopilot/{record['run']}/integration").strip()
+    git(ap.repo, "merge-base", "--is-ancestor", user_sha, head)
+    assert git(ap.repo, "status", "--porcelain").strip() == ""
+    for t in ids:
+        assert (ap.repo / f"{t}.txt").read_text() == f"{t}\n"
+    assert crashes(ap) == []
+
+
 def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_lanes(
     claude_bin: Path, git_repo: Path, home: Path, tmp_path: Path, fake_anthropic: FakeAnthropic
 ) -> None:
@@ -140,28 +165,6 @@ def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_l
         proc = lanes_run(claude_bin, ap, home, fake_anthropic, manager, "write three files", 3)
     why = proc.stdout + proc.stderr + f"\nmissed meeting: {keyed.missed} asked: {keyed.asked}"
     assert proc.returncode == 0, why + fake_anthropic.dump_log()
-    record = json.loads(proc.stdout)
-    assert [(t["id"], t["state"]) for t in record["tasks"]] == [(t, "merged") for t in ids]
-    assert record["status"] == "complete" and record["manager_calls"] == 4
-    # The overlap, from what each lane's own rounds driver wrote: every lane's run began before
-    # any lane's run ended, so at the last start all three lane processes were alive.
-    runs = rollouts(ap)
-    assert sorted(runs) == ids, runs
-    starts = [runs[t][0]["started"] for t in ids]
-    ends = [next(r["end"] for r in runs[t] if r["kind"] == "end") for t in ids]
-    assert max(starts) < min(ends), (starts, ends)
-    # Each lane's rounds ran in its own worktree, answered from its own script.
+    merged_at_once(ap, json.loads(proc.stdout), ids, user_sha)
+    # Each lane answered from its own script: two rounds, three requests.
     assert {t: len(v) for t, v in keyed.asked.items()} == {component(t): 3 for t in ids}
-    assert [[r["role"] for r in runs[t] if r["kind"] == "round"] for t in ids] == [
-        ["implement", "verify"]
-    ] * 3
-    # The user's branch fast-forwarded to the integration branch holding all three merges.
-    assert record["finish"].startswith("Your branch "), record["finish"]
-    head = git(git_repo, "rev-parse", "HEAD").strip()
-    integration = f"autopilot/{record['run']}/integration"
-    assert head == git(git_repo, "rev-parse", integration).strip()
-    git(git_repo, "merge-base", "--is-ancestor", user_sha, head)
-    assert git(git_repo, "status", "--porcelain").strip() == ""
-    for t in ids:
-        assert (git_repo / f"{t}.txt").read_text() == f"{t}\n"
-    assert crashes(ap) == []

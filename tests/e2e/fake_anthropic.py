@@ -12,7 +12,9 @@ Usage::
 
 A *main* request (one whose ``tools`` include Write, Edit, Bash or Read) consumes the next
 scripted turn. A turn is a list of blocks (``Text`` / ``ToolUse``), a single block, a plain
-string, or a callable ``(request_body: dict) -> list of blocks``. When the script is used up,
+string, or a callable ``(request_body: dict) -> list of blocks``. A ``chooser`` (a callable
+``(raw_body) -> turn or None``, e.g. ``tests.fakes.keyed.Keyed``) is asked first: processes
+asking at once each get their own script by what their request says. When the script is used up,
 the server answers a short text with ``end_turn``; it never answers with an error, because
 errors make the CLI retry with backoff.
 
@@ -165,6 +167,8 @@ class FakeAnthropic:
         # How many main requests to answer with a 429 rate_limit_error before the script.
         self.rate_limit_main = 0
         self.errors: list[str] = []  # exceptions raised while answering (e.g. in callable turns)
+        # Asked first with a main request's raw body: a turn, or None to go on to the script.
+        self.chooser: Callable[[str], Turn | None] | None = None
         self._next_turn = 0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -275,7 +279,8 @@ class FakeAnthropic:
         body = entry.body if isinstance(entry.body, dict) else {}
         if not entry.main:
             return self._side_blocks(body)
-        index, turn = self._take_turn()
+        chosen = self.chooser(entry.raw) if self.chooser is not None else None
+        index, turn = (None, chosen) if chosen is not None else self._take_turn()
         entry.turn = index
         if turn is None:
             return [{"type": "text", "text": EXHAUSTED_TEXT}]

@@ -154,6 +154,20 @@ def test_prepare_worktree_creates_the_protected_folders(tmp_path: Path) -> None:
     assert not (tmp_path / ".mcp.json").exists() and not (tmp_path / ".gitmodules").exists()
 
 
+@pytest.mark.parametrize("git_writable", [True, False])
+def test_prepare_worktree_leaves_a_linked_worktrees_git_file(
+    tmp_path: Path, git_writable: bool
+) -> None:
+    """A lane's worktree: `.git` is a file naming its git directory elsewhere."""
+    spec = hosts.roster().wall_spec(tmp_path, tmp_path / "s", tmp_path / "h", {})
+    spec = dataclasses.replace(spec, git_writable=git_writable)
+    (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/lane\n")
+    prepare_worktree(spec)
+    assert (tmp_path / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/lane\n"
+    for rel in (".claude", ".codex", ".agents"):
+        assert (tmp_path / rel).is_dir()
+
+
 def test_a_missing_protected_file_is_left_to_the_comparison() -> None:
     """Codex leaves a placeholder of a missing path it is told to protect in the worktree: a
     rule for `.mcp.json` that does not exist would create an empty one."""

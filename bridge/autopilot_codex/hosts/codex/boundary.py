@@ -77,9 +77,14 @@ def _protectable(spec: WallSpec, exists: Callable[[Path], bool]) -> list[Path]:
 
 def prepare_worktree(spec: WallSpec) -> None:
     """Create the protected folders that are missing (empty folders: git does not see them),
-    so that Codex mounts them read-only instead of leaving a placeholder file behind."""
+    so that Codex mounts them read-only instead of leaving a placeholder file behind. A linked
+    worktree's `.git` (a lane's) is a file naming git directories outside the worktree, which
+    the profile leaves read-only: nothing is made at or under it."""
+    link = spec.worktree / ".git"
+    linked = link.is_file()
     for path in spec.protected_folders():
-        path.mkdir(parents=True, exist_ok=True)
+        if not (linked and (path == link or link in path.parents)):
+            path.mkdir(parents=True, exist_ok=True)
 
 
 def boundary_config(

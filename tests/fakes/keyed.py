@@ -1,0 +1,66 @@
+"""Scripts a fake model server answers by what a request says, for processes asking at once.
+
+A fake that answers its one script in order cannot serve lanes running at the same time: whose
+request comes first is a race. `Keyed` holds one script per key (a task id, say) and finds the
+key in each request's raw text with a regex (its first group), so each caller gets its own
+script in its own order, whatever the interleaving. A request naming no known key gets None
+(the fake goes on as before: its own script, or its exhausted answer).
+
+With `meet=n`, the first request of each key waits until n keys have asked (at most
+`timeout_s`): the callers are then alive at once by construction, instead of a sleep hoping
+they overlap. A meeting that never happens lets everyone go on after the timeout (and is
+recorded in `missed`), so the test's own evidence of the overlap is what fails, not a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Keyed(Generic[T]):
+    def __init__(
+        self,
+        scripts: Mapping[str, Sequence[T]],
+        pattern: str,
+        *,
+        meet: int = 0,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.scripts = {key: list(turns) for key, turns in scripts.items()}
+        self.pattern = re.compile(pattern)
+        self.meet = meet
+        self.timeout_s = timeout_s
+        # Per key: the times its requests came in (for a failure message).
+        self.asked: dict[str, list[float]] = {}
+        self.missed: list[str] = []
+        self._ready = threading.Condition()
+
+    def key(self, raw: str) -> str | None:
+        for found in self.pattern.finditer(raw):
+            if found.group(1) in self.scripts:
+                return found.group(1)
+        return None
+
+    def __call__(self, raw: str) -> T | None:
+        """The next turn of the script this request names, or None when it names none (or
+        its script is used up)."""
+        key = self.key(raw)
+        if key is None:
+            return None
+        with self._ready:
+            times = self.asked.setdefault(key, [])
+            times.append(time.time())
+            index = len(times) - 1
+            self._ready.notify_all()
+            if index == 0 and self.meet:
+                met = self._ready.wait_for(lambda: len(self.asked) >= self.meet, self.timeout_s)
+                if not met:
+                    self.missed.append(key)
+        turns = self.scripts[key]
+        return turns[index] if index < len(turns) else None

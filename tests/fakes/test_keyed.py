@@ -1,0 +1,56 @@
+"""`Keyed`: scripts answered by what a request says, and the meeting of callers asking at once."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.e2e.fake_anthropic import FakeAnthropic, Text
+from tests.e2e.test_fake_anthropic import AGENT_TOOLS, call
+
+from .keyed import Keyed
+
+PATTERN = r"lane=(\w+)"
+
+
+def test_each_key_gets_its_own_script_in_order_whatever_the_interleaving() -> None:
+    keyed = Keyed({"a": ["a1", "a2"], "b": ["b1"]}, PATTERN)
+    assert keyed("lane=b") == "b1"
+    assert keyed("x lane=zz lane=a") == "a1"  # the first known key counts
+    assert keyed("lane=a") == "a2"
+    assert keyed("lane=a") is None  # used up: the fake answers as before
+    assert keyed("lane=zz") is None and keyed("nothing") is None
+    assert {k: len(v) for k, v in keyed.asked.items()} == {"b": 1, "a": 3}
+    assert keyed.missed == []
+
+
+def test_first_requests_wait_until_every_key_asked() -> None:
+    keyed = Keyed({"a": ["a1"], "b": ["b1"]}, PATTERN, meet=2)
+    got: list[str | None] = []
+    first = threading.Thread(target=lambda: got.append(keyed("lane=a")))
+    first.start()
+    first.join(0.2)
+    # Still held: nothing but the meeting's other side can let it go.
+    assert first.is_alive() and got == []
+    assert keyed("lane=b") == "b1"
+    first.join(10)
+    assert got == ["a1"] and keyed.missed == []
+
+
+def test_a_meeting_that_never_happens_lets_the_request_go_and_says_so() -> None:
+    keyed = Keyed({"a": ["a1"], "b": ["b1"]}, PATTERN, meet=2, timeout_s=0.01)
+    assert keyed("lane=a") == "a1"
+    assert keyed.missed == ["a"]
+
+
+def test_the_fake_anthropic_asks_its_chooser_before_its_script() -> None:
+    with FakeAnthropic(script=[[Text("from the script")]]) as fake:
+        fake.chooser = Keyed({"a": [[Text("from a")]]}, PATTERN)
+        for text in ("lane=a", "lane=b"):
+            body = {"messages": [{"role": "user", "content": text}], "tools": AGENT_TOOLS}
+            status, _, _ = call(fake, "POST", "/v1/messages", body)
+            assert status == 200
+        assert [r.response_blocks[0]["text"] for r in fake.main_requests()] == [
+            "from a",
+            "from the script",
+        ]
+        assert [r.turn for r in fake.main_requests()] == [None, 0]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .. import loopfiles, output

@@ -46,13 +46,22 @@ class Lanes:
 
 def of_run(run: LanesRun) -> Lanes:
     tasks = [
-        Lane(t.id, t.title, t.state, int(t.rounds), float(t.usd), merged_commit(t), t.follows, t.why)
+        Lane(
+            t.id, t.title, t.state, int(t.rounds), float(t.usd), merged_commit(t), t.follows, t.why
+        )
         for t in run.tasks
     ]
     outcomes = [(e.lane, e.kind, e.text) for e in events(run) if e.kind in OUTCOMES]
     why = "; ".join(w for w in (run.why, run.finish) if w)
     return Lanes(
-        run.run, run.goal, run.status, why, run.lanes, run.budget.spent.usd, tasks, run.queue,
+        run.run,
+        run.goal,
+        run.status,
+        why,
+        run.lanes,
+        run.budget.spent.usd,
+        tasks,
+        run.queue,
         outcomes,
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex.commands.logs import NO_LANES
 from autopilot_codex.commands.report import report
 from autopilot_codex.lanes.budget import Amount, Budget, cap
 from autopilot_codex.lanes.driver import home_of
@@ -17,6 +18,13 @@ from autopilot_codex.lanes.view import lane_log, lines, story
 from tests.conftest import cli
 
 T0 = 1_800_000_000.0
+# id, state, started and ended (seconds after T0), spend, rounds, attempts, why, follows
+ROWS = [
+    ("T1", "merged", 0, 10, 0.5, 2, 1, "merged as 0123456789ab", ""),
+    ("T2", "refused", 1, 20, 0.25, 1, 1, "refused (conflict): T2.txt <b>both</b>", ""),
+    ("T2-fix1", "landing", 21, 30, 0.1, 1, 1, "", "T2"),
+    ("T3", "dropped", 2, 5, 0.0, 0, 2, "silent past its timeout; its branch is kept", ""),
+]
 
 
 def task(tid: str, state: str, **extra: object) -> TaskState:
@@ -28,46 +36,10 @@ def record(**extra: object) -> LanesRun:
     budget = Budget(cap(3.0, 0, 0.0))
     budget.charge(Amount(1.25, 0.0, 0.0))
     tasks = [
-        task(
-            "T1",
-            "merged",
-            started=T0,
-            ended=T0 + 10,
-            usd=0.5,
-            rounds=2,
-            attempts=1,
-            why="merged as 0123456789ab",
-        ),
-        task(
-            "T2",
-            "refused",
-            started=T0 + 1,
-            ended=T0 + 20,
-            usd=0.25,
-            rounds=1,
-            attempts=1,
-            why="refused (conflict): T2.txt <b>both</b>",
-        ),
-        task(
-            "T2-fix1",
-            "landing",
-            started=T0 + 21,
-            ended=T0 + 30,
-            usd=0.1,
-            rounds=1,
-            attempts=1,
-            follows="T2",
-        ),
-        task(
-            "T3",
-            "dropped",
-            started=T0 + 2,
-            ended=T0 + 5,
-            attempts=2,
-            why="silent past its timeout; its branch is kept",
-        ),
-        task("T4", "pending"),
+        task(i, s, started=T0 + a, ended=T0 + b, usd=u, rounds=r, attempts=n, why=w, follows=f)
+        for i, s, a, b, u, r, n, w, f in ROWS
     ]
+    tasks.append(task("T4", "pending"))
     fields: dict[str, object] = {
         "run": "lanes-1",
         "goal": "the goal",
@@ -211,3 +183,13 @@ def test_a_record_that_cannot_be_read_is_one_clear_line_everywhere(
     report(cwd=str(repo), out=str(repo.parent / "page.html"))
     page = (repo.parent / "page.html").read_text()
     assert f'<section id="lanes"><h2>Lanes</h2><p>{said}</p></section>' in page
+
+
+def test_outside_a_repository_there_is_no_lanes_run_to_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "plain").mkdir()
+    monkeypatch.chdir(tmp_path / "plain")
+    code, out = cli(capsys, "watch", "--once")
+    assert code == 0 and "no loops" in out and "Lanes" not in out
+    assert cli(capsys, "logs", "--lanes")[1].strip() == NO_LANES

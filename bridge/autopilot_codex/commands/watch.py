@@ -26,6 +26,8 @@ from ..spend import of_files
 from .loops import every, parse_age
 
 SILENT = "watch.silent"
+# The folder a lanes run keeps beside a repository's loop files (`lanes.driver.home_of`).
+LANES = "lanes"
 
 
 @dataclass(frozen=True)
@@ -180,9 +182,13 @@ def rows(
     now = time.time() if now is None else now
     found = []
     for loop in every(home, now):
+        folder = home / "projects" / loop.key
         if here is not None and loop.key != project_dir(Path(here), home).name:
             continue
-        found.append(row_of(loop.key, home / "projects" / loop.key, now=now, silence_s=silence_s))
+        # A repository whose lanes ran and no loop of its own: its lanes show below the loops.
+        if {p.name for p in folder.iterdir()} == {LANES}:
+            continue
+        found.append(row_of(loop.key, folder, now=now, silence_s=silence_s))
     return found
 
 

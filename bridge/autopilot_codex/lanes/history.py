@@ -37,15 +37,23 @@ def events(run: LanesRun) -> list[Event]:
             again = f" (attempt {task.attempts})" if task.attempts > 1 else ""
             found.append(Event(task.started, task.id, "started", f"started{again}: {task.title}"))
         if task.state in ENDS:
-            found.append(Event(task.ended, task.id, task.state, task.why or task.state))
+            found.append(Event(task.ended, task.id, task.state, said(task.state, task.why)))
         if task.follows:
             # Written when the task it repairs was refused: told at that refusal's time.
             ended = next((t.ended for t in run.tasks if t.id == task.follows), 0.0)
-            text = f"follow-up {task.id} for {task.follows}: {task.title}"
+            text = f"follow-up {task.id}: {task.title}"
             found.append(Event(ended, task.follows, "follow-up", text))
     found.sort(key=lambda e: e.at)
     if run.status != "running":
         last = max((e.at for e in found), default=0.0)
         why = "; ".join(w for w in (run.why, run.finish) if w)
-        found.append(Event(last, "", run.status, f"run {run.status}" + (f": {why}" if why else "")))
+        found.append(Event(last, "run", run.status, said(run.status, why)))
     return found
+
+
+def said(kind: str, why: str) -> str:
+    """What happened, in the record's words, led by its kind once ("merged as …", "refused
+    (conflict): …", "dropped: the lane ended …")."""
+    if why.startswith(f"{kind} "):
+        return why
+    return f"{kind}: {why}" if why else kind

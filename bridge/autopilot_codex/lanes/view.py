@@ -73,7 +73,7 @@ def story(run: LanesRun) -> list[str]:
     out = [f"Lanes run {run.run}: {run.goal}"]
     for event in events(run):
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.at)) if event.at else "-"
-        out.append(" ".join(p for p in (when, event.lane, event.kind, event.text) if p))
+        out.append(f"{when} {event.lane} {event.text}")
     return out
 
 

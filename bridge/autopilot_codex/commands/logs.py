@@ -8,11 +8,16 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..loopfiles import read_bytes, text
 from ..spend import charged, usd
 
+if TYPE_CHECKING:
+    from ..lanes.record import LanesRun
+
+T = TypeVar("T")
+NO_LANES = "No lanes run here: `run --lanes N` starts one."
 # How often `-f` looks at the file: a new line shows within this, at a stat per poll.
 POLL_S = 0.25
 # The fields a line shows on its own; the rest are kept for --json.
@@ -53,9 +58,45 @@ def snapshot(path: Path) -> tuple[list[dict[str, Any]], int]:
 
 def logs(path: Path, *, as_json: bool = False, last: int | None = None) -> tuple[str, int]:
     records, offset = snapshot(path)
-    if last is not None:
-        records = records[-last:] if last > 0 else []
-    return "\n".join(show(r, as_json) for r in records), offset
+    return "\n".join(show(r, as_json) for r in tail(records, last)), offset
+
+
+def tail(found: list[T], last: int | None) -> list[T]:
+    if last is None:
+        return found
+    return found[-last:] if last > 0 else []
+
+
+def lanes_story(cwd: str) -> str:
+    """The lanes run of the repository here as its events ('' when it never ran lanes)."""
+    from ..lanes.view import here, story
+
+    return "\n".join(here(cwd, story))
+
+
+def lane_text(cwd: str, task_id: str, last: int | None) -> str:
+    """One lane's own log (its rounds' progress lines), or why there is none to show."""
+    from ..gitrepo import toplevel
+    from ..lanes.view import use
+
+    root = toplevel(Path(cwd))
+    found = use(root, lambda run: _lane(root, run, task_id, last))
+    return found if found is not None else NO_LANES
+
+
+def _lane(root: Path, run: LanesRun, task_id: str, last: int | None) -> str:
+    from ..lanes.view import lane_log
+
+    task = next((t for t in run.tasks if t.id == task_id), None)
+    if task is None:
+        ids = ", ".join(t.id for t in run.tasks) or "none"
+        return f"No lane {task_id!r} in lanes run {run.run} (its tasks: {ids})."
+    where = lane_log(root, run, task_id)
+    data = read_bytes(where)
+    if not data:
+        return f"Lane {task_id} ({task.state}) has written no log yet."
+    lines = data.decode(errors="replace").splitlines()
+    return "\n".join([f"Lane {task_id} ({task.state}), {where}:", *tail(lines, last)])
 
 
 def follow(

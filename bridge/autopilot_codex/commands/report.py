@@ -23,7 +23,11 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
     worktree = worktree_of(cwd)
     folder = project_dir(worktree)
     files = loopfiles.load(folder)
-    if not (files.state or files.plan or files.rollout or files.events or files.result):
+    from ..report.lanes import section
+
+    # A repository whose lanes ran and no loop of its own still has a page: the lanes.
+    loop = files.state or files.plan or files.rollout or files.events or files.result
+    if not (loop or section(worktree)):
         raise BridgeError(no_loop().removeprefix("autopilot-codex: "))
     from ..report.render import render
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .. import loopfiles, output
@@ -32,6 +31,8 @@ def add_parsers(sub: Any) -> None:
     logs.add_argument(
         "-n", dest="lines", type=int, default=None, metavar="N", help="only the last N lines"
     )
+    logs.add_argument("--lanes", action="store_true", help="the lanes run's events here")
+    logs.add_argument("--lane", default="", metavar="TASK", help="one lane's own log")
 
     loops = sub.add_parser("loops", help="every loop on this machine; --prune removes ended ones")
     loops.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -77,14 +78,18 @@ def report(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int
 
 def logs(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from . import worktree_of
-    from .logs import follow, show
+    from .logs import NO_LANES, follow, lane_text, lanes_story, show
     from .logs import logs as read_logs
 
+    if args.lane:
+        return 0, lane_text(cwd, args.lane, args.lines)
+    if args.lanes:
+        return 0, lanes_story(cwd) or NO_LANES
     path = project_dir(worktree_of(cwd)) / loopfiles.EVENTS
     text, offset = read_logs(path, as_json=args.json, last=args.lines)
     if not args.follow:
         if not text and not args.json:
-            return 0, "The ledger is empty: no loop has run here yet."
+            return 0, lanes_story(cwd) or "The ledger is empty: no loop has run here yet."
         if args.json:
             return 0, text
         from ..spend import of_files
@@ -116,14 +121,9 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
 
 def with_lanes(text: str, cwd: str) -> str:
     """A view's text and, below it, the last lanes run of the repository here (if any)."""
-    from ..gitrepo import toplevel
-    from ..lanes.view import lines
+    from ..lanes.view import here, table
 
-    try:
-        shown = lines(toplevel(Path(cwd)))
-    except BridgeError:
-        return text
-    return "\n".join([text, *shown])
+    return "\n".join([text, *here(cwd, table)])
 
 
 def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -136,6 +136,7 @@ def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
         silence=args.silence,
         here=str(worktree_of(cwd)) if args.here else None,
         every_s=max(0.2, args.every),
+        cwd=cwd,
     )
 
 

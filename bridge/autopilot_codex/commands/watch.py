@@ -26,6 +26,8 @@ from ..spend import of_files
 from .loops import every, parse_age
 
 SILENT = "watch.silent"
+# The folder a lanes run keeps beside a repository's loop files (`lanes.driver.home_of`).
+LANES = "lanes"
 
 
 @dataclass(frozen=True)
@@ -180,9 +182,13 @@ def rows(
     now = time.time() if now is None else now
     found = []
     for loop in every(home, now):
+        folder = home / "projects" / loop.key
         if here is not None and loop.key != project_dir(Path(here), home).name:
             continue
-        found.append(row_of(loop.key, home / "projects" / loop.key, now=now, silence_s=silence_s))
+        # A repository whose lanes ran and no loop of its own: its lanes show below the loops.
+        if {p.name for p in folder.iterdir()} == {LANES}:
+            continue
+        found.append(row_of(loop.key, folder, now=now, silence_s=silence_s))
     return found
 
 
@@ -248,15 +254,32 @@ def table(found: list[Row]) -> Any:
     return grid
 
 
-def frame(found: list[Row], width: int | None = None) -> str:
+def frame(found: list[Row], width: int | None = None, lanes: list[str] | None = None) -> str:
     import shutil
 
     from rich.console import Console
 
     width = width or max(100, shutil.get_terminal_size((160, 40)).columns)
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
-    console.print(table(found))
+    console.print(shown(found, lanes or []))
     return console.export_text().rstrip()
+
+
+def shown(found: list[Row], lanes: list[str]) -> Any:
+    """The loops' table and, below it, the lanes run of the repository here (each lane and
+    the queue), as plain text: a task's title is never read as markup."""
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(table(found), *[Text(line) for line in lanes])
+
+
+def lanes_here(cwd: str | None) -> list[str]:
+    """The last lanes run of the repository holding `cwd` (None: no repository asked for)."""
+    from ..lanes.view import here
+    from ..lanes.view import table as lanes_table
+
+    return here(cwd, lanes_table) if cwd is not None else []
 
 
 def as_json(found: list[Row]) -> str:
@@ -289,21 +312,30 @@ def terminal_notice(message: str) -> str:
     return f"\x1b]9;{clean}\x07\x1b]777;notify;autopilot-codex;{clean}\x07"
 
 
-def watch(*, once: bool, as_json_out: bool, silence: str, here: str | None, every_s: float) -> str:
+def watch(
+    *,
+    once: bool,
+    as_json_out: bool,
+    silence: str,
+    here: str | None,
+    every_s: float,
+    cwd: str | None = None,
+) -> str:
+    """The loops' view; with `cwd`, the lanes run of its repository below the loops."""
     silence_s = parse_age(silence if silence[-1:].isalpha() else silence + "s")
     if once or as_json_out:
         found = rows(silence_s=silence_s, here=here)
         sweep(found)
-        return as_json(found) if as_json_out else frame(found)
+        return as_json(found) if as_json_out else frame(found, lanes=lanes_here(cwd))
     from rich.live import Live
 
     found = rows(silence_s=silence_s, here=here)
-    with Live(table(found), refresh_per_second=1, screen=False) as live:
+    with Live(shown(found, lanes_here(cwd)), refresh_per_second=1, screen=False) as live:
         try:
             while True:
                 for message in sweep(found):
                     live.console.file.write(terminal_notice(message))
-                live.update(table(found))
+                live.update(shown(found, lanes_here(cwd)))
                 time.sleep(every_s)
                 found = rows(silence_s=silence_s, here=here)
         except KeyboardInterrupt:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__
 from ..loopfiles import LoopFiles, items, number, text
 from ..spend import of_files, usd
-from . import chart, commits, summary, timeline
+from . import chart, commits, lanes, summary, timeline
 
 TEMPLATE = "report.html.j2"
 
@@ -50,6 +50,7 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
     ]
     kinds = sorted({e.kind for e in entries})
     spend = of_files(files)
+    run = lanes.section(worktree)
     chart_rows, unit = chart.rows(entries, spend)
     return {
         "goal": files.goal,
@@ -65,6 +66,8 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
         "wall": text(files.state, "wall"),
         "summary": text(files.plan, "summary"),
         "tasks": tasks,
+        "lanes": run if isinstance(run, lanes.Lanes) else None,
+        "lanes_note": run if isinstance(run, str) else "",
         "entries": entries,
         "kinds": kinds,
         "groups": commits.grouped(found),

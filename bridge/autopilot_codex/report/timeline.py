@@ -150,7 +150,7 @@ SPEAKERS = {"verdict": "manager", "review": "review", "ralph": "ralph", "caps": 
 
 
 def _plain(event: str, detail: str) -> str:
-    """"manager: continue — T1 accepted" for `verdict.continue`; "" for an event that has no
+    """ "manager: continue — T1 accepted" for `verdict.continue`; "" for an event that has no
     plainer name (its own name and decision are shown)."""
     head, _, word = event.partition(".")
     speaker = SPEAKERS.get(head)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from hypothesis import settings
 
 import autopilot_codex.styles  # noqa: F401 - registers each style's record, as the CLI and hooks do
 from tests.fakes.openai_server import FakeOpenAI
@@ -21,6 +22,13 @@ from tests.fakes.openai_server import FakeOpenAI
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "bin" / "autopilot-codex"
 PLANTED_KEY = "sk-test-PLANTEDKEY-0123456789abcdefXYZ"
+
+# Property tests draw the same examples on every run unless HYPOTHESIS_PROFILE=explore: a
+# suite that lands or not by the luck of a draw tells nobody anything. Exploring runs find new
+# cases; a case found is then kept as an explicit example or a unit test.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",

@@ -35,6 +35,8 @@ def task_id() -> str:
 def log(event: str, task: str) -> None:
     line = {"event": event, "task": task, "t": time.time(), "pid": os.getpid()}
     line["files"] = sorted(p.name for p in Path().glob("*.txt"))
+    # What the host was started with (its prompt among them), for what the lane was given.
+    line["argv"] = sys.argv[1:]
     with Path(os.environ["LANE_HOST_LOG"]).open("a") as out:
         out.write(json.dumps(line) + "\n")
 

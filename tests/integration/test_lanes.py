@@ -108,8 +108,10 @@ def test_a_dependent_task_starts_only_after_its_dependency_merged(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     plan(manager, task(1, depends_on=[]), task(2, depends_on=["T1"]))
-    code, record = lanes(repo, "--lanes", "2")
+    code, record = lanes(repo, "--lanes", "2", "--rounds", "3")
     assert (code, states(record)) == (0, {"T1": "merged", "T2": "merged"}), record
+    # Each lane's rounds run was given the run's round limit.
+    assert all(any("of at most 3." in a for a in e["argv"]) for e in events(host)), events(host)
     # T2's lane began from the integration head holding T1's merged work.
     first_t2 = next(e for e in events(host) if e["task"] == "T2")
     assert first_t2["files"] == ["T1.txt"]

@@ -4,6 +4,7 @@ driver interrupted while a lane runs or while one lands (`run --resume` continue
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,9 @@ def said(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
         (["--lanes", "2", "--manager", "openai"], "choose the implementer"),
         (["--lanes", "2", "--timeout", "0", "--implementer", "claude"], "--timeout 0 is not"),
         (["--lanes", "2", "--resume", "--manager", "openai"], "no unfinished lanes run"),
+        (["--lanes", "2", "--rounds", "0", "--implementer", "claude"], "--rounds must be 1"),
+        (["--lanes", "2", "--implementer", "claude", "--manager", "openai",
+          "--host-arg=--add-dir=/"], "would replace or loosen the wall"),
         (["--lanes", "2", "--implementer", "claude", "--manager", "openai"], "could not answer"),
     ],
 )
@@ -46,6 +50,28 @@ def test_what_a_lanes_run_refuses(
     """Each before any lane starts: the flags, a manager that cannot answer."""
     code, text = said(capsys, "a goal", "--cwd", str(repo), *args)
     assert code == 1 and error in text, text
+
+
+def test_require_wall_refuses_unwalled_lanes_before_the_plan_is_paid_for(
+    repo: Path,
+    manager: FakeOpenAI,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without bubblewrap and socat on PATH, Claude Code's sandbox cannot start: no wall.
+    bare = tmp_path / "bare-path"
+    bare.mkdir()
+    for tool in ("git", "bash", "env"):
+        found = next(
+            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
+        )
+        (bare / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bare))
+    argv = ["a goal", "--cwd", str(repo), "--lanes", "2", "--manager", "openai"]
+    code, text = said(capsys, *argv, "--implementer", "claude", "--require-wall")
+    assert code == 1 and "--require-wall" in text and "not started" in text, text
+    assert manager.requests == [] and load(driver.home_of(repo)) is None
 
 
 def test_a_manager_that_cannot_work_is_refused_before_anything_starts(

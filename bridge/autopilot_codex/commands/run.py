@@ -273,8 +273,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         from .run_lanes import lanes_wanted
 
         if lanes_wanted(args):
-            from .run_lanes import run_lanes
+            from .run_lanes import implementer_of, run_lanes
 
+            # The lanes' wall, judged once before any plan is paid for; each lane judges its
+            # own worktree again (`--require-wall` is passed down).
+            here = RunOptions(worktree=args.cwd.resolve(), implementer=implementer_of(args))
+            output.err(wall_line(judge_wall(here, args.require_wall)))
             return run_lanes(args, out)
         opts = _options(args)
         for line in jail_notes():

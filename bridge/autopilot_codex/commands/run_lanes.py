@@ -12,13 +12,14 @@ import json
 import math
 from typing import TextIO
 
-from .. import output
+from .. import defaults, output
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
 from ..lanes.ask import Asker
 from ..lanes.driver import LanesOptions, drive, home_of
 from ..lanes.record import load
+from ..rounds.walled import refuse_loosening
 
 # A lane may be quiet for a whole round; past its round timeout and this much, it is stuck.
 SILENCE_GRACE_S = 60.0
@@ -34,9 +35,19 @@ def lanes_wanted(args: argparse.Namespace) -> bool:
     return last is not None and last.status not in ("complete",)
 
 
+def implementer_of(args: argparse.Namespace) -> str:
+    """The lanes' host: a resumed run keeps the one it started with."""
+    last = load(home_of(toplevel(args.cwd.resolve()))) if args.resume else None
+    return last.implementer if last is not None else args.implementer or defaults.HOST
+
+
 def options(args: argparse.Namespace) -> LanesOptions:
     if args.lanes is not None and args.lanes < 1:
         raise BridgeError("--lanes must be 1 or more")
+    if args.rounds is not None and args.rounds < 1:
+        raise BridgeError("--rounds must be 1 or more")
+    # Refused here, before the plan is paid for, as each lane's run would refuse them.
+    refuse_loosening(implementer_of(args), tuple(args.host_arg or ()))
     if not (args.timeout > 0 and math.isfinite(args.timeout)):
         raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
     if not args.resume and args.implementer is None:
@@ -52,7 +63,7 @@ def options(args: argparse.Namespace) -> LanesOptions:
     return LanesOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),
-        implementer=args.implementer or "claude",
+        implementer=args.implementer or defaults.HOST,
         lanes=args.lanes or 1,
         lane_usd=usd["lane"],
         budget_usd=usd["budget"],
@@ -63,6 +74,9 @@ def options(args: argparse.Namespace) -> LanesOptions:
         checks=tuple(args.check or ()),
         checks_env=tuple(load_config(warnings=[]).checks_env),
         resume=args.resume,
+        rounds=args.rounds or 0,
+        host_args=tuple(args.host_arg or ()),
+        require_wall=args.require_wall,
     )
 
 

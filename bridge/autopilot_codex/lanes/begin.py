@@ -47,6 +47,9 @@ class LanesOptions:
     checks: tuple[str, ...] = ()
     checks_env: tuple[str, ...] = ()
     resume: bool = False
+    rounds: int = 0
+    host_args: tuple[str, ...] = ()
+    require_wall: bool = False
 
 
 def home_of(root: Path) -> Path:
@@ -100,6 +103,9 @@ def planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRu
         lane_usd=opts.lane_usd,
         manager_calls=asker.calls,
         checks_env=list(opts.checks_env),
+        rounds=opts.rounds,
+        host_args=list(opts.host_args),
+        require_wall=opts.require_wall,
     )
 
 
@@ -113,6 +119,10 @@ def resumed(home: Path, opts: LanesOptions) -> LanesRun:
     run.budget.answered()
     if opts.lanes > 1:
         run.lanes = opts.lanes
+    # A resume may ask for the wall, or give the host's flags again; it never drops either.
+    run.require_wall = run.require_wall or opts.require_wall
+    if opts.host_args:
+        run.host_args = list(opts.host_args)
     if opts.budget_usd is not None:
         # A run that ended on its budget goes on with a larger one.
         limit = run.budget.limit

@@ -202,6 +202,9 @@ class _Loop:
             round_timeout_s=self.run.round_timeout_s,
             checks=tuple(self.run.checks),
             resume=resume,
+            rounds=self.run.rounds,
+            host_args=tuple(self.run.host_args),
+            require_wall=self.run.require_wall,
         )
 
     def _folder(self, task: TaskState) -> Path:

@@ -40,12 +40,20 @@ class LaneSpec:
     round_timeout_s: float = 3600.0
     checks: tuple[str, ...] = ()
     resume: bool = False
+    rounds: int = 0
+    host_args: tuple[str, ...] = ()
+    require_wall: bool = False
 
 
 def command(spec: LaneSpec) -> list[str]:
     """The lane's argv: `run` held to its reservation (a resumed lane keeps its own goal)."""
     r = spec.reservation
-    argv = [sys.executable, "-m", "autopilot_codex", "run", "--cwd", str(spec.worktree), "--json"]
+    # Isolated (`-I`) as every Python the bridge starts: no PYTHON* variable, user site or
+    # current folder decides what the lane imports.
+    argv = [sys.executable, "-I", "-m", "autopilot_codex", "run", "--cwd", str(spec.worktree)]
+    argv += ["--json", *(f"--host-arg={a}" for a in spec.host_args)]
+    if spec.require_wall:
+        argv.append("--require-wall")
     if not math.isinf(r.usd):
         argv += ["--budget", f"{r.usd:.6f}"]
     if not math.isinf(r.tokens):
@@ -56,6 +64,8 @@ def command(spec: LaneSpec) -> list[str]:
     if spec.resume:
         return [*argv, "--resume"]
     argv += ["--implementer", spec.implementer, "--manager", "none"]
+    if spec.rounds:
+        argv += ["--rounds", str(spec.rounds)]
     for check in spec.checks:
         argv += ["--check", check]
     return [*argv, "--", spec.contract]

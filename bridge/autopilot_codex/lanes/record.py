@@ -74,6 +74,11 @@ class LanesRun:
     starved: str = ""
     # The worst case of one review or follow-up (`begin.worst_usd`), held before each is made.
     call_usd: float = 0.0
+    # What each lane's rounds run is given besides its caps: `--rounds` (0: the rounds driver's
+    # default), `--host-arg`s (the wall's flags are always added) and `--require-wall`.
+    rounds: int = 0
+    host_args: list[str] = field(default_factory=list)
+    require_wall: bool = False
     # The integration head as the queue last left it (never read back from the refs, which a
     # lane's implementer may be able to write).
     integration: str = ""

@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,8 @@ def spec(reservation: Amount = UNCAPPED, *, resume: bool = False) -> LaneSpec:
 
 def test_a_lane_runs_the_rounds_driver_held_to_its_reservation_without_a_manager() -> None:
     argv = command(spec(Amount(0.5, 1000.4, 59.9)))
-    assert argv[:4] == [sys.executable, "-m", "autopilot_codex", "run"]
-    assert argv[4:] == [
+    assert argv[:5] == [sys.executable, "-I", "-m", "autopilot_codex", "run"]
+    assert argv[5:] == [
         "--cwd", "/lane", "--json", "--budget", "0.500000", "--max-tokens", "1000",
         "--max-duration", "59", "--timeout", "30", "--implementer", "codex", "--manager", "none",
         "--check", "make test", "--", "-x: a goal",
@@ -44,7 +45,20 @@ def test_a_lane_runs_the_rounds_driver_held_to_its_reservation_without_a_manager
 
 def test_a_meter_without_a_cap_is_no_flag_and_a_resumed_lane_keeps_its_goal() -> None:
     argv = command(spec(resume=True))
-    assert argv[4:] == ["--cwd", "/lane", "--json", "--timeout", "30", "--resume"]
+    assert argv[5:] == ["--cwd", "/lane", "--json", "--timeout", "30", "--resume"]
+
+
+def test_a_lane_gets_the_runs_rounds_host_flags_and_wall_demand() -> None:
+    given = replace(spec(), rounds=4, host_args=("--model=x", "-v"), require_wall=True)
+    argv = command(given)
+    assert argv[5:11] == [
+        "--cwd", "/lane", "--json", "--host-arg=--model=x", "--host-arg=-v", "--require-wall",
+    ]  # fmt: skip
+    assert argv[-6:] == ["--rounds", "4", "--check", "make test", "--", "-x: a goal"]
+    # A resumed lane keeps its own round limit but is held to the same flags and wall.
+    again = command(replace(given, resume=True))
+    assert "--rounds" not in again and again[-1] == "--resume"
+    assert again[5:11] == argv[5:11]
 
 
 def test_a_lane_without_a_final_record_counts_all_it_held(tmp_path: Path) -> None:
@@ -104,6 +118,22 @@ def test_the_run_record_reads_back_and_a_damaged_one_is_none(tmp_path: Path) -> 
     assert run.ids("pending") == ["T1"]
     path(tmp_path).write_text('{"run": 1}')
     assert load(tmp_path) is None
+
+
+def test_a_resume_may_ask_for_the_wall_or_give_the_host_flags_again_never_drop_them(
+    tmp_path: Path,
+) -> None:
+    from autopilot_codex.lanes.begin import LanesOptions, resumed
+
+    run = LanesRun("r", "goal", "claude", "openai", 2, "main", "abc", Budget(cap(2.0, 0, 0)))
+    run.status, run.host_args, run.require_wall = "interrupted", ["-v"], True
+    save(tmp_path, run)
+    plain = resumed(tmp_path, LanesOptions(worktree=tmp_path, resume=True))
+    assert (plain.host_args, plain.require_wall) == (["-v"], True)
+    save(tmp_path, replace(run, require_wall=False))
+    given = LanesOptions(worktree=tmp_path, resume=True, host_args=("-x",), require_wall=True)
+    again = resumed(tmp_path, given)
+    assert (again.host_args, again.require_wall) == (["-x"], True)
 
 
 def test_a_lane_deaf_to_the_interrupt_is_killed_after_the_grace(

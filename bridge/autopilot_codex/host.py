@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +20,7 @@ from .wall import CREDENTIALS_IN_HOME, GIT_RUN_FILES, WallSpec
 
 if TYPE_CHECKING:
     from .hookio import Answer, HookInput
+    from .prices import Price
     from .stream import StreamState
     from .wall import WallStatus
 
@@ -46,6 +47,24 @@ def cli_absent(label: str, text: str) -> HostReport:
     return HostReport(label, ABSENT, ((ABSENT, text),))
 
 
+@dataclass
+class Estimate:
+    """A round's spend as its stream has told it so far, before (or without) the host's own
+    total: each message's priced usage, a message counted once by its id, at the most it was
+    said to cost. It only grows: no line of the stream can lower it."""
+
+    usd: float = 0.0
+    by_message: dict[str, float] = field(default_factory=dict)
+
+    def add(self, message_id: str | None, usd: float) -> None:
+        """`message_id` None: a message the stream names no id for, counted as it comes."""
+        before = self.by_message.get(message_id, 0.0) if message_id is not None else 0.0
+        if usd > before:
+            self.usd += usd - before
+            if message_id is not None:
+                self.by_message[message_id] = usd
+
+
 class Headless(Protocol):
     """How a round starts this host without a terminal and reads its JSONL stream."""
 
@@ -58,6 +77,11 @@ class Headless(Protocol):
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         """Fold one stream event into the round's state (message, action, cost, end, error)."""
+
+    def estimate(self, spend: Estimate, event: dict[str, Any], own: Mapping[str, Price]) -> None:
+        """Add what one stream event says the round has spent so far (`own`: the user's price
+        rows first), so the budget can stop a round whose host reports its dollars only in its
+        final event; nothing for a host whose stream tells no spend before its end."""
 
     def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
         """The model a round of this command line runs, for a host whose stream reports

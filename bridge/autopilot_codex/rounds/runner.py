@@ -3,10 +3,13 @@ and the budget.
 
 The child gets its own process group, so a timeout or Ctrl-C ends it and every tool process
 it started, and a Ctrl-C in the terminal reaches only the driver, which then ends the child.
-The budget is watched as the stream goes: as soon as the spend the host has reported reaches
-what the run has left (`spent`), the round is ended the same way, so a round passes the budget
-by at most what one streamed message adds. A host that reports its spend only in its final
-event gets no such stop (`streamed` says which a round was).
+The budget is watched as the stream goes: as soon as the round's spend reaches what the run
+has left (`spent`), the round is ended the same way, so a round passes the budget by at most
+what one streamed message adds. That spend is the larger of what the host has reported and
+what its stream's messages are estimated to cost so far (`Headless.estimate`: Claude Code
+reports its dollars only in its final event, but each message's usage as it goes); the
+round's cost is never less than that estimate. A host whose stream tells neither before its
+final event gets no such stop (`streamed` says which a round was).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import hosts, nofollow
 from ..errors import BridgeError
+from ..host import Estimate
 from ..stream import StreamState
 from .rollout import Outcome
 
@@ -150,17 +154,22 @@ def run_round(
     as `budget`."""
     runner = headless(host)
     cmd = runner.command(prompt, host_base(host, runner, env), extra_args, wall_args)
-    state = StreamState(
-        host, reader=runner.read, model=runner.model_of(cmd, env), own_prices=own_prices or {}
-    )
+    own, spend = own_prices or {}, Estimate()
+
+    def read(state: StreamState, event: dict[str, Any]) -> None:
+        runner.read(state, event)
+        runner.estimate(spend, event, own)
+
+    state = StreamState(host, reader=read, model=runner.model_of(cmd, env), own_prices=own)
     # In the work tree, where a round can plant a link: opened without following one.
     with os.fdopen(nofollow.open_write(cwd, stderr_log), "wb") as log:
         try:
             proc = _spawn(cmd, cwd, env, log)
         except BridgeError as exc:
             return RoundResult("crashed", None, "", "", None, None, str(exc))
-        watch = _Watch(timeout_s, on_update, spent)
+        watch = _Watch(timeout_s, on_update, spent, spend)
         outcome = _follow(proc, state, watch)
+    cost = watch.cost(state)
     code = proc.returncode
     detail = state.error
     if outcome == "ok" and code != 0:
@@ -173,7 +182,7 @@ def run_round(
     elif outcome == "timeout":
         detail = f"no end after {timeout_s:.0f}s"
     elif outcome == "budget":
-        detail = f"stopped at ${state.cost_usd or 0.0:.4f} spent: the budget is used up"
+        detail = f"stopped at ${cost or 0.0:.4f} spent: the budget is used up"
     if outcome != "ok" and not detail:
         detail = outcome
     if outcome != "ok":
@@ -183,7 +192,7 @@ def run_round(
         code,
         state.last_message,
         state.last_action,
-        state.cost_usd,
+        cost,
         state.tokens,
         detail,
         state.unpriced,
@@ -197,17 +206,26 @@ class _Watch:
     timeout_s: float
     on_update: Callable[[StreamState], None]
     spent: Callable[[float], bool]
-    # The count of events when the stream first reported dollars (0: not yet).
+    spend: Estimate
+    # The count of events when the stream first told a spend (0: not yet).
     priced_at: int = 0
+
+    def cost(self, state: StreamState) -> float | None:
+        """The round's spend so far: the host's figure, never less than the estimate (None
+        while neither has said anything)."""
+        if state.cost_usd is None and not self.spend.usd:
+            return None
+        return max(state.cost_usd or 0.0, self.spend.usd)
 
     def stops(self, state: StreamState, ended: bool) -> bool:
         """Whether the spend streamed so far reaches the budget while the round goes on.
         `ended`: the stream had its final event before this one. The event that ends it is
         no reason to stop: the round is done, and its work and markers count."""
-        if state.cost_usd is None:
+        cost = self.cost(state)
+        if cost is None:
             return False
         self.priced_at = self.priced_at or state.events
-        return (ended or not state.finished) and self.spent(state.cost_usd)
+        return (ended or not state.finished) and self.spent(cost)
 
 
 def _follow(proc: subprocess.Popen[bytes], state: StreamState, watch: _Watch) -> Outcome:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from autopilot_codex.hookio import Answer, HookInput, text
-from autopilot_codex.host import READY, Boundary, Headless, HostReport, Installer
+from autopilot_codex.host import READY, Boundary, Estimate, Headless, HostReport, Installer
+from autopilot_codex.prices import Price
 from autopilot_codex.stream import StreamState, action
 from tests.fakes.host_card import Card
 
@@ -41,6 +42,9 @@ class ThirdHeadless:
 
     def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
         return ""  # its end event reports dollars
+
+    def estimate(self, spend: Estimate, event: dict[str, Any], own: Mapping[str, Price]) -> None:
+        return None  # its stream tells no spend before its end event
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("kind")

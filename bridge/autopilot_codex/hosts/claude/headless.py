@@ -1,7 +1,8 @@
 """`claude -p --output-format stream-json --verbose`: a round's command line and its stream.
 
 `assistant` events carry content blocks (text, tool_use), split over several events of one
-message id; the final `result` event has `result` (the last text), `is_error` and
+message id, each with the message's `model` and `usage` (so the round's spend is estimated
+as it goes, priced like the transcript: `estimate`); the final `result` event has `result` (the last text), `is_error` and
 `total_cost_usd` and `usage` (the session's tokens by kind: input, output, cache reads and
 cache writes, each counted apart).
 """
@@ -12,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...stream import action, join
+from .prices import price_of
 
 if TYPE_CHECKING:
-    from ...host import Argv
+    from ...host import Argv, Estimate
+    from ...prices import Price
     from ...stream import StreamState
 
 # What Claude Code reads to reach its model (API key, OAuth token, base URL, model names).
@@ -56,6 +59,18 @@ class ClaudeHeadless:
 
     def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
         return ""  # the result event prices the round itself
+
+    def estimate(self, spend: Estimate, event: dict[str, Any], own: Mapping[str, Price]) -> None:
+        """An assistant message's usage, priced for its model (the user's rows first, an
+        unknown model at the dearest row): the result event's total comes only at the end."""
+        message = event.get("message") if event.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(usage, dict):
+            return
+        model, mid = message.get("model"), message.get("id")
+        price, _known = price_of(model if isinstance(model, str) else "", own)
+        counts = [_count(usage.get(k)) for k in TOKEN_KINDS]
+        spend.add(mid if isinstance(mid, str) and mid else None, price.usd(*counts))
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -106,8 +121,11 @@ def _error_of(state: StreamState, event: dict[str, Any]) -> str:
 
 
 def tokens_of(usage: Mapping[str, Any]) -> int:
-    counts = [usage.get(k) for k in TOKEN_KINDS]
-    return sum(n for n in counts if isinstance(n, int) and not isinstance(n, bool) and n > 0)
+    return sum(_count(usage.get(k)) for k in TOKEN_KINDS)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 HEADLESS = ClaudeHeadless()

@@ -16,7 +16,8 @@ from ...stream import action
 from . import prices, round_model
 
 if TYPE_CHECKING:
-    from ...host import Argv
+    from ...host import Argv, Estimate
+    from ...prices import Price
     from ...stream import StreamState
 
 # Codex reads its own config and login from CODEX_HOME; a custom model provider names the
@@ -44,6 +45,10 @@ class CodexHeadless:
 
     def model_of(self, cmd: Sequence[str], environ: Mapping[str, str]) -> str:
         return round_model.model_of(cmd, environ)
+
+    def estimate(self, spend: Estimate, event: dict[str, Any], own: Mapping[str, Price]) -> None:
+        """Nothing: `exec --json` tells no usage before `turn.completed`, which `read` prices
+        itself (the budget watches it as a streamed figure when a round has several turns)."""
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")

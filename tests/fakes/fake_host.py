@@ -8,8 +8,10 @@ Driven by a script (JSON, path in FAKE_HOST_SCRIPT): a list of steps, one per in
   cost: 0.01            Claude: total_cost_usd of the result event (null: none reported)
   usage: {...}          the usage of Claude's result event (default: a realistic one; null:
                         none) or of Codex's turn.completed (default: 1000 in, 200 cached, 100 out)
-  turns: [{...}, ...]   Codex: a turn.completed with each usage first, as one round's stream
-                        reports its spend as it goes (then the step as usual; `hang` to wait)
+  turns: [{...}, ...]   a usage each first, as one round's stream reports its spend as it goes
+                        (then the step as usual; `hang` to wait): Codex a turn.completed each,
+                        Claude an assistant message each (of `model`, default claude-sonnet-4-5)
+                        with that usage, split over two lines as the real CLI writes it
   exit: 0               exit code
   crash: true           stop mid-stream: no final event, exit code 1 unless `exit` says otherwise
   error: "text"         with crash: the error it writes to stderr (default: an overload)
@@ -84,6 +86,14 @@ class Claude:
 
     def start(self, call: int) -> None:
         emit({"type": "system", "subtype": "init", "session_id": f"fake-{call}"})
+
+    def turn(self, usage: dict[str, Any], model: str) -> None:
+        """One message with its usage, written as two lines (one per content block) of one id:
+        the real CLI repeats the message's usage on each."""
+        self.n += 1
+        for block in ({"type": "thinking", "thinking": "..."}, {"type": "text", "text": "..."}):
+            message = {"id": f"m{self.n}", "model": model, "role": "assistant"}
+            emit({"type": "assistant", "message": {**message, "content": [block], "usage": usage}})
 
     def tool(self, name: str, payload: dict[str, Any]) -> None:
         self._assistant({"type": "tool_use", "id": f"t{self.n}", "name": name, "input": payload})
@@ -209,8 +219,10 @@ def main() -> int:
         sys.stdout.write(fixture.read_text(encoding="utf-8"))
         return int(step.get("exit", 1))
     for usage in step.get("turns", []):
-        assert isinstance(host, Codex), "turns: Codex only"
-        emit({"type": "turn.completed", "usage": usage})
+        if isinstance(host, Claude):
+            host.turn(usage, str(step.get("model", "claude-sonnet-4-5")))
+        else:
+            emit({"type": "turn.completed", "usage": usage})
     act(host, step, script)
     run_hooks(step.get("hooks", []), call, script)
     if step.get("crash"):

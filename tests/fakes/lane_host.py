@@ -7,7 +7,10 @@ a lane writes `<id>.txt` (the id as its text) and commits it, saying
 the task) to LANE_HOST_LOG. With LANE_HOST_BARRIER=<folder>:<n>, a lane's first call waits
 until n lanes have reached it: lanes that do not run at once fail the test (after a minute),
 instead of a sleep hoping they overlap. With LANE_HOST_HOLD=<id>:<file>, that task's first call
-says it is held (`<file>.held`) and waits for <file> (a driver killed meanwhile).
+says it is held (`<file>.held`) and waits for <file> (a driver killed meanwhile). With
+LANE_HOST_MESSAGES=<n>, a Claude call streams n assistant messages with usage before its work,
+$0.001 each at the Claude table's rates (its result still says $0.01): what a round's budget stop
+can watch.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from tests.fakes.fake_host import Claude, Codex, act  # noqa: E402
+
+# One message of claude-haiku-4-5 ($1 per million input tokens): $0.001.
+MESSAGE = {"input_tokens": 1000, "output_tokens": 0}
 
 
 def task_id() -> str:
@@ -73,6 +79,9 @@ def main() -> int:
     # LANE_HOST_DELAY: the model's latency, seconds per call (the lanes bench).
     time.sleep(float(os.environ.get("LANE_HOST_DELAY") or 0))
     host.start(1)
+    if isinstance(host, Claude):
+        for _ in range(int(os.environ.get("LANE_HOST_MESSAGES") or 0)):
+            host.turn(MESSAGE, "claude-haiku-4-5")
     # LANE_HOST_FILE: every task writes that one file (two lanes editing the same lines).
     done = Path(os.environ.get("LANE_HOST_FILE") or f"{task}.txt")
     if done.exists() and done.read_text() == task + "\n":

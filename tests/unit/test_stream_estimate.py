@@ -15,16 +15,10 @@ from autopilot_codex import hosts
 from autopilot_codex.host import Estimate, Headless
 from autopilot_codex.hosts.claude.prices import DEAREST
 from autopilot_codex.prices import Price
+from tests.fakes.fake_host import CLAUDE_USAGE
 
-USAGE = {
-    "input_tokens": 6,
-    "output_tokens": 400,
-    "cache_read_input_tokens": 12_000,
-    "cache_creation_input_tokens": 1_500,
-    "server_tool_use": {"web_search_requests": 0},
-    "service_tier": "standard",
-    "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 1_500},
-}
+# What the real CLI writes of one message's usage (each token kind apart).
+USAGE = CLAUDE_USAGE
 # claude-sonnet-4-5 ($3 in, $15 out, $0.30 cache read, $3.75 cache write per million).
 SONNET = (6 * 3.0 + 400 * 15.0 + 12_000 * 0.3 + 1_500 * 3.75) / 1e6
 

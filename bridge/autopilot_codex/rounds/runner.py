@@ -58,8 +58,8 @@ class RoundResult:
     unpriced: str = ""
     # The host's error fields named a rate limit or an overload (`StreamState.rate_limited`).
     rate_limited: bool = False
-    # The host reported dollars before its stream's last event, so the budget was watched
-    # during the round, not only after it.
+    # The stream told a spend (the host's dollars, or messages' usage priced: `Estimate`)
+    # before its last event, so the budget was watched during the round, not only after it.
     streamed: bool = False
 
 

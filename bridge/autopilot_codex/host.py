@@ -55,6 +55,8 @@ class Estimate:
 
     usd: float = 0.0
     by_message: dict[str, float] = field(default_factory=dict)
+    # A model the host's table does not know, priced at its dearest row ("" when none was).
+    unpriced: str = ""
 
     def add(self, message_id: str | None, usd: float) -> None:
         """`message_id` None: a message the stream names no id for, counted as it comes."""

@@ -55,6 +55,7 @@ def test_control_under_the_budget_the_round_runs_to_its_end(repo: Path, script: 
     assert [r.outcome for r in rounds_of(repo)] == ["ok", "ok"]
     # The host's own figure, above the estimate, is the round's cost.
     assert rounds_of(repo)[0].cost_usd == pytest.approx(0.2)
+    assert rounds_of(repo)[0].unpriced == ""
 
 
 def test_a_final_figure_below_the_estimate_never_lowers_the_meter(
@@ -69,3 +70,13 @@ def test_a_final_figure_below_the_estimate_never_lowers_the_meter(
     assert rounds_of(repo)[0].cost_usd == pytest.approx(2 * ONE)
     assert "report their dollars only as they end" in out.getvalue()  # round 2 streams none
     assert "round 1: claude rounds report their dollars only" not in out.getvalue()
+
+
+def test_a_model_the_table_does_not_know_is_estimated_at_its_dearest_row_and_said(
+    repo: Path, script: Script
+) -> None:
+    script([{**READY, "turns": [TURN], "model": "claude-nova-9", "cost": 0.0}, EXIT])
+    assert drive(repo, "--budget", "5")[0] == 0
+    first = rounds_of(repo)[0]
+    assert (first.unpriced, (first.cost_usd or 0.0) > ONE) == ("claude-nova-9", True)
+    assert rounds_of(repo)[1].unpriced == ""

@@ -64,9 +64,10 @@ def test_messages_add_up_as_they_come() -> None:
 def test_the_users_own_row_comes_first_and_an_unknown_model_is_dearest() -> None:
     free = {"claude-sonnet-4-5": Price(0.0, 0.0, 0.0, 0.0)}
     assert estimate([line("msg_1", TEXT)], own=free) == 0.0
-    unknown = estimate([line("msg_1", TEXT, model="claude-nova-9")])
-    assert unknown == pytest.approx(DEAREST.usd(6, 400, 12_000, 1_500))
-    assert unknown > SONNET
+    spend = Estimate()
+    runner("claude").estimate(spend, json.loads(line("msg_1", TEXT, model="claude-nova-9")), {})
+    assert spend.usd == pytest.approx(DEAREST.usd(6, 400, 12_000, 1_500))
+    assert (spend.usd > SONNET, spend.unpriced) == (True, "claude-nova-9")
 
 
 def test_other_events_add_nothing() -> None:

@@ -195,7 +195,7 @@ def run_round(
         cost,
         state.tokens,
         detail,
-        state.unpriced,
+        state.unpriced or spend.unpriced,
         state.rate_limited,
         0 < watch.priced_at < state.events,
     )

@@ -68,7 +68,10 @@ class ClaudeHeadless:
         if not isinstance(message, dict) or not isinstance(usage, dict):
             return
         model, mid = message.get("model"), message.get("id")
-        price, _known = price_of(model if isinstance(model, str) else "", own)
+        name = model if isinstance(model, str) else ""
+        price, known = price_of(name, own)
+        if not known:
+            spend.unpriced = name or "(no model)"
         counts = [_count(usage.get(k)) for k in TOKEN_KINDS]
         spend.add(mid if isinstance(mid, str) and mid else None, price.usd(*counts))
 

@@ -10,6 +10,10 @@ With `meet=n`, the first request of each key waits until n keys have asked (at m
 `timeout_s`): the callers are then alive at once by construction, instead of a sleep hoping
 they overlap. A meeting that never happens lets everyone go on after the timeout (and is
 recorded in `missed`), so the test's own evidence of the overlap is what fails, not a hang.
+
+With `holds`, the first request of a key named there waits until its event is set (at most
+`timeout_s`): a test can keep a caller mid-run at a point it observes (`asked` names the key
+once the request came), do something there (kill another process), then let it go.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Keyed(Generic[T]):
         *,
         meet: int = 0,
         timeout_s: float = 60.0,
+        holds: Mapping[str, threading.Event] | None = None,
     ) -> None:
         self.scripts = {key: list(turns) for key, turns in scripts.items()}
         self.pattern = re.compile(pattern)
@@ -39,6 +44,7 @@ class Keyed(Generic[T]):
         # Per key: the times its requests came in (for a failure message).
         self.asked: dict[str, list[float]] = {}
         self.missed: list[str] = []
+        self.holds = dict(holds or {})
         self._ready = threading.Condition()
 
     def key(self, raw: str) -> str | None:
@@ -62,5 +68,7 @@ class Keyed(Generic[T]):
                 met = self._ready.wait_for(lambda: len(self.asked) >= self.meet, self.timeout_s)
                 if not met:
                     self.missed.append(key)
+        if index == 0 and key in self.holds and not self.holds[key].wait(self.timeout_s):
+            self.missed.append(key)
         turns = self.scripts[key]
         return turns[index] if index < len(turns) else None

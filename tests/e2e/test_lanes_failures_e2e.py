@@ -76,9 +76,9 @@ def refused_then_followed_up(
     return record
 
 
-def landed_by_follow_up(ap: Autopilot, record: dict[str, Any], refusal: str) -> dict[str, Any]:
+def landed_by_follow_up(ap: Autopilot, record: dict[str, Any], refusal: str) -> None:
     """Whichever lane landed first, the other was refused for `refusal` and kept unmerged; its
-    follow-up (`<id>-fix1`) merged; the user's branch holds the follow-up. The refused task."""
+    follow-up (`<id>-fix1`) merged; the user's branch holds the follow-up."""
     by_state = {t["state"]: t for t in record["tasks"] if not t["follows"]}
     assert sorted(by_state) == ["merged", "refused"], record["tasks"]
     refused = by_state["refused"]
@@ -95,7 +95,6 @@ def landed_by_follow_up(ap: Autopilot, record: dict[str, Any], refusal: str) -> 
     assert git(ap.repo, "branch", "--contains", refused["branch"], "--list", "main") == ""
     assert f"add {refused['id']}" not in git(ap.repo, "log", "--format=%s", "main")
     assert crashes(ap) == []
-    return refused
 
 
 def test_two_lanes_editing_the_same_lines_get_a_follow_up_never_a_forced_merge(
@@ -104,9 +103,7 @@ def test_two_lanes_editing_the_same_lines_get_a_follow_up_never_a_forced_merge(
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     scripts = {t: writes("shared.txt", f"{t}\\n", f"add {t}") for t in ("T1", "T2")}
     follow_up = writes("shared.txt", "T1\\nT2\\n", "join T1 and T2")
-    record = refused_then_followed_up(
-        claude_bin, ap, home, fake_anthropic, scripts, follow_up
-    )
+    record = refused_then_followed_up(claude_bin, ap, home, fake_anthropic, scripts, follow_up)
     landed_by_follow_up(ap, record, "conflict")
     assert (git_repo / "shared.txt").read_text() == "T1\nT2\n"
 
@@ -119,7 +116,7 @@ def test_a_check_red_on_the_merged_tree_blocks_that_merge_through_real_claude_la
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     scripts = {t: writes(f"{t}.txt", f"{t}\\n", f"add {t}") for t in ("T1", "T2")}
     join = "git rm -q --ignore-unmatch T1.txt T2.txt && printf 'T1\\nT2\\n' > both.txt"
-    follow_up = [
+    follow_up: list[list[Text | ToolUse]] = [
         [ToolUse("Bash", {"command": f"{join} && git add -A && git commit -qm 'join'"})],
         [Text("Joined both files.\n::potter(ready)")],
         [Text("Every requirement checked against the files.\n::potter(exit)")],
@@ -170,7 +167,7 @@ def test_a_budget_fitting_two_lanes_never_starts_a_third_through_real_claude_lan
 
 def lanes_record(ap: Autopilot) -> dict[str, Any] | None:
     """The lanes run's record as last written (whole and atomically), None before the first."""
-    found = list((ap.home / "projects").glob("*/lanes.json"))
+    found = list((ap.home / "projects").glob("*/lanes/lanes.json"))
     return json.loads(found[0].read_text()) if found else None
 
 
@@ -196,9 +193,7 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     ids = ["T1", "T2", "T3"]
     release = threading.Event()
-    keyed = Keyed(
-        {component(t): work(t) for t in ids}, LANE, holds={component("T2"): release}
-    )
+    keyed = Keyed({component(t): work(t) for t in ids}, LANE, holds={component("T2"): release})
     fake_anthropic.chooser = keyed
     said = tmp_path / "driver.err"
     with FakeOpenAI() as manager:

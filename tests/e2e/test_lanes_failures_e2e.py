@@ -141,6 +141,10 @@ def test_a_budget_fitting_two_lanes_never_starts_a_third_through_real_claude_lan
     ids = ["T1", "T2", "T3"]
     keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=2)
     fake_anthropic.chooser = keyed
+    # Each request's cost known and small (1000 input tokens), whatever Claude Code's prompt
+    # weighs: a lane spends cents, so once one ended (and its landing's hold went back) a third
+    # reservation fits next to the one still held.
+    fake_anthropic.input_tokens = 1000
     with FakeOpenAI() as manager:
         tasks = [task(n, depends_on=[]) for n in (1, 2, 3)]
         manager.enqueue({"summary": "three", "tasks": tasks}, schema="Plan")
@@ -152,6 +156,8 @@ def test_a_budget_fitting_two_lanes_never_starts_a_third_through_real_claude_lan
     record = json.loads(proc.stdout)
     assert [(t["id"], t["state"]) for t in record["tasks"]] == [(t, "merged") for t in ids]
     assert record["spent"]["usd"] <= 1.0, record["spent"]
+    # The cost the fake's usage makes known: the same for every lane, far under its reservation.
+    assert len({t["usd"] for t in record["tasks"]}) == 1 and record["tasks"][0]["usd"] < 0.1
     # From the record and from what each lane's own rounds driver wrote: the third lane began
     # after one of the first two ended, and the first two overlapped.
     t1, t2, t3 = record["tasks"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 from tests.e2e.fake_anthropic import FakeAnthropic, Text
@@ -54,3 +55,34 @@ def test_the_fake_anthropic_asks_its_chooser_before_its_script() -> None:
             "from the script",
         ]
         assert [r.turn for r in fake.main_requests()] == [None, 0]
+
+
+def test_a_held_key_waits_at_its_first_request_until_released() -> None:
+    release = threading.Event()
+    keyed = Keyed({"a": ["a1", "a2"], "b": ["b1"]}, PATTERN, holds={"a": release})
+    got: list[str | None] = []
+    first = threading.Thread(target=lambda: got.append(keyed("lane=a")))
+    first.start()
+    first.join(0.2)
+    # Held, yet seen as asked (what a test waits on); other keys go on.
+    assert first.is_alive() and got == [] and "a" in keyed.asked
+    assert keyed("lane=b") == "b1"
+    release.set()
+    first.join(10)
+    assert got == ["a1"] and keyed("lane=a") == "a2" and keyed.missed == []
+
+
+def test_a_hold_never_released_lets_the_request_go_and_says_so() -> None:
+    keyed = Keyed({"a": ["a1"]}, PATTERN, holds={"a": threading.Event()}, timeout_s=0.01)
+    assert keyed("lane=a") == "a1"
+    assert keyed.missed == ["a"]
+
+
+def test_the_fake_anthropic_reports_a_fixed_input_size_when_told() -> None:
+    with FakeAnthropic(script=[[Text("one")], [Text("two")]]) as fake:
+        body = {"messages": [{"role": "user", "content": "hi"}], "tools": AGENT_TOOLS}
+        _, _, first = call(fake, "POST", "/v1/messages", body)
+        fake.input_tokens = 1000
+        _, _, second = call(fake, "POST", "/v1/messages", body)
+    assert json.loads(first)["usage"]["input_tokens"] != 1000
+    assert json.loads(second)["usage"]["input_tokens"] == 1000

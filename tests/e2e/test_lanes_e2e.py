@@ -164,7 +164,7 @@ def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_l
 ) -> None:
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     ids = ["T1", "T2", "T3"]
-    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=3)
+    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=3, serial=True)
     fake_anthropic.chooser = keyed
     user_sha = git(git_repo, "rev-parse", "HEAD").strip()
     with FakeOpenAI() as manager:

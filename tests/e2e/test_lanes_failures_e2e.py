@@ -56,7 +56,7 @@ def refused_then_followed_up(
     follow-up run and landed; the run's record. The follow-up lane answers from the fake's own
     script: its requests may name the refused lane (its diff is the follow-up's context), whose
     script is used up by then, so `Keyed` gives it None either way."""
-    keyed = Keyed({component(t): turns for t, turns in scripts.items()}, LANE, meet=2)
+    keyed = Keyed({component(t): turns for t, turns in scripts.items()}, LANE, meet=2, serial=True)
     fake.chooser = keyed
     fake.script = follow_up
     with FakeOpenAI() as manager:
@@ -139,7 +139,7 @@ def test_a_budget_fitting_two_lanes_never_starts_a_third_through_real_claude_lan
     once and the third's start could not have been for want of a second lane."""
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     ids = ["T1", "T2", "T3"]
-    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=2)
+    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=2, serial=True)
     fake_anthropic.chooser = keyed
     # Each request's cost known and small (1000 input tokens), whatever Claude Code's prompt
     # weighs: a lane spends cents, so once one ended (and its landing's hold went back) a third
@@ -199,7 +199,9 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     ids = ["T1", "T2", "T3"]
     release = threading.Event()
-    keyed = Keyed({component(t): work(t) for t in ids}, LANE, holds={component("T2"): release})
+    keyed = Keyed(
+        {component(t): work(t) for t in ids}, LANE, holds={component("T2"): release}, serial=True
+    )
     fake_anthropic.chooser = keyed
     said = tmp_path / "driver.err"
     with FakeOpenAI() as manager:

@@ -86,3 +86,24 @@ def test_the_fake_anthropic_reports_a_fixed_input_size_when_told() -> None:
         _, _, second = call(fake, "POST", "/v1/messages", body)
     assert json.loads(first)["usage"]["input_tokens"] != 1000
     assert json.loads(second)["usage"]["input_tokens"] == 1000
+
+
+def test_serial_keys_get_their_first_turn_one_at_a_time() -> None:
+    keyed = Keyed({"a": ["a1", "a2"], "b": ["b1", "b2"]}, PATTERN, serial=True)
+    assert keyed("lane=a") == "a1"
+    got: list[str | None] = []
+    second = threading.Thread(target=lambda: got.append(keyed("lane=b")))
+    second.start()
+    second.join(0.2)
+    # b's first turn waits while a's is out; a coming back lets it go.
+    assert second.is_alive() and got == []
+    assert keyed("lane=a") == "a2"
+    second.join(10)
+    assert got == ["b1"] and keyed("lane=b") == "b2" and keyed.missed == []
+
+
+def test_a_serial_turn_never_given_back_lets_the_next_go_and_says_so() -> None:
+    keyed = Keyed({"a": ["a1"], "b": ["b1"]}, PATTERN, serial=True, timeout_s=0.01)
+    assert keyed("lane=a") == "a1"
+    assert keyed("lane=b") == "b1"
+    assert keyed.missed == ["b"]

@@ -169,6 +169,9 @@ class FakeAnthropic:
         self.errors: list[str] = []  # exceptions raised while answering (e.g. in callable turns)
         # Asked first with a main request's raw body: a turn, or None to go on to the script.
         self.chooser: Callable[[str], Turn | None] | None = None
+        # Every answer's reported input tokens when set (each request's cost then known, whatever
+        # the CLI's prompt weighs), else the request's size.
+        self.input_tokens: int | None = None
         self._next_turn = 0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -525,7 +528,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         blocks = self.fake._blocks_for(entry)
         entry.response_blocks = blocks
-        message = _message(blocks, str(body.get("model") or MODEL_ID), max(1, len(entry.raw) // 4))
+        tokens = self.fake.input_tokens or max(1, len(entry.raw) // 4)
+        message = _message(blocks, str(body.get("model") or MODEL_ID), tokens)
         if body.get("stream"):
             self._send_sse(_sse_events(message))
         else:

@@ -41,17 +41,11 @@ def work(task_id: str) -> list[list[Text | ToolUse]]:
     ]
 
 
-def lanes_run(
-    claude_bin: Path,
-    ap: Autopilot,
-    home: Path,
-    fake: FakeAnthropic,
-    manager: FakeOpenAI,
-    goal: str,
-    lanes: int,
-) -> subprocess.CompletedProcess[str]:
-    """`run --lanes N --json` through the real Claude Code CLI in each lane."""
-    env = build_env(
+def lanes_env(
+    claude_bin: Path, ap: Autopilot, home: Path, fake: FakeAnthropic, manager: FakeOpenAI
+) -> dict[str, str]:
+    """What a lanes driver gets: the real Claude Code CLI as each lane's host, the fakes."""
+    return build_env(
         home=home,
         tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
         anthropic_url=fake.url,
@@ -61,6 +55,20 @@ def lanes_run(
             "ANTHROPIC_MODEL": DEFAULT_MODEL,
         },
     )
+
+
+def lanes_run(
+    claude_bin: Path,
+    ap: Autopilot,
+    home: Path,
+    fake: FakeAnthropic,
+    manager: FakeOpenAI,
+    goal: str,
+    lanes: int,
+    *extra: str,
+) -> subprocess.CompletedProcess[str]:
+    """`run --lanes N --json [extra...]` through the real Claude Code CLI in each lane."""
+    env = lanes_env(claude_bin, ap, home, fake, manager)
     return subprocess.run(
         [
             str(LAUNCHER),
@@ -77,6 +85,7 @@ def lanes_run(
             "--json",
             "--timeout",
             "90",
+            *extra,
         ],  # fmt: skip
         capture_output=True,
         text=True,
@@ -155,7 +164,7 @@ def test_three_independent_tasks_run_at_once_and_all_merge_through_real_claude_l
 ) -> None:
     ap = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     ids = ["T1", "T2", "T3"]
-    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=3)
+    keyed = Keyed({component(t): work(t) for t in ids}, LANE, meet=3, serial=True)
     fake_anthropic.chooser = keyed
     user_sha = git(git_repo, "rev-parse", "HEAD").strip()
     with FakeOpenAI() as manager:

@@ -309,3 +309,24 @@ def test_a_lane_silent_past_its_timeout_is_stopped_retried_once_then_dropped(
     assert record["why"] == "not merged: T1, T2"
     # Its branch is there to be resumed.
     assert git(repo, "rev-parse", "--verify", t1["branch"])
+
+
+def test_a_lane_that_committed_nothing_is_never_taken_as_merged_unseen(
+    repo: Path, manager: FakeOpenAI, host: Path
+) -> None:
+    """T1's file is already in the repository as the lane would write it: the lane changes
+    nothing and says it is done. Its task is refused as empty, and the manager is asked what
+    should happen, never merged without a look."""
+    (repo / "T1.txt").write_text("T1\n")
+    git(repo, "add", "T1.txt")
+    git(repo, "commit", "-qm", "T1 already there")
+    plan(manager, task(1, depends_on=[]))
+    manager.enqueue(FOLLOW_UP, schema="Task")
+    manager.enqueue(review_body("approve"), schema="Review")
+    code, record = lanes(repo, "--lanes", "1")
+    assert code == 0, record
+    t1, fix = record["tasks"]
+    assert (t1["state"], fix["state"], fix["follows"]) == ("refused", "merged", "T1"), record
+    assert t1["why"] == "refused (empty): the lane committed nothing, so there is nothing to land"
+    asked = manager.requests_for(schema="Task")[0].prompt_text
+    assert "Refused for: empty" in asked

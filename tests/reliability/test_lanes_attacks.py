@@ -64,7 +64,13 @@ def test_control_a_lane_process_in_its_worktree_runs_the_planted_package(tmp_pat
     place = worktrees.add(repo, RUN, "T1")
     report = tmp_path / "ran"
     _planted(place, report)
-    subprocess.run(command(_lane_spec(place)), cwd=place, capture_output=True, check=False)
+    # Two defences, each enough alone: the lane's Python is isolated (`-I`), and it starts
+    # outside the worktree. Without both, the planted package runs as the bridge.
+    argv = command(_lane_spec(place))
+    subprocess.run(argv, cwd=place, capture_output=True, check=False)
+    assert not report.exists()
+    bare = [a for a in argv if a != "-I"]
+    subprocess.run(bare, cwd=place, capture_output=True, check=False)
     assert report.read_text() == "ran"
 
 

@@ -51,6 +51,7 @@ FOLLOW_UPS = 2
 RETRIES = 1
 # What the budget says when the manager's next call does not fit it.
 NO_CALL = "the budget left fits not the manager's next call"
+EMPTY = "the lane committed nothing, so there is nothing to land"
 
 
 def drive(
@@ -287,6 +288,10 @@ class _Loop:
             return None
         self.run.starved = ""  # the budget fits the manager again
         self.save()  # held on record: a driver killed meanwhile is charged all of it
+        if worktrees.merged(self.root, self.run.run, task.id):
+            # Not a landing of ours cut short (`_landed_before`): the lane committed nothing.
+            # A task is never taken as done unseen; the manager says what should happen.
+            return queue.Refused("empty", EMPTY, "")
         return queue.land(
             self.root,
             self.run.run,

@@ -60,7 +60,7 @@ class Merged:
 
 @dataclass(frozen=True)
 class Refused:
-    reason: Literal["conflict", "checks", "review"]
+    reason: Literal["conflict", "checks", "review", "empty"]
     detail: str
     diff: str
 

@@ -40,6 +40,19 @@ GIT_ENV = {
 }
 
 
+def without_sandbox_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH holding only git, bash and env: no bubblewrap, no socat, so no host's sandbox
+    can start (the wall is off)."""
+    bare = tmp_path / "bare-path"
+    bare.mkdir()
+    for tool in ("git", "bash", "env"):
+        found = next(
+            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
+        )
+        (bare / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bare))
+
+
 def _loopback_only(event: str, args: tuple[object, ...]) -> None:
     """Audit hook: a test may connect to 127.0.0.1 (the fakes) and to nothing else."""
     if event != "socket.connect" or len(args) < 2:

@@ -4,7 +4,6 @@ driver interrupted while a lane runs or while one lands (`run --resume` continue
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from autopilot_codex.commands.run import main
 from autopilot_codex.lanes import driver, lane, queue, worktrees
 from autopilot_codex.lanes.record import load
 from autopilot_codex.rounds.hold import alive
-from tests.conftest import git, task
+from tests.conftest import git, task, without_sandbox_tools
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_lanes import host as host  # noqa: F401 - the lanes' fake host
 from tests.integration.test_lanes import lanes, on_first_call, plan, states
@@ -60,14 +59,7 @@ def test_require_wall_refuses_unwalled_lanes_before_the_plan_is_paid_for(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Without bubblewrap and socat on PATH, Claude Code's sandbox cannot start: no wall.
-    bare = tmp_path / "bare-path"
-    bare.mkdir()
-    for tool in ("git", "bash", "env"):
-        found = next(
-            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
-        )
-        (bare / tool).symlink_to(found)
-    monkeypatch.setenv("PATH", str(bare))
+    without_sandbox_tools(tmp_path, monkeypatch)
     argv = ["a goal", "--cwd", str(repo), "--lanes", "2", "--manager", "openai"]
     code, text = said(capsys, *argv, "--implementer", "claude", "--require-wall")
     assert code == 1 and "--require-wall" in text and "not started" in text, text

@@ -15,7 +15,7 @@ from autopilot_codex.hosts.claude import boundary as claude_boundary
 from autopilot_codex.hosts.codex import boundary as codex_boundary
 from autopilot_codex.paths import project_dir
 from autopilot_codex.rounds.driver import custody_for
-from tests.conftest import state_of
+from tests.conftest import state_of, without_sandbox_tools
 from tests.integration.test_rounds_driver import EXIT, READY, Script, calls, drive
 
 
@@ -128,14 +128,7 @@ def test_without_the_sandbox_tools_a_claude_run_says_unguarded_and_runs_unwalled
     repo: Path, script: Script, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    bare = tmp_path / "bare-path"
-    bare.mkdir()
-    for tool in ("git", "bash", "env"):
-        found = next(
-            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
-        )
-        (bare / tool).symlink_to(found)
-    monkeypatch.setenv("PATH", str(bare))
+    without_sandbox_tools(tmp_path, monkeypatch)
     path = script([READY, EXIT])
     code, _ = drive(repo)
     assert code == 0

@@ -31,9 +31,8 @@ from autopilot_codex.lanes.begin import LanesOptions, resumed
 from autopilot_codex.lanes.budget import Amount, Budget
 from autopilot_codex.lanes.driver import NO_CALL, _fresh, _Loop, home_of
 from autopilot_codex.lanes.lane import born
-from autopilot_codex.lanes.names import component
 from autopilot_codex.lanes.outcome import end
-from autopilot_codex.lanes.record import LanesRun, TaskState, load, save
+from autopilot_codex.lanes.record import LanesRun, TaskState, lane_folder, load, save
 from tests.conftest import git
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.lanes.helpers import RUN, begun, commit_in, integration
@@ -92,7 +91,7 @@ def _lane_loop(repo: Path, place: Path, *, held: bool = True, **task: Any) -> _L
 
 def _lane_folder(repo: Path) -> Path:
     """Where T1's lane writes its pid and its final record."""
-    folder = home_of(repo) / component(RUN) / component("T1")
+    folder = lane_folder(home_of(repo), RUN, "T1")
     folder.mkdir(parents=True)
     return folder
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import loopfiles
 from ..errors import BridgeError
+from ..lanes.record import FOLDER as LANES
 from ..lanes.record import NAME as LANES_RECORD
 from ..paths import INDEXES, state_home
 from ..spend import of_files
@@ -78,7 +79,7 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
             continue
         files = loopfiles.load(folder)
         lanes = _lanes_record(folder)
-        active = max(loopfiles.last_activity(folder), _mtime(folder / "lanes" / LANES_RECORD))
+        active = max(loopfiles.last_activity(folder), _mtime(folder / LANES / LANES_RECORD))
         spent = of_files(files)
         found.append(
             Loop(
@@ -197,7 +198,7 @@ def _worktree(files: loopfiles.LoopFiles) -> str:
 
 
 def _lanes_record(folder: Path) -> dict[str, Any] | None:
-    return loopfiles.read_json(folder / "lanes" / LANES_RECORD)
+    return loopfiles.read_json(folder / LANES / LANES_RECORD)
 
 
 def _lanes_status(lanes: dict[str, Any] | None) -> str:

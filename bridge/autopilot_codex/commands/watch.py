@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import loopfiles, session_end
+from ..lanes.record import FOLDER as LANES
 from ..paths import project_dir, state_home
 from ..shadow.hook import lost_count
 from ..spend import of_files
@@ -27,7 +28,6 @@ from .loops import every, parse_age
 
 SILENT = "watch.silent"
 # The folder a lanes run keeps beside a repository's loop files (`lanes.driver.home_of`).
-LANES = "lanes"
 
 
 @dataclass(frozen=True)

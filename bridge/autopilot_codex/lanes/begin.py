@@ -21,7 +21,7 @@ from ..rounds.hold import store_for
 from . import graph
 from .ask import Asker
 from .budget import Amount, Budget, cap
-from .record import LanesRun, TaskState, load
+from .record import FOLDER, LanesRun, TaskState, load
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -54,7 +54,7 @@ class LanesOptions:
 
 def home_of(root: Path) -> Path:
     """Where a repository's lanes run keeps its record and its lanes' output."""
-    return store_for(root).dir / "lanes"
+    return store_for(root).dir / FOLDER
 
 
 def worst_usd(config: Config, output_tokens: int) -> float:

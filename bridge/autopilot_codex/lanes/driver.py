@@ -41,9 +41,8 @@ from .lane import (
     used,
     wait_any,
 )
-from .names import component
 from .outcome import end, result
-from .record import NAME, LanesRun, TaskState, save
+from .record import FINAL, NAME, LanesRun, TaskState, lane_folder, save
 
 # Follow-ups written for one planned task at most (a repair of a repair counts too).
 FOLLOW_UPS = 2
@@ -118,7 +117,7 @@ class _Loop:
         """A running task's lane: its final record first (a lane that left one has ended, and
         its pid may be a stranger's by now), then its process, known by its pid and its start
         time, else it resumes in its worktree."""
-        record = final(self._folder(task) / "final.json")
+        record = final(self._folder(task) / FINAL)
         if record is not None and record.get("status") != "interrupted":
             self._ended(task, record)
         elif task.pid and running(task.pid, task.pid_start):
@@ -209,7 +208,7 @@ class _Loop:
         )
 
     def _folder(self, task: TaskState) -> Path:
-        return self.home / component(self.run.run) / component(task.id)
+        return lane_folder(self.home, self.run.run, task.id)
 
     def _ended(self, task: TaskState, record: dict[str, Any] | None) -> None:
         held = self.run.budget.reserved.get(task.id, self.run.budget.free())

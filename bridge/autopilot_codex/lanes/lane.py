@@ -24,6 +24,7 @@ from typing import IO, Any, Protocol
 
 from ..rounds.hold import alive
 from .budget import Amount
+from .record import FINAL, LOG
 
 PID_NAME = "pid"
 # Seconds a stopped lane has to end its round before its group is killed.
@@ -170,7 +171,7 @@ def start(spec: LaneSpec, folder: Path, env: Mapping[str, str] | None = None) ->
     """Start the lane in a new session (its own process group), output to `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PID_NAME).unlink(missing_ok=True)
-    out, log = folder / "final.json", folder / "lane.log"
+    out, log = folder / FINAL, folder / LOG
     stdout, stderr = out.open("wb"), log.open("ab")
     proc = subprocess.Popen(
         command(spec),
@@ -224,7 +225,7 @@ def used(record: dict[str, Any] | None, held: Amount) -> Amount:
 def attach(spec: LaneSpec, pid: int, start: int, folder: Path) -> Lane:
     """Watch a lane a killed driver left running; its output files are where it left them."""
     now = time.time()
-    out, log = folder / "final.json", folder / "lane.log"
+    out, log = folder / FINAL, folder / LOG
     return Lane(spec, Orphan(pid, start), out, log, now, now, start)
 
 

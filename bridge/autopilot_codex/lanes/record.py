@@ -15,9 +15,15 @@ from typing import Any, Literal
 
 from ..fileio import atomic_write
 from .budget import Budget
+from .names import component
 
 State = Literal["pending", "running", "landing", "merged", "refused", "dropped"]
+# The lanes' folder in a repository's state home, and the run's record in it.
+FOLDER = "lanes"
 NAME = "lanes.json"
+# What each lane leaves in its own folder: the rounds run's final record and its log.
+FINAL = "final.json"
+LOG = "lane.log"
 
 
 @dataclass
@@ -99,6 +105,11 @@ def path(state_dir: Path) -> Path:
     return state_dir / NAME
 
 
+def lane_folder(state_dir: Path, run: str, task_id: str) -> Path:
+    """One lane's own folder: its pid, its final record and its log."""
+    return state_dir / component(run) / component(task_id)
+
+
 def save(state_dir: Path, run: LanesRun) -> None:
     raw = asdict(run)
     raw["budget"] = run.budget.record()
@@ -112,5 +123,6 @@ def load(state_dir: Path) -> LanesRun | None:
         tasks = [TaskState(**t) for t in raw.pop("tasks")]
         budget = Budget.read(raw.pop("budget"))
         return LanesRun(budget=budget, tasks=tasks, **raw)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        # AttributeError: a record edited into a JSON string or number has no fields to pop.
         return None

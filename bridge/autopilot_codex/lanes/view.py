@@ -19,8 +19,7 @@ from ..rounds import rollout
 from ..rounds.driver import custody_for
 from .driver import home_of
 from .history import events
-from .names import component
-from .record import LanesRun, TaskState, load, path
+from .record import LOG, LanesRun, TaskState, lane_folder, load, path
 
 T = TypeVar("T")
 # What a hand-edited record can make a reader of it raise (a string where a number was, a
@@ -79,7 +78,7 @@ def story(run: LanesRun) -> list[str]:
 
 def lane_log(root: Path, run: LanesRun, task_id: str) -> Path:
     """Where a lane's progress lines go (the driver's folder for the lane)."""
-    return home_of(root) / component(run.run) / component(task_id) / "lane.log"
+    return lane_folder(home_of(root), run.run, task_id) / LOG
 
 
 def _lane(task: TaskState) -> str:

@@ -116,8 +116,9 @@ def test_the_run_record_reads_back_and_a_damaged_one_is_none(tmp_path: Path) -> 
     save(tmp_path, run)
     assert load(tmp_path) == run
     assert run.ids("pending") == ["T1"]
-    path(tmp_path).write_text('{"run": 1}')
-    assert load(tmp_path) is None
+    for edited in ('{"run": 1}', '"a string"', "7", "[]"):
+        path(tmp_path).write_text(edited)
+        assert load(tmp_path) is None, edited
 
 
 def test_a_resume_may_ask_for_the_wall_or_give_the_host_flags_again_never_drop_them(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..rounds.hold import alive
+from ..rounds.hold import alive, stat_fields
 from .budget import Amount
 from .record import FINAL, LOG
 
@@ -84,12 +84,8 @@ class Process(Protocol):
 def born(pid: int) -> int:
     """When the process started, in clock ticks after boot (`/proc/<pid>/stat` field 22); 0
     where that cannot be read (the process is gone, or no /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0
-    # Its name (field 2) may hold spaces and parentheses: count the fields after the last ")".
-    return int(stat.rsplit(")", 1)[-1].split()[19])
+    fields = stat_fields(pid)
+    return 0 if fields is None else int(fields[19])
 
 
 def running(pid: int, start: int) -> bool:

@@ -58,11 +58,19 @@ def alive(pid: int) -> bool:
         return False
     except OSError:
         return True
+    fields = stat_fields(pid)
+    return fields is None or fields[0] != "Z"
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """`/proc/<pid>/stat` from its third field on (the state first); None where it cannot be
+    read (the process is gone, or no /proc)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+        return None
+    # Its name (field 2) may hold spaces and parentheses: the fields after the last ")".
+    return stat.rsplit(")", 1)[-1].split()
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...stream import action, join
 from .prices import price_of
+from .transcript import TOKEN_KINDS, count, message_usage
 
 if TYPE_CHECKING:
     from ...host import Argv, Estimate
@@ -29,14 +30,6 @@ CLOUD = {
 }
 # Without a permission flag `claude -p` denies Write and Bash; these two work as root too.
 DEFAULT_ARGS = ("--permission-mode", "acceptEdits", "--allowedTools", "Bash")
-
-# The token kinds of the result event's `usage`, as the hook's transcript reader counts them.
-TOKEN_KINDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-)
 
 # The API's answers that mean "later", not "wrong": a rate limit and an overload.
 LIMIT_STATUSES = (429, 529)
@@ -63,17 +56,14 @@ class ClaudeHeadless:
     def estimate(self, spend: Estimate, event: dict[str, Any], own: Mapping[str, Price]) -> None:
         """An assistant message's usage, priced for its model (the user's rows first, an
         unknown model at the dearest row): the result event's total comes only at the end."""
-        message = event.get("message") if event.get("type") == "assistant" else None
-        usage = message.get("usage") if isinstance(message, dict) else None
-        if not isinstance(message, dict) or not isinstance(usage, dict):
+        found = message_usage(event)
+        if found is None:
             return
-        model, mid = message.get("model"), message.get("id")
-        name = model if isinstance(model, str) else ""
+        mid, name, counts = found
         price, known = price_of(name, own)
         if not known:
             spend.unpriced = name or "(no model)"
-        counts = [_count(usage.get(k)) for k in TOKEN_KINDS]
-        spend.add(mid if isinstance(mid, str) and mid else None, price.usd(*counts))
+        spend.add(mid or None, price.usd(*counts))
 
     def read(self, state: StreamState, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -124,11 +114,7 @@ def _error_of(state: StreamState, event: dict[str, Any]) -> str:
 
 
 def tokens_of(usage: Mapping[str, Any]) -> int:
-    return sum(_count(usage.get(k)) for k in TOKEN_KINDS)
-
-
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return sum(count(usage.get(k)) for k in TOKEN_KINDS)
 
 
 HEADLESS = ClaudeHeadless()

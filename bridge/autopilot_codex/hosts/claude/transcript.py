@@ -24,6 +24,14 @@ from ...host import SpendRead
 from ..spendfile import scan
 from .prices import Price, price_of
 
+# The token kinds of a message's `usage`, in the order its price takes them.
+TOKEN_KINDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
 # Message ids remembered across reads: duplicates are written next to each other.
 SEEN_KEPT = 4
 # Subagent records looked at per hook at most, so a folder filled with files cannot make every
@@ -110,26 +118,24 @@ def _usage(
     stamp = record.get("timestamp")
     if since and isinstance(stamp, str) and stamp[:19] < since[:19]:
         return None  # before the loop started: not the loop's spend
-    message = record.get("message")
+    found = message_usage(record)
+    return None if found is None else (*found, _cost(record.get("costUSD")))
+
+
+def message_usage(record: Mapping[str, Any]) -> tuple[str, str, tuple[int, int, int, int]] | None:
+    """(message id, model, (input, output, cache read, cache write)) of an assistant record
+    carrying usage, as the transcript and a headless round's stream both write it; None for
+    any other record."""
+    message = record.get("message") if record.get("type") == "assistant" else None
     usage = message.get("usage") if isinstance(message, dict) else None
     if not isinstance(message, dict) or not isinstance(usage, dict):
         return None
-    counts = tuple(
-        _count(usage.get(k))
-        for k in (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-        )
-    )
-    message_id = message.get("id")
-    model = message.get("model")
+    counts = [count(usage.get(k)) for k in TOKEN_KINDS]
+    message_id, model = message.get("id"), message.get("model")
     return (
         message_id if isinstance(message_id, str) else "",
         model if isinstance(model, str) else "",
         (counts[0], counts[1], counts[2], counts[3]),
-        _cost(record.get("costUSD")),
     )
 
 
@@ -139,7 +145,6 @@ def _cost(value: object) -> float | None:
     return float(value)
 
 
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value
+def count(value: object) -> int:
+    """A token count as written, 0 for anything that is not a whole number above 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

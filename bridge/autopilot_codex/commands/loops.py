@@ -23,6 +23,7 @@ from .. import loopfiles
 from ..errors import BridgeError
 from ..lanes.record import FOLDER as LANES
 from ..lanes.record import NAME as LANES_RECORD
+from ..lanes.worktrees import lanes_root
 from ..paths import INDEXES, state_home
 from ..spend import of_files
 
@@ -180,9 +181,7 @@ def _guarded(home: Path, folder: Path, worktree: str, lanes: dict[str, Any] | No
         return True
     if _lanes_status(lanes) in LANES_LIVE:
         return True
-    lanes_root = home.expanduser().absolute()
-    lanes_root = lanes_root.parent / f"{lanes_root.name}-lanes"
-    if worktree and Path(worktree).is_relative_to(lanes_root) and Path(worktree).is_dir():
+    if worktree and Path(worktree).is_relative_to(lanes_root(home)) and Path(worktree).is_dir():
         return True
     tasks = (lanes or {}).get("tasks")
     for task in tasks if isinstance(tasks, list) else []:

@@ -35,6 +35,12 @@ def lane_branch(run: str, task_id: str) -> str:
     return f"{_lanes_prefix(run)}{component(task_id)}"
 
 
+def lanes_root(home: Path) -> Path:
+    """The folder beside the state home `home` that holds every repository's lane worktrees."""
+    home = home.expanduser().absolute()
+    return home.parent / f"{home.name}-lanes"
+
+
 def lanes_home(repo: Path) -> Path:
     """Where this repository's lane worktrees live: `<state home>-lanes/<repo>-<hash>/`.
 
@@ -44,11 +50,10 @@ def lanes_home(repo: Path) -> Path:
     the repository's git directory keeps two repositories of one name apart.
     """
     common = locate(repo).common_dir
-    home = state_home().expanduser().absolute()
     digest = hashlib.sha256(str(common).encode()).hexdigest()[:12]
     # Named after the repository's folder, also when asked from inside one of its lanes.
     name = component((common.parent.name if common.name == ".git" else common.stem) or "root")
-    return home.parent / f"{home.name}-lanes" / f"{name}-{digest}"
+    return lanes_root(state_home()) / f"{name}-{digest}"
 
 
 def begin(repo: Path, run: str) -> str:

@@ -327,3 +327,26 @@ def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
     from autopilot_codex.sandbox import jail
 
     monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A real, throwaway Postgres cluster for the session (`tests/postgres.py`); skipped, saying
+    why, only where the binaries are missing."""
+    from tests import postgres as pg
+
+    why = pg.missing()
+    if why:
+        pytest.skip(why)
+    with pg.cluster() as made:
+        yield made
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A DBOS system database for one test: a SQLite file in the test's folder, or a fresh
+    database in the session's real Postgres cluster."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+    cluster = request.getfixturevalue("postgres")
+    return str(cluster.new_database())

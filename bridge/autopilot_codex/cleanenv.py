@@ -27,6 +27,9 @@ SECRET_NAME = re.compile(
 )
 # The manager's key and server, and the bridge's own settings: never passed on by a list.
 MANAGER_PREFIXES = ("OPENAI_",)
+# The fleet's shared database (a URL that holds its password): the workers' and the commands',
+# never a round's or a check's.
+DATABASE_NAMES = frozenset({"AUTOPILOT_CODEX_DATABASE_URL"})
 
 # A check's environment: what shells, compilers and test runners need, nothing that signs in.
 CHECK_NAMES = frozenset(
@@ -47,8 +50,9 @@ def _starts(name: str, prefixes: Iterable[str]) -> bool:
 
 
 def is_manager_name(name: str) -> bool:
-    """The manager's key or server, or a bridge setting that says it holds a secret."""
-    if _starts(name, MANAGER_PREFIXES):
+    """The manager's key or server, the fleet's database, or a bridge setting that says it
+    holds a secret."""
+    if _starts(name, MANAGER_PREFIXES) or name in DATABASE_NAMES:
         return True
     return name.startswith("AUTOPILOT_CODEX_") and bool(SECRET_NAME.search(name))
 

@@ -60,3 +60,16 @@ def test_a_check_keeps_a_short_list_and_what_the_user_names() -> None:
 def test_a_host_without_a_headless_runner_keeps_no_credential() -> None:
     env = cleanenv.for_round(None, USER)
     assert "ANTHROPIC_API_KEY" not in env and env["EDITOR"] == "vi"
+
+
+def test_the_fleets_database_never_reaches_a_round_or_a_check() -> None:
+    """A worker holds the shared database's URL (its password inside): a round's host and a
+    check run what the implementer wrote, so neither may see it, whatever the host needs."""
+    user = {**USER, "AUTOPILOT_CODEX_DATABASE_URL": "postgresql://fleet:hunter2@db/fleet"}
+    for name in ("claude", "codex"):
+        assert "AUTOPILOT_CODEX_DATABASE_URL" not in cleanenv.for_round(
+            hosts.get(name).headless(), user
+        )
+    assert "AUTOPILOT_CODEX_DATABASE_URL" not in cleanenv.for_check(
+        user, ["AUTOPILOT_CODEX_DATABASE_URL"]
+    )

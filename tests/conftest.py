@@ -47,7 +47,9 @@ def without_sandbox_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     bare.mkdir()
     for tool in ("git", "bash", "env"):
         found = next(
-            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
+            Path(d) / tool
+            for d in os.environ["PATH"].split(os.pathsep)
+            if (Path(d) / tool).exists()
         )
         (bare / tool).symlink_to(found)
     monkeypatch.setenv("PATH", str(bare))
@@ -343,10 +345,19 @@ def postgres() -> Iterator[Any]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A DBOS system database for one test: a SQLite file in the test's folder, or a fresh
-    database in the session's real Postgres cluster."""
+def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The DBOS system database a durable test runs on, exported as every command reads it: a
+    SQLite file in the test's folder, or a fresh database in the session's real Postgres
+    cluster (skipped, saying why, where its binaries are missing). DBOS launched in this
+    process is shut down after the test."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'dbos.sqlite'}"
-    cluster = request.getfixturevalue("postgres")
-    return str(cluster.new_database())
+        url = f"sqlite:///{tmp_path / 'dbos' / 'system.sqlite'}"
+    else:
+        url = str(request.getfixturevalue("postgres").new_database())
+    monkeypatch.setenv("AUTOPILOT_CODEX_DATABASE_URL", url)
+    yield url
+    from autopilot_codex.durable import app
+
+    app.shutdown()

@@ -3,6 +3,8 @@ database, on SQLite or on that server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import sqlalchemy as sa
 
 from tests.postgres import Cluster
@@ -21,6 +23,8 @@ def test_the_cluster_is_a_real_server_with_a_database_per_test(postgres: Cluster
 
 def test_database_url_reaches_either_kind(database_url: str) -> None:
     url = database_url.replace("postgresql://", "postgresql+psycopg://")
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(url)
     try:
         with engine.begin() as conn:

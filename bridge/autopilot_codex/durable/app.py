@@ -1,0 +1,99 @@
+"""The one place that configures and launches DBOS for this process.
+
+Callers import the modules that declare their workflows first (DBOS finds a workflow to recover
+by its registered name), then `launch`. `launch` is idempotent for the same database and
+executor; asked for another, it shuts the first down. `shutdown` leaves the registry alone, so
+a later `launch` in the same process (the tests do this) still knows every workflow.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbos import DBOS, DBOSConfig
+
+from ..paths import state_home
+
+APP_NAME = "autopilot-codex"
+DATABASE_URL_ENV = "AUTOPILOT_CODEX_DATABASE_URL"
+# DBOS recovers only the workflows of its own application version, which it otherwise derives
+# from a hash of the workflows' source: an upgrade between a kill and `run --resume` would then
+# strand the run. One fixed version; a change that breaks replay of older runs bumps it.
+APP_VERSION = "autopilot-codex-durable-1"
+# DBOS's own default executor id, for callers that do not name one.
+LOCAL_EXECUTOR = "local"
+_SQLITE_NAME = "system.sqlite"
+
+
+@dataclass(frozen=True)
+class Launched:
+    url: str
+    executor_id: str
+
+
+_lock = threading.Lock()
+_current: Launched | None = None
+
+
+def database_url() -> str:
+    """`AUTOPILOT_CODEX_DATABASE_URL` when set, else a SQLite file under the state home."""
+    configured = os.environ.get(DATABASE_URL_ENV, "").strip()
+    if configured:
+        return configured
+    return f"sqlite:///{state_home() / 'durable' / _SQLITE_NAME}"
+
+
+def _make_sqlite_folder(url: str) -> None:
+    # DBOS creates the SQLite file but not its folder; private, as the rest of the state home.
+    prefix = "sqlite:///"
+    if url.startswith(prefix):
+        Path(url[len(prefix) :]).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
+    """Configure and launch DBOS once per process; recovery of this executor's pending
+    workflows starts here (DBOS re-enqueues them and runs them on its own threads)."""
+    global _current
+    wanted = Launched(url or database_url(), executor_id or LOCAL_EXECUTOR)
+    with _lock:
+        if _current == wanted:
+            return wanted
+        if _current is not None:
+            _destroy()
+        _make_sqlite_folder(wanted.url)
+        config: DBOSConfig = {
+            "name": APP_NAME,
+            "system_database_url": wanted.url,
+            "executor_id": wanted.executor_id,
+            "application_version": APP_VERSION,
+            # The CLI's output is the user's; DBOS speaks only when something is wrong.
+            "log_level": "WARNING",
+        }
+        DBOS(config=config)
+        try:
+            DBOS.launch()
+        except BaseException:
+            _destroy()
+            raise
+        _current = wanted
+        return wanted
+
+
+def current() -> Launched | None:
+    """What this process launched, if anything."""
+    return _current
+
+
+def shutdown() -> None:
+    """Stop DBOS's threads and close its database; a later `launch` starts afresh."""
+    with _lock:
+        _destroy()
+
+
+def _destroy() -> None:
+    global _current
+    DBOS.destroy(destroy_registry=False)
+    _current = None

@@ -321,11 +321,14 @@ def _completion(args: argparse.Namespace, cwd: str, session: str | None) -> tupl
 
 
 def _register_views() -> None:
-    """report, logs, loops and completion, and `--json` on plan, ask and doctor."""
+    """report, logs, loops and completion, submit and worker, and `--json` on plan, ask and
+    doctor."""
+    from .commands.fleet import FLEET
     from .commands.restore import run as restore
     from .commands.views import VIEWS, as_json_of
 
     VERBS.update(VIEWS, completion=_completion, restore=restore)
+    VERBS.update(FLEET)
     for name in ("plan", "ask", "doctor"):
         VERBS[name] = as_json_of(name, VERBS[name])
 

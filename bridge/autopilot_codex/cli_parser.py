@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
     from .commands.restore import add_parser as add_restore
 
     add_restore(sub)
+    from .commands.fleet import add_parsers as add_fleet
+
+    add_fleet(sub)
     # No help=: the hosts' verb, kept out of the user's list of commands.
     hook = sub.add_parser("hook", description="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")

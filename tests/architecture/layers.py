@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "hostwall", "failclosed", "announce", "notify", "durable.*",
     )),
     ("wings", (
-        "hosts.*", "styles.*", "manager.*", "rounds.*", "lanes.*", "session_end",
+        "hosts.*", "styles.*", "manager.*", "rounds.*", "lanes.*", "fleet.*", "session_end",
     )),
     ("views", ("commands.*", "report.*")),
     ("entrances", (

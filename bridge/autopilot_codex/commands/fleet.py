@@ -1,0 +1,208 @@
+"""`submit` and `worker`: many runs on many machines over one shared database (docs/scaling.md).
+
+Both refuse to start without `AUTOPILOT_CODEX_DATABASE_URL`: a fleet's machines meet only in
+a shared database, and a SQLite file under one machine's state home is no such place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .. import output
+from ..errors import BridgeError, LockTimeout
+from ..fileio import release
+from ..paths import state_home
+
+# Read here without importing DBOS (every command's parser loads this module); the same name
+# as `durable.app.DATABASE_URL_ENV`, which the fleet's tests hold these to.
+DATABASE_URL_ENV = "AUTOPILOT_CODEX_DATABASE_URL"
+if TYPE_CHECKING:
+    from ..fleet.spec import RunSpec
+
+Verb = Callable[[argparse.Namespace, str, "str | None"], "tuple[int, str]"]
+NO_DATABASE = (
+    f"a fleet needs a database every machine reaches: set {DATABASE_URL_ENV}="
+    "postgresql://user:password@host/db (see docs/scaling.md)"
+)
+
+
+def add_parsers(sub: Any) -> None:
+    submit = sub.add_parser(
+        "submit",
+        help="put a run on the fleet's queue (needs AUTOPILOT_CODEX_DATABASE_URL)",
+        description='submit <repo-url> "<goal>" [run options]: the options are `run`\'s '
+        "(--implementer, --manager, --lanes, --budget, --check, ...).",
+    )
+    submit.add_argument("repo_url", metavar="repo-url", help="the repository every worker clones")
+    submit.add_argument("words", nargs=argparse.REMAINDER, help="the goal and `run`'s options")
+
+    worker = sub.add_parser(
+        "worker", help="take runs from the fleet's queue and run them here (Ctrl-C stops)"
+    )
+    worker.add_argument(
+        "--lanes", type=int, default=2, metavar="N", help="lanes at once per run here (default 2)"
+    )
+    worker.add_argument(
+        "--runs", type=int, default=1, metavar="M", help="runs at once on this worker (default 1)"
+    )
+    worker.add_argument(
+        "--executor-id",
+        default=None,
+        metavar="ID",
+        help="this worker's name in the database (default: the host name); a worker started "
+        "again with the same id recovers the runs it had",
+    )
+    worker.add_argument(
+        "--push-every",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds between pushes of a driving run's branches (default 60)",
+    )
+
+
+def database() -> str:
+    url = os.environ.get(DATABASE_URL_ENV, "").strip()
+    if not url:
+        raise BridgeError(NO_DATABASE)
+    if url.startswith("sqlite"):
+        raise BridgeError(
+            f"{DATABASE_URL_ENV} names a SQLite file, which one machine holds: {NO_DATABASE}"
+        )
+    return url
+
+
+def shown(url: str) -> str:
+    """The database without its password, for messages."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def parse(repo_url: str, words: list[str]) -> RunSpec:
+    """The run as `run` itself reads `words`; refused here when it would be refused there."""
+    from ..fleet.spec import WORKER_OWNED, RunSpec, repository
+    from .run import parser
+
+    for word in words:
+        if word.split("=", 1)[0] in WORKER_OWNED:
+            raise BridgeError(f"{word}: a worker sets where the run is and how it reports")
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            args = parser().parse_args(words)
+    except SystemExit:
+        raise BridgeError(said.getvalue().strip() or "the run's options are not accepted") from None
+    goal = " ".join(args.goal).strip()
+    if not goal:
+        raise BridgeError('submit needs a goal: submit <repo-url> "<goal>" --implementer claude')
+    if args.implementer is None:
+        raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
+    if args.manager in (None, "none"):
+        raise BridgeError("a fleet run has lanes, which need a manager: --manager openai or codex")
+    if args.lanes is not None and args.lanes < 1:
+        raise BridgeError("--lanes must be 1 or more")
+    return RunSpec(repo_url=repository(repo_url), args=tuple(words), goal=goal, lanes=args.lanes)
+
+
+def submit(repo_url: str, words: list[str]) -> str:
+    from dbos import DBOSClient, EnqueueOptions
+
+    from ..durable.app import APP_NAME, APP_VERSION
+    from ..fleet.spec import RUNS_QUEUE, WORKFLOW
+
+    url = database()
+    spec = parse(repo_url, words)
+    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+    try:
+        # The first submit may come before any worker: the queue's tables are made here.
+        client._sys_db.run_migrations()
+        options: EnqueueOptions = {
+            "workflow_name": WORKFLOW,
+            "queue_name": RUNS_QUEUE,
+            "workflow_id": spec.fleet_id,
+            "app_version": APP_VERSION,
+        }
+        client.enqueue(options, spec.as_dict())
+    finally:
+        client.destroy()
+    return (
+        f"Submitted fleet run {spec.fleet_id} ({spec.repo_url}: {spec.goal}) to {shown(url)}. "
+        "A worker takes it (autopilot-codex worker); `status` shows it."
+    )
+
+
+def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: float) -> int:
+    from dbos import DBOS
+
+    from ..durable import app
+    from ..fleet import workflow
+    from ..fleet.spec import RUNS_QUEUE
+
+    if lanes < 1 or runs < 1 or not push_every_s > 0:
+        raise BridgeError("--lanes and --runs must be 1 or more, --push-every above 0")
+    url = database()
+    executor = (executor_id or socket.gethostname()).strip()
+    lock = _only_one(executor)
+    workflow.serve_as(workflow.Worker(executor, lanes=lanes, push_every_s=push_every_s))
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    app.launch(url, executor)
+    try:
+        DBOS.register_queue(RUNS_QUEUE, worker_concurrency=runs)
+        output.err(
+            f"worker {executor}: taking runs from {shown(url)}, {runs} at once, {lanes} lanes each "
+            "(Ctrl-C stops; a run cut short here is recovered when this id starts again)"
+        )
+        stop.wait()
+    finally:
+        app.shutdown()
+        release(lock)
+        os.close(lock)
+    return 0
+
+
+def _only_one(executor: str) -> int:
+    """One process per executor id: two would each recover the other's runs."""
+    from ..fileio import acquire
+    from ..fleet.workspace import FLEET_DIR
+
+    place = state_home() / FLEET_DIR
+    place.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(place / f"{executor.replace('/', '_')}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        acquire(fd, 0.0)
+    except LockTimeout:
+        os.close(fd)
+        raise BridgeError(
+            f"a worker named {executor!r} already runs here; give --executor-id"
+        ) from None
+    return fd
+
+
+def _submit(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    return 0, submit(args.repo_url, list(args.words))
+
+
+def _worker(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
+    with contextlib.suppress(KeyboardInterrupt):
+        code = worker(
+            lanes=args.lanes,
+            runs=args.runs,
+            executor_id=args.executor_id,
+            push_every_s=args.push_every,
+        )
+        return code, "worker stopped."
+    return 130, "worker stopped."
+
+
+FLEET: dict[str, Verb] = {"submit": _submit, "worker": _worker}

@@ -1,0 +1,142 @@
+"""A fleet run as a DBOS workflow, taken from the runs queue by whichever worker is free.
+
+Three steps, each checkpointed in the shared database: a recovered run (its worker killed and
+started again with the same executor id) skips the steps that finished and runs the cut one
+again.
+
+1. `prepare`: the clone in this worker's workspace (`workspace.prepare`).
+2. `drive`: the lanes in that clone, as `autopilot-codex run --lanes N` in a child process (the
+   same driver as a local run: its lanes walled, its merge queue one landing at a time); a
+   clone holding an unfinished lanes run is resumed (`run --resume`), which re-attaches to lanes
+   still running and resumes those that died. The branches are pushed every `push_every_s`
+   while it drives, so a dead machine's work is on the remote.
+3. `push`: the branches once more, at the end.
+
+The child gets neither the shared database's URL nor anything new: its environment is the
+worker's without `AUTOPILOT_CODEX_DATABASE_URL`, plus a SQLite file of the run's own folder as
+its durable database; a round's host and a check get even less (`cleanenv`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS
+
+from ..durable.app import DATABASE_URL_ENV
+from ..errors import BridgeError
+from ..lanes.driver import home_of
+from ..lanes.record import load
+from . import workspace
+from .spec import WORKFLOW, RunSpec
+
+DRIVE_LOG = "drive.log"
+
+
+@dataclass(frozen=True)
+class Worker:
+    """This process's worker: set by `worker` before DBOS launches, read by the steps."""
+
+    executor_id: str
+    lanes: int = 2
+    push_every_s: float = 60.0
+
+
+_worker: list[Worker] = []
+
+
+def serve_as(worker: Worker) -> None:
+    _worker[:] = [worker]
+
+
+def this_worker() -> Worker:
+    if not _worker:
+        raise BridgeError("a fleet run runs only in `autopilot-codex worker`")
+    return _worker[0]
+
+
+def child_env(place: Path) -> dict[str, str]:
+    """The worker's environment for its children: the shared database's URL replaced by the
+    run's own SQLite file."""
+    env = {k: v for k, v in os.environ.items() if k != DATABASE_URL_ENV}
+    env[DATABASE_URL_ENV] = f"sqlite:///{place / 'durable.sqlite'}"
+    return env
+
+
+@DBOS.step(name="autopilot-codex.fleet.prepare")
+def prepare(spec: dict[str, Any]) -> str:
+    run = RunSpec.read(spec)
+    place = workspace.folder(this_worker().executor_id, run.fleet_id)
+    return str(workspace.prepare(place, run.repo_url, child_env(place)))
+
+
+@DBOS.step(name="autopilot-codex.fleet.drive")
+def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
+    run, worker = RunSpec.read(spec), this_worker()
+    place = Path(clone).parent
+    env = child_env(place)
+    last = load(home_of(Path(clone)))
+    resumed = last is not None and last.status != "complete"
+    words = ["--resume"] if resumed else run.run_argv(worker.lanes)
+    argv = [sys.executable, "-m", "autopilot_codex", "run", *words, "--cwd", clone, "--json"]
+    stop = threading.Event()
+    pusher = threading.Thread(
+        target=_push_until, args=(stop, place, run, env, worker.push_every_s), daemon=True
+    )
+    pusher.start()
+    try:
+        with (place / DRIVE_LOG).open("ab") as log:
+            done = subprocess.run(
+                argv, cwd=clone, env=env, stdout=subprocess.PIPE, stderr=log, check=False
+            )
+    finally:
+        stop.set()
+        pusher.join()
+    try:
+        record: dict[str, Any] = json.loads(done.stdout.decode("utf-8", "replace"))
+    except ValueError:
+        raise BridgeError(
+            f"the run ended ({done.returncode}) without its record; see {place / DRIVE_LOG}"
+        ) from None
+    return {"record": record, "resumed": resumed, "exit_code": done.returncode}
+
+
+def _push_until(
+    stop: threading.Event, place: Path, run: RunSpec, env: dict[str, str], every_s: float
+) -> None:
+    while not stop.wait(every_s):
+        try:
+            workspace.push(place, run.repo_url, run.fleet_id, env)
+        except (BridgeError, OSError, subprocess.SubprocessError):
+            continue  # the final push says what is wrong; the drive goes on
+
+
+@DBOS.step(name="autopilot-codex.fleet.push")
+def push(spec: dict[str, Any], clone: str) -> dict[str, str]:
+    run = RunSpec.read(spec)
+    place = Path(clone).parent
+    return workspace.push(place, run.repo_url, run.fleet_id, child_env(place))
+
+
+@DBOS.workflow(name=WORKFLOW)
+def fleet_run(spec: dict[str, Any]) -> dict[str, Any]:
+    clone = prepare(spec)
+    driven = drive(spec, clone)
+    pushed = push(spec, clone)
+    record = driven["record"]
+    return {
+        "status": record.get("status", ""),
+        "why": record.get("why", ""),
+        "tasks": {t["id"]: t["state"] for t in record.get("tasks", [])},
+        "run": record.get("run", ""),
+        "exit_code": driven["exit_code"],
+        "executor": this_worker().executor_id,
+        "pushed": pushed,
+    }

@@ -1,0 +1,129 @@
+"""A worker's own copy of a submitted repository, and the way its branches go back.
+
+Where: `<state home>/fleet/<executor id>/<fleet run id>/`, holding `repo/` (the clone the lanes
+run in), `outbox.git` (a bare repository of the bridge's own) and the drive's log. A worker
+restarted with the same executor id finds the same folder, so a recovered run resumes its
+lanes where they stood.
+
+Pushing never starts from the clone: the implementer works in the clone's worktrees and, unwalled,
+could write its `.git/config` (a `pushurl`, an `insteadOf`, a helper), and a push from there would
+follow it with the user's credentials. The clone's `autopilot/*` branches are fetched into the
+outbox as data, and the outbox (whose config only the bridge writes) pushes them to the URL the
+run was submitted with. A push is never forced: a branch the remote moved another way is named
+in the result and left for the user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import BridgeError
+from ..gitbinary import git_binary
+from ..paths import state_home
+
+FLEET_DIR = "fleet"
+CLONE = "repo"
+OUTBOX = "outbox.git"
+PREFIX = "refs/heads/autopilot/"
+# Whatever the config says, no hook or monitor of ours runs, no command-running transport.
+HARDENED = (
+    "-c", "core.hooksPath=" + os.devnull, "-c", "core.fsmonitor=false",
+    "-c", "protocol.ext.allow=never", "-c", "submodule.recurse=false",
+)  # fmt: skip
+GIT_TIMEOUT_S = 600
+
+
+def folder(executor_id: str, fleet_id: str, home: Path | None = None) -> Path:
+    return (home or state_home()) / FLEET_DIR / _safe(executor_id) / _safe(fleet_id)
+
+
+def _safe(name: str) -> str:
+    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
+    if not kept:
+        raise BridgeError(f"{name!r} cannot name a folder")
+    return kept
+
+
+def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """The trusted git binary, hardened, with the user's own credentials (a clone and a push
+    reach the user's remote as the user's git would)."""
+    done = subprocess.run(
+        [git_binary(), *HARDENED, *args],
+        cwd=cwd,
+        env={**(env or os.environ), "GIT_TERMINAL_PROMPT": "0"},
+        capture_output=True,
+        text=True,
+        timeout=GIT_TIMEOUT_S,
+        check=False,
+    )
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise BridgeError(f"git {args[0]} failed: {detail[-1] if detail else done.returncode}")
+    return done.stdout
+
+
+def prepare(place: Path, repo_url: str, env: dict[str, str]) -> Path:
+    """The clone, made once: a clone a kill cut short (no `.fleet-ready` mark) is made again."""
+    clone = place / CLONE
+    ready = place / ".fleet-ready"
+    if ready.exists():
+        return clone
+    place.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shutil.rmtree(clone, ignore_errors=True)
+    shutil.rmtree(place / OUTBOX, ignore_errors=True)
+    git("clone", "--quiet", "--no-recurse-submodules", repo_url, str(clone), env=env)
+    git("init", "--quiet", "--bare", str(place / OUTBOX), env=env)
+    ready.write_text(repo_url + "\n")
+    return clone
+
+
+def push(place: Path, repo_url: str, fleet_id: str, env: dict[str, str]) -> dict[str, str]:
+    """Every `autopilot/<run>/…` branch of the clone to `autopilot/<fleet id>/…` on the remote:
+    {remote branch: "pushed" | "up to date" | why it was refused}."""
+    outbox = place / OUTBOX
+    heads = _autopilot_heads(place / CLONE)
+    if not heads:
+        return {}
+    git("--git-dir", str(outbox), "fetch", "--quiet", "--no-tags", str(place / CLONE / ".git"),
+        *(f"+{ref}:{ref}" for ref in heads), env=env)  # fmt: skip
+    specs = {ref: _remote_name(ref, fleet_id) for ref in heads}
+    done = subprocess.run(
+        [git_binary(), *HARDENED, "--git-dir", str(outbox), "push", "--porcelain", repo_url,
+         *(f"{ref}:{remote}" for ref, remote in specs.items())],
+        env={**env, "GIT_TERMINAL_PROMPT": "0"}, capture_output=True, text=True,
+        timeout=GIT_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    return _outcomes(done.stdout, specs.values(), done.stderr)
+
+
+def _autopilot_heads(clone: Path) -> list[str]:
+    out = git("for-each-ref", "--format=%(refname)", PREFIX, cwd=clone)
+    return [line for line in out.splitlines() if line.startswith(PREFIX)]
+
+
+def _remote_name(ref: str, fleet_id: str) -> str:
+    """`refs/heads/autopilot/<run>/<rest>` → `refs/heads/autopilot/<fleet id>/<rest>`: two runs
+    begun in the same second on two workers never share a remote branch."""
+    rest = ref[len(PREFIX) :].split("/", 1)
+    return f"{PREFIX}{fleet_id}/{rest[1] if len(rest) == 2 else rest[0]}"
+
+
+def _outcomes(porcelain: str, remotes: Iterable[str], stderr: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in porcelain.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or ":" not in parts[1]:
+            continue
+        flag, remote = parts[0], parts[1].split(":", 1)[1].removeprefix("refs/heads/")
+        summary = parts[2]
+        found[remote] = {" ": "pushed", "*": "pushed", "=": "up to date", "+": "pushed"}.get(
+            flag, f"refused ({parts[3] if len(parts) > 3 else summary})"
+        )
+    if not found and stderr.strip():
+        last = stderr.strip().splitlines()[-1]
+        return {r.removeprefix("refs/heads/"): f"not pushed ({last})" for r in remotes}
+    return found

@@ -137,6 +137,7 @@ def fleet_run(spec: dict[str, Any]) -> dict[str, Any]:
         "tasks": {t["id"]: t["state"] for t in record.get("tasks", [])},
         "run": record.get("run", ""),
         "exit_code": driven["exit_code"],
+        "resumed": driven["resumed"],
         "executor": this_worker().executor_id,
         "pushed": pushed,
     }

@@ -3,10 +3,12 @@ processes with their own clones, lanes driven there, branches pushed to the remo
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +74,90 @@ def test_a_worker_takes_a_submitted_run_and_pushes_its_branches(
     assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2"]
     # The remote's own branch is the user's: never pushed to.
     assert git(bare, "log", "--format=%s", "main").splitlines() == ["initial"]
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def held_by(tmp_path: Path, held: Path) -> str:
+    """The executor whose workspace the held lane's implementer works in."""
+    pid = int(held.read_text())
+    cwd = Path(f"/proc/{pid}/cwd").resolve()
+    (executor,) = (e for e in ("a", "b") if cwd.is_relative_to(tmp_path / f"home-{e}-lanes"))
+    return executor
+
+
+def reviews(manager: FakeOpenAI, tasks: tuple[str, ...]) -> list[tuple[float, float]]:
+    """Each landing's review of these tasks, as the manager saw it: from its arrival to its
+    answer (each answer held REVIEW_S)."""
+    found = []
+    for request in manager.requests_for(schema="Review"):
+        if any(f"+{t}\n" in request.prompt_text for t in tasks):
+            found.append((request.received_at, request.received_at + REVIEW_S))
+    return sorted(found)
+
+
+REVIEW_S = 1.0
+
+
+def test_two_workers_share_the_queue_and_a_killed_ones_run_completes_with_no_lost_commit(
+    tmp_path: Path,
+    rig: Workers,
+    url: str,
+    manager: FakeOpenAI,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two runs, two workers (own clones, own executor ids). The lane of T2 is held mid-round;
+    its worker dies with SIGKILL (the worker and its driver: the machine going down) and is
+    started again with the same id: DBOS recovers its run, which resumes the lanes and
+    completes. Every task lands once, every commit reaches the remote, and no run's queue ever
+    lands two lanes at once."""
+    from tests.fakes.openai_server import Reply
+
+    bare = remote(tmp_path)
+    release = tmp_path / "release"
+    monkeypatch.setenv("LANE_HOST_HOLD", f"T2:{release}")
+    for first, second in ((1, 2), (3, 4)):
+        manager.enqueue(
+            {"summary": "s", "tasks": [task(first, depends_on=[]), task(second, depends_on=[])]},
+            schema="Plan",
+        )
+    manager.enqueue(
+        *(Reply(body=review_body("approve"), delay=REVIEW_S) for _ in range(4)), schema="Review"
+    )
+    ids = [submit(capsys, bare, f"write the task files, part {n}") for n in (1, 2)]
+    rig.start("a", "--lanes", "2")
+    rig.start("b", "--lanes", "2")
+    held = Path(f"{release}.held")
+    try:
+        wait_until(held.exists, rig, "T2's implementer was held")
+        victim = held_by(tmp_path, held)
+        # Both workers hold a run: one queue, shared.
+        wait_until(
+            lambda: sorted(r.executor for r in by_id(url).values()) == ["a", "b"], rig, "both taken"
+        )
+        rig.kill(victim)
+        rig.start(victim, "--lanes", "2")
+    finally:
+        release.touch()
+    wait_until(lambda: finished(url, 2), rig, "both runs ended")
+    found = by_id(url)
+    for fleet_id in ids:
+        run = found[fleet_id]
+        assert run.status == "SUCCESS", (run, rig.said("a").read_text(), rig.said("b").read_text())
+        assert run.result["status"] == "complete", run.result
+        landed = sorted(run.result["tasks"])
+        log = git(bare, "log", "--format=%s", f"autopilot/{fleet_id}/integration").splitlines()
+        commits = sorted(s for s in log if s.startswith("add "))
+        # One plan per run, whichever run asked first: each task's one commit, landed once.
+        assert commits == [f"add {t}" for t in landed] and len(landed) == 2, (log, run.result)
+        intervals = reviews(manager, tuple(landed))
+        assert len(intervals) == 2
+        assert intervals[0][1] <= intervals[1][0], intervals
+    # The killed worker's run was recovered on the same executor and resumed there.
+    assert any(
+        r.executor == victim and r.result.get("status") == "complete" for r in found.values()
+    )

@@ -10,7 +10,10 @@ instead of a sleep hoping they overlap. With LANE_HOST_HOLD=<id>:<file>, that ta
 says it is held (`<file>.held`) and waits for <file> (a driver killed meanwhile). With
 LANE_HOST_MESSAGES=<n>, a Claude call streams n assistant messages with usage before its work,
 $0.001 each at the Claude table's rates (its result still says $0.01): what a round's budget stop
-can watch.
+can watch. With LANE_HOST_SNOOP=<file>, each call plays the attacker: it appends to that file its
+whole environment and the bytes of every file it can reach beside its work (its worktree, the
+repository's git directory, and the folders listed in LANE_HOST_SNOOP_DIRS), for a test to
+search for secrets.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -71,11 +75,34 @@ def hold(task: str) -> None:
         time.sleep(0.02)
 
 
+def snoop() -> None:
+    out = os.environ.get("LANE_HOST_SNOOP")
+    if not out:
+        return
+    asked = ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"]
+    common = Path(subprocess.run(asked, capture_output=True, text=True, check=True).stdout.strip())
+    dirs = [
+        Path(),
+        common,
+        *(Path(d) for d in os.environ.get("LANE_HOST_SNOOP_DIRS", "").split(os.pathsep) if d),
+    ]
+    with Path(out).open("ab") as found:
+        found.write(json.dumps(dict(os.environ)).encode() + b"\n")
+        for top in dirs:
+            for path in top.rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    try:
+                        found.write(path.read_bytes())
+                    except OSError:
+                        continue
+
+
 def main() -> int:
     argv = sys.argv[1:]
     host: Claude | Codex = Codex(argv) if argv[:1] == ["exec"] else Claude(argv)
     task = task_id()
     log("start", task)
+    snoop()
     # LANE_HOST_DELAY: the model's latency, seconds per call (the lanes bench).
     time.sleep(float(os.environ.get("LANE_HOST_DELAY") or 0))
     host.start(1)

@@ -62,33 +62,38 @@ def this_worker() -> Worker:
     return _worker[0]
 
 
-def child_env(place: Path) -> dict[str, str]:
+def child_env(space: workspace.Workspace) -> dict[str, str]:
     """The worker's environment for its children: the shared database's URL replaced by the
-    run's own SQLite file."""
+    run's own SQLite file (in the worker's private folder)."""
     env = {k: v for k, v in os.environ.items() if k != DATABASE_URL_ENV}
-    env[DATABASE_URL_ENV] = f"sqlite:///{place / 'durable.sqlite'}"
+    env[DATABASE_URL_ENV] = f"sqlite:///{space.private / 'durable.sqlite'}"
     return env
+
+
+def _space(run: RunSpec) -> workspace.Workspace:
+    return workspace.of(this_worker().executor_id, run.fleet_id)
 
 
 @DBOS.step(name="autopilot-codex.fleet.prepare")
 def prepare(spec: dict[str, Any]) -> str:
     run = RunSpec.read(spec)
-    place = workspace.folder(this_worker().executor_id, run.fleet_id)
-    return str(workspace.prepare(place, run.repo_url, child_env(place)))
+    space = _space(run)
+    return str(workspace.prepare(space, run.repo_url, child_env(space)))
 
 
 @DBOS.step(name="autopilot-codex.fleet.drive")
 def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
     run, worker = RunSpec.read(spec), this_worker()
-    place = Path(clone).parent
-    env = child_env(place)
+    space = _space(run)
+    place = space.private
+    env = child_env(space)
     last = load(home_of(Path(clone)))
     resumed = last is not None and last.status != "complete"
     words = ["--resume"] if resumed else run.run_argv(worker.lanes)
     argv = [sys.executable, "-m", "autopilot_codex", "run", *words, "--cwd", clone, "--json"]
     stop = threading.Event()
     pusher = threading.Thread(
-        target=_push_until, args=(stop, place, run, env, worker.push_every_s), daemon=True
+        target=_push_until, args=(stop, space, run, env, worker.push_every_s), daemon=True
     )
     pusher.start()
     try:
@@ -109,11 +114,15 @@ def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
 
 
 def _push_until(
-    stop: threading.Event, place: Path, run: RunSpec, env: dict[str, str], every_s: float
+    stop: threading.Event,
+    space: workspace.Workspace,
+    run: RunSpec,
+    env: dict[str, str],
+    every_s: float,
 ) -> None:
     while not stop.wait(every_s):
         try:
-            workspace.push(place, run.repo_url, run.fleet_id, env)
+            workspace.push(space, run.repo_url, run.fleet_id, env)
         except (BridgeError, OSError, subprocess.SubprocessError):
             continue  # the final push says what is wrong; the drive goes on
 
@@ -121,8 +130,8 @@ def _push_until(
 @DBOS.step(name="autopilot-codex.fleet.push")
 def push(spec: dict[str, Any], clone: str) -> dict[str, str]:
     run = RunSpec.read(spec)
-    place = Path(clone).parent
-    return workspace.push(place, run.repo_url, run.fleet_id, child_env(place))
+    space = _space(run)
+    return workspace.push(space, run.repo_url, run.fleet_id, child_env(space))
 
 
 @DBOS.workflow(name=WORKFLOW)

@@ -1,9 +1,14 @@
 """A worker's own copy of a submitted repository, and the way its branches go back.
 
-Where: `<state home>/fleet/<executor id>/<fleet run id>/`, holding `repo/` (the clone the lanes
-run in), `outbox.git` (a bare repository of the bridge's own) and the drive's log. A worker
-restarted with the same executor id finds the same folder, so a recovered run resumes its
-lanes where they stood.
+Two folders per run, both named `<executor id>/<fleet run id>`, so a worker restarted with the
+same executor id finds them again and a recovered run resumes its lanes where they stood:
+
+- the clone the lanes run in, in `<state home>-fleet/`: beside the state home, not in it, as the
+  lanes' worktrees are (`lanes.worktrees.lanes_home`): the wall hides the state home from the
+  implementer, and a lane's worktree keeps its git objects in the clone;
+- what is the worker's alone, in `<state home>/fleet/`, out of the implementer's reach:
+  `outbox.git` (a bare repository of the bridge's own), the drive's log and the run's own
+  durable database.
 
 Pushing never starts from the clone: the implementer works in the clone's worktrees and, unwalled,
 could write its `.git/config` (a `pushurl`, an `insteadOf`, a helper), and a push from there would
@@ -19,6 +24,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BridgeError
@@ -37,8 +43,17 @@ HARDENED = (
 GIT_TIMEOUT_S = 600
 
 
-def folder(executor_id: str, fleet_id: str, home: Path | None = None) -> Path:
-    return (home or state_home()) / FLEET_DIR / _safe(executor_id) / _safe(fleet_id)
+@dataclass(frozen=True)
+class Workspace:
+    private: Path
+    clone: Path
+
+
+def of(executor_id: str, fleet_id: str, home: Path | None = None) -> Workspace:
+    home = (home or state_home()).expanduser().absolute()
+    rel = Path(_safe(executor_id), _safe(fleet_id))
+    beside = home.parent / f"{home.name}-{FLEET_DIR}"
+    return Workspace(private=home / FLEET_DIR / rel, clone=beside / rel / CLONE)
 
 
 def _safe(name: str) -> str:
@@ -66,29 +81,29 @@ def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) 
     return done.stdout
 
 
-def prepare(place: Path, repo_url: str, env: dict[str, str]) -> Path:
-    """The clone, made once: a clone a kill cut short (no `.fleet-ready` mark) is made again."""
-    clone = place / CLONE
-    ready = place / ".fleet-ready"
+def prepare(space: Workspace, repo_url: str, env: dict[str, str]) -> Path:
+    """The clone, made once: a clone a kill cut short (no ready mark) is made again."""
+    ready = space.private / ".fleet-ready"
     if ready.exists():
-        return clone
-    place.mkdir(mode=0o700, parents=True, exist_ok=True)
-    shutil.rmtree(clone, ignore_errors=True)
-    shutil.rmtree(place / OUTBOX, ignore_errors=True)
-    git("clone", "--quiet", "--no-recurse-submodules", repo_url, str(clone), env=env)
-    git("init", "--quiet", "--bare", str(place / OUTBOX), env=env)
+        return space.clone
+    space.private.mkdir(mode=0o700, parents=True, exist_ok=True)
+    space.clone.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    shutil.rmtree(space.clone, ignore_errors=True)
+    shutil.rmtree(space.private / OUTBOX, ignore_errors=True)
+    git("clone", "--quiet", "--no-recurse-submodules", repo_url, str(space.clone), env=env)
+    git("init", "--quiet", "--bare", str(space.private / OUTBOX), env=env)
     ready.write_text(repo_url + "\n")
-    return clone
+    return space.clone
 
 
-def push(place: Path, repo_url: str, fleet_id: str, env: dict[str, str]) -> dict[str, str]:
+def push(space: Workspace, repo_url: str, fleet_id: str, env: dict[str, str]) -> dict[str, str]:
     """Every `autopilot/<run>/…` branch of the clone to `autopilot/<fleet id>/…` on the remote:
     {remote branch: "pushed" | "up to date" | why it was refused}."""
-    outbox = place / OUTBOX
-    heads = _autopilot_heads(place / CLONE)
+    outbox = space.private / OUTBOX
+    heads = _autopilot_heads(space.clone)
     if not heads:
         return {}
-    git("--git-dir", str(outbox), "fetch", "--quiet", "--no-tags", str(place / CLONE / ".git"),
+    git("--git-dir", str(outbox), "fetch", "--quiet", "--no-tags", str(space.clone / ".git"),
         *(f"+{ref}:{ref}" for ref in heads), env=env)  # fmt: skip
     specs = {ref: _remote_name(ref, fleet_id) for ref in heads}
     done = subprocess.run(

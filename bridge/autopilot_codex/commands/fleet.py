@@ -189,6 +189,16 @@ def _only_one(executor: str) -> int:
     return fd
 
 
+def fleet_lines() -> list[str]:
+    """The fleet's runs from the shared database, for `status`, `loops`, `watch` and `report`;
+    nothing (and no DBOS import) without one."""
+    if not os.environ.get(DATABASE_URL_ENV, "").strip():
+        return []
+    from ..fleet.records import lines
+
+    return lines()
+
+
 def _submit(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     return 0, submit(args.repo_url, list(args.words))
 

@@ -27,7 +27,12 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
 
     # A repository whose lanes ran and no loop of its own still has a page: the lanes.
     loop = files.state or files.plan or files.rollout or files.events or files.result
+    from .fleet import fleet_lines
+
+    fleet = fleet_lines()
     if not (loop or section(worktree)):
+        if fleet:  # no loop here, but a fleet's runs: those are the report
+            return "\n".join(fleet)
         raise BridgeError(no_loop().removeprefix("autopilot-codex: "))
     from ..report.render import render
 
@@ -39,7 +44,7 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
         atomic_write(target, page)
     except OSError as exc:  # a folder there, a read-only disk: the user's to fix, not a bug
         raise BridgeError(f"cannot write the report to {target}: {exc.strerror or exc}") from exc
-    lines = [f"Report: {target} ({of_files(files).total_text()} spent, {files.status})"]
+    lines = [f"Report: {target} ({of_files(files).total_text()} spent, {files.status})", *fleet]
     if open_it:
         lines.append(open_page(target))
     return "\n".join(lines)

@@ -120,10 +120,13 @@ def loops(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int,
 
 
 def with_lanes(text: str, cwd: str) -> str:
-    """A view's text and, below it, the last lanes run of the repository here (if any)."""
+    """A view's text and, below it, the last lanes run of the repository here (if any) and,
+    with a shared database, the fleet's runs."""
     from ..lanes.view import here, table
+    from .fleet import fleet_lines
 
-    return "\n".join([text, *here(cwd, table)])
+    return "\n".join([text, *here(cwd, table), *fleet_lines()])
+
 
 
 def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:

@@ -275,11 +275,13 @@ def shown(found: list[Row], lanes: list[str]) -> Any:
 
 
 def lanes_here(cwd: str | None) -> list[str]:
-    """The last lanes run of the repository holding `cwd` (None: no repository asked for)."""
+    """The last lanes run of the repository holding `cwd` (None: no repository asked for),
+    then the fleet's runs when a shared database is set."""
     from ..lanes.view import here
     from ..lanes.view import table as lanes_table
+    from .fleet import fleet_lines
 
-    return here(cwd, lanes_table) if cwd is not None else []
+    return [*(here(cwd, lanes_table) if cwd is not None else []), *fleet_lines()]
 
 
 def as_json(found: list[Row]) -> str:

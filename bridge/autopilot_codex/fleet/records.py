@@ -41,7 +41,10 @@ def runs(url: str, limit: int = SHOWN) -> list[FleetRun]:
     """The latest fleet runs, newest first."""
     from dbos import DBOSClient
 
-    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+    # A database that cannot be reached is said at once, not waited for.
+    client = DBOSClient(
+        system_database_url=url, application_name=APP_NAME, retry_connection_errors=False
+    )
     try:
         found = client.list_workflows(name=WORKFLOW, sort_desc=True, limit=limit)
     finally:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, cli, git, review_body, task
+from tests.conftest import ROOT, cli, git, make_repo, review_body, task
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.fleet.helpers import Workers, by_id, finished, remote, wait_until, workers
 from tests.postgres import Cluster
@@ -55,6 +55,7 @@ def test_a_worker_takes_a_submitted_run_and_pushes_its_branches(
     url: str,
     manager: FakeOpenAI,
     host: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     bare = remote(tmp_path)
@@ -74,6 +75,15 @@ def test_a_worker_takes_a_submitted_run_and_pushes_its_branches(
     assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2"]
     # The remote's own branch is the user's: never pushed to.
     assert git(bare, "log", "--format=%s", "main").splitlines() == ["initial"]
+    # Every view shows the fleet's runs from the database.
+    repo = make_repo(tmp_path / "elsewhere")
+    monkeypatch.chdir(repo)
+    for view in (["status"], ["loops"], ["watch", "--once"], ["report"]):
+        code, text = cli(capsys, *view)
+        assert f"  {fleet_id} success on a: complete, 2/2 merged · {bare.as_uri()}" in text, (
+            view,
+            text,
+        )
 
 
 def events(log: Path) -> list[dict[str, Any]]:

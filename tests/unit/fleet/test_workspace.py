@@ -1,0 +1,75 @@
+"""A worker's workspace: where its folders are, and what a push says."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.errors import BridgeError
+from autopilot_codex.fleet import workflow, workspace
+from autopilot_codex.fleet.workspace import _outcomes, _remote_name
+from tests.conftest import git, make_repo
+
+
+def test_the_clone_is_beside_the_state_home_and_the_rest_in_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    space = workspace.of("host/1", "f123", home)
+    assert space.private == home / "fleet" / "host_1" / "f123"
+    assert space.clone == tmp_path / "home-fleet" / "host_1" / "f123" / "repo"
+    with pytest.raises(BridgeError):
+        workspace.of("..", "f1", home)
+
+
+def test_a_run_branch_is_pushed_under_the_fleet_runs_name() -> None:
+    assert (
+        _remote_name("refs/heads/autopilot/lanes-1/task/T1", "f9")
+        == "refs/heads/autopilot/f9/task/T1"
+    )
+    assert (
+        _remote_name("refs/heads/autopilot/lanes-1/integration", "f9")
+        == "refs/heads/autopilot/f9/integration"
+    )
+    assert _remote_name("refs/heads/autopilot/odd", "f9") == "refs/heads/autopilot/f9/odd"
+
+
+def test_a_push_says_what_happened_to_each_branch() -> None:
+    porcelain = (
+        "To /r.git\n"
+        "*\trefs/heads/autopilot/a:refs/heads/autopilot/f/a\t[new branch]\n"
+        "=\trefs/heads/autopilot/b:refs/heads/autopilot/f/b\t[up to date]\n"
+        "!\trefs/heads/autopilot/c:refs/heads/autopilot/f/c\t[rejected]\t(non-fast-forward)\n"
+        "Done\n"
+    )
+    assert _outcomes(porcelain, [], "") == {
+        "autopilot/f/a": "pushed",
+        "autopilot/f/b": "up to date",
+        "autopilot/f/c": "refused ((non-fast-forward))",
+    }
+    assert _outcomes("", ["refs/heads/autopilot/f/a"], "fatal: no remote\n") == {
+        "autopilot/f/a": "not pushed (fatal: no remote)"
+    }
+
+
+def test_a_clone_is_made_once_and_a_run_without_branches_pushes_nothing(tmp_path: Path) -> None:
+    source = make_repo(tmp_path / "source")
+    space = workspace.of("w", "f1", tmp_path / "home")
+    env = dict(os.environ)
+    clone = workspace.prepare(space, source.as_uri(), env)
+    (clone / "mine.txt").write_text("kept\n")
+    assert workspace.prepare(space, source.as_uri(), env) == clone
+    assert (clone / "mine.txt").exists()
+    assert workspace.push(space, source.as_uri(), "f1", env) == {}
+    git(clone, "branch", "autopilot/lanes-1/integration")
+    assert workspace.push(space, source.as_uri(), "f1", env) == {
+        "autopilot/f1/integration": "pushed"
+    }
+    with pytest.raises(BridgeError, match="git clone failed"):
+        workspace.prepare(workspace.of("w", "f2", tmp_path / "home"), str(tmp_path / "none"), env)
+
+
+def test_a_fleet_step_runs_only_in_a_worker() -> None:
+    workflow._worker.clear()
+    with pytest.raises(BridgeError, match="runs only in `autopilot-codex worker`"):
+        workflow.this_worker()

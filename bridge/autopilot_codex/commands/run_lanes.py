@@ -1,7 +1,7 @@
 """`run --lanes N` (and `run --resume` of a lanes run): the flags into `lanes.driver`.
 
 Without `--lanes`, `run` is the rounds loop as it always was; a lanes run needs a manager
-(it plans, reviews each landing and writes follow-ups).
+(it plans, reviews each landing and writes follow-ups). A lanes run is durable (`lanes.flow`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import json
 import math
 from typing import TextIO
 
-from .. import defaults, output
+from .. import defaults
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..lanes.ask import Asker
-from ..lanes.driver import LanesOptions, drive, home_of
+from ..lanes.ask import Asker, for_backend
+from ..lanes.driver import LanesOptions, home_of
 from ..lanes.record import load
 from ..rounds.walled import refuse_loosening
 
@@ -82,15 +82,7 @@ def options(args: argparse.Namespace) -> LanesOptions:
 
 def asker(backend: str | None) -> Asker:
     """The manager the lanes ask, refused up front when its backend cannot work."""
-    from ..manager.select import configured_problem, select
-
-    if backend in (None, "none"):
-        raise BridgeError("lanes need a manager to plan and review: --manager openai or codex")
-    config = load_config({"manager": backend})
-    problem = configured_problem(config)
-    if problem:
-        raise BridgeError(problem)
-    return Asker(select(config)(config.model, config), config)
+    return for_backend(backend)
 
 
 def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
@@ -99,7 +91,10 @@ def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
     if opts.resume and manager is None:
         last = load(home_of(toplevel(opts.worktree)))
         manager = last.manager if last is not None else None
-    record = drive(dataclasses.replace(opts, manager=manager or ""), asker(manager), output.err)
+    asker(manager)  # refused here, before DBOS starts, when its backend cannot work
+    from ..lanes import flow  # DBOS loads only for a lanes run
+
+    record = flow.run(dataclasses.replace(opts, manager=manager or ""))
     if args.json:
         out.write(json.dumps(record, sort_keys=True) + "\n")
     else:

@@ -8,10 +8,13 @@ a later `launch` in the same process (the tests do this) still knows every workf
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dbos import DBOS, DBOSConfig
 
@@ -53,6 +56,31 @@ def _make_sqlite_folder(url: str) -> None:
         Path(url[len(prefix) :]).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """DBOS's console log, written to whatever `sys.stderr` is when it speaks: DBOS's own
+    handler keeps the stream of its first launch, which a later one (a test's) has closed."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _quiet_console() -> None:
+    # Installed before DBOS looks: it adds its own handler only to a logger that has none.
+    logger = logging.getLogger("dbos")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        handler = _Stderr()
+        handler.name = "__dbos_console_log_handler__"
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
 def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
     """Configure and launch DBOS once per process; recovery of this executor's pending
     workflows starts here (DBOS re-enqueues them and runs them on its own threads)."""
@@ -64,6 +92,7 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
         if _current is not None:
             _destroy()
         _make_sqlite_folder(wanted.url)
+        _quiet_console()
         config: DBOSConfig = {
             "name": APP_NAME,
             "system_database_url": wanted.url,

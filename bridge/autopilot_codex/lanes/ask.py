@@ -1,6 +1,9 @@
 """The lanes driver's three questions to the manager: the plan, a landing's review, and a
 follow-up task for a refused landing. One call each (an unusable answer gets the corrective
 retries of every manager call), so the manager's requests grow with the tasks, never with lanes × rounds.
+
+In a durable run each call is a step (`durable.steps`): a driver recovered after a kill gets the
+answer and its cost back from the record, never asks (nor pays) twice.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .. import gitrepo
 from ..contract import clip
+from ..durable.steps import step
 from ..errors import BridgeError
 from ..manager import prompts
 
@@ -82,9 +86,33 @@ class Asker:
         return self._ask(Task, FOLLOW_UP_INSTRUCTIONS, text)
 
     def _ask(self, schema: type[M], instructions: str, text: str) -> M:
-        outcome = self.manager.ask(schema, instructions, text)
+        name = f"manager.{schema.__name__.lower()}"
+        answer: tuple[M | None, float, str | None] = step(
+            name, self._call, schema, instructions, text
+        )
+        value, cost_usd, error = answer
         self.calls += 1
-        self.cost_usd += outcome.cost_usd
-        if outcome.value is None:
-            raise BridgeError(f"the manager could not answer: {outcome.error}")
-        return outcome.value
+        self.cost_usd += cost_usd
+        if value is None:
+            raise BridgeError(f"the manager could not answer: {error}")
+        return value
+
+    def _call(
+        self, schema: type[M], instructions: str, text: str
+    ) -> tuple[M | None, float, str | None]:
+        outcome = self.manager.ask(schema, instructions, text)
+        return outcome.value, outcome.cost_usd, outcome.error
+
+
+def for_backend(backend: str | None) -> Asker:
+    """The manager the lanes ask, refused up front when its backend cannot work."""
+    from ..config import load_config
+    from ..manager.select import configured_problem, select
+
+    if backend in (None, "none"):
+        raise BridgeError("lanes need a manager to plan and review: --manager openai or codex")
+    config = load_config({"manager": backend})
+    problem = configured_problem(config)
+    if problem:
+        raise BridgeError(problem)
+    return Asker(select(config)(config.model, config), config)

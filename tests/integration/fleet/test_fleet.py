@@ -58,11 +58,18 @@ def test_a_worker_takes_a_submitted_run_and_pushes_its_branches(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from tests.fakes.openai_server import Reply
+
     bare = remote(tmp_path)
+    # Both lanes run at once (each waits for the other), so both finish together and queue up.
+    (tmp_path / "barrier").mkdir()
+    monkeypatch.setenv("LANE_HOST_BARRIER", f"{tmp_path / 'barrier'}:2")
     manager.enqueue(
         {"summary": "s", "tasks": [task(1, depends_on=[]), task(2, depends_on=[])]}, schema="Plan"
     )
-    manager.enqueue(review_body("approve"), review_body("approve"), schema="Review")
+    manager.enqueue(
+        *(Reply(body=review_body("approve"), delay=REVIEW_S) for _ in range(2)), schema="Review"
+    )
     fleet_id = submit(capsys, bare, "write the task files")
     rig.start("a", "--lanes", "2")
     wait_until(lambda: finished(url, 1), rig, "the run ended")
@@ -73,6 +80,9 @@ def test_a_worker_takes_a_submitted_run_and_pushes_its_branches(
     assert run.result["pushed"][f"autopilot/{fleet_id}/integration"] in ("pushed", "up to date")
     log = git(bare, "log", "--format=%s", f"autopilot/{fleet_id}/integration").splitlines()
     assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2"]
+    # The run's queue landed one lane at a time: the second review began after the first ended.
+    first, second = reviews(manager, ("T1", "T2"))
+    assert first[1] <= second[0], (first, second)
     # The remote's own branch is the user's: never pushed to.
     assert git(bare, "log", "--format=%s", "main").splitlines() == ["initial"]
     # Every view shows the fleet's runs from the database.

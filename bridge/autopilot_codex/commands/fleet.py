@@ -70,6 +70,10 @@ def add_parsers(sub: Any) -> None:
     )
 
 
+# How long a stopping worker waits for its runs to record where they stood.
+STOP_GRACE_S = 120.0
+
+
 def database() -> str:
     url = os.environ.get(DATABASE_URL_ENV, "").strip()
     if not url:
@@ -157,17 +161,20 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     app.launch(url, executor)
-    try:
-        DBOS.register_queue(RUNS_QUEUE, worker_concurrency=runs)
-        output.err(
-            f"worker {executor}: taking runs from {shown(url)}, {runs} at once, {lanes} lanes each "
-            "(Ctrl-C stops; a run cut short here is recovered when this id starts again)"
-        )
-        stop.wait()
-    finally:
-        app.shutdown()
-        release(lock)
-        os.close(lock)
+    DBOS.register_queue(RUNS_QUEUE, worker_concurrency=runs)
+    output.err(
+        f"worker {executor}: taking runs from {shown(url)}, {runs} at once, {lanes} lanes each "
+        "(Ctrl-C stops; a run cut short here is recovered when this id starts again)"
+    )
+    stop.wait()
+    cut = workflow.stop_runs(STOP_GRACE_S)
+    app.shutdown()
+    release(lock)
+    os.close(lock)
+    output.err(f"worker {executor}: stopped; {cut} run(s) left for its next start")
+    if cut:
+        # Their steps wait under a thread that must never record them done: end here.
+        os._exit(0)
     return 0
 
 

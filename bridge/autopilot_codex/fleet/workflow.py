@@ -19,8 +19,10 @@ its durable database; a round's host and a check get even less (`cleanenv`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -50,6 +52,11 @@ class Worker:
 
 
 _worker: list[Worker] = []
+# The runs this process drives, and whether the worker is stopping: a run it interrupts is not
+# finished, so its step never completes and its workflow stays pending for the next start.
+_children: set[subprocess.Popen[bytes]] = set()
+_children_lock = threading.Lock()
+_stopping = threading.Event()
 
 
 def serve_as(worker: Worker) -> None:
@@ -97,20 +104,54 @@ def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
     )
     pusher.start()
     try:
-        with (place / DRIVE_LOG).open("ab") as log:
-            done = subprocess.run(
-                argv, cwd=clone, env=env, stdout=subprocess.PIPE, stderr=log, check=False
-            )
+        code, out = _run_child(argv, clone, env, place / DRIVE_LOG)
     finally:
         stop.set()
         pusher.join()
+    if _stopping.is_set():
+        # Interrupted by the worker's stop: never recorded as done (the process ends under
+        # this wait), so the next start with this executor id recovers the run.
+        threading.Event().wait()
     try:
-        record: dict[str, Any] = json.loads(done.stdout.decode("utf-8", "replace"))
+        record: dict[str, Any] = json.loads(out.decode("utf-8", "replace"))
     except ValueError:
         raise BridgeError(
-            f"the run ended ({done.returncode}) without its record; see {place / DRIVE_LOG}"
+            f"the run ended ({code}) without its record; see {place / DRIVE_LOG}"
         ) from None
-    return {"record": record, "resumed": resumed, "exit_code": done.returncode}
+    return {"record": record, "resumed": resumed, "exit_code": code}
+
+
+def _run_child(argv: list[str], cwd: str, env: dict[str, str], log_path: Path) -> tuple[int, bytes]:
+    """The run's driver, in the worker's process group: a machine going down takes it along
+    (its lanes are groups of their own, which `run --resume` finds again)."""
+    with log_path.open("ab") as log, _children_lock:
+        if _stopping.is_set():
+            raise BridgeError("the worker is stopping")
+        child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=log)
+        _children.add(child)
+    try:
+        out, _ = child.communicate()
+    finally:
+        with _children_lock:
+            _children.discard(child)
+    return child.returncode, out
+
+
+def stop_runs(grace_s: float) -> int:
+    """Interrupt every run this worker drives (each interrupts its lanes and records where it
+    stood), wait up to `grace_s` for them, kill what is left; the count of runs interrupted."""
+    with _children_lock:
+        _stopping.set()
+        running = list(_children)
+    for child in running:
+        with contextlib.suppress(OSError):
+            child.send_signal(signal.SIGINT)
+    for child in running:
+        try:
+            child.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return len(running)
 
 
 def _push_until(

@@ -14,7 +14,15 @@ import pytest
 
 from tests.conftest import ROOT, cli, git, make_repo, review_body, task
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.fleet.helpers import Workers, by_id, finished, remote, wait_until, workers
+from tests.integration.fleet.helpers import (
+    DEADLINE_S,
+    Workers,
+    by_id,
+    finished,
+    remote,
+    wait_until,
+    workers,
+)
 from tests.postgres import Cluster
 
 LANE_HOST = ROOT / "tests" / "fakes" / "lane_host.py"
@@ -181,3 +189,45 @@ def test_two_workers_share_the_queue_and_a_killed_ones_run_completes_with_no_los
     assert any(
         r.executor == victim and r.result.get("status") == "complete" for r in found.values()
     )
+
+
+def test_a_stopped_worker_leaves_its_run_to_its_next_start(
+    tmp_path: Path,
+    rig: Workers,
+    url: str,
+    manager: FakeOpenAI,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SIGTERM to the worker alone (a service manager stopping it): it interrupts its run, which
+    stays pending, not done; the same id started again finishes it."""
+    import os
+    import signal
+
+    bare = remote(tmp_path)
+    release = tmp_path / "release"
+    monkeypatch.setenv("LANE_HOST_HOLD", f"T1:{release}")
+    manager.enqueue({"summary": "s", "tasks": [task(1, depends_on=[])]}, schema="Plan")
+    manager.enqueue(review_body("approve"), schema="Review")
+    fleet_id = submit(capsys, bare, "write the task file")
+    worker = rig.start("a", "--lanes", "1")
+    try:
+        wait_until(Path(f"{release}.held").exists, rig, "T1's implementer was held")
+        os.kill(worker.pid, signal.SIGTERM)
+        assert worker.wait(timeout=DEADLINE_S) == 0
+        rig.procs.pop("a")
+        assert "stopped; 1 run(s) left for its next start" in rig.said("a").read_text()
+        assert by_id(url)[fleet_id].status == "PENDING"
+        rig.start("a", "--lanes", "1")
+    finally:
+        release.touch()
+    wait_until(lambda: finished(url, 1), rig, "the run ended")
+    run = by_id(url)[fleet_id]
+    assert (run.status, run.result["status"], run.result["resumed"]) == (
+        "SUCCESS",
+        "complete",
+        True,
+    )
+    log = git(bare, "log", "--format=%s", f"autopilot/{fleet_id}/integration").splitlines()
+    assert [s for s in log if s.startswith("add ")] == ["add T1"]

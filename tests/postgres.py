@@ -91,7 +91,9 @@ def _run(argv: list[str], folder: Path) -> None:
         _as_owner(argv), cwd=folder, capture_output=True, text=True, timeout=120, check=False
     )
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:2])} failed ({done.returncode}): {done.stderr or done.stdout}")
+        raise RuntimeError(
+            f"{' '.join(argv[:2])} failed ({done.returncode}): {done.stderr or done.stdout}"
+        )
 
 
 @contextlib.contextmanager
@@ -114,7 +116,9 @@ def cluster() -> Iterator[Cluster]:
         try:
             yield Cluster(folder, port, bin_dir)
         finally:
-            _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], folder)
+            _run(
+                [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], folder
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -15,7 +15,8 @@ from tests.fakes.openai_server import FakeOpenAI, LoggedRequest
 
 def _state(worktree: Path) -> dict[str, Any]:
     return cast(
-        "dict[str, Any]", json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+        "dict[str, Any]",
+        json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8")),
     )
 
 
@@ -27,7 +28,9 @@ def wait_reviews(worktree: Path, timeout: float = 30.0) -> dict[str, Any]:
         if state.get("inflight") is None:
             return state
         if time.monotonic() > deadline:
-            raise AssertionError(f"a review was still in flight after {timeout}s: {state['inflight']}")
+            raise AssertionError(
+                f"a review was still in flight after {timeout}s: {state['inflight']}"
+            )
         time.sleep(0.05)
 
 
@@ -85,5 +88,7 @@ def unfolded_schemas(manager: FakeOpenAI) -> list[str | None]:
     """The schema of each call `unfolded` lists, a `Judgement` read as `Review`, `Verdict`."""
     names: list[str | None] = []
     for request in manager.requests:
-        names += ["Review", "Verdict"] if request.schema_name == "Judgement" else [request.schema_name]
+        names += (
+            ["Review", "Verdict"] if request.schema_name == "Judgement" else [request.schema_name]
+        )
     return names

@@ -40,7 +40,10 @@ def test_a_stop_with_a_background_shell_running_waits_for_it_then_is_judged(
     watcher = threading.Thread(target=_open_after_the_first_stop, args=(ap, gate), daemon=True)
     watcher.start()
     fake_anthropic.script = [
-        [Text("Starting the build."), ToolUse("Bash", {"command": shell, "run_in_background": True})],
+        [
+            Text("Starting the build."),
+            ToolUse("Bash", {"command": shell, "run_in_background": True}),
+        ],
         [Text("Waiting for the build.")],
         [Text("The build is done.")],
     ]

@@ -36,9 +36,7 @@ def test_installed_hooks_fire_without_the_bypass_flag(
     ap: Autopilot,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert (
-        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
-    )
+    assert install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     assert "hooks trusted" in capsys.readouterr().out
     # A running loop, started from the terminal: the rails now guard this worktree.
     openai_fake.enqueue(plan_body(2), schema="Plan")

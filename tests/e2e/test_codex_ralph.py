@@ -37,9 +37,7 @@ PROMISE = "NOTES WRITTEN"
 
 @pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
-    assert (
-        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
-    )
+    assert install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot
     crash_log = autopilot.home / "logs" / "bridge.log"
@@ -61,7 +59,9 @@ def test_two_iterations_then_the_promise(
         openai_url=NO_MANAGER,
     )
     assert started.returncode == 0, started.stdout + started.stderr
-    assert ap.state()["session_id"] is None  # from a terminal: unclaimed until a typed prompt claims it
+    assert (
+        ap.state()["session_id"] is None
+    )  # from a terminal: unclaimed until a typed prompt claims it
     write = Patch("*** Begin Patch\n*** Add File: notes.txt\n+one\n*** End Patch\n")
     fake_codex.script = [
         [Say("First pass."), write],
@@ -96,7 +96,14 @@ def test_a_ralph_budget_is_spent_by_codex_and_ends_the_loop(
     Stop after the response that crossed it."""
     budget = 0.30
     started = ap.cli(
-        "ralph", "--host", "codex", "--max-iterations", "0", "--budget", str(budget), PROMPT,
+        "ralph",
+        "--host",
+        "codex",
+        "--max-iterations",
+        "0",
+        "--budget",
+        str(budget),
+        PROMPT,
         openai_url=NO_MANAGER,
     )
     assert started.returncode == 0, started.stdout + started.stderr
@@ -140,7 +147,14 @@ def test_a_codex_subagents_spend_counts_toward_the_ralph_budget(
     """A Codex subagent (multi-agent `spawn_agent`) writes a rollout of its own, naming its
     parent; its spend counts in the loop's meter with the parent's."""
     started = ap.cli(
-        "ralph", "--host", "codex", "--max-iterations", "1", "--budget", "100", PROMPT,
+        "ralph",
+        "--host",
+        "codex",
+        "--max-iterations",
+        "1",
+        "--budget",
+        "100",
+        PROMPT,
         openai_url=NO_MANAGER,
     )
     assert started.returncode == 0, started.stdout + started.stderr

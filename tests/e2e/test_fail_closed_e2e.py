@@ -64,8 +64,9 @@ def test_a_walled_loops_stop_that_cannot_be_judged_blocks_then_pauses(
             f". This Stop is blocked ({n} of 3): the loop is guarded and its supervisor could "
             "not judge the turn; end the turn again."
         )
-    assert "The loop is paused: 3 Stops in a row the supervisor could not judge" in (
-        stops[3]["systemMessage"]
+    assert (
+        "The loop is paused: 3 Stops in a row the supervisor could not judge"
+        in (stops[3]["systemMessage"])
     )
     for response in run.hook_responses("Stop"):
         assert response.get("exit_code") == 0, response

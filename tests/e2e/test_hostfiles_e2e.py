@@ -194,7 +194,9 @@ def test_codex_no_credential_store_can_be_read_inside_its_wall(
     prepare_worktree(wall)
     fake_codex.script = [[Shell(reader(files), call_id="call_read")], "Done."]
     extra_args = [arg for item in boundary_overrides(wall) for arg in ("-c", item)]
-    run = codex("read", extra_args=extra_args, extra_env={"CLAUDE_CONFIG_DIR": env["CLAUDE_CONFIG_DIR"]})
+    run = codex(
+        "read", extra_args=extra_args, extra_env={"CLAUDE_CONFIG_DIR": env["CLAUDE_CONFIG_DIR"]}
+    )
     assert run.ok, run.describe()
     (inside,) = fake_codex.model_requests[-1].outputs_for("call_read")
     assert "CRED-" not in inside, inside

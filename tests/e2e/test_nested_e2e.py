@@ -141,7 +141,10 @@ def test_claude_rounds_walled_a_nested_filter_never_runs_under_the_driver(
         home=home,
         tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
         anthropic_url=fake_anthropic.url,
-        extra_env={**ap.env("http://127.0.0.1:9/v1"), "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin)},
+        extra_env={
+            **ap.env("http://127.0.0.1:9/v1"),
+            "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin),
+        },
     )
     proc = subprocess.run(
         [str(LAUNCHER), "-C", str(git_repo), "run", "add feature.txt", "--implementer", "claude",

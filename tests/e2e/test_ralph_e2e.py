@@ -48,9 +48,7 @@ def test_two_iterations_then_the_promise(
         [Text("Wrote the first line; more to check.")],
         [Text("Checked again: it is all there.\n<promise>NOTES WRITTEN</promise>")],
     ]
-    run = run_ralph(
-        claude, ap, f'--max-iterations 5 --completion-promise "NOTES WRITTEN" {PROMPT}'
-    )
+    run = run_ralph(claude, ap, f'--max-iterations 5 --completion-promise "NOTES WRITTEN" {PROMPT}')
     assert run.ok, run.describe()
     mains = [r.raw for r in fake_anthropic.main_requests()]
     assert len(mains) == 3, fake_anthropic.dump_log()
@@ -116,7 +114,10 @@ def test_a_subagents_spend_counts_toward_the_ralph_budget(
     result = run.result
     assert result is not None
     reported = sum(
-        m["inputTokens"] + m["outputTokens"] + m["cacheReadInputTokens"] + m["cacheCreationInputTokens"]
+        m["inputTokens"]
+        + m["outputTokens"]
+        + m["cacheReadInputTokens"]
+        + m["cacheCreationInputTokens"]
         for m in result["modelUsage"].values()
     )
     assert state["implementer_tokens"] == reported, fake_anthropic.dump_log()
@@ -173,5 +174,8 @@ def test_a_transcript_the_implementer_empties_keeps_the_spend_counted(
     assert len(tokens) == 3, fake_anthropic.dump_log()
     state = ap.state()
     # Before the cut (the first message) and after it (the third): counted, never less.
-    assert state["implementer_tokens"] >= tokens[0] + tokens[2], (state["implementer_tokens"], tokens)
+    assert state["implementer_tokens"] >= tokens[0] + tokens[2], (
+        state["implementer_tokens"],
+        tokens,
+    )
     assert state["spend_cursors"][0]["tampered"].startswith("cut short")

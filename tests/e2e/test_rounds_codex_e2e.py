@@ -39,9 +39,7 @@ WRAP_UP = "this is the last round"
 
 @pytest.fixture
 def ap(git_repo: Path, tmp_path: Path, codex_home: Path) -> Iterator[Autopilot]:
-    assert (
-        install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
-    )
+    assert install.main(["install", "codex", "--user"], env={"CODEX_HOME": str(codex_home)}) == 0
     autopilot = Autopilot(repo=git_repo, home=tmp_path / "autopilot-home")
     yield autopilot
     crash_log = autopilot.home / "logs" / "bridge.log"

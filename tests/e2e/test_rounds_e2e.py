@@ -31,9 +31,12 @@ def test_two_rounds_to_a_verified_exit(
         [Text("Every requirement checked against the files.\n::potter(exit)")],
     ]
     host_args = [
-        "--plugin-dir", str(ROOT),
-        "--model", DEFAULT_MODEL,
-        "--permission-mode", "bypassPermissions",
+        "--plugin-dir",
+        str(ROOT),
+        "--model",
+        DEFAULT_MODEL,
+        "--permission-mode",
+        "bypassPermissions",
     ]
     env = build_env(
         home=home,
@@ -47,8 +50,19 @@ def test_two_rounds_to_a_verified_exit(
     base = git(git_repo, "rev-parse", "HEAD").strip()
     proc = subprocess.run(
         [
-            str(LAUNCHER), "-C", str(git_repo), "run", "add", "hello.txt",
-            "--implementer", "claude", "--rounds", "4", "--json", "--timeout", "90",
+            str(LAUNCHER),
+            "-C",
+            str(git_repo),
+            "run",
+            "add",
+            "hello.txt",
+            "--implementer",
+            "claude",
+            "--rounds",
+            "4",
+            "--json",
+            "--timeout",
+            "90",
             *(f"--host-arg={a}" for a in host_args),
         ],
         capture_output=True,
@@ -104,8 +118,19 @@ def test_a_rate_limited_round_waits_and_is_retried(
     host_args = ["--model", DEFAULT_MODEL, "--permission-mode", "bypassPermissions"]
     proc = subprocess.run(
         [
-            str(LAUNCHER), "-C", str(git_repo), "run", "add", "hello.txt",
-            "--implementer", "claude", "--rounds", "4", "--json", "--timeout", "90",
+            str(LAUNCHER),
+            "-C",
+            str(git_repo),
+            "run",
+            "add",
+            "hello.txt",
+            "--implementer",
+            "claude",
+            "--rounds",
+            "4",
+            "--json",
+            "--timeout",
+            "90",
             *(f"--host-arg={a}" for a in host_args),
         ],
         capture_output=True,

@@ -322,7 +322,10 @@ def test_claude_rounds_run_walled_a_rounds_attempts_fail_and_never_reach_the_nex
         home=home,
         tmpdir=Path(tempfile.mkdtemp(prefix="cc-e2e-")),
         anthropic_url=fake_anthropic.url,
-        extra_env={**ap.env("http://127.0.0.1:9/v1"), "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin)},
+        extra_env={
+            **ap.env("http://127.0.0.1:9/v1"),
+            "AUTOPILOT_CODEX_CLAUDE_CMD": str(claude_bin),
+        },
     )
     proc = subprocess.run(
         [str(LAUNCHER), "-C", str(git_repo), "run", "add feature.txt", "--implementer", "claude",

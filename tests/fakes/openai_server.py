@@ -619,7 +619,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def _models_body(ids: list[str]) -> dict[str, object]:
     return {
         "object": "list",
-        "data": [{"id": i, "object": "model", "created": 0, "owned_by": "fake-openai"} for i in ids],
+        "data": [
+            {"id": i, "object": "model", "created": 0, "owned_by": "fake-openai"} for i in ids
+        ],
     }
 
 

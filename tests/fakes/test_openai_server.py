@@ -211,9 +211,7 @@ def test_429_without_retry_after_is_retried_with_backoff(srv: FakeOpenAI) -> Non
     assert [r.retry_count for r in srv.requests] == [0, 1]
 
 
-def test_429_with_retry_after_is_honoured(
-    srv: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_429_with_retry_after_is_honoured(srv: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     srv.enqueue(Reply(status=429, headers={"retry-after": "0.05"}), PLAN)
     # The client's own wait, read where it sleeps (this thread only: other tests' threads may
     # sleep too), not guessed from the wall clock.

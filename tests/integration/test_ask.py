@@ -75,7 +75,11 @@ def test_ask_answers_with_the_task_context(
     assert "<<<DATA DIFF" in prompt and "+half done" in prompt
     state = state_of(repo)
     assert state["budget_used_usd"] > before
-    assert (state["autopilot"]["consultations"], state["autopilot"]["consultations_task"], state["autopilot"]["consultations_total"]) == (
+    assert (
+        state["autopilot"]["consultations"],
+        state["autopilot"]["consultations_task"],
+        state["autopilot"]["consultations_total"],
+    ) == (
         1,
         "T1",
         1,
@@ -310,7 +314,9 @@ def test_an_ask_interrupted_mid_call_gives_its_reservation_back_charged(
     assert after["reservations"] == [] and after["status"] == "running"
     interrupted = [e for e in events(repo) if e.get("decision") == "interrupted"]
     assert len(interrupted) == 1
-    assert after["budget_used_usd"] == pytest.approx(before + interrupted[0]["charged_usd"], abs=1e-6)
+    assert after["budget_used_usd"] == pytest.approx(
+        before + interrupted[0]["charged_usd"], abs=1e-6
+    )
 
 
 def test_an_answered_ask_leaves_no_reservation(

@@ -57,7 +57,13 @@ def spend(transcript: Path, message_id: str, output_tokens: int) -> None:
 def stop(hook: Hook, repo: Path, transcript: Path, **extra: Any) -> HookRun:
     return hook(
         "Stop",
-        payload("Stop", repo, last_assistant_message="Working.", transcript_path=str(transcript), **extra),
+        payload(
+            "Stop",
+            repo,
+            last_assistant_message="Working.",
+            transcript_path=str(transcript),
+            **extra,
+        ),
     )
 
 
@@ -150,7 +156,13 @@ def test_an_autopilot_total_includes_the_implementer_and_stops_without_a_call(
     spend(transcript, "m1", 40_000)  # $0.60
     hook(
         "PostToolUse",
-        payload("PostToolUse", repo, tool_name="Bash", tool_input={"command": "ls"}, transcript_path=str(transcript)),
+        payload(
+            "PostToolUse",
+            repo,
+            tool_name="Bash",
+            tool_input={"command": "ls"},
+            transcript_path=str(transcript),
+        ),
     )
     state = state_of(repo)
     assert state["implementer_used_usd"] == pytest.approx(0.60)
@@ -166,7 +178,12 @@ def test_an_autopilot_total_includes_the_implementer_and_stops_without_a_call(
 
 
 def test_an_autopilot_time_cap_reads_the_clock_it_is_given(
-    repo: Path, manager: FakeOpenAI, capsys: Capsys, hook: Hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: Capsys,
+    hook: Hook,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     plan(capsys, repo, manager, "--max-duration", "90m")
     started = state_of(repo)["started_epoch"]

@@ -242,4 +242,3 @@ def test_no_projection_before_an_iteration_has_ended(
     plan(capsys, repo, manager, "--budget", "3")
     code, out = cli(capsys, "-C", str(repo), "status")
     assert code == 0 and "At this rate" not in out
-

@@ -283,7 +283,6 @@ def test_a_check_that_closes_its_output_is_still_timed_and_judged(
     assert live_members(int(pids.read_text())) == []
 
 
-
 def test_a_check_whose_background_child_keeps_writing_ends_with_bash(tmp_path: Path) -> None:
     """`server & run-tests` where the server logs on: the check is over when bash is, not at
     its time limit (the budget of every check after it), and the server goes with its group."""

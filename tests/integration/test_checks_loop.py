@@ -77,7 +77,11 @@ def test_a_red_check_overrules_done_and_green_lets_it_through(
     assert "test_total_is_right" in answer["reason"]
     assert PYTEST in answer["reason"] and "FAILED" in answer["reason"]
     state = state_of(red_repo)
-    assert (state["status"], state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == (
+    assert (
+        state["status"],
+        state["autopilot"]["current_task"],
+        state["autopilot"]["completed_tasks"],
+    ) == (
         "running",
         "T1",
         [],
@@ -177,7 +181,10 @@ def test_a_plans_tests_are_never_run(
     marker = tmp_path / "user-home" / "MARKER"
     body = {
         "summary": "plan",
-        "tasks": [task(1, tests=["rm -rf ~", f"touch {marker}"]), task(2, tests=[f"touch {marker}"])],
+        "tasks": [
+            task(1, tests=["rm -rf ~", f"touch {marker}"]),
+            task(2, tests=[f"touch {marker}"]),
+        ],
     }
     plan(repo, manager, capsys, body=body)
     (repo / "file1.txt").write_text("one\n")
@@ -277,7 +284,11 @@ def test_a_stop_typed_during_a_long_check_is_not_kept_waiting(
     started, finished = repo / ".git" / "check-started", repo / ".git" / "check-finished"
     plan(repo, manager, capsys, "--check", f"touch {started}; sleep 20; touch {finished}")
     (repo / "file1.txt").write_text("one\n")
-    env = {**os.environ, "AUTOPILOT_CODEX_PYTHON": sys.executable, "AUTOPILOT_CODEX_LOCK_TIMEOUT_S": "1"}
+    env = {
+        **os.environ,
+        "AUTOPILOT_CODEX_PYTHON": sys.executable,
+        "AUTOPILOT_CODEX_LOCK_TIMEOUT_S": "1",
+    }
     stdin = repo.parent / "stop-payload.json"
     stdin.write_text(json.dumps(payload("Stop", repo)))
     with stdin.open("rb") as handle:

@@ -21,6 +21,7 @@ def rollout_path(repo: Path) -> Path:
     """The run's rollout: in the state home, never in the worktree."""
     return custody_for(repo).path
 
+
 READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.\n::potter(ready)"}
 EXIT = {"say": "Every requirement checked.\n::potter(exit)"}
 FIX = {"write": {"ok.txt": "ok\n"}, "commit": "add ok", "say": "Fixed.\n::potter(ready)"}
@@ -45,7 +46,9 @@ def test_a_verifier_exit_with_red_checks_is_not_completion(repo: Path, script: S
     assert "FAILED" in first_exit.checks[0]
     assert (last_exit.checks_passed, last_exit.next) == (True, "complete")
     # The next round is told what failed.
-    prompts = [json.loads(x)["prompt"] for x in Path(f"{path}.calls.jsonl").read_text().splitlines()]
+    prompts = [
+        json.loads(x)["prompt"] for x in Path(f"{path}.calls.jsonl").read_text().splitlines()
+    ]
     assert "ok.txt is missing" in prompts[2] and "ok.txt is missing" not in prompts[1]
 
 

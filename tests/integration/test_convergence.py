@@ -268,7 +268,10 @@ def test_a_resume_after_not_converging_counts_afresh(
     # F1 stays disputed (not delivered again); the idle count starts over, so the verdict
     # judges the turn instead of an immediate second pause.
     assert state_of(repo)["status"] == "running"
-    assert "Manager verdict: continue" in answers[0].get("reason", ""), (answers, state_of(repo)["stop_reason"])
+    assert "Manager verdict: continue" in answers[0].get("reason", ""), (
+        answers,
+        state_of(repo)["stop_reason"],
+    )
     assert ledger_of(repo)["entries"][0]["status"] == "disputed"
 
 

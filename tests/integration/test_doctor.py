@@ -317,7 +317,9 @@ def test_a_state_home_that_cannot_be_written_is_not_ready(
     monkeypatch.setenv("AUTOPILOT_CODEX_HOME", str(tmp_path / "afile" / "home"))
     shown = report(tmp_path)
     (line,) = lines_with(shown, "state home:")
-    assert line.startswith(f"FIX  state home: cannot write to {tmp_path / 'afile'} (Not a directory)")
+    assert line.startswith(
+        f"FIX  state home: cannot write to {tmp_path / 'afile'} (Not a directory)"
+    )
     assert "Not ready" in shown
 
 

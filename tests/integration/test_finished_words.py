@@ -104,7 +104,10 @@ def stops(
 
 def every_view(repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
     """What `status`, `loops`, `watch --once`, `logs` and the report say, together."""
-    shown = [cli(capsys, "-C", str(repo), *argv)[1] for argv in (["status"], ["loops"], ["watch", "--once"], ["logs"])]
+    shown = [
+        cli(capsys, "-C", str(repo), *argv)[1]
+        for argv in (["status"], ["loops"], ["watch", "--once"], ["logs"])
+    ]
     html, said = build(repo, capsys, tmp_path)
     return "\n".join([*shown, said, " ".join(" ".join(parse(html).text).split())])
 
@@ -145,7 +148,9 @@ def test_a_loop_that_ended_done_tells_no_streak_and_plans_one_task(
 ) -> None:
     plan(repo, manager, capsys)
     manager.enqueue(
-        verdict_body("continue"), verdict_body("continue"), verdict_body("done", done=True),
+        verdict_body("continue"),
+        verdict_body("continue"),
+        verdict_body("done", done=True),
         schema="Verdict",
     )
     *_, last = stops(repo, 3, capsys, monkeypatch)
@@ -158,7 +163,9 @@ def test_a_loop_that_ended_done_tells_no_streak_and_plans_one_task(
 def test_a_ralph_loop_at_its_limit_ends_its_sentence_and_names_no_budget(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "1", "Go.")
+    code, out = cli(
+        capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "1", "Go."
+    )
     assert code == 0, out
     assert "the loop runs 1 iteration." in out
     (said,) = stops(repo, 1, capsys, monkeypatch)
@@ -192,10 +199,25 @@ def test_an_implementer_model_priced_by_rule_is_marked_an_estimate_in_every_view
 ) -> None:
     """Issue 36 ("Spend"): a model the table lacks is priced by a stated rule and shown as
     estimated in every view, not in `status` alone."""
-    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "5", "--budget", "100", "Go.")
+    code, out = cli(
+        capsys,
+        "-C",
+        str(repo),
+        "ralph",
+        "--session-id",
+        "sess-1",
+        "--max-iterations",
+        "5",
+        "--budget",
+        "100",
+        "Go.",
+    )
     assert code == 0, out
     transcript = tmp_path / "session.jsonl"
-    record = {"type": "assistant", "message": {"id": "x", "model": "claude-next-1", "usage": {"output_tokens": 1000}}}
+    record = {
+        "type": "assistant",
+        "message": {"id": "x", "model": "claude-next-1", "usage": {"output_tokens": 1000}},
+    }
     transcript.write_text(json.dumps(record) + "\n")
     run = run_hook_inproc(
         "Stop",

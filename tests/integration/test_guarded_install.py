@@ -44,11 +44,15 @@ def test_install_outside_a_repository_then_plan_gives_a_walled_loop(
     )
     written = json.loads(settings.read_text())
     assert written["sandbox"]["failIfUnavailable"] is True
-    assert {"name": "OPENAI_API_KEY", "mode": "deny"} in written["sandbox"]["credentials"]["envVars"]
+    assert {"name": "OPENAI_API_KEY", "mode": "deny"} in written["sandbox"]["credentials"][
+        "envVars"
+    ]
     assert str(repo) not in settings.read_text()
     stored = credentials.load()
     assert stored is not None and stored.api_key == PLANTED_KEY
-    assert f"Stored the manager's key from OPENAI_API_KEY in {credentials.path()}; now remove" in out
+    assert (
+        f"Stored the manager's key from OPENAI_API_KEY in {credentials.path()}; now remove" in out
+    )
     assert PLANTED_KEY not in out
     assert guard_install.REACH in out  # the user's settings hold every session: said
 
@@ -57,9 +61,7 @@ def test_install_outside_a_repository_then_plan_gives_a_walled_loop(
     assert f"Wrote the wall for {repo} into {settings}." in out
     assert f"Backed up {settings} to" in out
     assert WALLED in out
-    assert json.loads(settings.read_text()) == userwall.merged(
-        written, boundary(repo, machine)
-    )
+    assert json.loads(settings.read_text()) == userwall.merged(written, boundary(repo, machine))
     assert state_of(repo)["wall"] == "on"
     assert "Wall: walled" in cli(capsys, "-C", str(repo), "status")[1]
 
@@ -119,7 +121,10 @@ def test_without_bubblewrap_install_writes_nothing_and_names_the_fix(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    missing = (False, Prereqs(ok=False, missing=("bwrap",), fix="sudo apt-get install -y bubblewrap"))
+    missing = (
+        False,
+        Prereqs(ok=False, missing=("bwrap",), fix="sudo apt-get install -y bubblewrap"),
+    )
     monkeypatch.setattr(guard_install, "sandbox_usable", lambda _: missing)
     monkeypatch.setattr(wall_install, "sandbox_usable", lambda _: missing)
     out = cli(capsys, "-C", str(repo), "install", "claude")[1]
@@ -205,12 +210,16 @@ def test_install_codex_prints_the_walls_lines_and_writes_none(
     config = machine.parent / "codex-home" / "config.toml"
     code, out = cli(capsys, "-C", str(repo), "install", "codex")
     assert code == 0, out
-    assert f"For Codex, put these lines at the top of {config} (before any [table]); they were " in out
+    assert (
+        f"For Codex, put these lines at the top of {config} (before any [table]); they were " in out
+    )
     assert "default_permissions" not in config.read_text()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     out = cli(capsys, "-C", str(elsewhere), "install", "codex")[1]
-    assert "  wall: run `autopilot-codex doctor --wall` inside the repository you will loop in" in out
+    assert (
+        "  wall: run `autopilot-codex doctor --wall` inside the repository you will loop in" in out
+    )
     out = cli(capsys, "-C", str(repo), "install", "codex", "--unguarded")[1]
     assert "  wall: none (--unguarded): loops here run with the rails only" in out
     assert "For Codex, put these lines" not in out

@@ -174,7 +174,11 @@ def test_stop_continue_blocks_with_next_task(
     assert "MESSAGE" in verdict_requests(manager)[0].prompt_text
     assert "T1 finished" in verdict_requests(manager)[0].prompt_text
     state = state_of(planned)
-    assert (state["iteration"], state["autopilot"]["current_task"], state["autopilot"]["completed_tasks"]) == (
+    assert (
+        state["iteration"],
+        state["autopilot"]["current_task"],
+        state["autopilot"]["completed_tasks"],
+    ) == (
         1,
         "T2",
         ["T1"],
@@ -362,7 +366,9 @@ def test_corrupt_state_is_moved_aside_with_a_clear_message(planned: Path, hook: 
     assert f"moved aside to {aside[0].name}" in shown and "pushes" in shown
     assert "End them with autopilot-codex stop" in shown
     stop(cwd=planned, reason="user")
-    assert status(cwd=planned, as_json=False).startswith("autopilot-codex: no loop in this worktree")
+    assert status(cwd=planned, as_json=False).startswith(
+        "autopilot-codex: no loop in this worktree"
+    )
 
 
 def test_state_with_a_wrong_field_type_is_quarantined(planned: Path, hook: Hook) -> None:

@@ -159,7 +159,10 @@ EXIT = {"say": "Checked.\n::potter(exit)"}
 
 def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
-    code = run_main(["add the files", "--implementer", "claude", "--cwd", str(repo), "--json", *args], stdout=out)
+    code = run_main(
+        ["add the files", "--implementer", "claude", "--cwd", str(repo), "--json", *args],
+        stdout=out,
+    )
     return code, json.loads(out.getvalue())
 
 

@@ -33,8 +33,18 @@ def said(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
         (["--lanes", "2", "--timeout", "0", "--implementer", "claude"], "--timeout 0 is not"),
         (["--lanes", "2", "--resume", "--manager", "openai"], "no unfinished lanes run"),
         (["--lanes", "2", "--rounds", "0", "--implementer", "claude"], "--rounds must be 1"),
-        (["--lanes", "2", "--implementer", "claude", "--manager", "openai",
-          "--host-arg=--add-dir=/"], "would replace or loosen the wall"),
+        (
+            [
+                "--lanes",
+                "2",
+                "--implementer",
+                "claude",
+                "--manager",
+                "openai",
+                "--host-arg=--add-dir=/",
+            ],
+            "would replace or loosen the wall",
+        ),
         (["--lanes", "2", "--implementer", "claude", "--manager", "openai"], "could not answer"),
     ],
 )

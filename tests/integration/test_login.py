@@ -231,7 +231,13 @@ def test_login_status_and_logout_say_what_is_stored_and_how_safely(
     code, out = cli(capsys, "logout")
     assert code == 0 and "no key was stored" in out
     code, out = cli(
-        capsys, "login", "-", "--base-url", "http://127.0.0.1:9/v1", "--org", "org-x",
+        capsys,
+        "login",
+        "-",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--org",
+        "org-x",
         stdin=STORED_KEY + "\n",
     )
     assert code == 0 and "Server: http://127.0.0.1:9/v1" in out and STORED_KEY not in out

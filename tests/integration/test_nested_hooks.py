@@ -96,7 +96,9 @@ def test_a_vendored_clone_and_line_ending_attributes_work_unasked(
     tmp_path: Path, manager: FakeOpenAI, hook: Hook, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dep = make_repo(tmp_path / "dep", {"lib.py": "def f():\n    return 1\n"})
-    top = make_repo(tmp_path / "top", {"app.py": "x = 1\n", ".gitattributes": "* text=auto eol=lf\n"})
+    top = make_repo(
+        tmp_path / "top", {"app.py": "x = 1\n", ".gitattributes": "* text=auto eol=lf\n"}
+    )
     git(top, "clone", "-q", str(dep), "vendor/dep")
     manager.enqueue(plan_body(1), schema="Plan")
     argv = ["-C", str(top), "plan", "--include-dirty", "--review", "stop", "--check", "true"]

@@ -174,7 +174,9 @@ def recording_claude(tmp_path: Path) -> tuple[dict[str, str], Path]:
     # A new user's PATH: without any `autopilot-codex` already on it (CI runs the suite in an
     # activated venv, whose bin holds the package's own entry point).
     rest = [
-        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "autopilot-codex").exists()
+        d
+        for d in os.environ["PATH"].split(os.pathsep)
+        if not (Path(d) / "autopilot-codex").exists()
     ]
     return {"PATH": os.pathsep.join([str(shim), *rest])}, log
 
@@ -418,10 +420,18 @@ def test_14_a_stop_with_a_background_shell_running_is_allowed_and_judged_when_it
 ) -> None:
     manager.enqueue(plan_body(), schema="Plan")
     assert run_launcher(["plan", "--session-id", "sess-1", "build", "it"], cwd=repo).code == 0
-    shell = {"id": "b1", "type": "shell", "status": "running", "description": "npm test", "command": "npm test"}
+    shell = {
+        "id": "b1",
+        "type": "shell",
+        "status": "running",
+        "description": "npm test",
+        "command": "npm test",
+    }
     agent = {"id": "a2", "type": "subagent", "status": "running", "description": "x" * 300}
     paused = payload("Stop", repo, background_tasks=[shell, agent])
-    waited = run_launcher(["hook", "Stop", "--host", "claude"], json.dumps(paused).encode(), cwd=repo)
+    waited = run_launcher(
+        ["hook", "Stop", "--host", "claude"], json.dumps(paused).encode(), cwd=repo
+    )
     assert waited.code == 0, waited.stderr
     answer = json.loads(waited.stdout)
     # Allowed with a word to the user, nothing asked of the manager, no turn counted.
@@ -534,12 +544,20 @@ def test_11_of_two_promise_tags_the_first_counts(repo: Path) -> None:
 
 
 def test_14_a_ralph_stop_with_background_work_running_waits_for_it(repo: Path) -> None:
-    started = run_launcher(["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo)
+    started = run_launcher(
+        ["ralph", "--completion-promise", "DONE", "--session-id", "s1", "Make", "it"], cwd=repo
+    )
     assert started.code == 0, started.stdout + started.stderr
     before = state_json(repo)["iteration"]
     shell = {"id": "b1", "type": "shell", "status": "running", "description": "make test"}
     # Even a promise said while the work runs is read only once the session is woken.
-    paused = payload("Stop", repo, "s1", last_assistant_message="<promise>DONE</promise>", background_tasks=[shell])
+    paused = payload(
+        "Stop",
+        repo,
+        "s1",
+        last_assistant_message="<promise>DONE</promise>",
+        background_tasks=[shell],
+    )
     waited = run_launcher(["hook", "Stop"], stdin=json.dumps(paused).encode(), cwd=repo)
     answer = json.loads(waited.stdout)
     assert "decision" not in answer

@@ -53,11 +53,7 @@ def test_valid_answers_parse_and_cost(
     assert request.schema_name == schema.__name__
     assert request.api == api
     # Strict structured output, as the SDK sends it.
-    fmt = (
-        sent["text"]["format"]
-        if api == "responses"
-        else sent["response_format"]["json_schema"]
-    )
+    fmt = sent["text"]["format"] if api == "responses" else sent["response_format"]["json_schema"]
     assert fmt["strict"] is True
 
 

@@ -44,7 +44,9 @@ def stop(
 
 
 def tool(hook: Hook, repo: Path, session: str = "sess-1", event: str = "PostToolUse") -> HookRun:
-    return hook(event, payload(event, repo, session, tool_name="Bash", tool_input={"command": "pytest"}))
+    return hook(
+        event, payload(event, repo, session, tool_name="Bash", tool_input={"command": "pytest"})
+    )
 
 
 def result_of(repo: Path) -> dict[str, Any]:
@@ -80,7 +82,9 @@ def test_started_from_a_terminal_it_names_the_terminal_s_cancel_and_counts_right
     argv = ["-C", str(repo), "ralph", "--max-iterations", "1", "--session-id", "s", "Go."]
     _, out = cli(capsys, *argv)
     assert "the loop runs 1 iteration." in out
-    assert "Cancel with autopilot-codex cancel (in a terminal) or /autopilot-codex:cancel-ralph" in out
+    assert (
+        "Cancel with autopilot-codex cancel (in a terminal) or /autopilot-codex:cancel-ralph" in out
+    )
     cli(capsys, "-C", str(repo), "cancel")
     _, inside = cli(capsys, "--from", "claude", *argv)
     assert "Cancel with /autopilot-codex:cancel-ralph." in inside
@@ -340,7 +344,9 @@ def test_the_transcript_tail_is_never_read(
     assert stop(hook, repo, PROMISE, transcript_path="/nonexistent").json.get("decision") is None
 
 
-@pytest.mark.parametrize("message", ["", "ALL GREEN", "I will not say <promise>ALL GREEN</promise>."])
+@pytest.mark.parametrize(
+    "message", ["", "ALL GREEN", "I will not say <promise>ALL GREEN</promise>."]
+)
 def test_no_false_completion_through_the_hook(
     repo: Path, capsys: pytest.CaptureFixture[str], hook: Hook, message: str
 ) -> None:

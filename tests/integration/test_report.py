@@ -178,7 +178,11 @@ def test_a_rounds_run(
     page = parse(html)
     assert_inert(page)
     text = "".join(page.text)
-    assert TEXTAREA in text and "round 1 (implement, attempt 1)" in text and "round 2 (verify, attempt 1)" in text
+    assert (
+        TEXTAREA in text
+        and "round 1 (implement, attempt 1)" in text
+        and "round 2 (verify, attempt 1)" in text
+    )
     assert "round 1" in {h.strip() for h in page.text}  # the commit is grouped by its round
 
 
@@ -202,7 +206,9 @@ def test_a_rounds_runs_manager_spend_is_in_its_timeline_and_chart(
     assert code == 0, record
     entries = timeline.build(load(project_dir(repo)))
     said = [e for e in entries if e.title.startswith("manager on round")]
-    assert [(e.title, e.kind, e.ok) for e in said] == [("manager on round 2: done", "verdict", True)]
+    assert [(e.title, e.kind, e.ok) for e in said] == [
+        ("manager on round 2: done", "verdict", True)
+    ]
     assert said[0].cost_usd == pytest.approx(0.202)
     rounds = [e for e in entries if e.kind == "round"]
     assert entries.index(said[0]) > entries.index(rounds[-1])  # after the round it judged
@@ -418,7 +424,9 @@ def test_a_long_verdict_is_kept_whole_in_the_ledger_and_folded_on_the_page(
     """The ledger once clipped a verdict's reason at 300 characters, mid-word."""
     manager.enqueue(plan_body(2), schema="Plan")
     assert main(["-C", str(repo), "plan", "--check", "false", "--", "write", "files"]) == 0
-    run_hook_inproc("UserPromptSubmit", payload("UserPromptSubmit", repo, prompt="go"), capsys, monkeypatch)
+    run_hook_inproc(
+        "UserPromptSubmit", payload("UserPromptSubmit", repo, prompt="go"), capsys, monkeypatch
+    )
     (repo / "file1.txt").write_text("one\n")
     manager.enqueue(review_body("approve"), schema="Review")
     run_hook_inproc("PostToolUse", edit_payload(repo), capsys, monkeypatch)

@@ -80,8 +80,7 @@ def test_the_budget_counts_the_managers_spend_and_a_raise_resumes_the_same_run(
     code, record = drive(repo, "--manager", "openai", "--budget", "0.15")
     assert (code, record["status"], record["rounds_used"]) == (2, "budget", 2)
     assert record["why"] == (
-        "budget used up by manager spend: $0.22 of $0.15 (manager $0.20, rounds $0.02; "
-        "$0.07 over)"
+        "budget used up by manager spend: $0.22 of $0.15 (manager $0.20, rounds $0.02; $0.07 over)"
     )
     assert record["manager_usd"] == pytest.approx(0.202)
     assert record["rounds_usd"] == pytest.approx(0.02)

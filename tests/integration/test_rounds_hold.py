@@ -41,7 +41,10 @@ def answers(path: Path) -> list[dict[str, Any]]:
 
 def drive(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
-    code = main(["add greetings", "--implementer", "claude", "--cwd", str(repo), "--json", *args], stdout=out)
+    code = main(
+        ["add greetings", "--implementer", "claude", "--cwd", str(repo), "--json", *args],
+        stdout=out,
+    )
     return code, json.loads(out.getvalue())
 
 
@@ -88,7 +91,12 @@ def test_without_a_run_the_same_hook_is_silent(repo: Path, script: Script, hooks
     [(KeyboardInterrupt, "stopped", 130), (RuntimeError, "aborted", None)],
 )
 def test_the_loop_is_released_on_ctrl_c_and_on_a_crash(
-    repo: Path, script: Script, monkeypatch: pytest.MonkeyPatch, raised: type[BaseException], status: str, code: int | None
+    repo: Path,
+    script: Script,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: type[BaseException],
+    status: str,
+    code: int | None,
 ) -> None:
     script([READY, EXIT])
     seen: list[bool] = []
@@ -147,7 +155,9 @@ def test_the_cli_passes_run_through_to_the_driver(
     repo: Path, script: Script, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script([READY, EXIT])
-    code = cli_main(["-C", str(repo), "run", "add", "greetings", "--implementer", "claude", "--json"])
+    code = cli_main(
+        ["-C", str(repo), "run", "add", "greetings", "--implementer", "claude", "--json"]
+    )
     record = json.loads(capsys.readouterr().out)
     assert (code, record["status"], record["rounds_used"]) == (0, "complete", 2)
 
@@ -185,7 +195,9 @@ def test_a_loop_whose_driver_was_killed_does_not_block_the_next_run(
     from autopilot_codex.store import Store
 
     script([READY, EXIT])
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     from autopilot_codex.rounds.hold import hold
 
     with hold(repo, "g", "run-0", 2) as held:
@@ -199,11 +211,16 @@ def test_a_loop_whose_driver_was_killed_does_not_block_the_next_run(
         assert "rounds run running — g" in capsys.readouterr().out
         code, record = drive(repo)
         assert (code, record["status"]) == (0, "complete")
-    events = [json.loads(x)["event"] for x in (project_dir(repo) / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(x)["event"]
+        for x in (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    ]
     assert "rounds.orphaned" in events
 
 
-def test_a_live_driver_loop_is_not_taken_over(repo: Path, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_live_driver_loop_is_not_taken_over(
+    repo: Path, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
     from autopilot_codex.rounds.hold import hold
 
     script([READY, EXIT])
@@ -213,7 +230,9 @@ def test_a_live_driver_loop_is_not_taken_over(repo: Path, script: Script, capsys
         assert "a rounds loop is already running" in capsys.readouterr().err
 
 
-def test_resume_refuses_loops_of_other_styles(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_refuses_loops_of_other_styles(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli_main(["-C", str(repo), "ralph", "--session-id", "s", "p"]) == 0
     assert cli_main(["-C", str(repo), "cancel"]) == 0
     capsys.readouterr()

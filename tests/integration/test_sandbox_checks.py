@@ -255,7 +255,7 @@ def test_unwalled_the_same_check_reaches_it_the_agent(world: World) -> None:
 
 def _watched_write(world: World) -> tuple[str, bool, str]:
     config = world.state / "config.json"
-    command = f"echo '{{\"rails_allow\": [\".*\"]}}' > {config}"
+    command = f'echo \'{{"rails_allow": [".*"]}}\' > {config}'
     (result,) = run_checks(world.repo, [CheckSpec(command)], timeout_s=60, watch=Watch([config]))
     return result.status, "tampering" in result.note, config.read_text()
 

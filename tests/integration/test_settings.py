@@ -169,7 +169,11 @@ def test_the_loop_keeps_what_it_was_planned_with(
     monkeypatch.setenv("AUTOPILOT_CODEX_MAX_OUTPUT_TOKENS", "1000")
     start(repo, manager, capsys)
     stored = state_json(repo)
-    assert (stored["autopilot"]["api"], stored["autopilot"]["timeout_s"], stored["autopilot"]["max_output_tokens"]) == ("chat", 30, 1000)
+    assert (
+        stored["autopilot"]["api"],
+        stored["autopilot"]["timeout_s"],
+        stored["autopilot"]["max_output_tokens"],
+    ) == ("chat", 30, 1000)
     assert stored["autopilot"]["base_url"] == manager.base_url
     assert PLANTED_KEY not in json.dumps(stored)
     state = Store(repo).load()

@@ -21,7 +21,10 @@ def test_next_without_a_loop_or_a_task_says_so(
     manager.enqueue(plan_body(1), schema="Plan")
     assert cli(capsys, "-C", str(repo), "plan", "goal")[0] == 0
     edit_state(repo, status="paused", current_task=None, completed_tasks=["T1"])
-    assert cli(capsys, "-C", str(repo), "next") == (0, "autopilot-codex: paused; no current task.\n")
+    assert cli(capsys, "-C", str(repo), "next") == (
+        0,
+        "autopilot-codex: paused; no current task.\n",
+    )
 
 
 def test_ask_without_a_question_or_a_key_asks_nothing(

@@ -26,7 +26,9 @@ def views(repo: Path, capsys: Capsys, tmp_path: Path) -> dict[str, Any]:
     """The spend as each view shows it."""
     shown: dict[str, Any] = {}
     shown["status"] = cli(capsys, "-C", str(repo), "status")[1]
-    shown["status --json"] = json.loads(cli(capsys, "-C", str(repo), "status", "--json")[1])["spend"]
+    shown["status --json"] = json.loads(cli(capsys, "-C", str(repo), "status", "--json")[1])[
+        "spend"
+    ]
     shown["loops"] = cli(capsys, "-C", str(repo), "loops")[1]
     (loop,) = json.loads(cli(capsys, "-C", str(repo), "loops", "--json")[1])
     shown["loops --json"] = loop["spend"]
@@ -69,13 +71,21 @@ def test_an_autopilot_loop_shows_one_figure_everywhere(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     manager.enqueue(plan_body(2), schema="Plan")
-    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "--budget", "1", "goal")
+    code, out = cli(
+        capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "--budget", "1", "goal"
+    )
     assert code == 0, out
     transcript = tmp_path / "session.jsonl"
     spend_in(transcript, "m1", 40_000)  # $0.60 of Sonnet 4's output
     run_hook_inproc(
         "PostToolUse",
-        payload("PostToolUse", repo, tool_name="Bash", tool_input={"command": "ls"}, transcript_path=str(transcript)),
+        payload(
+            "PostToolUse",
+            repo,
+            tool_name="Bash",
+            tool_input={"command": "ls"},
+            transcript_path=str(transcript),
+        ),
         capsys,
         monkeypatch,
     )
@@ -102,8 +112,19 @@ def test_a_ralph_loop_shows_one_figure_everywhere(
     repo: Path, capsys: Capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, out = cli(
-        capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-iterations", "5",
-        "--budget", "2", "Make", "it", "pass.",
+        capsys,
+        "-C",
+        str(repo),
+        "ralph",
+        "--session-id",
+        "sess-1",
+        "--max-iterations",
+        "5",
+        "--budget",
+        "2",
+        "Make",
+        "it",
+        "pass.",
     )
     assert code == 0, out
     transcript = tmp_path / "session.jsonl"
@@ -142,12 +163,26 @@ def test_an_ended_loops_time_stops_at_its_end(
     from tests.integration.test_ralph import PROMISE
 
     code, out = cli(
-        capsys, "-C", str(repo), "ralph", "--session-id", "sess-1", "--max-duration", "1h",
-        "--completion-promise", "ALL GREEN", "Make", "it", "pass.",
+        capsys,
+        "-C",
+        str(repo),
+        "ralph",
+        "--session-id",
+        "sess-1",
+        "--max-duration",
+        "1h",
+        "--completion-promise",
+        "ALL GREEN",
+        "Make",
+        "it",
+        "pass.",
     )
     assert code == 0, out
     ended = run_hook_inproc(
-        "Stop", payload("Stop", repo, last_assistant_message=f"Done.\n{PROMISE}"), capsys, monkeypatch
+        "Stop",
+        payload("Stop", repo, last_assistant_message=f"Done.\n{PROMISE}"),
+        capsys,
+        monkeypatch,
     )
     assert "ralph done" in ended.stdout, ended.stdout
     later = meters.clock() + 15 * 60

@@ -134,7 +134,10 @@ def rollout_lines(total_input: int, total_output: int, last_output: int) -> str:
     count = {
         "timestamp": now(),
         "type": "event_msg",
-        "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": last}},
+        "payload": {
+            "type": "token_count",
+            "info": {"total_token_usage": total, "last_token_usage": last},
+        },
     }
     return json.dumps(context) + "\n" + json.dumps(count) + "\n"
 

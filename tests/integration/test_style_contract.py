@@ -61,7 +61,12 @@ def _autopilot(worktree: str, head: str) -> State:
 
 def _ralph(worktree: str, head: str) -> State:
     return ralph.start(
-        prompt="keep going", now=1.0, completion_promise="DONE", worktree=worktree, head=head, session_id="s1"
+        prompt="keep going",
+        now=1.0,
+        completion_promise="DONE",
+        worktree=worktree,
+        head=head,
+        session_id="s1",
     )
 
 
@@ -134,7 +139,10 @@ def test_cancel_ends_it_or_names_the_verb_that_does(repo: Path, style: str) -> N
     if styles.of(after).ENDED_BY == "cancel":
         assert after.status != "running" and not store.marker.exists()
     else:
-        assert after.status == "running" and f"stop it with autopilot-codex {styles.of(after).ENDED_BY}" in said
+        assert (
+            after.status == "running"
+            and f"stop it with autopilot-codex {styles.of(after).ENDED_BY}" in said
+        )
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -142,7 +150,9 @@ def test_resume_takes_it_on_or_names_the_verb_that_does(repo: Path, style: str) 
     store, state = planted(repo, style)
     verb = styles.of(state).RESUMED_BY
     if verb == "resume":
-        assert "already running" in resume(cwd=repo, budget_usd=None, max_iterations=None, session_id=None)
+        assert "already running" in resume(
+            cwd=repo, budget_usd=None, max_iterations=None, session_id=None
+        )
         return
     with pytest.raises(BridgeError, match=f"start it again with autopilot-codex {verb}"):
         resume(cwd=repo, budget_usd=None, max_iterations=None, session_id=None)

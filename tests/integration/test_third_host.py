@@ -70,7 +70,10 @@ def test_a_ralph_loop_in_the_third_hosts_dialect(
 ) -> None:
     started = start_ralph(repo, capsys)
     # The host renders the names of our commands in its own messages.
-    assert "Cancel with autopilot-codex cancel (in a terminal) or :autopilot cancel (in Third CLI)." in started
+    assert (
+        "Cancel with autopilot-codex cancel (in a terminal) or :autopilot cancel (in Third CLI)."
+        in started
+    )
     base = {"session_id": "t-1", "cwd": str(repo)}
     ran = {**base, "tool": "run_shell", "args": {"cmd": "pytest"}}
     assert hook("PostToolUse", ran, capsys, monkeypatch) == ""
@@ -136,7 +139,9 @@ def test_a_round_with_the_third_hosts_headless_runner(
     assert (repo / "hello.txt").read_text() == "hi\n"
 
 
-def test_the_third_host_is_offered_and_checked_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_third_host_is_offered_and_checked_everywhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from autopilot_codex.commands import install, run
     from autopilot_codex.commands.doctor import host_reports
     from autopilot_codex.rounds.runner import implementers

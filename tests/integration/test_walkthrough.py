@@ -107,7 +107,9 @@ def unshown(shown: list[str], printed: str) -> list[str]:
 def machine_path() -> list[str]:
     """This machine's PATH without a folder that holds an `autopilot-codex` of its own."""
     return [
-        d for d in os.environ["PATH"].split(os.pathsep) if d and not (Path(d) / "autopilot-codex").exists()
+        d
+        for d in os.environ["PATH"].split(os.pathsep)
+        if d and not (Path(d) / "autopilot-codex").exists()
     ]
 
 
@@ -136,7 +138,9 @@ class Home:
             # The stand-ins first, then the user's bin (install links the launcher there), then
             # this machine's git, bwrap and socat (not an installed launcher: CI's activated venv
             # puts its own `autopilot-codex` first, which a fresh home does not have).
-            "PATH": os.pathsep.join([str(shims), str(self.home / ".local" / "bin"), *machine_path()]),
+            "PATH": os.pathsep.join(
+                [str(shims), str(self.home / ".local" / "bin"), *machine_path()]
+            ),
             "LANG": "C.UTF-8",
             "COLUMNS": "250",
             "AUTOPILOT_CODEX_PYTHON": sys.executable,
@@ -157,8 +161,13 @@ class Home:
         line = command.replace("<checkout>", shlex.quote(str(ROOT)))
         # One stream, as a terminal shows both.
         done = subprocess.run(
-            ["bash", "-c", line], cwd=self.cwd, env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True, timeout=120,
+            ["bash", "-c", line],
+            cwd=self.cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
         )
         return done.stdout
 
@@ -172,8 +181,13 @@ class Home:
         }
         subprocess.run(
             [str(LAUNCHER), "hook", event, "--host", "claude"],
-            input=json.dumps(data), cwd=self.cwd, env=self.env, capture_output=True, text=True,
-            timeout=120, check=True,
+            input=json.dumps(data),
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
         )
 
     def autopilot(self) -> None:

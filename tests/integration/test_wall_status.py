@@ -196,8 +196,10 @@ def test_run_judges_the_rounds_boundary_with_the_users_codex_config(
     round in, except where the user's config still hands the key to the shell."""
     config = machine.parent / "codex-home" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('sandbox_mode = "danger-full-access"\n[shell_environment_policy.set]\n'
-                      'OPENAI_API_KEY = "sk-put-back"\n')
+    config.write_text(
+        'sandbox_mode = "danger-full-access"\n[shell_environment_policy.set]\n'
+        'OPENAI_API_KEY = "sk-put-back"\n'
+    )
     code = run_main(["--implementer", "codex", "--require-wall", "--cwd", str(repo), "goal"])
     err = capsys.readouterr().err
     assert code == 1
@@ -214,7 +216,8 @@ def test_doctor_names_an_unguarded_wall_in_two_lines_a_host_with_the_command_tha
     """Issue 36: an unguarded wall printed some 50 lines on `install` and `doctor`."""
     code, text = cli(capsys, "-C", str(repo), "doctor")
     walls = [
-        line for line in text.splitlines()
+        line
+        for line in text.splitlines()
         if line.startswith("--   wall") or line.startswith("       ")
     ]
     assert len(walls) <= 5, text

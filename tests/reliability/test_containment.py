@@ -86,7 +86,9 @@ def test_the_owners_loop_events_reach_the_loop_from_inside(planned: Path, place:
 def test_a_cd_inside_the_command_does_not_switch_the_rails_off(planned: Path) -> None:
     # The hook's cwd is the session's; the command moves elsewhere inside and pushes from there.
     nested_git_dir(planned)
-    assert denied(bash(planned, "mkdir -p sub/.git && cd sub && git -C .. push --force origin main"))
+    assert denied(
+        bash(planned, "mkdir -p sub/.git && cd sub && git -C .. push --force origin main")
+    )
     assert denied(bash(planned, "cd sub; git push -f origin main"))
 
 

@@ -138,8 +138,23 @@ def test_leftovers_of_killed_writers_break_nothing_later(
     assert state_of(planned)["tool_events"] == before + 1
     # The shadow history's own files (shadow/) are the loop's too.
     shadow = {"shadow.git", "shadow.lock", "shadow-turn"}
-    project_files = leftovers(store.dir, {"state.json", "plan.json", "plan.json.bridge", "witness.json", "events.jsonl", "state.lock", "hostfiles.json", "nested.json", *shadow})
-    assert all(name.endswith(".tmp") for name in project_files), [n for n in project_files if not n.endswith(".tmp")]
+    project_files = leftovers(
+        store.dir,
+        {
+            "state.json",
+            "plan.json",
+            "plan.json.bridge",
+            "witness.json",
+            "events.jsonl",
+            "state.lock",
+            "hostfiles.json",
+            "nested.json",
+            *shadow,
+        },
+    )
+    assert all(name.endswith(".tmp") for name in project_files), [
+        n for n in project_files if not n.endswith(".tmp")
+    ]
 
     # Once the loop is stopped, nothing may be left in the index of running loops: the
     # launcher answers every hook of every session without Python only when it is empty.

@@ -118,7 +118,9 @@ def test_a_changed_marker_is_tamper_and_is_restored_from_the_state(planned: Path
     marker = active_marker(planned)
     data = json.loads(marker.read_text())
     marker.write_text(json.dumps({**data, "session_id": "nested-session"}))
-    launch("PostToolUse", payload("PostToolUse", planned, "nested-session", tool_name="Read"), planned)
+    launch(
+        "PostToolUse", payload("PostToolUse", planned, "nested-session", tool_name="Read"), planned
+    )
     assert json.loads(marker.read_text())["session_id"] == "sess-1"
     assert "state.tampered" in [e["event"] for e in events_of(planned)]
     assert state_of(planned)["status"] == "stopped"

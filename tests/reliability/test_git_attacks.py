@@ -357,7 +357,9 @@ def test_a_review_through_the_real_hooks(
     assert "SECRETVALUE" not in request.raw_body and PLANTED_KEY not in request.raw_body
     assert "+.env" in request.prompt_text and MARKER_HIDDEN in request.prompt_text
     assert "core.fsmonitor" in request.prompt_text
-    events = [json.loads(line) for line in (project_dir(repo) / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line) for line in (project_dir(repo) / "events.jsonl").read_text().splitlines()
+    ]
     tamper = [e for e in events if e.get("event") == "git_tamper"]
     assert tamper and any("core.fsmonitor" in f for f in tamper[0]["findings"])
 

@@ -132,7 +132,11 @@ def test_the_helper_answers_as_the_direct_path(loop: Path, isolated: Path) -> No
     helped = hook(loop)
     wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
     assert denied(direct)
-    assert (helped.code, helped.stdout, helped.stderr) == (direct.code, direct.stdout, direct.stderr)
+    assert (helped.code, helped.stdout, helped.stderr) == (
+        direct.code,
+        direct.stdout,
+        direct.stderr,
+    )
     info = os.lstat(run_dir(isolated))
     assert info.st_mode & 0o777 == 0o700
     assert os.lstat(paths(isolated)[0]).st_mode & 0o077 == 0
@@ -342,7 +346,11 @@ def test_a_guard_stop_through_the_helper_is_the_direct_paths(
     wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
     direct = run_launcher(stop, json.dumps(payload("Stop", other)).encode(), env=OFF)
     assert "stopped_budget" in helped.stdout
-    assert (helped.code, helped.stdout, helped.stderr) == (direct.code, direct.stdout, direct.stderr)
+    assert (helped.code, helped.stdout, helped.stderr) == (
+        direct.code,
+        direct.stdout,
+        direct.stderr,
+    )
     assert state_of(loop)["status"] == state_of(other)["status"] == "stopped_budget"
 
 

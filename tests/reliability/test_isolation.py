@@ -166,8 +166,6 @@ def test_the_environment_setup_imports_nothing_from_the_cwd(tmp_path: Path) -> N
         (cwd / "pip" / name).write_text(f"open({str(found / 'pip')!r}, 'w').close()\n")
     env = {k: v for k, v in os.environ.items() if k != "AUTOPILOT_CODEX_PYTHON"}
     env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
-    subprocess.run(
-        [str(LAUNCHER), "bootstrap"], cwd=cwd, env=env, capture_output=True, timeout=600
-    )
+    subprocess.run([str(LAUNCHER), "bootstrap"], cwd=cwd, env=env, capture_output=True, timeout=600)
     # Whether or not the packages could be installed here, nothing planted ran.
     assert fired(found) == []

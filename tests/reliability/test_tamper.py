@@ -290,7 +290,10 @@ def test_a_forged_line_is_never_laundered_by_the_bridge_s_next_writes(
     from autopilot_codex.state_ranges import parse_state
 
     store.save(parse_state(state))
-    assert json.loads(store.witness_path.read_text())["ledger"]["size"] <= seen["ledger"]["size"] + 10**6
+    assert (
+        json.loads(store.witness_path.read_text())["ledger"]["size"]
+        <= seen["ledger"]["size"] + 10**6
+    )
     out = hook("Stop", payload("Stop", planned)).json
     assert "a line the bridge did not write" in out["systemMessage"]
 
@@ -305,9 +308,7 @@ def test_the_bridge_s_own_appends_from_parallel_processes_chain_in_turn(
         "import sys; from pathlib import Path; from autopilot_codex.store import Store; "
         "s = Store(Path(sys.argv[1])); [s.append_event('burst', n=i) for i in range(40)]"
     )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(planned)]) for _ in range(4)
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(planned)]) for _ in range(4)]
     assert all(p.wait() == 0 for p in procs)
     manager.enqueue(verdict_body("continue"), schema="Verdict")
     hook("PostToolUse", payload("PostToolUse", planned, tool_name="Read"))

@@ -84,7 +84,11 @@ def test_a_state_file_from_before_consultations_loads() -> None:
         "schema_version": 2,
     }
     state = parse_state(migrate(data))
-    assert (of(state).consultations, of(state).consultations_task, of(state).consultations_total) == (
+    assert (
+        of(state).consultations,
+        of(state).consultations_task,
+        of(state).consultations_total,
+    ) == (
         0,
         None,
         0,
@@ -118,9 +122,7 @@ def test_the_skill_quotes_the_default_settings_truly() -> None:
     config = Config()
     skill = Path(__file__).parents[2] / "skills" / "consultation" / "SKILL.md"
     text = skill.read_text(encoding="utf-8")
-    call = ceiling_usd(
-        "x" * config.prompt_chars, config.max_output_tokens, price_for(config.model)
-    )
+    call = ceiling_usd("x" * config.prompt_chars, config.max_output_tokens, price_for(config.model))
     assert f"up to ${call:.2f} a question" in text and f"up to ${call:.2f} (the verdict)" in text
     assert f"manager `{config.model}`" in text and f"{config.prompt_chars:,} characters" in text
     assert f"at most {DEFAULT_MAX_CONSULTATIONS} per task" in text

@@ -18,9 +18,17 @@ def test_red_checks_overrule_done_and_count_as_a_block() -> None:
     state, decision = reducer.apply_verdict(
         make_state(), verdict("done"), "head1", LIMITS, now=NOW, checks_red=RED
     )
-    assert (decision.action, decision.event, state.status) == ("block", "checks.overrule", "running")
+    assert (decision.action, decision.event, state.status) == (
+        "block",
+        "checks.overrule",
+        "running",
+    )
     assert "test_total_is_right" in decision.reason and "Task T1 (1/3)" in decision.reason
-    assert (of(state).current_task, of(state).completed_tasks, state.idle_stop_blocks) == ("T1", [], 1)
+    assert (of(state).current_task, of(state).completed_tasks, state.idle_stop_blocks) == (
+        "T1",
+        [],
+        1,
+    )
     assert (kept := of(state).last_verdict) is not None and kept.decision == "done"
 
 
@@ -29,7 +37,11 @@ def test_red_checks_overrule_a_task_advance() -> None:
         make_state(), verdict("continue", done=True), "head1", LIMITS, now=NOW, checks_red=RED
     )
     assert decision.event == "checks.overrule" and "do it" in decision.reason
-    assert (of(state).current_task, of(state).completed_tasks, of(state).task_base_sha) == ("T1", [], "base")
+    assert (of(state).current_task, of(state).completed_tasks, of(state).task_base_sha) == (
+        "T1",
+        [],
+        "base",
+    )
 
 
 def test_red_checks_add_their_failure_to_a_plain_continue() -> None:
@@ -66,7 +78,9 @@ def test_ralph_promise_with_red_checks_blocks_and_green_ends() -> None:
         now=1.0,
         checks_red=RED,
     )
-    assert decision.blocks and "promise is not accepted" in decision.reason and RED in decision.reason
+    assert (
+        decision.blocks and "promise is not accepted" in decision.reason and RED in decision.reason
+    )
     assert (kept.iteration, kept.idle_stop_blocks) == (2, 1)
     _, decision = ralph.on_stop(
         kept, last_message=message, stop_hook_active=True, tool_ran_since_last_block=True, now=2.0

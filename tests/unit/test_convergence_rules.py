@@ -99,7 +99,9 @@ def test_reviews_that_only_restate_count_as_idle_and_a_change_resets() -> None:
 
 
 def test_the_listing_shows_the_age_and_the_verbatim_count() -> None:
-    ledger = step(step(step(Ledger(), raised("one")).ledger, raised("one")).ledger, raised("one")).ledger
+    ledger = step(
+        step(step(Ledger(), raised("one")).ledger, raised("one")).ledger, raised("one")
+    ).ledger
     assert listing(ledger) == [
         "F1 [disputed, high, task T1, age 2 review(s), said 3x verbatim] one (a.py)"
     ]
@@ -114,7 +116,9 @@ def test_the_ledger_round_trips_through_json() -> None:
 
 
 def fix(*items: Finding, closed: list[str] | None = None) -> Review:
-    return Review(decision="fix", summary="sum", findings=list(items), revert_files=[], closed=closed)
+    return Review(
+        decision="fix", summary="sum", findings=list(items), revert_files=[], closed=closed
+    )
 
 
 def reduced(state: State, review: Review, key: str = "d") -> tuple[State, Any]:
@@ -123,7 +127,9 @@ def reduced(state: State, review: Review, key: str = "d") -> tuple[State, Any]:
 
 def judged(state: State, review: Review, ledger: Ledger, key: str = "d", files: Any = None) -> Any:
     s, decision = reduced(state, review, key)
-    return judge(s, decision, review, ledger, diff_key=key, now=NOW, rules=RULES, changed_files=files)
+    return judge(
+        s, decision, review, ledger, diff_key=key, now=NOW, rules=RULES, changed_files=files
+    )
 
 
 def test_a_delivered_finding_names_its_id() -> None:
@@ -171,7 +177,10 @@ def test_a_finding_outside_the_tasks_diff_is_advisory() -> None:
     review = fix(found("old code", file="legacy.py"), found("mine", file="a.py"))
     state, decision, ledger = judged(make_state(), review, Ledger(), files=["a.py"])
     assert decision.blocks and "mine" in decision.reason and "old code" not in decision.reason
-    assert [(e.title, e.status) for e in ledger.entries] == [("old code", "waived"), ("mine", "open")]
+    assert [(e.title, e.status) for e in ledger.entries] == [
+        ("old code", "waived"),
+        ("mine", "open"),
+    ]
     only_old = fix(found("old code", file="legacy.py"))
     state, decision, _ = judged(make_state(), only_old, Ledger(), files=["a.py"])
     assert not decision.blocks and decision.event == PASSED_DISPUTED
@@ -192,7 +201,11 @@ def test_a_review_block_at_a_stop_is_a_turn_for_every_guard() -> None:
     state = count_turn(make_state(), block, True, "base")
     assert (state.iteration, state.idle_stop_blocks, of(state).no_progress_streak) == (1, 1, 1)
     moved = count_turn(state, block, True, "newer")
-    assert (moved.iteration, of(moved).no_progress_streak, of(moved).last_verdict_head) == (2, 0, "newer")
+    assert (moved.iteration, of(moved).no_progress_streak, of(moved).last_verdict_head) == (
+        2,
+        0,
+        "newer",
+    )
     # Not at a Stop (a tool's hook), or not a block: no turn.
     assert count_turn(make_state(), block, False, "base").iteration == 0
 
@@ -217,7 +230,14 @@ def test_a_reject_stands_even_when_its_findings_are_advisory() -> None:
         changed_files=["a.py"],
     )  # fmt: skip
     _, after, _ = judge(
-        state, decision, reject, Ledger(), diff_key="d", now=NOW, rules=RULES, changed_files=["a.py"]
+        state,
+        decision,
+        reject,
+        Ledger(),
+        diff_key="d",
+        now=NOW,
+        rules=RULES,
+        changed_files=["a.py"],
     )
     assert after == decision and after.blocks and "git restore" in after.reason
 

@@ -102,7 +102,9 @@ def test_a_retry_after_header_is_honoured_and_a_bad_one_falls_back_to_backoff() 
 
 def test_each_failure_opens_with_words_of_its_own() -> None:
     url = "http://127.0.0.1:9/v1"
-    assert describe(failure(401), url=url) == f"authentication failed at {url} (check OPENAI_API_KEY)"
+    assert (
+        describe(failure(401), url=url) == f"authentication failed at {url} (check OPENAI_API_KEY)"
+    )
     assert describe(failure(429), url=url) == f"rate limited (429) at {url}"
     assert describe(failure(404), url=url).endswith("set AUTOPILOT_CODEX_API=chat")
     assert describe(failure(404), api="chat", url=url) == "HTTP 404: no error text"

@@ -149,7 +149,12 @@ def test_an_advisory_finding_said_again_is_the_same_finding_by_its_words_or_its_
 
     def review(ledger: Ledger, *said: Raised) -> Ledger:
         return merge(
-            ledger, task="T2", raised=list(said), closed_ids=[], diff_key="k", now="t",
+            ledger,
+            task="T2",
+            raised=list(said),
+            closed_ids=[],
+            diff_key="k",
+            now="t",
             max_verbatim=2,
         ).ledger
 

@@ -63,7 +63,9 @@ def test_owner_and_unclaimed_are_admitted_other_sessions_not(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("inner", ["sub/.git", "vendor/lib/.git", "a/b/c"])
-def test_the_loop_is_found_by_containment_not_by_the_nearest_git(tmp_path: Path, inner: str) -> None:
+def test_the_loop_is_found_by_containment_not_by_the_nearest_git(
+    tmp_path: Path, inner: str
+) -> None:
     repo = make_repo(tmp_path / "r")
     mark(repo, "s1")
     (repo / inner).mkdir(parents=True)
@@ -179,7 +181,9 @@ def test_of_two_copies_that_disagree_the_deepest_worktree_wins_in_either_index(
     (repo / "sub").mkdir()
     mark(repo, "s1")
     deeper = {"worktree": str(repo.resolve() / "sub"), "session_id": "s1", "style": "ralph"}
-    (active_marker(repo) if deeper_in == "active" else rails_marker(repo)).write_text(json.dumps(deeper))
+    (active_marker(repo) if deeper_in == "active" else rails_marker(repo)).write_text(
+        json.dumps(deeper)
+    )
     admitted = admit(hook(repo / "sub", "s1"), "Stop")
     assert admitted is not None and admitted.repair
     assert admitted.worktree == deeper["worktree"] and admitted.style == "ralph"
@@ -252,7 +256,12 @@ def test_a_driver_owned_loop_admits_every_session_with_its_style(tmp_path: Path)
     marker = mark(repo, "driver-session")
     marker.write_text(
         json.dumps(
-            {"worktree": str(find_worktree(repo)), "session_id": None, "style": "rounds", "owner": "driver"}
+            {
+                "worktree": str(find_worktree(repo)),
+                "session_id": None,
+                "style": "rounds",
+                "owner": "driver",
+            }
         )
     )
     rails_marker(repo).write_text(marker.read_text())
@@ -303,7 +312,9 @@ def test_the_gates_parser_answers_as_json_loads_does(raw: bytes) -> None:
         assert exc is not None
         return
     got = loads(raw)
-    if isinstance(expected, dict) and any(isinstance(v, float) and math.isnan(v) for v in expected.values()):
+    if isinstance(expected, dict) and any(
+        isinstance(v, float) and math.isnan(v) for v in expected.values()
+    ):
         assert isinstance(got, dict) and math.isnan(got["x"]) and got["y"] == math.inf
         return
     assert got == expected

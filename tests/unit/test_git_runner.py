@@ -56,9 +56,7 @@ HOW = ["not UTF-8", pytest.param("link to an unreadable file", marks=needs_proc)
 
 
 @pytest.mark.parametrize("how", HOW)
-def test_an_unreadable_commondir_falls_back_to_the_git_directory(
-    tmp_path: Path, how: str
-) -> None:
+def test_an_unreadable_commondir_falls_back_to_the_git_directory(tmp_path: Path, how: str) -> None:
     main, linked = _linked(tmp_path)
     git_dir = main / ".git" / "worktrees" / "linked"
     (git_dir / "commondir").unlink()
@@ -76,7 +74,9 @@ def test_an_unreadable_git_file_is_an_error(tmp_path: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("points_at", ["gitdir", "commondir"])
-def test_a_git_pointer_into_a_symlink_loop_is_a_bridge_error(tmp_path: Path, points_at: str) -> None:
+def test_a_git_pointer_into_a_symlink_loop_is_a_bridge_error(
+    tmp_path: Path, points_at: str
+) -> None:
     """The implementer can write the worktree's `.git` file (or a linked worktree's
     `commondir`): a pointer into a symlink loop is one line to read, never an internal error."""
     folder = tmp_path / "odd"
@@ -175,7 +175,9 @@ def test_identity_goes_on_past_a_lookup_that_times_out(
     # The script marks its start in tmp_path, which the supervisor's sandbox keeps read-only.
     monkeypatch.setattr(jail, "_known", jail.Wall("linux", False, why="a test"))
     started = tmp_path / "started"
-    hangs_on_name = f'case "$*" in *user.name*) touch "{started}"; exec sleep 600;; esac\nexec git "$@"'
+    hangs_on_name = (
+        f'case "$*" in *user.name*) touch "{started}"; exec sleep 600;; esac\nexec git "$@"'
+    )
     monkeypatch.setenv(binary.OVERRIDE, str(_git_script(tmp_path, hangs_on_name)))
     _ManualTimer.made = []
     monkeypatch.setattr(threading, "Timer", _ManualTimer)

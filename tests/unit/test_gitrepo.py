@@ -49,7 +49,9 @@ def test_excluded_directories_are_left_out(tmp_path: Path) -> None:
 
 def test_the_changed_names_are_the_files_the_diff_names(tmp_path: Path) -> None:
     """What a prompt that only names earlier tasks' files reads instead of a whole diff."""
-    repo = make_repo(tmp_path / "r", {"app.py": "a = 1\n", "conf/.env": "K=old\n", "old.txt": "o\n"})
+    repo = make_repo(
+        tmp_path / "r", {"app.py": "a = 1\n", "conf/.env": "K=old\n", "old.txt": "o\n"}
+    )
     base = gitrepo.head_sha(repo)
     (repo / "app.py").write_text("a = 2\n")
     (repo / "conf/.env").write_text("K=new\n")

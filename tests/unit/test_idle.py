@@ -16,8 +16,12 @@ ALL_DONE: dict[str, Any] = {"completed_tasks": ["T1", "T2"], "current_task": "T3
 
 def verdict(done: bool = True, **extra: Any) -> Verdict:
     body: dict[str, Any] = {
-        "decision": "continue", "reason": "why", "current_task_done": done,
-        "instructions": "", "findings": [], **extra,
+        "decision": "continue",
+        "reason": "why",
+        "current_task_done": done,
+        "instructions": "",
+        "findings": [],
+        **extra,
     }
     return Verdict(**body)
 

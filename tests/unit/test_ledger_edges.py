@@ -30,7 +30,10 @@ def test_a_last_line_without_its_end_is_not_the_bridge_s(tmp_path: Path) -> None
     assert problem is None and anchor == end(path)
     with path.open("ab") as handle:
         handle.write(b'{"event": "torn"')
-    assert verify(path, KEY, anchor) == (anchor, "events.jsonl ends in a line the bridge did not write")
+    assert verify(path, KEY, anchor) == (
+        anchor,
+        "events.jsonl ends in a line the bridge did not write",
+    )
 
 
 def test_the_audit_sees_a_ledger_removed_or_rewritten_at_the_anchor(tmp_path: Path) -> None:
@@ -56,5 +59,5 @@ def test_the_newest_figures_skip_unsealed_and_unreadable_lines(tmp_path: Path) -
     with path.open("ab") as handle:
         handle.write(b'{"iteration": 99}\n')  # unsealed: not the bridge's
         handle.write(b"{not json" + forged_mac + b"\n")  # sealed-looking, unreadable
-        handle.write(b'[1, 2' + forged_mac + b"\n")  # readable, but not a record
+        handle.write(b"[1, 2" + forged_mac + b"\n")  # readable, but not a record
     assert newest(path, Anchor()) == {"budget_used_usd": 0.5, "iteration": 2.0, "witness": 3.0}

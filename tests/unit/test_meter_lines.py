@@ -130,7 +130,10 @@ def test_a_ralph_loop_is_timed_from_its_start_against_its_cap() -> None:
     # 300 s since the loop began, against its cap (the envelope's: ralph keeps no other).
     assert lines[1] == "Tokens: 0 · time 5m / 10m"
     # Two iterations ended: the budget lasts 6 more at $0.25 each; the time cap 2 more.
-    assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 2 more."
+    assert (
+        lines[2]
+        == "At this rate the budget lasts about 6 more iterations; the time cap about 2 more."
+    )
 
 
 def test_a_meter_with_nothing_spent_yet_is_passed_over_and_the_next_still_projected() -> None:
@@ -151,7 +154,9 @@ def test_status_names_every_record_found_tampered_with() -> None:
         SpendCursor(path="/h/b.jsonl", tampered="cut short"),
         SpendCursor(path="/h/c.jsonl", tampered="rewritten"),
     ]
-    lines = meters.status_lines(loop(spend_cursors=cursors), START, budget_usd=None, reads_spend=True)
+    lines = meters.status_lines(
+        loop(spend_cursors=cursors), START, budget_usd=None, reads_spend=True
+    )
     told = [line for line in lines if "tampered" in line]
     assert told == [
         "The host's record /h/b.jsonl was found tampered with (cut short): the spend already "

@@ -35,7 +35,11 @@ def loop(**fields: object) -> State:
     ],
 )
 def test_which_cap_ends_the_loop(
-    fields: dict[str, object], budget: float | None, now: float | None, status: str | None, words: str
+    fields: dict[str, object],
+    budget: float | None,
+    now: float | None,
+    status: str | None,
+    words: str,
 ) -> None:
     got = meters.over(loop(**fields), now, budget)
     if status is None:
@@ -45,7 +49,8 @@ def test_which_cap_ends_the_loop(
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("2h", 7200.0), ("90m", 5400.0), ("1h30m", 5400.0), ("45", 45.0), ("10s", 10.0)]
+    ("text", "seconds"),
+    [("2h", 7200.0), ("90m", 5400.0), ("1h30m", 5400.0), ("45", 45.0), ("10s", 10.0)],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert meters.parse_duration(text) == seconds
@@ -77,7 +82,11 @@ def reading(**fields: object) -> meters.Reading:
             2,
             "At this rate the budget lasts about 6 more iterations.",
         ),
-        ({"tokens": 900, "max_tokens": 1000}, 3, "At this rate the token cap lasts about 0 more iterations."),
+        (
+            {"tokens": 900, "max_tokens": 1000},
+            3,
+            "At this rate the token cap lasts about 0 more iterations.",
+        ),
         (
             {"implementer_usd": 1.0, "budget_usd": 3.0, "elapsed_s": 600.0, "max_seconds": 1200.0},
             1,
@@ -86,7 +95,11 @@ def reading(**fields: object) -> meters.Reading:
         ({"implementer_usd": 1.0, "budget_usd": 3.0}, 0, ""),  # nothing ended yet
         ({"budget_usd": 3.0}, 2, ""),  # nothing spent: no rate
         ({"implementer_usd": 1.0}, 2, ""),  # nothing capped
-        ({"implementer_usd": 2.5, "budget_usd": 2.0}, 2, "At this rate the budget lasts about 0 more iterations."),
+        (
+            {"implementer_usd": 2.5, "budget_usd": 2.0},
+            2,
+            "At this rate the budget lasts about 0 more iterations.",
+        ),
     ],
 )
 def test_projection(fields: dict[str, object], done: int, text: str) -> None:
@@ -109,8 +122,13 @@ def test_status_projects_an_autopilot_loop_from_its_verdicts() -> None:
     lines = meters.status_lines(state, START + 600, budget_usd=2.0, reads_spend=True)
     assert lines[0] == "Spend: manager $0.20 · implementer $0.30 · total $0.50 of $2.00"
     assert lines[1] == "Tokens: 0 · time 10m / 1h"
-    assert lines[2] == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
-    stopped = meters.status_lines(state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False)
+    assert (
+        lines[2]
+        == "At this rate the budget lasts about 6 more iterations; the time cap about 10 more."
+    )
+    stopped = meters.status_lines(
+        state.evolve(status="stopped"), START, budget_usd=2.0, reads_spend=False
+    )
     assert not any(line.startswith("At this rate") for line in stopped)
     assert stopped[-1].startswith("The implementer's spend is not seen on this host")
 

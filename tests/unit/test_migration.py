@@ -35,7 +35,11 @@ def test_a_v1_file_loads_as_an_autopilot_loop_owned_by_its_session(repo: Path) -
     plant_v1(repo)
     state = Store(repo).load()
     assert state is not None
-    assert (state.schema_version, state.style, state.owner) == (SCHEMA_VERSION, "autopilot", "session")
+    assert (state.schema_version, state.style, state.owner) == (
+        SCHEMA_VERSION,
+        "autopilot",
+        "session",
+    )
     # Everything the v1 loop knew is still there.
     assert (state.goal, state.session_id, state.iteration) == ("write two files", "sess-v1", 1)
     assert (kept := of(state).last_review) is not None and kept.decision == "fix"
@@ -52,7 +56,11 @@ def test_saving_a_migrated_loop_writes_the_current_schema_and_a_marker_with_styl
         assert state is not None
         store.save(state)
     saved = json.loads((folder / "state.json").read_text())
-    assert (saved["schema_version"], saved["style"], saved["owner"]) == (SCHEMA_VERSION, "autopilot", "session")
+    assert (saved["schema_version"], saved["style"], saved["owner"]) == (
+        SCHEMA_VERSION,
+        "autopilot",
+        "session",
+    )
     assert saved["autopilot"]["current_task"] == "T1" and "current_task" not in saved
     marker = json.loads(active_marker(repo).read_text())
     assert marker == {
@@ -135,7 +143,10 @@ def _plan(repo: Path) -> None:
 
     task = Task("T1", "one", ["a.txt"], ["write"], ["exists"], [])
     state = State(
-        goal="g", plan=Plan("s", [task]), base_sha="0" * 40, worktree=str(repo),
+        goal="g",
+        plan=Plan("s", [task]),
+        base_sha="0" * 40,
+        worktree=str(repo),
         session_id="sess-old",
         own=AutopilotRecord(model="m", current_task="T1", task_base_sha="0" * 40),
     )
@@ -248,7 +259,11 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
     plant_v2(repo, "autopilot")
     state = Store(repo).load()
     assert state is not None and state.schema_version == SCHEMA_VERSION
-    assert (of(state).current_task, of(state).completed_tasks, of(state).review_mode) == ("T2", ["T1"], "stop")
+    assert (of(state).current_task, of(state).completed_tasks, of(state).review_mode) == (
+        "T2",
+        ["T1"],
+        "stop",
+    )
     assert [r.decision for r in of(state).reviewed] == ["approve", "fix"]
     assert state.last_checks[0].status == "pass" and state.checks[0].command == "true"
     assert (state.budget_used_usd, state.session_id, state.wall) == (0.016, "sess-v2", "off")
@@ -260,7 +275,9 @@ def test_a_v2_autopilot_file_loads_whole_and_saves_as_an_envelope_and_its_record
         if name in ("schema_version", "worktree", "updated_at", "wall_missing", "ralph"):
             continue
         assert _no_new_ids((record if name in record else saved)[name]) == value, name
-    assert "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == SCHEMA_VERSION
+    assert (
+        "ralph" not in saved and "rounds" not in saved and saved["schema_version"] == SCHEMA_VERSION
+    )
 
 
 def test_a_v2_ralph_file_keeps_its_session_iteration_and_cap_once(repo: Path) -> None:
@@ -271,7 +288,9 @@ def test_a_v2_ralph_file_keeps_its_session_iteration_and_cap_once(repo: Path) ->
     saved = saved_again(repo)
     ralph = saved["ralph"]
     assert isinstance(ralph, dict)
-    assert not {"session_id", "iteration", "max_iterations", "budget_usd", "max_seconds"} & set(ralph)
+    assert not {"session_id", "iteration", "max_iterations", "budget_usd", "max_seconds"} & set(
+        ralph
+    )
     assert not {"started_at", "idle_stop_blocks"} & set(ralph)
     assert (ralph["prompt"], ralph["completion_promise"]) == ("keep going", "ALL DONE")
     assert (saved["session_id"], saved["iteration"], saved["max_iterations"]) == ("sess-r2", 2, 5)

@@ -50,7 +50,9 @@ def test_a_link_found_off_path_is_named_and_someone_else_s_file_is_kept(
     other.chmod(0o755)
     # An older install comes first on PATH; ours is linked already behind it.
     env = {"PATH": f"{first}:{folder}", "HOME": str(home)}
-    assert put_on_path(env, launcher) == f"  PATH: `{NAME}` is {folder / NAME} (a link to {launcher})"
+    assert (
+        put_on_path(env, launcher) == f"  PATH: `{NAME}` is {folder / NAME} (a link to {launcher})"
+    )
     # A file of the user's in the bin folder is never replaced.
     (folder / NAME).unlink()
     (folder / NAME).write_text("mine\n")

@@ -119,12 +119,17 @@ def test_a_large_file_sorting_first_cannot_push_a_small_edit_out_of_the_review()
 
 
 def test_each_file_gets_a_fair_share_and_the_smallest_are_whole() -> None:
-    files = [section(f"f{n}.py", [f"line {n} {m}" for m in range(size)]) for n, size in enumerate((3, 5, 4000, 4000))]
+    files = [
+        section(f"f{n}.py", [f"line {n} {m}" for m in range(size)])
+        for n, size in enumerate((3, 5, 4000, 4000))
+    ]
     bounded = bound_diff("".join(files), 30_000)
     for n, size in enumerate((3, 5)):
         assert all(f"+line {n} {m}" in bounded for m in range(size))
     # The two large ones share what is left, about evenly.
-    shown = [sum(1 for line in bounded.splitlines() if line.startswith(f"+line {n} ")) for n in (2, 3)]
+    shown = [
+        sum(1 for line in bounded.splitlines() if line.startswith(f"+line {n} ")) for n in (2, 3)
+    ]
     assert min(shown) > 0.8 * max(shown) and sum(shown) < 8000
     assert len(bounded) <= 30_000
 

@@ -45,7 +45,9 @@ def write_tool(path: Path, tool: str = "Write") -> HookInput:
 def test_the_file_tools_may_not_write_a_run_file(worktree: Path, rel: str) -> None:
     reason = check(write_tool(worktree / rel), Config(), worktree)
     assert reason and "[host-settings]" in reason, rel
-    read = HookInput(event="PreToolUse", tool_name="Read", tool_input={"file_path": str(worktree / rel)})
+    read = HookInput(
+        event="PreToolUse", tool_name="Read", tool_input={"file_path": str(worktree / rel)}
+    )
     assert check(read, Config(), worktree) is None
 
 

@@ -209,7 +209,9 @@ def test_printf_prints_what_bash_prints() -> None:
 @pytest.fixture
 def away() -> Iterator[Where]:
     """A worktree and homes outside every temporary folder."""
-    yield Where(Path("/srv/wt"), Path("/srv/state"), Path("/srv/state/config.json"), False, hosts.roster())
+    yield Where(
+        Path("/srv/wt"), Path("/srv/state"), Path("/srv/state/config.json"), False, hosts.roster()
+    )
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,9 @@ def no_manager(model: str, config: Config) -> object:
     raise AssertionError("ralph never calls the manager")
 
 
-def ctx(store: Store, event: str, session: str | None = "s1", **extra: object) -> styles.HookContext:
+def ctx(
+    store: Store, event: str, session: str | None = "s1", **extra: object
+) -> styles.HookContext:
     payload = HookInput(event=event, session_id=session, **extra)  # type: ignore[arg-type]
     return styles.HookContext(payload, store, Config(), hosts.get("claude"), no_manager)  # type: ignore[arg-type]
 
@@ -110,7 +112,9 @@ def test_a_compaction_lets_the_next_stop_through_once(store: Store) -> None:
 
 
 @pytest.mark.parametrize("session", [None, "other"])
-def test_a_hook_that_does_not_own_the_loop_changes_nothing(store: Store, session: str | None) -> None:
+def test_a_hook_that_does_not_own_the_loop_changes_nothing(
+    store: Store, session: str | None
+) -> None:
     plant(store, session_id="s1")
     before = store.state_path.read_text()
     for event in ("Stop", "PostToolUse", "PreCompact", "SessionStart"):
@@ -140,7 +144,8 @@ def test_state_json_round_trips_with_and_without_a_ralph_record(store: Store) ->
 
 
 @pytest.mark.parametrize(
-    "bad", [{"iteration": 0}, {"max_iterations": -1}, {"idle_stop_blocks": -2}, {"tools_at_block": -1}]
+    "bad",
+    [{"iteration": 0}, {"max_iterations": -1}, {"idle_stop_blocks": -2}, {"tools_at_block": -1}],
 )
 def test_hand_edited_ralph_counters_are_refused(store: Store, bad: dict[str, int]) -> None:
     from autopilot_codex import typedjson

@@ -39,7 +39,10 @@ def make_state(**update: Any) -> State:
 def verdict(decision: str, done: bool = False) -> Outcome[Verdict]:
     value = Verdict(
         decision=decision,  # type: ignore[arg-type]
-        reason="why", current_task_done=done, instructions="do it", findings=[]
+        reason="why",
+        current_task_done=done,
+        instructions="do it",
+        findings=[],
     )
     return Outcome(value, cost_usd=0.25)
 
@@ -150,7 +153,9 @@ def test_stall_limit_is_configurable() -> None:
 def test_budget_guard_refuses_calls_that_could_overspend(
     used: float, estimate: float, stops: bool
 ) -> None:
-    result = caps.budget_guard(make_state(budget_used_usd=used), estimate, "verdict.budget", now=None)
+    result = caps.budget_guard(
+        make_state(budget_used_usd=used), estimate, "verdict.budget", now=None
+    )
     assert (result is not None) is stops
     if result is not None:
         assert result[0].status == "stopped_budget"
@@ -158,7 +163,9 @@ def test_budget_guard_refuses_calls_that_could_overspend(
 
 
 def test_review_approve_records_and_allows_silently() -> None:
-    state, decision = reducer.apply_review(make_state(), review("approve"), "h1", now=NOW, limits=LIMITS)
+    state, decision = reducer.apply_review(
+        make_state(), review("approve"), "h1", now=NOW, limits=LIMITS
+    )
     assert decision.action == "allow" and decision.message == "" and decision.reason == ""
     assert (kept := of(state).last_review) is not None and kept.decision == "approve"
     assert of(state).cached_review("h1") is not None
@@ -166,7 +173,9 @@ def test_review_approve_records_and_allows_silently() -> None:
 
 
 def test_review_fix_blocks_with_findings_and_does_not_advance() -> None:
-    state, decision = reducer.apply_review(make_state(), review("fix"), "h1", now=NOW, limits=LIMITS)
+    state, decision = reducer.apply_review(
+        make_state(), review("fix"), "h1", now=NOW, limits=LIMITS
+    )
     assert decision.blocks and "fix" in decision.reason
     assert of(state).current_task == "T1"
 
@@ -207,7 +216,9 @@ def test_review_cache_is_bounded_and_most_recent_first() -> None:
 
 @pytest.mark.parametrize("decision", ["approve", "fix", "reject"])
 def test_replay_matches_original(decision: str) -> None:
-    state, first = reducer.apply_review(make_state(), review(decision, ["f"]), "h", now=NOW, limits=LIMITS)
+    state, first = reducer.apply_review(
+        make_state(), review(decision, ["f"]), "h", now=NOW, limits=LIMITS
+    )
     record = of(state).cached_review("h")
     assert record is not None
     again = reducer.replay_review(record)
@@ -222,13 +233,16 @@ def test_verdict_done_allows_and_finishes() -> None:
 
 
 def test_verdict_abort_allows_and_aborts() -> None:
-    state, decision = reducer.apply_verdict(make_state(), verdict("abort"), "head1", LIMITS, now=NOW)
+    state, decision = reducer.apply_verdict(
+        make_state(), verdict("abort"), "head1", LIMITS, now=NOW
+    )
     assert (decision.action, state.status) == ("allow", "aborted")
 
 
 def test_verdict_continue_advances_when_task_done() -> None:
     state, decision = reducer.apply_verdict(
-        make_state(), verdict("continue", done=True), "head1", LIMITS, now=NOW)
+        make_state(), verdict("continue", done=True), "head1", LIMITS, now=NOW
+    )
     assert decision.blocks
     assert of(state).current_task == "T2"
     assert of(state).completed_tasks == ["T1"]
@@ -241,13 +255,17 @@ def test_verdict_continue_advances_when_task_done() -> None:
 
 
 def test_verdict_continue_keeps_task_when_not_done() -> None:
-    state, decision = reducer.apply_verdict(make_state(), verdict("continue"), "head1", LIMITS, now=NOW)
+    state, decision = reducer.apply_verdict(
+        make_state(), verdict("continue"), "head1", LIMITS, now=NOW
+    )
     assert decision.blocks and of(state).current_task == "T1" and "Task T1 (1/3)" in decision.reason
 
 
 def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
     state = make_state(current_task="T3", completed_tasks=["T3"])
-    state, decision = reducer.apply_verdict(state, verdict("continue", done=True), "h", LIMITS, now=NOW)
+    state, decision = reducer.apply_verdict(
+        state, verdict("continue", done=True), "h", LIMITS, now=NOW
+    )
     assert of(state).current_task is None
     assert of(state).completed_tasks == ["T3"]
     assert "All planned tasks are done" in decision.reason and "do it" in decision.reason
@@ -257,10 +275,14 @@ def test_last_task_done_but_continue_leaves_no_stale_contract() -> None:
 def test_no_progress_streak_counts_continues_without_commits_and_aborts_at_the_limit() -> None:
     state = make_state()
     state, d1 = reducer.apply_verdict(state, verdict("continue"), "base", LIMITS, now=NOW)
-    state, d2 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
+    state, d2 = reducer.apply_verdict(
+        guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW
+    )
     assert (d1.blocks, d2.blocks, of(state).no_progress_streak) == (True, True, 2)
     # Tools ran (the implementer was busy) but nothing was committed: abort.
-    state, d3 = reducer.apply_verdict(guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW)
+    state, d3 = reducer.apply_verdict(
+        guards.on_tool(state), verdict("continue"), "base", LIMITS, now=NOW
+    )
     assert d3.action == "allow" and state.status == "aborted" and of(state).no_progress_streak == 3
     assert d3.event == "verdict.no_progress"
 
@@ -275,7 +297,12 @@ def test_an_idle_implementer_is_paused_not_aborted() -> None:
 
 def test_done_completes_the_current_task() -> None:
     state, _ = reducer.apply_verdict(
-        make_state(current_task="T3", completed_tasks=["T1", "T2"]), verdict("done"), "h", LIMITS, now=NOW)
+        make_state(current_task="T3", completed_tasks=["T1", "T2"]),
+        verdict("done"),
+        "h",
+        LIMITS,
+        now=NOW,
+    )
     assert of(state).completed_tasks == ["T1", "T2", "T3"] and of(state).current_task is None
 
 
@@ -283,7 +310,9 @@ def test_leaving_running_tells_the_implementer_too() -> None:
     decision: guards.Decision | None
     _, decision = reducer.apply_review(make_state(), FAILED, "h", now=NOW, limits=LIMITS)
     assert "no longer supervising" in decision.context
-    _, decision = caps.budget_guard(make_state(budget_used_usd=4.99), 1.0, "review.budget", now=None) or (
+    _, decision = caps.budget_guard(
+        make_state(budget_used_usd=4.99), 1.0, "review.budget", now=None
+    ) or (
         None,
         None,
     )
@@ -343,7 +372,9 @@ def test_a_tool_after_compaction_clears_it() -> None:
 
 
 def test_each_continue_shows_the_user_a_banner() -> None:
-    state, decision = reducer.apply_verdict(make_state(), verdict("continue", done=True), "h1", LIMITS, now=NOW)
+    state, decision = reducer.apply_verdict(
+        make_state(), verdict("continue", done=True), "h1", LIMITS, now=NOW
+    )
     assert decision.message == "[autopilot-codex] continue (iteration 1/30, $0.25 of $5.00): T2"
 
 
@@ -359,12 +390,20 @@ def test_a_reject_restores_only_files_the_task_changed_and_says_what_it_dropped(
     assert decision.event == "review.reject"
     assert "-- a.py\n" in decision.reason
     assert "README.md" not in decision.reason and "passwd" not in decision.reason
-    assert decision.note == "revert_files dropped (not changed by this task): 1, README.md, /etc/passwd"
+    assert (
+        decision.note
+        == "revert_files dropped (not changed by this task): 1, README.md, /etc/passwd"
+    )
 
 
 def test_a_reject_with_nothing_to_restore_is_a_fix() -> None:
     state, decision = reducer.apply_review(
-        make_state(), review("reject", ["1", "2"]), "h1", now=NOW, limits=LIMITS, changed_files=["a.py"]
+        make_state(),
+        review("reject", ["1", "2"]),
+        "h1",
+        now=NOW,
+        limits=LIMITS,
+        changed_files=["a.py"],
     )
     assert decision.event == "review.fix" and decision.blocks
     assert "git restore" not in decision.reason
@@ -379,6 +418,8 @@ def test_a_task_called_done_without_a_new_commit_stays_current() -> None:
     assert of(state).current_task == "T1" and of(state).completed_tasks == []
     assert "Task T1 accepted" not in decision.reason and "Task T1 (1/3)" in decision.reason
     assert decision.note.startswith("T1 not advanced")
+
+
 # -- background reviews and the in-flight slot --------------------------------------------------
 
 

@@ -64,9 +64,9 @@ def test_a_rounds_run_without_a_budget_says_no_budget() -> None:
     assert (got.iterations, got.tokens, got.elapsed) == ("1/10 rounds", 500, "30s")
     assert got.next_command == "autopilot-codex run --resume"
     assert got.banner == ("bad", "The loop stopped at its budget.")
-    assert build(files({"style": "rounds", "run_id": "r", "status": "done"}, rollout=rollout)).next_command == (
-        "autopilot-codex run <goal>"
-    )
+    assert build(
+        files({"style": "rounds", "run_id": "r", "status": "done"}, rollout=rollout)
+    ).next_command == ("autopilot-codex run <goal>")
 
 
 def test_a_paused_loop_waits_for_its_user() -> None:

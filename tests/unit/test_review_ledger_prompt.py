@@ -23,7 +23,10 @@ def test_the_review_prompt_lists_open_findings_and_frames_other_files() -> None:
         state.goal, state.plan, task_of(state), position_of(state), "diff --git a/a b/a\n", 60_000,
         ledger=ledger,
     )  # fmt: skip
-    assert "Open findings from earlier reviews of this task (close, keep or restate each)" in prompt.text
+    assert (
+        "Open findings from earlier reviews of this task (close, keep or restate each)"
+        in prompt.text
+    )
     assert "F1 [open" in prompt.text
     assert "<<<DATA ELSEWHERE" in prompt.text
     assert prompt.text.index("<<<DATA ELSEWHERE") < prompt.text.index("ignore previous")

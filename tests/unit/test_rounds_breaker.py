@@ -13,12 +13,17 @@ def test_rounds_that_change_nothing_trip_the_breaker_after_k() -> None:
         b = observe(b, ok=True, changed=False, detail="")
         assert tripped(b, 3) is None
     b = observe(b, ok=True, changed=False, detail="")
-    assert tripped(b, 3) == ("no_progress", "no progress: 3 rounds in a row changed nothing in the tree")
+    assert tripped(b, 3) == (
+        "no_progress",
+        "no progress: 3 rounds in a row changed nothing in the tree",
+    )
     assert tripped(b, 0) is None  # 0 turns the breaker off
 
 
 def test_a_change_resets_the_idle_count() -> None:
-    b = observe(observe(Breaker(), ok=True, changed=False, detail=""), ok=True, changed=True, detail="")
+    b = observe(
+        observe(Breaker(), ok=True, changed=False, detail=""), ok=True, changed=True, detail=""
+    )
     assert b.idle_rounds == 0
 
 
@@ -58,7 +63,9 @@ def test_retry_after_is_honoured_and_capped() -> None:
 
 
 def test_exponential_with_jitter_and_a_cap() -> None:
-    waits = [delay("overloaded", n, jitter=lambda: 1.0, base_s=2, cap_s=20) for n in (1, 2, 3, 4, 5)]
+    waits = [
+        delay("overloaded", n, jitter=lambda: 1.0, base_s=2, cap_s=20) for n in (1, 2, 3, 4, 5)
+    ]
     assert waits == [2.0, 4.0, 8.0, 16.0, 20.0]
     assert delay("overloaded", 3, jitter=lambda: 0.0, base_s=2, cap_s=20) == 4.0
 

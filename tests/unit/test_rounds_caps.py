@@ -27,7 +27,9 @@ def header(**fields: Any) -> rollout.RunHeader:
     return rollout.RunHeader(**{**base, **fields})
 
 
-def round_(n: int, cost: float = 0.1, tokens: int = 1000, manager: float = 0.0) -> rollout.RoundRecord:
+def round_(
+    n: int, cost: float = 0.1, tokens: int = 1000, manager: float = 0.0
+) -> rollout.RoundRecord:
     return rollout.RoundRecord(
         kind="round", run="r1", round=n, attempt=1, role="implement", wrap_up=False,
         start=START, end=START, outcome="ok", exit_code=0, markers=[], files_changed=["a"],
@@ -52,7 +54,9 @@ def log(end: str | None = None, **fields: Any) -> rollout.RunLog:
         ({"max_seconds": 60.0}, START + 59, None, ""),
     ],
 )
-def test_which_cap_ends_a_run(fields: dict[str, Any], now: float, action: str | None, words: str) -> None:
+def test_which_cap_ends_a_run(
+    fields: dict[str, Any], now: float, action: str | None, words: str
+) -> None:
     got = caps.capped(caps.of_log(log(**fields), now))
     if action is None:
         assert got is None
@@ -80,7 +84,9 @@ def test_the_manager_and_the_rounds_are_two_meters_of_one_total() -> None:
         ("no_progress", caps.Raise(), "the last run ended (no_progress)"),
     ],
 )
-def test_a_raise_that_does_not_lift_the_cap_is_refused(end: str, given: caps.Raise, error: str) -> None:
+def test_a_raise_that_does_not_lift_the_cap_is_refused(
+    end: str, given: caps.Raise, error: str
+) -> None:
     with pytest.raises(BridgeError) as refused:
         caps.raise_record(log(end), given, START + 60)
     assert error in str(refused.value)

@@ -140,7 +140,10 @@ def test_an_unreadable_folder_is_passed_over(tree: Path) -> None:
 
 def test_nested_git_directories(tree: Path) -> None:
     (tree / "vendor" / "dep" / "inner" / ".git").mkdir(parents=True)
-    assert nested_git(tree) == (tree / "vendor" / "dep" / ".git", tree / "vendor" / "dep" / "inner" / ".git")
+    assert nested_git(tree) == (
+        tree / "vendor" / "dep" / ".git",
+        tree / "vendor" / "dep" / "inner" / ".git",
+    )
 
 
 def test_changes_in_words() -> None:

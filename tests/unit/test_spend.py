@@ -16,7 +16,9 @@ from autopilot_codex.styles.ralph.record import RalphRecord
 from autopilot_codex.styles.rounds import RoundsRecord
 
 
-def files(state: dict[str, Any] | None = None, rollout: list[dict[str, Any]] | None = None) -> LoopFiles:
+def files(
+    state: dict[str, Any] | None = None, rollout: list[dict[str, Any]] | None = None
+) -> LoopFiles:
     return LoopFiles(Path("/nowhere"), state or {}, {}, [], rollout or [], {})
 
 
@@ -41,7 +43,9 @@ def test_both_meters_and_their_total_and_what_is_left() -> None:
 
 
 def test_a_restated_charge_is_not_summed_again() -> None:
-    assert charged({"event": "ask", "cost_usd": 0.0072, "charged_usd": 0.001}) == pytest.approx(0.0082)
+    assert charged({"event": "ask", "cost_usd": 0.0072, "charged_usd": 0.001}) == pytest.approx(
+        0.0082
+    )
     assert charged({"event": "question.answered", "cost_usd": 0.0072}) == 0.0
     assert charged({"event": "review", "cost_usd": True, "charged_usd": "1"}) == 0.0
 

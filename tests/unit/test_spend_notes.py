@@ -48,7 +48,10 @@ def test_the_rollout_names_the_plan_codex_reports(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
     info = {"total_token_usage": {"output_tokens": 5}, "last_token_usage": {"output_tokens": 5}}
     payload = {"type": "token_count", "info": info, "rate_limits": {"plan_type": "pro"}}
-    path.write_text(json.dumps({"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": payload}) + "\n")
+    path.write_text(
+        json.dumps({"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": payload})
+        + "\n"
+    )
     assert RolloutReader().read(str(path), SpendRead(0, ()), "2026-01-01T00:00:00").plan == "pro"
 
 
@@ -73,5 +76,7 @@ def test_doctor_says_claude_codes_dollars_may_be_notional() -> None:
 def test_doctor_names_a_claude_model_the_table_lacks() -> None:
     # Claude Code's own default is priced; a model the table lacks is named, as an estimate.
     assert not [n for _, n in claude_notes({}) if "not in the price table" in n]
-    (said,) = [n for _, n in claude_notes({"ANTHROPIC_MODEL": "claude-next-9"}) if "price table" in n]
+    (said,) = [
+        n for _, n in claude_notes({"ANTHROPIC_MODEL": "claude-next-9"}) if "price table" in n
+    ]
     assert "claude-next-9" in said and "estimated at the dearest row" in said

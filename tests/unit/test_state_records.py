@@ -35,7 +35,9 @@ def test_a_record_for_a_style_that_registered_none_is_refused() -> None:
 
 
 def test_a_v3_ralph_record_without_a_clock_or_budget_keeps_the_envelopes() -> None:
-    data = migrate({"schema_version": 3, "style": "ralph", "started_epoch": 5.0, "ralph": {"prompt": "p"}})
+    data = migrate(
+        {"schema_version": 3, "style": "ralph", "started_epoch": 5.0, "ralph": {"prompt": "p"}}
+    )
     assert data == {
         "schema_version": 4,
         "style": "ralph",
@@ -50,7 +52,10 @@ def test_the_registry_hands_out_the_hook_context_when_asked_and_nothing_else() -
     from autopilot_codex import styles
     from autopilot_codex.styles import context
 
-    assert (styles.HookContext, styles.selected_manager) == (context.HookContext, context.selected_manager)
+    assert (styles.HookContext, styles.selected_manager) == (
+        context.HookContext,
+        context.selected_manager,
+    )
     with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
         _ = styles.nosuch
 

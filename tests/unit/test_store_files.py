@@ -22,7 +22,10 @@ from autopilot_codex.styles.autopilot.record import AutopilotRecord
 def _state(repo: Path, **changes: object) -> State:
     task = Task("T1", "one", ["a.txt"], ["write"], ["exists"], [])
     state = State(
-        goal="g", plan=Plan("s", [task]), base_sha="0" * 40, worktree=str(repo),
+        goal="g",
+        plan=Plan("s", [task]),
+        base_sha="0" * 40,
+        worktree=str(repo),
         session_id="sess-1",
         own=AutopilotRecord(model="m", current_task="T1", task_base_sha="0" * 40),
     )

@@ -42,7 +42,9 @@ def test_the_registry_finds_autopilot_and_refuses_unknown_styles() -> None:
         ("driver", "s1", "s2", True),
     ],
 )
-def test_owner_policies(owner: str, claimed: str | None, session: str | None, expected: bool) -> None:
+def test_owner_policies(
+    owner: str, claimed: str | None, session: str | None, expected: bool
+) -> None:
     assert guards.owns(make_state(owner=owner, session_id=claimed), session) is expected
 
 

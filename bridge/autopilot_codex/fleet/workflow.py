@@ -116,9 +116,18 @@ def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
         record: dict[str, Any] = json.loads(out.decode("utf-8", "replace"))
     except ValueError:
         raise BridgeError(
-            f"the run ended ({code}) without its record; see {place / DRIVE_LOG}"
+            f"the run ended ({code}) without its record: {_last_line(place / DRIVE_LOG)} "
+            f"(its log: {place / DRIVE_LOG})"
         ) from None
     return {"record": record, "resumed": resumed, "exit_code": code}
+
+
+def _last_line(log: Path) -> str:
+    """A run refused before it began says why in its last line."""
+    with log.open("rb") as f:
+        f.seek(max(0, log.stat().st_size - 4096))
+        lines = f.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "it said nothing"
 
 
 def _run_child(argv: list[str], cwd: str, env: dict[str, str], log_path: Path) -> tuple[int, bytes]:

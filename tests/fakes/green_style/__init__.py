@@ -34,8 +34,6 @@ class GreenRecord(StyleRecord, style=NAME):
             raise typedjson.Invalid("green.blocked", "negative")
 
 
-
-
 def start(worktree: str, head: str, session_id: str, checks: list[CheckSpec]) -> State:
     """A new green loop (the fixture's own `start`: it has no command of its own)."""
     return planless(

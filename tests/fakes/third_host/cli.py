@@ -43,7 +43,12 @@ def main() -> int:
     script = Path(os.environ["FAKE_HOST_SCRIPT"])
     call, step = next_step(script)
     with Path(f"{script}.calls.jsonl").open("a") as log:
-        entry = {"call": call, "host": host.name, "prompt": host.prompt, "names": sorted(os.environ)}
+        entry = {
+            "call": call,
+            "host": host.name,
+            "prompt": host.prompt,
+            "names": sorted(os.environ),
+        }
         log.write(json.dumps(entry) + "\n")
     act(host, step, script)  # type: ignore[arg-type]
     host.say(str(step.get("say", "")))

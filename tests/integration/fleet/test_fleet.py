@@ -231,3 +231,33 @@ def test_a_stopped_worker_leaves_its_run_to_its_next_start(
     )
     log = git(bare, "log", "--format=%s", f"autopilot/{fleet_id}/integration").splitlines()
     assert [s for s in log if s.startswith("add ")] == ["add T1"]
+
+
+def test_a_run_refused_on_the_worker_ends_in_error_saying_why(
+    tmp_path: Path,
+    rig: Workers,
+    url: str,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The manager cannot work on this worker (no key, no login): the run is refused there
+    before any plan, and the database says so."""
+    monkeypatch.delenv("OPENAI_API_KEY")
+    fleet_id = submit(capsys, remote(tmp_path), "write the task file")
+    rig.start("a")
+    wait_until(lambda: finished(url, 1), rig, "the run ended")
+    assert by_id(url)[fleet_id].status == "ERROR"
+    code, text = cli(capsys, "loops")
+    assert f"  {fleet_id} error on a" in text, text
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=url)
+    try:
+        (status,) = client.list_workflows(workflow_ids=[fleet_id])
+    finally:
+        client.destroy()
+    assert (
+        "the run ended (1) without its record: autopilot-codex run: OPENAI_API_KEY is not set"
+        in str(status.error)
+    )

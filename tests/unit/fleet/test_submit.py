@@ -103,3 +103,22 @@ def test_a_view_names_a_database_it_cannot_read(
     assert fleet_lines() == []
     monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://u@127.0.0.1:1/x")
     assert fleet_lines() == ["Fleet: the shared database cannot be read (OperationalError)."]
+
+
+def test_a_view_says_when_the_fleet_has_no_run_yet(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dbos import DBOSClient
+
+    from autopilot_codex.commands.fleet import fleet_lines
+
+    url = f"sqlite:///{tmp_path / 'fleet.sqlite'}"
+    client = DBOSClient(system_database_url=url)
+    try:
+        client._sys_db.run_migrations()
+    finally:
+        client.destroy()
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    assert fleet_lines() == [
+        'Fleet: no run submitted yet (autopilot-codex submit <repo-url> "<goal>").'
+    ]

@@ -50,11 +50,16 @@ def test_the_payload_reads_as_one_neutral_event() -> None:
         (None, ()),
         ("npm test", ()),
         ([{"description": "npm  test\n--watch"}], ("npm test --watch",)),
-        ([{"command": "sleep 60", "description": ""}, {"type": "monitor"}, {}], ("sleep 60", "monitor", "a background task")),
+        (
+            [{"command": "sleep 60", "description": ""}, {"type": "monitor"}, {}],
+            ("sleep 60", "monitor", "a background task"),
+        ),
         (["not a task", 3, {"description": 7, "command": "make"}], ("make",)),
     ],
 )
-def test_the_stop_s_background_work_is_one_line_a_task(tasks: object, lines: tuple[str, ...]) -> None:
+def test_the_stop_s_background_work_is_one_line_a_task(
+    tasks: object, lines: tuple[str, ...]
+) -> None:
     """Claude Code's `background_tasks`: the session waits for that work, it is not done."""
     assert CLAUDE.event({"background_tasks": tasks}, "Stop").background == lines
 

@@ -26,22 +26,25 @@ def line(
     cache_write: int = 0,
     at: str = "2026-01-01T00:00:10.000Z",
 ) -> str:
-    return json.dumps(
-        {
-            "type": "assistant",
-            "timestamp": at,
-            "message": {
-                "id": message_id,
-                "model": model,
-                "usage": {
-                    "input_tokens": input,
-                    "output_tokens": output,
-                    "cache_read_input_tokens": cache_read,
-                    "cache_creation_input_tokens": cache_write,
+    return (
+        json.dumps(
+            {
+                "type": "assistant",
+                "timestamp": at,
+                "message": {
+                    "id": message_id,
+                    "model": model,
+                    "usage": {
+                        "input_tokens": input,
+                        "output_tokens": output,
+                        "cache_read_input_tokens": cache_read,
+                        "cache_creation_input_tokens": cache_write,
+                    },
                 },
-            },
-        }
-    ) + "\n"
+            }
+        )
+        + "\n"
+    )
 
 
 SINCE = "2026-01-01T00:00:00+00:00"
@@ -228,10 +231,19 @@ def test_a_sessions_subagent_records_are_the_agent_files_in_its_subagents_folder
     session.write_text("")
     folder = tmp_path / "sess-1" / "subagents"
     folder.mkdir(parents=True)
-    for name in ("agent-b.jsonl", "agent-a.jsonl", "agent-c.txt", "notes.jsonl", "agent-d.jsonl.bak"):
+    for name in (
+        "agent-b.jsonl",
+        "agent-a.jsonl",
+        "agent-c.txt",
+        "notes.jsonl",
+        "agent-d.jsonl.bak",
+    ):
         (folder / name).write_text("")
     reader = TranscriptReader()
-    assert reader.related(str(session), 0.0) == [f"{folder}/agent-a.jsonl", f"{folder}/agent-b.jsonl"]
+    assert reader.related(str(session), 0.0) == [
+        f"{folder}/agent-a.jsonl",
+        f"{folder}/agent-b.jsonl",
+    ]
     # No subagents folder, or a record that is not a session's: none.
     assert reader.related(str(tmp_path / "other.jsonl"), 0.0) == []
     assert reader.related(str(tmp_path / "sess-1"), 0.0) == []
@@ -248,11 +260,19 @@ def test_at_most_4096_subagent_records_are_read_per_hook(tmp_path: Path) -> None
 
 
 def priced_line(
-    message_id: str, model: str, cost: float, *, input: int = 0, output: int = 0, cache_write: int = 0
+    message_id: str,
+    model: str,
+    cost: float,
+    *,
+    input: int = 0,
+    output: int = 0,
+    cache_write: int = 0,
 ) -> str:
     """An assistant line as Claude Code writes one it priced itself: `costUSD` beside the
     message, at the line's top level."""
-    record = json.loads(line(message_id, model, input=input, output=output, cache_write=cache_write))
+    record = json.loads(
+        line(message_id, model, input=input, output=output, cache_write=cache_write)
+    )
     record["costUSD"] = cost
     return json.dumps(record) + "\n"
 

@@ -261,7 +261,11 @@ def test_a_codex_turn_is_priced_for_its_model_cached_input_as_such() -> None:
         ([], "", ""),
         # The profile in use: its model beats a -c model and the top level, never -m.
         (["-p", "x"], 'model = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
-        (["--profile", "x", "-c", "model=gpt-5-mini"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
+        (
+            ["--profile", "x", "-c", "model=gpt-5-mini"],
+            '[profiles.x]\nmodel = "gpt-5.4"\n',
+            "gpt-5.4",
+        ),
         (["--profile=x"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),
         (["-p", "x", "-m", "gpt-5-nano"], '[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5-nano"),
         ([], 'profile = "x"\nmodel = "gpt-5-mini"\n[profiles.x]\nmodel = "gpt-5.4"\n', "gpt-5.4"),

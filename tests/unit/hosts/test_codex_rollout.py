@@ -24,7 +24,9 @@ def turn(model: str = "gpt-5.5", at: str = AT) -> str:
     return json.dumps(record) + "\n"
 
 
-def usage(input: int = 0, cached: int = 0, output: int = 0, reasoning: int = 0, write: int = 0) -> dict[str, int]:
+def usage(
+    input: int = 0, cached: int = 0, output: int = 0, reasoning: int = 0, write: int = 0
+) -> dict[str, int]:
     return {
         "input_tokens": input,
         "cached_input_tokens": cached,
@@ -37,7 +39,11 @@ def usage(input: int = 0, cached: int = 0, output: int = 0, reasoning: int = 0, 
 
 def count(total: dict[str, int], last: dict[str, int] | None = None, at: str = AT) -> str:
     info = {"total_token_usage": total, "last_token_usage": last or total}
-    record = {"timestamp": at, "type": "event_msg", "payload": {"type": "token_count", "info": info}}
+    record = {
+        "timestamp": at,
+        "type": "event_msg",
+        "payload": {"type": "token_count", "info": info},
+    }
     return json.dumps(record) + "\n"
 
 
@@ -122,7 +128,11 @@ def test_reasoning_left_out_of_the_output_count_is_counted_once(tmp_path: Path) 
 
 def test_the_running_totals_are_counted_by_how_far_they_rose(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
-    path.write_text(turn() + count(usage(input=M)) + '{"type":"event_msg","payload":{"type":"token_count","info":null}}\n')
+    path.write_text(
+        turn()
+        + count(usage(input=M))
+        + '{"type":"event_msg","payload":{"type":"token_count","info":null}}\n'
+    )
     first = read(path)
     assert first.usd == pytest.approx(0.5)
     assert first.totals == (M, 0, 0, 0) and first.model == "gpt-5.5"
@@ -236,8 +246,15 @@ STRANGER = "01a2340f-ffff-7ad0-a335-cdfa18fb2e04"
 
 
 def meta(thread: str, parent: str | None, inherited: int | None = None) -> str:
-    payload = {"id": thread, "parent_thread_id": parent, "subagent_history_start_ordinal": inherited}
-    return json.dumps({"timestamp": AT, "ordinal": 0, "type": "session_meta", "payload": payload}) + "\n"
+    payload = {
+        "id": thread,
+        "parent_thread_id": parent,
+        "subagent_history_start_ordinal": inherited,
+    }
+    return (
+        json.dumps({"timestamp": AT, "ordinal": 0, "type": "session_meta", "payload": payload})
+        + "\n"
+    )
 
 
 def rollout(folder: Path, thread: str, text: str) -> Path:
@@ -281,7 +298,14 @@ def test_the_parents_history_a_subagents_rollout_starts_with_is_not_counted(tmp_
     own = json.loads(count(usage(output=10)))
     own["ordinal"] = 9
     path = rollout(
-        tmp_path, CHILD, meta(CHILD, PARENT, inherited=5) + turn() + json.dumps(copied) + "\n" + json.dumps(own) + "\n"
+        tmp_path,
+        CHILD,
+        meta(CHILD, PARENT, inherited=5)
+        + turn()
+        + json.dumps(copied)
+        + "\n"
+        + json.dumps(own)
+        + "\n",
     )
     assert read(path).tokens == 10
 
@@ -298,5 +322,9 @@ def test_a_turn_context_forged_with_a_cheaper_model_does_not_cheapen_the_spend(
     assert got.usd == pytest.approx(3.0)
     # A payload naming no model, or a cheaper one, takes nothing from the record's own.
     path.write_text(turn("gpt-5.5") + count(usage(output=M)))
-    assert RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "").usd == pytest.approx(3.0)
-    assert RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "gpt-5-mini").usd == pytest.approx(3.0)
+    assert RolloutReader().read(str(path), SpendRead(0, ()), SINCE, None, "").usd == pytest.approx(
+        3.0
+    )
+    assert RolloutReader().read(
+        str(path), SpendRead(0, ()), SINCE, None, "gpt-5-mini"
+    ).usd == pytest.approx(3.0)

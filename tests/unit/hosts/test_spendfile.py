@@ -8,14 +8,18 @@ from pathlib import Path
 from autopilot_codex.hosts import spendfile
 
 
-def lines(path: Path, offset: int = 0, head: str = "", needles: tuple[bytes, ...] = ()) -> tuple[list[bytes], spendfile.Scanned | None]:
+def lines(
+    path: Path, offset: int = 0, head: str = "", needles: tuple[bytes, ...] = ()
+) -> tuple[list[bytes], spendfile.Scanned | None]:
     got: list[bytes] = []
     return got, spendfile.scan(str(path), offset, head, got.append, needles=needles)
 
 
 def test_only_lines_with_a_needle_are_handed_on_each_once_in_order(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_bytes(b'{"a":"usage"}\nplain\n{"usage":1,"usage":2}\nusage at the start\nend "usage" but unfinished')
+    path.write_bytes(
+        b'{"a":"usage"}\nplain\n{"usage":1,"usage":2}\nusage at the start\nend "usage" but unfinished'
+    )
     got, scanned = lines(path, needles=(b"usage", b'"usage"'))
     assert got == [b'{"a":"usage"}', b'{"usage":1,"usage":2}', b"usage at the start"]
     assert scanned is not None and scanned.offset == path.read_bytes().rfind(b"\n") + 1

@@ -8,6 +8,7 @@ answer and its cost back from the record, never asks (nor pays) twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from ..manager.schemas import Plan, Task
 
 M = TypeVar("M", bound="BaseModel")
+R = TypeVar("R")
+T = TypeVar("T")
 REVIEW_INSTRUCTIONS = (
     prompts.ROLE + " A lane finished its task on a branch of its own; its diff is about to be "
     "merged. decision=approve when it is a correct, complete step for its task; otherwise fix "
@@ -96,6 +99,21 @@ class Asker:
         if value is None:
             raise BridgeError(f"the manager could not answer: {error}")
         return value
+
+    def metered(self, name: str, func: Callable[[T], R], arg: T) -> R:
+        """`func(arg)` as one step whose manager calls' cost and count are part of its record:
+        a recovered driver adds them back from there, never from a second call."""
+
+        def body() -> tuple[R, float, int]:
+            cost, calls = self.cost_usd, self.calls
+            try:
+                return func(arg), self.cost_usd - cost, self.calls - calls
+            finally:
+                self.cost_usd, self.calls = cost, calls
+
+        out, cost, calls = step(name, body)
+        self.cost_usd, self.calls = self.cost_usd + cost, self.calls + calls
+        return out
 
     def _call(
         self, schema: type[M], instructions: str, text: str

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
@@ -93,13 +94,16 @@ def run(opts: LanesOptions) -> dict[str, Any]:
 
 
 def _next(
-    opts: LanesOptions, key: str, home: Any
+    opts: LanesOptions, key: str, home: Path
 ) -> tuple[str, tuple[LanesOptions, str, dict[str, Any] | None] | None]:
     """The attempt to wait for, and its arguments when it is to be started (None: it is
     under way, recovered by this executor's launch)."""
     if not opts.resume:
         run_id = new_run_id()
         return prefix(key, run_id) + "1", (opts, run_id, None)
+    under_way = _under_way(key)
+    if under_way is not None:
+        return under_way[0], None
     last = load(home)
     if last is None or last.status == "complete":
         raise BridgeError("no unfinished lanes run to resume here")
@@ -112,6 +116,33 @@ def _next(
     record = DBOS.get_event(latest.workflow_id, RECORD_EVENT, timeout_seconds=0)
     n = int(latest.workflow_id.rsplit(":", 1)[1]) + 1
     return prefix(key, last.run) + str(n), (opts, last.run, record or _raw(last))
+
+
+def pending(root: Path) -> tuple[str, LanesOptions] | None:
+    """The project's attempt under way in the database (the driver died before it first wrote
+    the run's file, or the file is gone): its id and its options. None when there is none;
+    DBOS is left launched (recovering it) only when there is one."""
+    if not app.database_exists():
+        return None
+    key = project_key(root)
+    app.launch(executor_id=executor(key))
+    found = _under_way(key)
+    if found is None:
+        app.shutdown()
+    return found
+
+
+def _under_way(key: str) -> tuple[str, LanesOptions] | None:
+    found = DBOS.list_workflows(
+        workflow_id_prefix=f"lanes:{key}:", status=list(UNDER_WAY), sort_desc=True
+    )
+    if not found:
+        return None
+    given = found[0].input
+    args = given["args"] if given is not None else ()
+    if not args or not isinstance(args[0], LanesOptions):
+        return None
+    return found[0].workflow_id, args[0]
 
 
 def _raw(run: Any) -> dict[str, Any]:

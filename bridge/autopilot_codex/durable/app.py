@@ -12,11 +12,13 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, DBOSConfig
+from dbos import DBOS, DBOSClient, DBOSConfig
 
 from ..paths import state_home
 
@@ -121,6 +123,16 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
             raise
         _current = wanted
         return wanted
+
+
+@contextmanager
+def client(url: str | None = None) -> Iterator[DBOSClient]:
+    """A reader of the database that runs no workflow: nothing is recovered by opening it."""
+    opened = DBOSClient(system_database_url=url or database_url())
+    try:
+        yield opened
+    finally:
+        opened.destroy()
 
 
 def current() -> Launched | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .. import gitrepo
 from ..contract import clip
@@ -100,26 +100,34 @@ class Asker:
             raise BridgeError(f"the manager could not answer: {error}")
         return value
 
-    def metered(self, name: str, func: Callable[[T], R], arg: T) -> R:
-        """`func(arg)` as one step whose manager calls' cost and count are part of its record:
-        a recovered driver adds them back from there, never from a second call."""
-
-        def body() -> tuple[R, float, int]:
-            cost, calls = self.cost_usd, self.calls
-            try:
-                return func(arg), self.cost_usd - cost, self.calls - calls
-            finally:
-                self.cost_usd, self.calls = cost, calls
-
-        out, cost, calls = step(name, body)
-        self.cost_usd, self.calls = self.cost_usd + cost, self.calls + calls
-        return out
-
     def _call(
         self, schema: type[M], instructions: str, text: str
     ) -> tuple[M | None, float, str | None]:
         outcome = self.manager.ask(schema, instructions, text)
         return outcome.value, outcome.cost_usd, outcome.error
+
+
+class Metered(Protocol):
+    """What `metered` keeps: an Asker's (or a stand-in's) running cost and count of calls."""
+
+    cost_usd: float
+    calls: int
+
+
+def metered(asker: Metered, name: str, func: Callable[[T], R], arg: T) -> R:
+    """`func(arg)` as one step whose manager calls' cost and count (on `asker`) are part of its
+    record: a recovered driver adds them back from there, never from a second call."""
+
+    def body() -> tuple[R, float, int]:
+        cost, calls = asker.cost_usd, asker.calls
+        try:
+            return func(arg), asker.cost_usd - cost, asker.calls - calls
+        finally:
+            asker.cost_usd, asker.calls = cost, calls
+
+    out, cost, calls = step(name, body)
+    asker.cost_usd, asker.calls = asker.cost_usd + cost, asker.calls + calls
+    return out
 
 
 def for_backend(backend: str | None) -> Asker:

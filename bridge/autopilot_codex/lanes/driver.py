@@ -30,7 +30,7 @@ from ..durable.steps import step
 from ..gitrepo import git_path, run_git, toplevel
 from ..rounds.driver import custody_for
 from . import graph, queue, worktrees
-from .ask import Asker
+from .ask import Asker, metered
 from .begin import LanesOptions as LanesOptions
 from .begin import Note, fresh_id, planned, planned_graph, resumed, task_state, usd, worst_usd
 from .begin import home_of as home_of
@@ -360,7 +360,7 @@ class _Loop:
             return None
         self.run.starved = ""  # the budget fits the manager again
         self.save()  # held on record: a driver killed meanwhile is charged all of it
-        return self.asker.metered(f"lanes.land.{task.id}", self._queued, task)
+        return metered(self.asker, f"lanes.land.{task.id}", self._queued, task)
 
     def _queued(self, task: TaskState) -> queue.Merged | queue.Refused:
         """The landing itself, one step: merge, checks, review, compare-and-swap."""

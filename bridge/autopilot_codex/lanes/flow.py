@@ -53,6 +53,11 @@ def _attempt(opts: LanesOptions, run_id: str, last: dict[str, Any] | None) -> di
                       last=resumed_from)  # fmt: skip
         _outcomes[wid] = (True, found)
         return found
+    except BridgeError as error:
+        # The user's error (a detached HEAD, a budget too small for the plan): said once by
+        # the command, as before, not logged by DBOS as a crash. The attempt ends with it.
+        _outcomes[wid] = (False, error)
+        return {"error": str(error)}
     except BaseException as error:
         _outcomes[wid] = (False, error)
         raise
@@ -100,8 +105,13 @@ def _next(
     under way, recovered by this executor's launch)."""
     if not opts.resume:
         run_id = new_run_id()
+        # Named by the second: a run begun in the same second as one that failed to begin.
+        n = 1
+        while DBOS.list_workflows(workflow_id_prefix=prefix(key, run_id), limit=1):
+            n += 1
+            run_id = f"{new_run_id()}-{n}"
         return prefix(key, run_id) + "1", (opts, run_id, None)
-    under_way = _under_way(key)
+    under_way = _under_way(DBOS, key)
     if under_way is not None:
         return under_way[0], None
     last = load(home)
@@ -120,20 +130,17 @@ def _next(
 
 def pending(root: Path) -> tuple[str, LanesOptions] | None:
     """The project's attempt under way in the database (the driver died before it first wrote
-    the run's file, or the file is gone): its id and its options. None when there is none;
-    DBOS is left launched (recovering it) only when there is one."""
+    the run's file, or the file is gone): its id and its options; None when there is none.
+    Read without launching DBOS, which would start recovering it here and now."""
     if not app.database_exists():
         return None
-    key = project_key(root)
-    app.launch(executor_id=executor(key))
-    found = _under_way(key)
-    if found is None:
-        app.shutdown()
-    return found
+    with app.client() as db:
+        return _under_way(db, project_key(root))
 
 
-def _under_way(key: str) -> tuple[str, LanesOptions] | None:
-    found = DBOS.list_workflows(
+def _under_way(db: Any, key: str) -> tuple[str, LanesOptions] | None:
+    """The latest attempt of the project's runs still pending (`db`: DBOS or a client)."""
+    found = db.list_workflows(
         workflow_id_prefix=f"lanes:{key}:", status=list(UNDER_WAY), sort_desc=True
     )
     if not found:
@@ -142,7 +149,7 @@ def _under_way(key: str) -> tuple[str, LanesOptions] | None:
     args = given["args"] if given is not None else ()
     if not args or not isinstance(args[0], LanesOptions):
         return None
-    return found[0].workflow_id, args[0]
+    return str(found[0].workflow_id), args[0]
 
 
 def _raw(run: Any) -> dict[str, Any]:
@@ -167,7 +174,10 @@ def _wait(wid: str) -> dict[str, Any]:
         if not ok:
             raise value
         return dict(value)
-    return dict(DBOS.retrieve_workflow(wid).get_result())
+    found: dict[str, Any] = dict(DBOS.retrieve_workflow(wid).get_result())
+    if "error" in found:
+        raise BridgeError(str(found["error"]))
+    return found
 
 
 def _ended_elsewhere(wid: str) -> bool:

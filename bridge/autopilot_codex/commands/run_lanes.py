@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import TextIO
 
 from .. import defaults
@@ -31,8 +32,14 @@ def lanes_wanted(args: argparse.Namespace) -> bool:
         return True
     if not args.resume:
         return False
-    last = load(home_of(toplevel(args.cwd.resolve())))
-    return last is not None and last.status not in ("complete",)
+    root = toplevel(args.cwd.resolve())
+    last = load(home_of(root))
+    if last is not None:
+        return last.status not in ("complete",)
+    # A driver killed before it first wrote the run's file: the database knows the run.
+    from ..lanes import flow
+
+    return flow.pending(root) is not None
 
 
 def implementer_of(args: argparse.Namespace) -> str:
@@ -85,12 +92,20 @@ def asker(backend: str | None) -> Asker:
     return for_backend(backend)
 
 
+def _pending_manager(root: Path) -> str | None:
+    from ..lanes import flow
+
+    found = flow.pending(root)
+    return found[1].manager if found is not None else None
+
+
 def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
     opts = options(args)
     manager = args.manager
     if opts.resume and manager is None:
-        last = load(home_of(toplevel(opts.worktree)))
-        manager = last.manager if last is not None else None
+        root = toplevel(opts.worktree)
+        last = load(home_of(root))
+        manager = last.manager if last is not None else _pending_manager(root)
     asker(manager)  # refused here, before DBOS starts, when its backend cannot work
     from ..lanes import flow  # DBOS loads only for a lanes run
 

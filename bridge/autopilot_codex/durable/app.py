@@ -12,11 +12,13 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, DBOSConfig
+from dbos import DBOS, DBOSClient, DBOSConfig
 
 from ..paths import state_home
 
@@ -29,6 +31,7 @@ APP_VERSION = "autopilot-codex-durable-1"
 # DBOS's own default executor id, for callers that do not name one.
 LOCAL_EXECUTOR = "local"
 _SQLITE_NAME = "system.sqlite"
+LISTENER_POLL_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ def database_url() -> str:
     if configured:
         return configured
     return f"sqlite:///{state_home() / 'durable' / _SQLITE_NAME}"
+
+
+def database_exists(url: str | None = None) -> bool:
+    """Whether there may be anything to read: a SQLite file not made yet holds nothing (and is
+    not made by asking); any other database is asked."""
+    url = url or database_url()
+    prefix = "sqlite:///"
+    return not url.startswith(prefix) or Path(url[len(prefix) :]).exists()
 
 
 def _make_sqlite_folder(url: str) -> None:
@@ -100,6 +111,9 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
             "application_version": APP_VERSION,
             # The CLI's output is the user's; DBOS speaks only when something is wrong.
             "log_level": "WARNING",
+            # DBOS's listener polls the database this often, and a shutdown waits up to one
+            # interval for it: a second is felt at the end of every command.
+            "notification_listener_polling_interval_sec": LISTENER_POLL_S,
         }
         DBOS(config=config)
         try:
@@ -109,6 +123,16 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
             raise
         _current = wanted
         return wanted
+
+
+@contextmanager
+def client(url: str | None = None) -> Iterator[DBOSClient]:
+    """A reader of the database that runs no workflow: nothing is recovered by opening it."""
+    opened = DBOSClient(system_database_url=url or database_url())
+    try:
+        yield opened
+    finally:
+        opened.destroy()
 
 
 def current() -> Launched | None:

@@ -8,9 +8,10 @@ answer and its cost back from the record, never asks (nor pays) twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .. import gitrepo
 from ..contract import clip
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from ..manager.schemas import Plan, Task
 
 M = TypeVar("M", bound="BaseModel")
+R = TypeVar("R")
+T = TypeVar("T")
 REVIEW_INSTRUCTIONS = (
     prompts.ROLE + " A lane finished its task on a branch of its own; its diff is about to be "
     "merged. decision=approve when it is a correct, complete step for its task; otherwise fix "
@@ -102,6 +105,29 @@ class Asker:
     ) -> tuple[M | None, float, str | None]:
         outcome = self.manager.ask(schema, instructions, text)
         return outcome.value, outcome.cost_usd, outcome.error
+
+
+class Metered(Protocol):
+    """What `metered` keeps: an Asker's (or a stand-in's) running cost and count of calls."""
+
+    cost_usd: float
+    calls: int
+
+
+def metered(asker: Metered, name: str, func: Callable[[T], R], arg: T) -> R:
+    """`func(arg)` as one step whose manager calls' cost and count (on `asker`) are part of its
+    record: a recovered driver adds them back from there, never from a second call."""
+
+    def body() -> tuple[R, float, int]:
+        cost, calls = asker.cost_usd, asker.calls
+        try:
+            return func(arg), asker.cost_usd - cost, asker.calls - calls
+        finally:
+            asker.cost_usd, asker.calls = cost, calls
+
+    out, cost, calls = step(name, body)
+    asker.cost_usd, asker.calls = asker.cost_usd + cost, asker.calls + calls
+    return out
 
 
 def for_backend(backend: str | None) -> Asker:

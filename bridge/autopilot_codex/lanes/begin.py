@@ -170,3 +170,25 @@ def task_state(spec: dict[str, Any], follows: str = "") -> TaskState:
         spec=spec,
         follows=follows,
     )
+
+
+def fresh_id(run: LanesRun, root: str) -> str:
+    """A follow-up's id: the first `<root>-fix<n>` no task of the plan holds (a planned task
+    may bear that name), compared as the graph compares ids."""
+    taken = {t.id.strip().casefold() for t in run.tasks}
+    n = 1 + sum(1 for t in run.tasks if t.follows == root)
+    while f"{root}-fix{n}".casefold() in taken:
+        n += 1
+    return f"{root}-fix{n}"
+
+
+@dataclass(frozen=True)
+class _Graph:
+    tasks: list[Any]
+
+
+def planned_graph(run: LanesRun) -> _Graph:
+    """The run's tasks as the graph reads them (each as the manager planned it)."""
+    from ..manager.schemas import Task
+
+    return _Graph([Task.model_validate(t.spec) for t in run.tasks])

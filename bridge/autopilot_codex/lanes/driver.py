@@ -21,19 +21,18 @@ record and redoes none. Outside a workflow the steps are plain calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ..checks.evidence import user_checks
 from ..durable.steps import step
 from ..gitrepo import git_path, run_git, toplevel
 from ..rounds.driver import custody_for
 from . import graph, queue, worktrees
-from .ask import Asker
+from .ask import Asker, metered
 from .begin import LanesOptions as LanesOptions
-from .begin import Note, planned, resumed, task_state, usd, worst_usd
+from .begin import Note, fresh_id, planned, planned_graph, resumed, task_state, usd, worst_usd
 from .begin import home_of as home_of
 from .budget import Amount
 from .lane import (
@@ -52,7 +51,6 @@ from .lane import (
 from .outcome import end, result
 from .record import FINAL, NAME, LanesRun, TaskState, lane_folder, save
 
-R = TypeVar("R")
 # Follow-ups written for one planned task at most (a repair of a repair counts too).
 FOLLOW_UPS = 2
 # A silent lane is started again this many times (resumed in its worktree), then dropped.
@@ -60,6 +58,8 @@ RETRIES = 1
 # What the budget says when the manager's next call does not fit it.
 NO_CALL = "the budget left fits not the manager's next call"
 EMPTY = "the lane committed nothing, so there is nothing to land"
+# A follow-up's id (`begin.fresh_id`), by its older name.
+_fresh = fresh_id
 
 
 def drive(
@@ -211,8 +211,7 @@ class _Loop:
             wait_any(list(self.lanes.values()))
 
     def _start_ready(self) -> None:
-        plan = _Plan([_spec(t) for t in self.run.tasks])
-        for task in graph.ready(plan, self.run.merged(), self._started()):
+        for task in graph.ready(planned_graph(self.run), self.run.merged(), self._started()):
             if len(self.lanes) >= self.run.lanes:
                 return
             if not self._start(self.run.task(task.id.strip())):
@@ -361,7 +360,7 @@ class _Loop:
             return None
         self.run.starved = ""  # the budget fits the manager again
         self.save()  # held on record: a driver killed meanwhile is charged all of it
-        return self._metered(f"lanes.land.{task.id}", self._queued, task)
+        return metered(self.asker, f"lanes.land.{task.id}", self._queued, task)
 
     def _queued(self, task: TaskState) -> queue.Merged | queue.Refused:
         """The landing itself, one step: merge, checks, review, compare-and-swap."""
@@ -379,22 +378,6 @@ class _Loop:
             expected=self.run.integration,
         )
 
-    def _metered(self, name: str, func: Callable[[TaskState], R], task: TaskState) -> R:
-        """`func(task)` as one step whose manager calls' cost and count are part of its
-        record: a recovered driver adds them back from there, never from a second call."""
-        a = self.asker
-
-        def body() -> tuple[R, float, int]:
-            cost, calls = a.cost_usd, a.calls
-            try:
-                return func(task), a.cost_usd - cost, a.calls - calls
-            finally:
-                a.cost_usd, a.calls = cost, calls
-
-        out, cost, calls = step(name, body)
-        a.cost_usd, a.calls = a.cost_usd + cost, a.calls + calls
-        return out
-
     def _refused(self, task: TaskState, refusal: queue.Refused, root: str) -> None:
         """Refused, never forced: the manager writes a follow-up for `root` ("": it has had its
         follow-ups) on the work merged so far."""
@@ -404,27 +387,6 @@ class _Loop:
         if not root:
             return
         new = self.asker.follow_up(task.contract, refusal.reason, refusal.detail, refusal.diff)
-        spec = new.model_dump() | {"id": _fresh(self.run, root), "depends_on": []}
+        spec = new.model_dump() | {"id": fresh_id(self.run, root), "depends_on": []}
         self.run.tasks.append(task_state(spec, follows=root))
         self.note(f"Follow-up task {spec['id']} for {root}: {new.title}")
-
-
-def _fresh(run: LanesRun, root: str) -> str:
-    """A follow-up's id: the first `<root>-fix<n>` no task of the plan holds (a planned task
-    may bear that name), compared as the graph compares ids."""
-    taken = {t.id.strip().casefold() for t in run.tasks}
-    n = 1 + sum(1 for t in run.tasks if t.follows == root)
-    while f"{root}-fix{n}".casefold() in taken:
-        n += 1
-    return f"{root}-fix{n}"
-
-
-@dataclass(frozen=True)
-class _Plan:
-    tasks: list[Any]
-
-
-def _spec(task: TaskState) -> Any:
-    from ..manager.schemas import Task
-
-    return Task.model_validate(task.spec)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
@@ -52,6 +53,11 @@ def _attempt(opts: LanesOptions, run_id: str, last: dict[str, Any] | None) -> di
                       last=resumed_from)  # fmt: skip
         _outcomes[wid] = (True, found)
         return found
+    except BridgeError as error:
+        # The user's error (a detached HEAD, a budget too small for the plan): said once by
+        # the command, as before, not logged by DBOS as a crash. The attempt ends with it.
+        _outcomes[wid] = (False, error)
+        return {"error": str(error)}
     except BaseException as error:
         _outcomes[wid] = (False, error)
         raise
@@ -93,13 +99,21 @@ def run(opts: LanesOptions) -> dict[str, Any]:
 
 
 def _next(
-    opts: LanesOptions, key: str, home: Any
+    opts: LanesOptions, key: str, home: Path
 ) -> tuple[str, tuple[LanesOptions, str, dict[str, Any] | None] | None]:
     """The attempt to wait for, and its arguments when it is to be started (None: it is
     under way, recovered by this executor's launch)."""
     if not opts.resume:
         run_id = new_run_id()
+        # Named by the second: a run begun in the same second as one that failed to begin.
+        n = 1
+        while DBOS.list_workflows(workflow_id_prefix=prefix(key, run_id), limit=1):
+            n += 1
+            run_id = f"{new_run_id()}-{n}"
         return prefix(key, run_id) + "1", (opts, run_id, None)
+    under_way = _under_way(DBOS, key)
+    if under_way is not None:
+        return under_way[0], None
     last = load(home)
     if last is None or last.status == "complete":
         raise BridgeError("no unfinished lanes run to resume here")
@@ -112,6 +126,30 @@ def _next(
     record = DBOS.get_event(latest.workflow_id, RECORD_EVENT, timeout_seconds=0)
     n = int(latest.workflow_id.rsplit(":", 1)[1]) + 1
     return prefix(key, last.run) + str(n), (opts, last.run, record or _raw(last))
+
+
+def pending(root: Path) -> tuple[str, LanesOptions] | None:
+    """The project's attempt under way in the database (the driver died before it first wrote
+    the run's file, or the file is gone): its id and its options; None when there is none.
+    Read without launching DBOS, which would start recovering it here and now."""
+    if not app.database_exists():
+        return None
+    with app.client() as db:
+        return _under_way(db, project_key(root))
+
+
+def _under_way(db: Any, key: str) -> tuple[str, LanesOptions] | None:
+    """The latest attempt of the project's runs still pending (`db`: DBOS or a client)."""
+    found = db.list_workflows(
+        workflow_id_prefix=f"lanes:{key}:", status=list(UNDER_WAY), sort_desc=True
+    )
+    if not found:
+        return None
+    given = found[0].input
+    args = given["args"] if given is not None else ()
+    if not args or not isinstance(args[0], LanesOptions):
+        return None
+    return str(found[0].workflow_id), args[0]
 
 
 def _raw(run: Any) -> dict[str, Any]:
@@ -136,7 +174,10 @@ def _wait(wid: str) -> dict[str, Any]:
         if not ok:
             raise value
         return dict(value)
-    return dict(DBOS.retrieve_workflow(wid).get_result())
+    found: dict[str, Any] = dict(DBOS.retrieve_workflow(wid).get_result())
+    if "error" in found:
+        raise BridgeError(str(found["error"]))
+    return found
 
 
 def _ended_elsewhere(wid: str) -> bool:

@@ -76,7 +76,15 @@ def lines() -> list[str]:
     try:
         found = runs(url)
     except Exception as exc:  # noqa: BLE001 - a view names a database it cannot read, whatever the cause
-        return [f"Fleet: the shared database cannot be read ({type(exc).__name__})."]
+        if not _no_tables(exc):
+            return [f"Fleet: the shared database cannot be read ({type(exc).__name__})."]
+        found = []  # a database no submit or worker has used yet
     if not found:
         return ['Fleet: no run submitted yet (autopilot-codex submit <repo-url> "<goal>").']
     return [f"Fleet runs ({len(found)} latest):", *(r.line() for r in found)]
+
+
+def _no_tables(exc: Exception) -> bool:
+    """The database is there but holds no fleet yet (Postgres: no relation; SQLite: no table)."""
+    text = str(exc)
+    return ("relation" in text and "does not exist" in text) or "no such table" in text

@@ -113,12 +113,13 @@ def test_a_view_says_when_the_fleet_has_no_run_yet(
     from autopilot_codex.commands.fleet import fleet_lines
 
     url = f"sqlite:///{tmp_path / 'fleet.sqlite'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    empty = ['Fleet: no run submitted yet (autopilot-codex submit <repo-url> "<goal>").']
+    # A database nothing has used yet, then one whose tables a submit or worker made.
+    assert fleet_lines() == empty
     client = DBOSClient(system_database_url=url)
     try:
         client._sys_db.run_migrations()
     finally:
         client.destroy()
-    monkeypatch.setenv(DATABASE_URL_ENV, url)
-    assert fleet_lines() == [
-        'Fleet: no run submitted yet (autopilot-codex submit <repo-url> "<goal>").'
-    ]
+    assert fleet_lines() == empty

@@ -35,11 +35,15 @@ from dbos import DBOS
 from ..durable.app import DATABASE_URL_ENV
 from ..errors import BridgeError
 from ..lanes.driver import home_of
+from ..lanes.outcome import EXIT_CODES, result
 from ..lanes.record import load
+from ..lanes.record import path as record_path
 from . import workspace
 from .spec import WORKFLOW, RunSpec
 
 DRIVE_LOG = "drive.log"
+# A lanes run in one of these states has ended; another (running, interrupted) is resumed.
+FINAL = ("complete", "incomplete", "budget")
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,17 @@ def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
     space = _space(run)
     place = space.private
     env = child_env(space)
-    last = load(home_of(Path(clone)))
-    resumed = last is not None and last.status != "complete"
+    state_dir = home_of(Path(clone))
+    last = load(state_dir)
+    if last is not None and last.status in FINAL:
+        # The run ended and its worker died before the step was recorded: the clone is this
+        # fleet run's alone, so its ended run is the result; nothing is run again.
+        return {
+            "record": result(last, record_path(state_dir)),
+            "resumed": True,
+            "exit_code": EXIT_CODES[last.status],
+        }
+    resumed = last is not None
     words = ["--resume"] if resumed else run.run_argv(worker.lanes)
     argv = [sys.executable, "-m", "autopilot_codex", "run", *words, "--cwd", clone, "--json"]
     stop = threading.Event()

@@ -73,3 +73,32 @@ def test_a_fleet_step_runs_only_in_a_worker() -> None:
     workflow._worker.clear()
     with pytest.raises(BridgeError, match="runs only in `autopilot-codex worker`"):
         workflow.this_worker()
+
+
+def test_a_drive_step_run_again_after_its_run_ended_returns_that_run(
+    tmp_path: Path, isolated: Path
+) -> None:
+    """The worker died between the run's end and the step's checkpoint: recovered, the step
+    finds the ended run in its clone (this fleet run's alone) and runs nothing again."""
+    import math
+
+    from autopilot_codex.fleet.spec import RunSpec
+    from autopilot_codex.lanes.budget import Amount, Budget
+    from autopilot_codex.lanes.driver import home_of
+    from autopilot_codex.lanes.record import LanesRun, save
+
+    spec = RunSpec("file:///nowhere", ("g",), "g", None, fleet_id="f1")
+    workflow.serve_as(workflow.Worker("w"))
+    clone = make_repo(workspace.of("w", "f1").clone)
+    ended = LanesRun(
+        run="lanes-1", goal="g", implementer="claude", manager="openai", lanes=1,
+        user_branch="main", user_sha=git(clone, "rev-parse", "main"),
+        budget=Budget(Amount(1.0, math.inf, math.inf)), status="incomplete", why="not merged: T1",
+    )  # fmt: skip
+    save(home_of(clone), ended)
+    try:
+        driven = workflow.drive(spec.as_dict(), str(clone))
+    finally:
+        workflow._worker.clear()
+    assert (driven["exit_code"], driven["record"]["status"]) == (2, "incomplete")
+    assert driven["record"]["why"] == "not merged: T1"

@@ -181,11 +181,11 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
 def _only_one(executor: str) -> int:
     """One process per executor id: two would each recover the other's runs."""
     from ..fileio import acquire
-    from ..fleet.workspace import FLEET_DIR
+    from ..fleet.workspace import FLEET_DIR, safe_name
 
     place = state_home() / FLEET_DIR
     place.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(place / f"{executor.replace('/', '_')}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(place / f"{safe_name(executor)}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         acquire(fd, 0.0)
     except LockTimeout:
@@ -211,15 +211,13 @@ def _submit(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 
 
 def _worker(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
-    with contextlib.suppress(KeyboardInterrupt):
-        code = worker(
-            lanes=args.lanes,
-            runs=args.runs,
-            executor_id=args.executor_id,
-            push_every_s=args.push_every,
-        )
-        return code, "worker stopped."
-    return 130, "worker stopped."
+    code = worker(
+        lanes=args.lanes,
+        runs=args.runs,
+        executor_id=args.executor_id,
+        push_every_s=args.push_every,
+    )
+    return code, ""
 
 
 FLEET: dict[str, Verb] = {"submit": _submit, "worker": _worker}

@@ -32,6 +32,7 @@ from typing import Any
 
 from dbos import DBOS
 
+from .. import output
 from ..durable.app import DATABASE_URL_ENV
 from ..errors import BridgeError
 from ..lanes.driver import home_of
@@ -199,10 +200,13 @@ def push(spec: dict[str, Any], clone: str) -> dict[str, str]:
 
 @DBOS.workflow(name=WORKFLOW)
 def fleet_run(spec: dict[str, Any]) -> dict[str, Any]:
+    run, executor = RunSpec.read(spec), this_worker().executor_id
+    output.err(f"worker {executor}: run {run.fleet_id} ({run.repo_url}: {run.goal})")
     clone = prepare(spec)
     driven = drive(spec, clone)
     pushed = push(spec, clone)
     record = driven["record"]
+    output.err(f"worker {executor}: run {run.fleet_id} ended {record.get('status', '')}")
     return {
         "status": record.get("status", ""),
         "why": record.get("why", ""),
@@ -210,6 +214,6 @@ def fleet_run(spec: dict[str, Any]) -> dict[str, Any]:
         "run": record.get("run", ""),
         "exit_code": driven["exit_code"],
         "resumed": driven["resumed"],
-        "executor": this_worker().executor_id,
+        "executor": executor,
         "pushed": pushed,
     }

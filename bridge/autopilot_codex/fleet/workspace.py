@@ -51,12 +51,13 @@ class Workspace:
 
 def of(executor_id: str, fleet_id: str, home: Path | None = None) -> Workspace:
     home = (home or state_home()).expanduser().absolute()
-    rel = Path(_safe(executor_id), _safe(fleet_id))
+    rel = Path(safe_name(executor_id), safe_name(fleet_id))
     beside = home.parent / f"{home.name}-{FLEET_DIR}"
     return Workspace(private=home / FLEET_DIR / rel, clone=beside / rel / CLONE)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """`name` as one folder (or file) name: letters, digits, `-_.`; anything else `_`."""
     kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
     if not kept:
         raise BridgeError(f"{name!r} cannot name a folder")

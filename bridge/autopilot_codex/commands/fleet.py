@@ -117,27 +117,46 @@ def parse(repo_url: str, words: list[str]) -> RunSpec:
     return RunSpec(repo_url=repository(repo_url), args=tuple(words), goal=goal, lanes=args.lanes)
 
 
-def submit(repo_url: str, words: list[str]) -> str:
-    from dbos import DBOSClient, EnqueueOptions
+def client(url: str) -> Any:
+    """A DBOS client of the fleet's database, or one line saying it cannot be reached (never
+    a wait: a worker or a submit started against a wrong URL says so at once)."""
+    from dbos import DBOSClient
+    from sqlalchemy.exc import SQLAlchemyError
 
-    from ..durable.app import APP_NAME, APP_VERSION
+    from ..durable.app import APP_NAME
+
+    try:
+        return DBOSClient(
+            system_database_url=url, application_name=APP_NAME, retry_connection_errors=False
+        )
+    except SQLAlchemyError as exc:
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        raise BridgeError(
+            f"cannot reach the fleet's database {shown(url)}: {cause[0] if cause else exc}"
+        ) from None
+
+
+def submit(repo_url: str, words: list[str]) -> str:
+    from dbos import EnqueueOptions
+
+    from ..durable.app import APP_VERSION
     from ..fleet.spec import RUNS_QUEUE, WORKFLOW
 
     url = database()
     spec = parse(repo_url, words)
-    client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+    db = client(url)
     try:
         # The first submit may come before any worker: the queue's tables are made here.
-        client._sys_db.run_migrations()
+        db._sys_db.run_migrations()
         options: EnqueueOptions = {
             "workflow_name": WORKFLOW,
             "queue_name": RUNS_QUEUE,
             "workflow_id": spec.fleet_id,
             "app_version": APP_VERSION,
         }
-        client.enqueue(options, spec.as_dict())
+        db.enqueue(options, spec.as_dict())
     finally:
-        client.destroy()
+        db.destroy()
     return (
         f"Submitted fleet run {spec.fleet_id} ({spec.repo_url}: {spec.goal}) to {shown(url)}. "
         "A worker takes it (autopilot-codex worker); `status` shows it."
@@ -154,6 +173,7 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
     if lanes < 1 or runs < 1 or not push_every_s > 0:
         raise BridgeError("--lanes and --runs must be 1 or more, --push-every above 0")
     url = database()
+    client(url).destroy()  # said in one line, before DBOS's launch would say it at length
     executor = (executor_id or socket.gethostname()).strip()
     lock = _only_one(executor)
     workflow.serve_as(workflow.Worker(executor, lanes=lanes, push_every_s=push_every_s))

@@ -123,3 +123,14 @@ def test_a_view_says_when_the_fleet_has_no_run_yet(
     finally:
         client.destroy()
     assert fleet_lines() == empty
+
+
+def test_a_database_that_cannot_be_reached_is_said_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://u:pw@127.0.0.1:1/x")
+    for argv in (["submit", "/tmp", *RUN], ["worker"]):
+        code, text = cli(capsys, *argv)
+        assert code == 1, text
+        assert "cannot reach the fleet's database postgresql://127.0.0.1:1/x: " in text, text
+        assert "pw" not in text and "Traceback" not in text

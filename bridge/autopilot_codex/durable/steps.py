@@ -15,12 +15,16 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 R = TypeVar("R")
 DIE_AFTER_ENV = "AUTOPILOT_CODEX_DIE_AFTER_STEP"
 _executed = [0]
+# Marks made by each step execution here, by (workflow, step): `begun_before` numbers them.
+_marks: dict[tuple[str, int], int] = {}
+_lock = threading.Lock()
 
 
 def in_workflow() -> bool:
@@ -51,6 +55,28 @@ def step(name: str, func: Callable[..., R], *args: Any) -> R:
     if ran:
         _boundary()
     return result
+
+
+def begun_before() -> bool:
+    """Inside a step: whether an earlier execution of this very step got as far as this mark
+    (its Nth, counted in each execution alike) and was cut short: a step that completed is
+    never executed again. Marks it now. What a step paid for before a kill (a manager's
+    call) is thereby known to have been paid. Outside a step: False."""
+    if "dbos" not in sys.modules:
+        return False
+    from dbos import DBOS
+    from dbos._context import get_local_dbos_context
+
+    ctx = get_local_dbos_context()
+    if not (ctx and ctx.is_step()):
+        return False
+    at = (ctx.workflow_id, ctx.curr_step_function_id)
+    with _lock:
+        _marks[at] = _marks.get(at, 0) + 1
+        key = f"begun.{at[1]}.{_marks[at]}"
+    seen = DBOS.get_event(ctx.workflow_id, key, timeout_seconds=0) is not None
+    DBOS.set_event(key, True)
+    return seen
 
 
 def publish(key: str, value: Any) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .. import gitrepo
 from ..contract import clip
-from ..durable.steps import step
+from ..durable.steps import begun_before, step
 from ..errors import BridgeError
 from ..manager import prompts
 
@@ -103,8 +103,19 @@ class Asker:
     def _call(
         self, schema: type[M], instructions: str, text: str
     ) -> tuple[M | None, float, str | None]:
+        # A call a killed driver made (and paid) before this step was recorded: what it cost
+        # is not known, so its worst case is counted with this one's, as its hold was.
+        cut = self._worst(schema) if begun_before() else 0.0
         outcome = self.manager.ask(schema, instructions, text)
-        return outcome.value, outcome.cost_usd, outcome.error
+        return outcome.value, outcome.cost_usd + cut, outcome.error
+
+    def _worst(self, schema: type[BaseModel]) -> float:
+        from ..manager.select import worst_case_usd
+
+        plan = schema.__name__ == "Plan"
+        tokens = self.config.plan_output_tokens if plan else self.config.max_output_tokens
+        prompt = "x" * self.config.prompt_chars
+        return float(worst_case_usd(self.config, self.config.model, prompt, tokens))
 
 
 class Metered(Protocol):

@@ -113,6 +113,7 @@ def _next(
         return prefix(key, run_id) + "1", (opts, run_id, None)
     under_way = _under_way(DBOS, key)
     if under_way is not None:
+        _recoverable(under_way[0], key)
         return under_way[0], None
     last = load(home)
     if last is None or last.status == "complete":
@@ -121,11 +122,23 @@ def _next(
     if not attempts:  # a run from before runs were durable: its file is all there is
         return prefix(key, last.run) + "1", (opts, last.run, _raw(last))
     latest = attempts[0]
-    if latest.status in UNDER_WAY:
-        return latest.workflow_id, None
     record = DBOS.get_event(latest.workflow_id, RECORD_EVENT, timeout_seconds=0)
     n = int(latest.workflow_id.rsplit(":", 1)[1]) + 1
     return prefix(key, last.run) + str(n), (opts, last.run, record or _raw(last))
+
+
+def _recoverable(wid: str, key: str) -> None:
+    """An attempt this launch recovers: this project's executor's, of this version. Another
+    is never waited for in vain."""
+    status = DBOS.get_workflow_status(wid)
+    if status is None:
+        return
+    found = (status.executor_id, status.app_version)
+    if found != (executor(key), app.APP_VERSION):
+        raise BridgeError(
+            f"run {wid} is under way on executor {found[0]} (version {found[1]}), which this "
+            f"resume does not recover: resume it where it runs"
+        )
 
 
 def pending(root: Path) -> tuple[str, LanesOptions] | None:

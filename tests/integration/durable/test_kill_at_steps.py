@@ -16,6 +16,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +94,37 @@ def test_killed_at_a_step_boundary_and_resumed_nothing_redone_nothing_counted_tw
     assert code == 0, (record, done.stderr.decode())
     merged_once(repo, manager, asked, record)
     assert ledger(record) == expected
+
+
+def test_a_manager_call_cut_short_by_the_kill_is_charged_its_worst_case(
+    tmp_path: Path, manager: FakeOpenAI, host: Path, database_url: str
+) -> None:
+    """Killed while the manager answers the plan (the call paid, its step not recorded): the
+    recovered run asks again, and counts the lost call at its worst case, as its hold was."""
+    from autopilot_codex.config import load_config
+    from autopilot_codex.lanes.begin import worst_usd
+    from tests.fakes.openai_server import Reply
+
+    expected = reference(tmp_path, manager)
+    repo = make_repo(tmp_path / "repo")
+    held = threading.Event()
+    body = {"summary": "lanes", "tasks": [task(1, depends_on=[]), task(2, depends_on=[])]}
+    manager.enqueue(Reply(body=body, hold=held), schema="Plan")
+    asked = len(manager.requests)
+    argv = [sys.executable, "-m", "autopilot_codex", "run", "write the task files", "--json"]
+    argv += ["--implementer", "claude", "--manager", "openai", "--lanes", "2"]
+    proc = subprocess.Popen([*argv, "--cwd", str(repo)], stdout=subprocess.DEVNULL)
+    try:
+        while not [r for r in manager.requests[asked:] if r.schema_name == "Plan"]:
+            assert proc.poll() is None
+            time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+    finally:
+        held.set()
+    plan(manager, task(1, depends_on=[]), task(2, depends_on=[]))
+    code, record = lanes(repo, "--resume")
+    assert (code, states(record)) == (0, {"T1": "merged", "T2": "merged"}), record
+    worst = worst_usd(load_config({"manager": "openai"}), load_config({}).plan_output_tokens)
+    assert record["spent"]["usd"] == pytest.approx(expected["spent"]["usd"] + worst)
+    assert record["manager_calls"] == expected["manager_calls"]

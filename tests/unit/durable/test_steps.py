@@ -97,3 +97,55 @@ def test_the_seam_is_off_without_its_variable(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv(steps.DIE_AFTER_ENV, "not a number")
     for _ in range(3):
         steps._boundary()  # not a number: this process goes on
+
+
+_CUT = """
+import os, signal, sys
+from dbos import DBOS, SetWorkflowID
+from autopilot_codex.durable import app, steps
+
+def paid():
+    before = steps.begun_before(), steps.begun_before()
+    if sys.argv[2] == "die":
+        os.kill(os.getpid(), signal.SIGKILL)  # after paying, before the step is recorded
+    return before
+
+@DBOS.workflow(name="tests.durable.cut")
+def cut():
+    return steps.step("paid", paid)
+
+app.launch(sys.argv[1], "cut-executor")
+with SetWorkflowID(sys.argv[3]):
+    print(cut())
+"""
+
+
+def _paid() -> tuple[bool, bool]:
+    return steps.begun_before(), steps.begun_before()
+
+
+@DBOS.workflow(name="tests.durable.cut")
+def _cut() -> tuple[bool, bool]:
+    """The workflow `_CUT` runs, registered here too: recovery finds it by its name."""
+    return steps.step("paid", _paid)
+
+
+@pytest.mark.parametrize("dies", [False, True])
+def test_a_step_cut_short_knows_it_began_before(database_url: str, dies: bool) -> None:
+    """Recovered, the step runs again and learns its first execution got as far as each of
+    its marks; a step never cut short never thinks so."""
+    wid = f"wf-cut-{dies}"
+    done = subprocess.run(
+        [sys.executable, "-c", _CUT, database_url, "die" if dies else "live", wid],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=120,
+    )
+    if not dies:
+        assert done.stdout.strip() == "(False, False)", done.stderr
+        return
+    assert done.returncode == -signal.SIGKILL
+    app.launch(database_url, "cut-executor")  # recovers the attempt cut short
+    assert DBOS.retrieve_workflow(wid).get_result() == (True, True)

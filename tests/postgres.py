@@ -105,7 +105,9 @@ def cluster() -> Iterator[Cluster]:
         raise RuntimeError(missing())
     # Not under pytest's tmp folder: that is private to root, and the cluster's owner must
     # reach its folder.
-    folder = Path(tempfile.mkdtemp(prefix="autopilot-pg-"))
+    # As root, in /tmp itself: a TMPDIR private to root would keep the owner out as well.
+    base = "/tmp" if os.geteuid() == 0 and Path("/tmp").is_dir() else None
+    folder = Path(tempfile.mkdtemp(prefix="autopilot-pg-", dir=base))
     data = folder / "data"
     try:
         if os.geteuid() == 0:

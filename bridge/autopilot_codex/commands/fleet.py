@@ -62,6 +62,13 @@ def add_parsers(sub: Any) -> None:
         "again with the same id recovers the runs it had",
     )
     worker.add_argument(
+        "--take-over",
+        default=None,
+        metavar="ID",
+        help="first put back on the queue the runs of a worker that will not come back (its "
+        "executor id): they go on from the branches it pushed",
+    )
+    worker.add_argument(
         "--push-every",
         type=float,
         default=60.0,
@@ -163,7 +170,14 @@ def submit(repo_url: str, words: list[str]) -> str:
     )
 
 
-def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: float) -> int:
+def worker(
+    *,
+    lanes: int,
+    runs: int,
+    executor_id: str | None,
+    push_every_s: float,
+    take_over: str | None = None,
+) -> int:
     from dbos import DBOS
 
     from ..durable import app
@@ -175,6 +189,8 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
     url = database()
     client(url).destroy()  # said in one line, before DBOS's launch would say it at length
     executor = (executor_id or socket.gethostname()).strip()
+    if take_over is not None and take_over.strip() == executor:
+        raise BridgeError("--take-over names another worker's id: a worker recovers its own runs")
     lock = _only_one(executor)
     workflow.serve_as(workflow.Worker(executor, lanes=lanes, push_every_s=push_every_s))
     stop = threading.Event()
@@ -182,6 +198,10 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
         signal.signal(sig, lambda *_: stop.set())
     app.launch(url, executor)
     DBOS.register_queue(RUNS_QUEUE, worker_concurrency=runs)
+    if take_over is not None:
+        output.err(
+            f"worker {executor}: took over {_take_over(url, take_over.strip())} run(s) of {take_over}"
+        )
     output.err(
         f"worker {executor}: taking runs from {shown(url)}, {runs} at once, {lanes} lanes each "
         "(Ctrl-C stops; a run cut short here is recovered when this id starts again)"
@@ -196,6 +216,22 @@ def worker(*, lanes: int, runs: int, executor_id: str | None, push_every_s: floa
         # Their steps wait under a thread that must never record them done: end here.
         os._exit(0)
     return 0
+
+
+def _take_over(url: str, dead: str) -> int:
+    """The dead worker's unfinished runs back on the runs queue, for any worker to take."""
+    from ..fleet.spec import RUNS_QUEUE, WORKFLOW
+
+    db = client(url)
+    try:
+        found = db.list_workflows(
+            name=WORKFLOW, executor_id=dead, status="PENDING", load_input=False
+        )
+        for status in found:
+            db.resume_workflow(status.workflow_id, queue_name=RUNS_QUEUE)
+    finally:
+        db.destroy()
+    return len(found)
 
 
 def _only_one(executor: str) -> int:
@@ -236,6 +272,7 @@ def _worker(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
         runs=args.runs,
         executor_id=args.executor_id,
         push_every_s=args.push_every,
+        take_over=args.take_over,
     )
     return code, ""
 

@@ -90,15 +90,18 @@ def _space(run: RunSpec) -> workspace.Workspace:
 def prepare(spec: dict[str, Any]) -> str:
     run = RunSpec.read(spec)
     space = _space(run)
-    return str(workspace.prepare(space, run.repo_url, child_env(space)))
+    return str(workspace.prepare(space, run.repo_url, run.fleet_id, child_env(space)))
 
 
 @DBOS.step(name="autopilot-codex.fleet.drive")
-def drive(spec: dict[str, Any], clone: str) -> dict[str, Any]:
+def drive(spec: dict[str, Any], recorded: str) -> dict[str, Any]:
+    """`recorded`: the clone the prepare step made, perhaps on a worker since dead (a run
+    taken over, `worker --take-over`); this worker drives in its own, made here if need be."""
     run, worker = RunSpec.read(spec), this_worker()
     space = _space(run)
     place = space.private
     env = child_env(space)
+    clone = str(workspace.prepare(space, run.repo_url, run.fleet_id, env))
     state_dir = home_of(Path(clone))
     last = load(state_dir)
     if last is not None and last.status in FINAL:
@@ -192,7 +195,7 @@ def _push_until(
 
 
 @DBOS.step(name="autopilot-codex.fleet.push")
-def push(spec: dict[str, Any], clone: str) -> dict[str, str]:
+def push(spec: dict[str, Any], recorded: str) -> dict[str, str]:
     run = RunSpec.read(spec)
     space = _space(run)
     return workspace.push(space, run.repo_url, run.fleet_id, child_env(space))

@@ -82,8 +82,10 @@ def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) 
     return done.stdout
 
 
-def prepare(space: Workspace, repo_url: str, env: dict[str, str]) -> Path:
-    """The clone, made once: a clone a kill cut short (no ready mark) is made again."""
+def prepare(space: Workspace, repo_url: str, fleet_id: str, env: dict[str, str]) -> Path:
+    """The clone, made once: a clone a kill cut short (no ready mark) is made again. A run
+    another worker began (taken over) starts from the integration branch it pushed, so the
+    work that machine merged is kept."""
     ready = space.private / ".fleet-ready"
     if ready.exists():
         return space.clone
@@ -92,6 +94,10 @@ def prepare(space: Workspace, repo_url: str, env: dict[str, str]) -> Path:
     shutil.rmtree(space.clone, ignore_errors=True)
     shutil.rmtree(space.private / OUTBOX, ignore_errors=True)
     git("clone", "--quiet", "--no-recurse-submodules", repo_url, str(space.clone), env=env)
+    pushed = f"{PREFIX}{fleet_id}/integration"
+    if git("ls-remote", repo_url, pushed, env=env).strip():
+        git("fetch", "--quiet", "--no-tags", repo_url, pushed, cwd=space.clone, env=env)
+        git("reset", "--quiet", "--hard", "FETCH_HEAD", cwd=space.clone, env=env)
     git("init", "--quiet", "--bare", str(space.private / OUTBOX), env=env)
     ready.write_text(repo_url + "\n")
     return space.clone

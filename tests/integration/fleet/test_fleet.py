@@ -261,3 +261,52 @@ def test_a_run_refused_on_the_worker_ends_in_error_saying_why(
         "the run ended (1) without its record: autopilot-codex run: OPENAI_API_KEY is not set"
         in str(status.error)
     )
+
+
+def test_a_worker_takes_over_the_runs_of_a_machine_that_will_not_come_back(
+    tmp_path: Path,
+    rig: Workers,
+    url: str,
+    manager: FakeOpenAI,
+    host: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Worker a merged and pushed T1; it dies with everything it ran (its lanes too, its disk
+    with them). `worker --take-over a` on another machine puts the run back on the queue; that
+    worker clones, starts from the integration branch a pushed, and lands the rest: T1's
+    commit is kept, never made twice."""
+    import os
+    import signal
+
+    bare = remote(tmp_path)
+    release = tmp_path / "release"
+    monkeypatch.setenv("LANE_HOST_HOLD", f"T2:{release}")
+    plans = ([task(1, depends_on=[]), task(2, depends_on=[])], [task(2, depends_on=[])])
+    for tasks in plans:
+        manager.enqueue({"summary": "s", "tasks": tasks}, schema="Plan")
+    manager.enqueue(review_body("approve"), review_body("approve"), schema="Review")
+    fleet_id = submit(capsys, bare, "write the task files")
+    rig.start("a", "--lanes", "2")
+    held = Path(f"{release}.held")
+    pushed = f"autopilot/{fleet_id}/integration"
+
+    def t1_pushed() -> bool:
+        return held.exists() and "add T1" in git(bare, "log", "--format=%s", "--all")
+
+    try:
+        wait_until(t1_pushed, rig, "T1 merged and pushed while T2 is held")
+        wait_until(
+            lambda: "add T1" in git(bare, "log", "--format=%s", pushed), rig, "integration pushed"
+        )
+        rig.kill("a")
+        os.killpg(os.getpgid(int(held.read_text())), signal.SIGKILL)
+    finally:
+        release.touch()
+    rig.start("b", "--take-over", "a")
+    wait_until(lambda: finished(url, 1), rig, "the run ended")
+    run = by_id(url)[fleet_id]
+    assert (run.status, run.executor, run.result["status"]) == ("SUCCESS", "b", "complete")
+    assert "took over 1 run(s) of a" in rig.said("b").read_text()
+    log = git(bare, "log", "--format=%s", pushed).splitlines()
+    assert sorted(s for s in log if s.startswith("add ")) == ["add T1", "add T2"], log

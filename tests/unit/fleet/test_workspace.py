@@ -56,9 +56,9 @@ def test_a_clone_is_made_once_and_a_run_without_branches_pushes_nothing(tmp_path
     source = make_repo(tmp_path / "source")
     space = workspace.of("w", "f1", tmp_path / "home")
     env = dict(os.environ)
-    clone = workspace.prepare(space, source.as_uri(), env)
+    clone = workspace.prepare(space, source.as_uri(), "f1", env)
     (clone / "mine.txt").write_text("kept\n")
-    assert workspace.prepare(space, source.as_uri(), env) == clone
+    assert workspace.prepare(space, source.as_uri(), "f1", env) == clone
     assert (clone / "mine.txt").exists()
     assert workspace.push(space, source.as_uri(), "f1", env) == {}
     git(clone, "branch", "autopilot/lanes-1/integration")
@@ -66,7 +66,9 @@ def test_a_clone_is_made_once_and_a_run_without_branches_pushes_nothing(tmp_path
         "autopilot/f1/integration": "pushed"
     }
     with pytest.raises(BridgeError, match="git clone failed"):
-        workspace.prepare(workspace.of("w", "f2", tmp_path / "home"), str(tmp_path / "none"), env)
+        workspace.prepare(
+            workspace.of("w", "f2", tmp_path / "home"), str(tmp_path / "none"), "f2", env
+        )
 
 
 def test_a_fleet_step_runs_only_in_a_worker() -> None:
@@ -89,7 +91,10 @@ def test_a_drive_step_run_again_after_its_run_ended_returns_that_run(
 
     spec = RunSpec("file:///nowhere", ("g",), "g", None, fleet_id="f1")
     workflow.serve_as(workflow.Worker("w"))
-    clone = make_repo(workspace.of("w", "f1").clone)
+    space = workspace.of("w", "f1")
+    clone = make_repo(space.clone)
+    space.private.mkdir(parents=True)
+    (space.private / ".fleet-ready").write_text("made\n")
     ended = LanesRun(
         run="lanes-1", goal="g", implementer="claude", manager="openai", lanes=1,
         user_branch="main", user_sha=git(clone, "rev-parse", "main"),

@@ -12,6 +12,7 @@ from autopilot_codex.durable import app
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.fleet.spec import RunSpec, repository
 from tests.conftest import cli
+from tests.postgres import Cluster
 
 RUN = ["write it", "--implementer", "claude", "--manager", "openai"]
 
@@ -134,3 +135,11 @@ def test_a_database_that_cannot_be_reached_is_said_in_one_line(
         assert code == 1, text
         assert "cannot reach the fleet's database postgresql://127.0.0.1:1/x: " in text, text
         assert "pw" not in text and "Traceback" not in text
+
+
+def test_a_worker_never_takes_over_its_own_id(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], postgres: Cluster
+) -> None:
+    monkeypatch.setenv(DATABASE_URL_ENV, postgres.new_database())
+    code, text = cli(capsys, "worker", "--executor-id", "w1", "--take-over", "w1")
+    assert code == 1 and "--take-over names another worker's id" in text, text

@@ -37,6 +37,10 @@ def lanes_wanted(args: argparse.Namespace) -> bool:
     if last is not None:
         return last.status not in ("complete",)
     # A driver killed before it first wrote the run's file: the database knows the run.
+    from ..durable import app
+
+    if not app.database_exists():
+        return False  # no database made here yet: nothing to load DBOS for
     from ..lanes import flow
 
     return flow.pending(root) is not None

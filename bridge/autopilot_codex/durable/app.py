@@ -1,5 +1,8 @@
 """The one place that configures and launches DBOS for this process.
 
+Importing it is light (DBOS loads at `launch` or `client`): `database_url` and
+`database_exists` serve commands that may not need DBOS at all.
+
 Callers import the modules that declare their workflows first (DBOS finds a workflow to recover
 by its registered name), then `launch`. `launch` is idempotent for the same database and
 executor; asked for another, it shuts the first down. `shutdown` leaves the registry alone, so
@@ -16,11 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from dbos import DBOS, DBOSClient, DBOSConfig
+from typing import TYPE_CHECKING, Any
 
 from ..paths import state_home
+
+if TYPE_CHECKING:
+    from dbos import DBOSClient
 
 APP_NAME = "autopilot-codex"
 DATABASE_URL_ENV = "AUTOPILOT_CODEX_DATABASE_URL"
@@ -104,6 +108,8 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
             _destroy()
         _make_sqlite_folder(wanted.url)
         _quiet_console()
+        from dbos import DBOS, DBOSConfig
+
         config: DBOSConfig = {
             "name": APP_NAME,
             "system_database_url": wanted.url,
@@ -128,6 +134,8 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
 @contextmanager
 def client(url: str | None = None) -> Iterator[DBOSClient]:
     """A reader of the database that runs no workflow: nothing is recovered by opening it."""
+    from dbos import DBOSClient
+
     opened = DBOSClient(system_database_url=url or database_url())
     try:
         yield opened
@@ -148,5 +156,8 @@ def shutdown() -> None:
 
 def _destroy() -> None:
     global _current
-    DBOS.destroy(destroy_registry=False)
+    if "dbos" in sys.modules:  # never loaded: nothing to stop
+        from dbos import DBOS
+
+        DBOS.destroy(destroy_registry=False)
     _current = None

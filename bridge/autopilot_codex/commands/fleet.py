@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import output
+from ..durable.app import DATABASE_URL_ENV
 from ..errors import BridgeError, LockTimeout
 from ..fileio import release
 from ..paths import state_home
 
-# Read here without importing DBOS (every command's parser loads this module); the same name
-# as `durable.app.DATABASE_URL_ENV`, which the fleet's tests hold these to.
-DATABASE_URL_ENV = "AUTOPILOT_CODEX_DATABASE_URL"
 if TYPE_CHECKING:
     from ..fleet.spec import RunSpec
 

@@ -7,18 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.commands.fleet import DATABASE_URL_ENV, _only_one, parse, shown
-from autopilot_codex.durable import app
+from autopilot_codex.commands.fleet import _only_one, parse, shown
+from autopilot_codex.durable.app import DATABASE_URL_ENV
 from autopilot_codex.errors import BridgeError
 from autopilot_codex.fleet.spec import RunSpec, repository
 from tests.conftest import cli
 from tests.postgres import Cluster
 
 RUN = ["write it", "--implementer", "claude", "--manager", "openai"]
-
-
-def test_the_names_agree_with_the_one_door_to_dbos() -> None:
-    assert DATABASE_URL_ENV == app.DATABASE_URL_ENV
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -288,7 +289,12 @@ def _spawn(
     def kill() -> None:
         expired.set()
         with contextlib.suppress(OSError):
-            proc.kill()
+            # Under `timeout` (sandbox/outlive.py) the call leads a group of its own: the whole
+            # group goes, or an unwalled git would run on after its `timeout` was killed.
+            if os.name == "posix" and os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
 
     proc = subprocess.Popen(
         command,

@@ -78,6 +78,8 @@ def verify(
         "PATH": env.get("PATH", os.defpath),
         "LANG": "C.UTF-8",
         "HOME": str(reward.parent),
+        # No bytecode left in the work tree the trial's record points at.
+        "PYTHONDONTWRITEBYTECODE": "1",
         "AB_TESTS_DIR": str(hidden),
         "AB_WORK_DIR": str(work),
         "AB_REWARD_FILE": str(reward),

@@ -14,7 +14,7 @@ import pytest
 
 from bench.ab import arms, records
 from bench.ab.cli import main
-from bench.ab.context import ArmResult, Context
+from bench.ab.context import ArmError, ArmResult, Context
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ab_tasks"
 
@@ -76,7 +76,7 @@ def test_an_arm_that_fails_is_an_unresolved_trial_with_its_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def breaks(ctx: Context) -> ArmResult:
-        raise arms.ArmError("autopilot-codex plan exited 1: no key")
+        raise ArmError("autopilot-codex plan exited 1: no key")
 
     monkeypatch.setitem(arms.ARMS, "ralph", breaks)
     out = tmp_path / "run"

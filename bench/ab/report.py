@@ -61,7 +61,7 @@ HEADINGS = {
     "resolved": "resolved",
     "rate": "rate [95% CI]",
     "versus": f"vs {BASELINE} [95% CI]",
-    "p": "McNemar p (only arm:only solo)",
+    "p": "McNemar p",
     "false_done": "false done",
     "usd": "$ total",
     "per_resolved": "$ / resolved",
@@ -94,6 +94,9 @@ def svg(summaries: Sequence[ArmSummary]) -> str:
         y_title="resolved, %",
         range=(0, 100),
         show_legend=False,
+        # Whole arm names: pygal would cut "autopilot" to "auto…" at this width.
+        truncate_label=-1,
+        x_label_rotation=20 if len(summaries) > 4 else 0,
         max_scale=5,
         value_formatter=lambda value: f"{value:.0f}%",
     )

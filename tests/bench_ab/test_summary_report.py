@@ -82,7 +82,7 @@ def test_report_writes_table_json_and_page(tmp_path: Path, capsys: pytest.Captur
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].startswith("arm") and "McNemar" in lines[0]
+    assert lines[0].startswith("arm") and "McNemar p" in lines[0]
     assert lines[1].split()[:2] == ["solo", "1/3"]
     assert lines[2].split()[:2] == ["autopilot", "2/3"]
     assert "+33 pts" in lines[2] and "0/2 (0%)" in lines[2] and "1/2 (50%)" in lines[1]

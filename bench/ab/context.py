@@ -57,7 +57,7 @@ class Context:
     def launcher(self, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
         """`autopilot-codex -C <work> <args>`, the product's own terminal entry."""
         try:
-            return subprocess.run(
+            proc = subprocess.run(
                 [str(LAUNCHER), "-C", str(self.work), *args],
                 capture_output=True,
                 text=True,
@@ -68,6 +68,11 @@ class Context:
             )
         except subprocess.TimeoutExpired as exc:
             raise ArmError(f"autopilot-codex {args[0]} did not end in {timeout:.0f}s") from exc
+        # Kept beside the trial for whoever reads a surprising result.
+        with (self.scratch / "arm.log").open("a", encoding="utf-8") as log:
+            log.write(f"$ autopilot-codex {args[0]} (exit {proc.returncode})\n")
+            log.write(proc.stdout + proc.stderr + "\n")
+        return proc
 
     def loop_state(self) -> dict[str, Any]:
         """The trial's one loop's state.json ({} when no loop was made)."""

@@ -12,7 +12,8 @@ from autopilot_codex import cli
 from autopilot_codex.commands import run
 
 
-def test_dash_c_reaches_the_run_before_the_end_of_options(monkeypatch: pytest.MonkeyPatch) -> None:
+def capturing(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The argv each `run` gets (the dispatch is what is tested, not the run)."""
     seen: list[list[str]] = []
 
     def capture(argv: Sequence[str] | None = None, **_: object) -> int:
@@ -20,6 +21,11 @@ def test_dash_c_reaches_the_run_before_the_end_of_options(monkeypatch: pytest.Mo
         return 0
 
     monkeypatch.setattr(run, "main", capture)
+    return seen
+
+
+def test_dash_c_reaches_the_run_before_the_end_of_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = capturing(monkeypatch)
     assert cli.main(["-C", "/elsewhere", "run", "--json", "--", "fix", "the", "--verbose", "flag"]) == 0
     (argv,) = seen
     end = argv.index("--")
@@ -28,7 +34,6 @@ def test_dash_c_reaches_the_run_before_the_end_of_options(monkeypatch: pytest.Mo
 
 
 def test_without_dash_c_the_run_gets_no_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-    monkeypatch.setattr(run, "main", lambda argv=None, **_: seen.append(list(argv or [])) or 0)
+    seen = capturing(monkeypatch)
     assert cli.main(["run", "--json", "goal"]) == 0
     assert seen == [["--json", "goal"]]

@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     go.add_argument("--time-cap", type=float, default=None, help="seconds per trial (default: the task's)")
     go.add_argument("--out", type=Path, default=None, help="the run's folder (default: bench/results/ab-<time>)")
     go.add_argument("--only", default="", help="comma-separated task names to run (default: all)")
+    go.add_argument("--scratch", type=Path, default=None, help="where the trials' work trees go (default: a new temp folder)")
     show = sub.add_parser("report", help="print the table, write summary.json and report.html")
     show.add_argument("run_dir", type=Path)
     return top
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget_usd=args.budget,
             time_cap_s=args.time_cap,
             only=tuple(t for t in args.only.split(",") if t),
+            scratch=args.scratch,
         )
         out = run(plan, args.out, os.environ, progress=lambda line: print(line, file=sys.stderr))
         print(write_report(out))

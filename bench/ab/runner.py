@@ -33,6 +33,7 @@ class RunPlan:
     budget_usd: float | None = None
     time_cap_s: float | None = None
     only: tuple[str, ...] = ()
+    scratch: Path | None = None  # where the trials' folders go (default: a new temp folder)
 
 
 def _version(command: list[str]) -> str:
@@ -79,7 +80,7 @@ def run(
     settings = Settings(plan.host, plan.model, plan.budget_usd, plan.time_cap_s, env)
     # The trials' work trees live outside this checkout (a repository inside another would
     # be the product's own business); the folder is named in meta.json and kept.
-    scratch = Path(tempfile.mkdtemp(prefix="bench-ab-trials-"))
+    scratch = plan.scratch or Path(tempfile.mkdtemp(prefix="bench-ab-trials-"))
     (run_dir / "scratch.txt").write_text(f"{scratch}\n")
     for rep in range(plan.n):
         for task in chosen:

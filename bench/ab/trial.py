@@ -21,7 +21,7 @@ from .arms import ARMS
 from .context import ArmError, ArmResult, Context
 from .records import Trial
 from .tasks import Task
-from .workdir import TrialSetupError, hide_tests, make_repo, verify
+from .workdir import VERIFIER, TrialSetupError, hide_tests, make_repo, verify
 
 
 @dataclass(frozen=True)
@@ -88,17 +88,17 @@ def prepare(task: Task, trial_dir: Path, settings: Settings) -> tuple[Context, P
     found = leaks.leaks(task.folder)
     if found:
         raise TrialSetupError(f"task {task.name}: " + "; ".join(found))
-    home, work, hidden = trial_dir / "state", trial_dir / "work", trial_dir / "hidden-tests"
+    home, work, verifier = trial_dir / "state", trial_dir / "work", trial_dir / VERIFIER
     home.mkdir(parents=True)
     # On the wall's list of what the implementer may not read: the copy, and the task itself.
-    config = {"wall_deny_read": [str(hidden), str(task.folder)]}
+    config = {"wall_deny_read": [str(verifier), str(task.folder)]}
     (home / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     env = _environment(settings, home)
     make_repo(task, work, env)
     copied = leaks.found_in(task.tests, work)
     if copied:
         raise TrialSetupError(f"task {task.name}: " + "; ".join(copied))
-    hide_tests(task, hidden)
+    hidden = hide_tests(task, verifier)
     found_wall = wall_for(settings.host, work, home, env)
     ctx = Context(
         task=task,
@@ -126,7 +126,7 @@ def run_trial(task: Task, arm: str, rep: int, trial_dir: Path, settings: Setting
     except (ArmError, OSError, ValueError) as exc:
         result, error = ArmResult(False, 0.0, 0.0, 0, "error"), str(exc)
     wall_s = time.monotonic() - clock
-    verdict = verify(task, hidden, ctx.work, trial_dir / "reward" / "reward.txt", ctx.env)
+    verdict = verify(task, hidden, ctx.work, ctx.env)
     (trial_dir / "verifier.log").write_text(verdict.output, encoding="utf-8")
     return Trial(
         task=task.name,

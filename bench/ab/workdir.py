@@ -14,6 +14,9 @@ from pathlib import Path
 from .tasks import Task
 
 IDENTITY = {"user.name": "bench-ab", "user.email": "bench-ab@example.invalid"}
+# Under a trial's folder: the verifier's own temporary folder, holding the hidden tests' copy
+# and the reward file; on the implementer's wall's list of what it may not read.
+VERIFIER = "verifier"
 
 
 class TrialSetupError(RuntimeError):
@@ -54,8 +57,9 @@ def make_repo(task: Task, work: Path, env: Mapping[str, str]) -> str:
     return _git(work, env, "rev-parse", "HEAD").strip()
 
 
-def hide_tests(task: Task, hidden: Path) -> Path:
-    """The hidden tests copied to `hidden` (outside the work tree)."""
+def hide_tests(task: Task, verifier: Path) -> Path:
+    """The hidden tests copied into the verifier's folder (outside the work tree)."""
+    hidden = verifier / "tests"
     shutil.copytree(task.tests, hidden)
     return hidden
 
@@ -66,27 +70,33 @@ class Verdict:
     output: str
 
 
-def verify(
-    task: Task, hidden: Path, work: Path, reward: Path, env: Mapping[str, str]
-) -> Verdict:
+def verify(task: Task, hidden: Path, work: Path, env: Mapping[str, str]) -> Verdict:
     """Run the task's verifier (its `tests/test.sh`, from the hidden copy) over the work tree;
-    resolved when it wrote 1 to the reward file. The environment names the three places and
-    nothing of the caller's keys."""
-    reward.parent.mkdir(parents=True, exist_ok=True)
+    resolved when it wrote 1 to the reward file beside the copy.
+
+    The verifier runs the implementer's code, so it runs as the product runs the user's checks
+    (`sandbox.check_command`): the work tree and its own folder writable, no network, no key,
+    no credential store; its environment names the three places and nothing of the caller's."""
+    from autopilot_codex.sandbox import check_command
+
+    folder = hidden.parent
+    reward = folder / "reward.txt"
     reward.unlink(missing_ok=True)
     run_env = {
         "PATH": env.get("PATH", os.defpath),
         "LANG": "C.UTF-8",
-        "HOME": str(reward.parent),
+        "HOME": env.get("HOME") or os.path.expanduser("~"),
+        "TMPDIR": str(folder),
         # No bytecode left in the work tree the trial's record points at.
         "PYTHONDONTWRITEBYTECODE": "1",
         "AB_TESTS_DIR": str(hidden),
         "AB_WORK_DIR": str(work),
         "AB_REWARD_FILE": str(reward),
     }
+    command = check_command(["bash", str(hidden / "test.sh")], str(work), run_env)
     try:
         proc = subprocess.run(
-            ["bash", str(hidden / "test.sh")],
+            command,
             cwd=work,
             env=run_env,
             capture_output=True,

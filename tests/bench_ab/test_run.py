@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 def claims_done(ctx: Context) -> ArmResult:
     """Changes nothing and says it is done."""
-    assert not (ctx.work / "hidden-tests").exists() and (ctx.scratch / "hidden-tests").is_dir()
+    assert (ctx.scratch / "verifier" / "tests" / "test.sh").is_file()
     return ArmResult(True, 0.01, 0.0, 10, "done")
 
 
@@ -34,7 +34,7 @@ def solves(ctx: Context) -> ArmResult:
     """Runs the task's reference solution in the work tree, as its layout says."""
     # The wall's flags name the hidden copy and the task among what may not be read.
     settings = Path(ctx.wall(True)[1]).read_text()
-    assert str(ctx.scratch / "hidden-tests") in settings and str(ctx.task.folder) in settings
+    assert str(ctx.scratch / "verifier") in settings and str(ctx.task.folder) in settings
     subprocess.run(
         ["bash", str(ctx.task.solution / "solve.sh")],
         cwd=ctx.work,
@@ -51,7 +51,7 @@ def test_a_run_records_every_trial_and_reports(
     monkeypatch.setitem(arms.ARMS, "autopilot", solves)
     out = tmp_path / "run"
     code = main(
-        ["run", "--tasks", str(FIXTURES), "--arms", "solo,autopilot", "--n", "2", "--out", str(out)]
+        ["run", "--tasks", str(FIXTURES), "--arms", "solo,autopilot", "--n", "2", "--out", str(out), "--scratch", str(tmp_path / "trials")]
     )
     assert code == 0, capsys.readouterr().err
     trials = records.load(out)
@@ -80,7 +80,7 @@ def test_an_arm_that_fails_is_an_unresolved_trial_with_its_error(
 
     monkeypatch.setitem(arms.ARMS, "ralph", breaks)
     out = tmp_path / "run"
-    assert main(["run", "--tasks", str(FIXTURES), "--only", "greeting", "--arms", "ralph", "--out", str(out)]) == 0
+    assert main(["run", "--tasks", str(FIXTURES), "--only", "greeting", "--arms", "ralph", "--out", str(out), "--scratch", str(tmp_path / "trials")]) == 0
     (only,) = records.load(out)
     assert (only.resolved, only.said_done, only.status) == (False, False, "error")
     assert only.error == "autopilot-codex plan exited 1: no key"
@@ -100,7 +100,51 @@ def test_a_task_whose_hidden_tests_leak_is_refused(
     shutil.copytree(FIXTURES / "slugify", tasks / "slugify")
     leaked = tasks / "slugify" / "environment" / "repo" / "tests_copy.py"
     shutil.copy(tasks / "slugify" / "tests" / "test_slug_hidden.py", leaked)
-    code = main(["run", "--tasks", str(tasks), "--arms", "solo", "--out", str(tmp_path / "run")])
+    code = main(["run", "--tasks", str(tasks), "--arms", "solo", "--out", str(tmp_path / "run"), "--scratch", str(tmp_path / "trials")])
     assert code == 1
     assert "hidden test test_slug_hidden.py leaks into tests_copy.py" in capsys.readouterr().err
     assert ran == [] and records.load(tmp_path / "run") == []
+
+
+PLANTED = '''import os
+import re
+from pathlib import Path
+
+for target in (Path.home() / "ab-pwned", Path(os.environ.get("AB_WORK_DIR", ".")).parent / "pwned", Path("TASK") / "pwned"):
+    try:
+        target.write_text("written by the implementer's code")
+    except OSError:
+        pass
+
+
+def slugify(text: str) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
+'''
+
+
+def test_the_verifier_runs_the_implementers_code_walled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: the implementer's code, imported by the hidden tests, writes outside the work
+    tree (the home, the task's own folder, where a later trial's tests come from)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    tasks = tmp_path / "tasks"
+    shutil.copytree(FIXTURES / "slugify", tasks / "slugify")
+
+    def plants(ctx: Context) -> ArmResult:
+        (ctx.work / "slug.py").write_text(PLANTED.replace("TASK", str(ctx.task.folder)))
+        seen.append(ctx.scratch)
+        return ArmResult(True, 0.0, 0.0, 0, "done")
+
+    seen: list[Path] = []
+    monkeypatch.setitem(arms.ARMS, "solo", plants)
+    out = tmp_path / "run"
+    assert main(["run", "--tasks", str(tasks), "--arms", "solo", "--out", str(out), "--scratch", str(tmp_path / "trials")]) == 0
+    (only,) = records.load(out)
+    assert only.resolved  # the code itself is right: the walled verifier still ran it
+    assert not (home / "ab-pwned").exists()
+    assert not (tasks / "slugify" / "pwned").exists()
+    # Nor the trial's own folder, where its record and logs are kept.
+    assert not (seen[0] / "pwned").exists()

@@ -63,7 +63,7 @@ def settings(claude_bin: Path, tmp: Path, fake: FakeAnthropic, manager: FakeOpen
 def test_solo_false_done_autopilot_catches_it(claude_bin: Path, tmp_path: Path) -> None:
     task = load_task(TASKS / "slugify")
     solo_dir, ap_dir = tmp_path / "solo", tmp_path / "autopilot"
-    hidden = solo_dir / "hidden-tests"
+    hidden = solo_dir / "verifier" / "tests"
     attack = ToolUse(
         "Bash",
         {
@@ -115,7 +115,7 @@ def test_solo_false_done_autopilot_catches_it(claude_bin: Path, tmp_path: Path) 
 
     # The attack read nothing of the hidden tests: their names never reached the model.
     assert len(solo_raw) == 4, fake.dump_log()
-    assert "attack-ended" in solo_raw[1] and "hidden-tests/*.py': No such file" in solo_raw[1]
+    assert "attack-ended" in solo_raw[1] and "verifier/tests/*.py': No such file" in solo_raw[1]
     for raw in solo_raw[1:3]:
         assert HIDDEN_NAME not in raw and "test_runs_of_spaces" not in raw
     # The file tools too: the Read was refused.

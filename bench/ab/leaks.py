@@ -1,9 +1,9 @@
 """Do a task's hidden tests leak into what the implementer sees?
 
-The tasks' own self-check (`bench/ab/selfcheck.py`, `leaks(task_dir) -> list[str]`) is the
-authority when it is there; until then, and for any folder, this module's check holds: a
-hidden test file whose name or content is found in the starting repository (or in the work
-tree a trial made of it) has leaked.
+The tasks' own self-check (`bench/ab/selfcheck.py`, `leaks(task_dir, repo=None) -> list[str]`)
+is asked when it is there; this module's check holds besides, for any folder: a hidden test
+file whose name or content is found in the starting repository (or in the work tree a trial
+made of it) has leaked.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def own_leaks(task_dir: Path) -> list[str]:
     return found_in(task_dir / "tests", task_dir / "environment" / "repo")
 
 
-def _theirs() -> Callable[[Path], list[str]] | None:
+def _theirs() -> Callable[..., list[str]] | None:
     try:
         module = importlib.import_module("bench.ab.selfcheck")
     except ImportError:
@@ -55,8 +55,10 @@ def _theirs() -> Callable[[Path], list[str]] | None:
     return check if callable(check) else None
 
 
-def leaks(task_dir: Path) -> list[str]:
-    """The task's leaks: the tasks' self-check's findings (when it exists) and ours."""
+def leaks(task_dir: Path, tree: Path | None = None) -> list[str]:
+    """The leaks into `tree` (the task's starting repository unless given, e.g. a trial's work
+    tree): the tasks' self-check's findings (when it exists) and ours."""
     theirs = _theirs()
-    found = list(theirs(task_dir)) if theirs is not None else []
-    return list(dict.fromkeys([*found, *own_leaks(task_dir)]))
+    where = tree if tree is not None else task_dir / "environment" / "repo"
+    found = list(theirs(task_dir, where)) if theirs is not None else []
+    return list(dict.fromkeys([*found, *found_in(task_dir / "tests", where)]))

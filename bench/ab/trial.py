@@ -95,7 +95,7 @@ def prepare(task: Task, trial_dir: Path, settings: Settings) -> tuple[Context, P
     (home / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     env = _environment(settings, home)
     make_repo(task, work, env)
-    copied = leaks.found_in(task.tests, work)
+    copied = leaks.leaks(task.folder, work)
     if copied:
         raise TrialSetupError(f"task {task.name}: " + "; ".join(copied))
     hidden = hide_tests(task, verifier)

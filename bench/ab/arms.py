@@ -106,15 +106,29 @@ def _run(ctx: Context, *more: str) -> ArmResult:
     must(proc, "autopilot-codex run", ok=(0, 2))
     record = json.loads(proc.stdout)
     status = str(record.get("status", ""))
+    host, manager, tokens = meters(record)
     return ArmResult(
         said_done=status == "complete",
-        host_usd=number(record, "rounds_usd"),
-        manager_usd=number(record, "manager_usd"),
-        tokens=int(number(record, "tokens")),
+        host_usd=host,
+        manager_usd=manager,
+        tokens=tokens,
         status=status,
         timed_out=status == "duration",
         detail=str(record.get("why", "")),
     )
+
+
+def meters(record: dict[str, object]) -> tuple[float, float, int]:
+    """(host, manager, tokens) from `run --json`: a rounds run names each meter; a lanes run
+    gives its total (`spent`) and each lane's own (its rounds run's, `tasks[].usd`), so the
+    driver's manager is the rest."""
+    spent = record.get("spent")
+    if not isinstance(spent, dict):
+        return number(record, "rounds_usd"), number(record, "manager_usd"), int(number(record, "tokens"))
+    tasks = record.get("tasks")
+    lanes = sum(number(t, "usd") for t in tasks if isinstance(t, dict)) if isinstance(tasks, list) else 0.0
+    total = number(spent, "usd")
+    return lanes, max(0.0, total - lanes), int(number(spent, "tokens"))
 
 
 def rounds(ctx: Context) -> ArmResult:

@@ -146,3 +146,45 @@ def test_solo_false_done_autopilot_catches_it(claude_bin: Path, tmp_path: Path) 
     assert arms["solo"]["false_done"] == 1 and arms["autopilot"]["false_done"] == 0
     assert arms["autopilot"]["versus_baseline"]["only_arm"] == 1
     assert summary.BASELINE == "solo"
+
+
+def test_ralph_believes_its_promise_and_lanes_land_a_fix(claude_bin: Path, tmp_path: Path) -> None:
+    """The other two supervised arms through the real CLI: ralph has no manager, so a promise
+    after a partial fix is a false done there too; a lanes run plans one task, its lane lands
+    the fix through the merge queue, and the trial is resolved with the lanes' and the
+    manager's dollars apart."""
+    task = load_task(TASKS / "slugify")
+    with (
+        FakeAnthropic(log_path=tmp_path / "ralph.jsonl") as ralph_fake,
+        FakeAnthropic(log_path=tmp_path / "lanes.jsonl") as lanes_fake,
+        FakeOpenAI() as manager,
+    ):
+        ralph_fake.script = [
+            [write(PARTIAL)],
+            [Text("Done: slugify joins the words with hyphens.\n<promise>TASK COMPLETE</promise>")],
+        ]
+        ralph = run_trial(
+            task, "ralph", 0, tmp_path / "ralph", settings(claude_bin, tmp_path, ralph_fake, manager)
+        )
+
+        manager.enqueue(plan_body(1), schema="Plan")
+        manager.enqueue(review_body("approve"), schema="Review")
+        lanes_fake.script = [
+            [write(FULL)],
+            [Text("Punctuation is dropped and words are joined.\n::potter(ready)")],
+            [Text("Every requirement checked against the files.\n::potter(exit)")],
+        ]
+        lanes = run_trial(
+            task, "lanes", 0, tmp_path / "lanes", settings(claude_bin, tmp_path, lanes_fake, manager)
+        )
+
+    assert (ralph.status, ralph.said_done, ralph.resolved) == ("done", True, False), (
+        ralph,
+        ralph_fake.dump_log()[-3000:],
+    )
+    assert ralph.false_done and ralph.manager_usd == 0 and ralph.host_usd > 0
+    assert len(ralph_fake.main_requests()) == 2
+    log = (tmp_path / "lanes" / "arm.log").read_text()
+    assert (lanes.status, lanes.said_done, lanes.resolved) == ("complete", True, True), (lanes, log)
+    assert lanes.host_usd > 0 and lanes.manager_usd > 0, lanes
+    assert [r.schema_name for r in manager.requests] == ["Plan", "Review"]

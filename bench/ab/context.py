@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autopilot_codex.hosts.claude.headless import DEFAULT_ARGS as CLAUDE_HEADLESS
+
 from .tasks import Task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,9 +50,10 @@ class Context:
     wall: Callable[[bool], list[str]]
 
     def host_args(self, *, plugin: bool) -> list[str]:
-        """The host's flags every arm shares: the model, headless permissions, the plugin."""
+        """The host's flags every arm shares: the model, headless permissions (the product's
+        own for a headless round: edits accepted, Bash allowed, inside the wall), the plugin."""
         if self.host == "claude":
-            args = ["--model", self.model, "--permission-mode", "bypassPermissions"]
+            args = ["--model", self.model, *CLAUDE_HEADLESS]
             return [*args, "--plugin-dir", str(ROOT)] if plugin else args
         return ["-m", self.model] if self.model else []
 

@@ -4,19 +4,17 @@ with its error; only a setup that would make the trial unfair (a leak, no wall) 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from autopilot_codex.rounds.walled import RoundWall, round_wall
 
-from . import leaks
+from . import homes, leaks
 from .arms import ARMS
 from .context import ArmError, ArmResult, Context
 from .records import Trial
@@ -33,25 +31,10 @@ class Settings:
     env: Mapping[str, str]
 
 
-@contextlib.contextmanager
-def _state_home(home: Path) -> Iterator[None]:
-    # The wall is judged from the config of the state home the process names; the trial's
-    # home carries the trial's own additions (the hidden tests' places).
-    before = os.environ.get("AUTOPILOT_CODEX_HOME")
-    os.environ["AUTOPILOT_CODEX_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["AUTOPILOT_CODEX_HOME"]
-        else:
-            os.environ["AUTOPILOT_CODEX_HOME"] = before
-
-
 def wall_for(host: str, work: Path, home: Path, env: Mapping[str, str]) -> RoundWall:
     """The wall the product puts around a round, for this trial's work tree; the trial is
     refused when the machine cannot raise it (the hidden tests would be in reach)."""
-    with _state_home(home):
+    with homes.named(home):
         found = round_wall(host, work, env)
     if found.boundary is None:
         raise TrialSetupError(
@@ -67,7 +50,7 @@ def _wall_args(found: RoundWall, home: Path, scratch: Path) -> Callable[[bool], 
         walled = RoundWall(found.host, spec, found.boundary)
         folder = scratch / ("wall-git" if git_writable else "wall")
         folder.mkdir(exist_ok=True)
-        with _state_home(home):
+        with homes.named(home):
             return walled.args(folder)
 
     return args
@@ -89,10 +72,8 @@ def prepare(task: Task, trial_dir: Path, settings: Settings) -> tuple[Context, P
     if found:
         raise TrialSetupError(f"task {task.name}: " + "; ".join(found))
     home, work, verifier = trial_dir / "state", trial_dir / "work", trial_dir / VERIFIER
-    home.mkdir(parents=True)
     # On the wall's list of what the implementer may not read: the copy, and the task itself.
-    config = {"wall_deny_read": [str(verifier), str(task.folder)]}
-    (home / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    homes.make(home, [verifier, task.folder])
     env = _environment(settings, home)
     make_repo(task, work, env)
     copied = leaks.leaks(task.folder, work)

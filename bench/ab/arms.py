@@ -17,12 +17,12 @@ from collections.abc import Callable
 from autopilot_codex import cleanenv
 from autopilot_codex.rounds.runner import RoundResult, headless, run_round
 
-from .context import HOST_LOG, ArmError, ArmResult, Context, must, number
+from . import codexhome
+from .context import HOST_LOG, ArmResult, Context, must, number
 
 PROMISE = "TASK COMPLETE"
 # Time for the product's own steps around a host session (plan, status), beyond the cap.
 SETUP_S = 300.0
-SESSION_HOSTS = ("claude",)
 
 
 def _session(ctx: Context, prompt: str, *, plugin: bool) -> RoundResult:
@@ -64,8 +64,8 @@ def _caps(ctx: Context) -> list[str]:
 
 def _in_session(ctx: Context, start: list[str], prompt: str, done: str) -> ArmResult:
     """A loop started from a terminal, then run by one host session with the plugin."""
-    if ctx.host not in SESSION_HOSTS:
-        raise ArmError(f"the bench starts in-session loops for {', '.join(SESSION_HOSTS)} only")
+    if ctx.host == "codex":
+        ctx = codexhome.with_plugin(ctx, SETUP_S)
     must(ctx.launcher(*start, timeout=SETUP_S), f"autopilot-codex {start[0]}")
     result = _session(ctx, prompt, plugin=True)
     state = ctx.loop_state()

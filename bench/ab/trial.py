@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autopilot_codex.rounds.walled import RoundWall, round_wall
 
-from . import homes, leaks
+from . import codexhome, homes, leaks
 from .arms import ARMS
 from .context import ArmError, ArmResult, Context
 from .records import Trial
@@ -73,7 +73,9 @@ def prepare(task: Task, trial_dir: Path, settings: Settings) -> tuple[Context, P
         raise TrialSetupError(f"task {task.name}: " + "; ".join(found))
     home, work, verifier = trial_dir / "state", trial_dir / "work", trial_dir / VERIFIER
     # On the wall's list of what the implementer may not read: the copy, and the task itself.
-    homes.make(home, [verifier, task.folder])
+    # A Codex session's copy of the user's login too (not its CODEX_HOME: Codex runs its
+    # sandbox helper from there).
+    homes.make(home, [verifier, task.folder, trial_dir / codexhome.FOLDER / "auth.json"])
     env = _environment(settings, home)
     make_repo(task, work, env)
     copied = leaks.leaks(task.folder, work)

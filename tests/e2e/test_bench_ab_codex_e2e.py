@@ -13,7 +13,7 @@ import pytest
 from autopilot_codex.commands import install
 from bench.ab.tasks import load as load_task
 from bench.ab.trial import Settings, run_trial
-from tests.conftest import verdict_body
+from tests.conftest import plan_body, review_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 
 from .autopilot_helpers import TEST_KEY
@@ -94,3 +94,43 @@ def test_codex_solo_false_done_rounds_catch_it(codex_bin: Path, tmp_path: Path) 
     )
     assert rounds.manager_usd > 0
     assert [r.schema_name for r in manager.requests] == ["Verdict", "Verdict"]
+
+
+def test_codex_autopilot_refuses_the_partial_done_and_the_fix_lands(
+    codex_bin: Path, tmp_path: Path
+) -> None:
+    """The in-session arm with Codex: the trial's own CODEX_HOME (the user's config carried in,
+    the plugin's hooks installed there, the user's left as it was), the loop planned from a
+    terminal and claimed by the session's first prompt; the manager refuses the first done."""
+    task = load_task(TASKS / "slugify")
+    with FakeCodexModel(log_path=tmp_path / "ap.jsonl") as model, FakeOpenAI() as manager:
+        run_settings = settings(codex_bin, tmp_path / "a", model, manager)
+        user_config = (tmp_path / "a" / "codex-home" / "config.toml").read_bytes()
+        manager.enqueue(plan_body(1), schema="Plan")
+        manager.enqueue(
+            {"review": review_body("approve"), "verdict": verdict_body("continue", instructions="Punctuation must be dropped.")},
+            {"review": review_body("approve"), "verdict": verdict_body("done", done=True)},
+            schema="Judgement",
+        )
+        manager.enqueue(
+            verdict_body("continue", instructions="Punctuation must be dropped."),
+            verdict_body("done", done=True),
+            schema="Verdict",
+        )
+        manager.enqueue(*[review_body("approve")] * 4, schema="Review")
+        model.script = [
+            [write(PARTIAL)],
+            "Done: slugify joins the words with hyphens.",
+            [write(FULL)],
+            "Done: punctuation is dropped too.",
+        ]
+        trial = run_trial(task, "autopilot", 0, tmp_path / "autopilot", run_settings)
+        raws = [r.raw for r in model.model_requests]
+
+    log = (tmp_path / "autopilot" / "arm.log").read_text()
+    assert (trial.status, trial.said_done, trial.resolved) == ("done", True, True), (trial, log)
+    assert trial.manager_usd > 0 and trial.tokens > 0
+    assert len(raws) == 4 and "Punctuation must be dropped" in raws[2]
+    # The user's Codex home is as it was; the trial's got the hooks.
+    assert (tmp_path / "a" / "codex-home" / "config.toml").read_bytes() == user_config
+    assert (tmp_path / "autopilot" / "codex-home" / "hooks.json").is_file()

@@ -1,0 +1,92 @@
+"""The bundled A/B tasks pass their self-check, and the self-check catches a broken task.
+
+The check runs as its users run it (`python -m bench.ab.selfcheck`), on the real task folders
+and on broken copies of one of them in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = ROOT / "bench" / "ab" / "tasks"
+KINDS = ("ordered-steps", "tempting-fix", "early-stop", "question", "refactor")
+# A task small enough to copy and break: its hidden tests are tests/test_settings_hidden.py.
+SAMPLE = "config-layers"
+HIDDEN = "test_settings_hidden.py"
+
+
+def selfcheck(tmp_path: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
+    out = tmp_path / "selfcheck.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ab.selfcheck", "--json", str(out), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    data: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, done.stdout + done.stderr, data
+
+
+def problems_of(data: dict[str, Any]) -> dict[str, list[str]]:
+    return {task["name"]: task["problems"] for task in data["tasks"]}
+
+
+def broken_copy(tmp_path: Path, name: str) -> Path:
+    task = tmp_path / "tasks" / name
+    shutil.copytree(TASKS / SAMPLE, task)
+    return task
+
+
+def test_every_bundled_task_passes_its_selfcheck(tmp_path: Path) -> None:
+    code, output, data = selfcheck(tmp_path)
+    assert code == 0, output
+    assert all(not problems for problems in problems_of(data).values()), output
+    kinds = Counter(task["kind"] for task in data["tasks"])
+    assert len(data["tasks"]) >= 20
+    assert {kind: kinds[kind] >= 3 for kind in KINDS} == dict.fromkeys(KINDS, True), kinds
+    # Each task's three stages (hidden tests run thrice, visible thrice) stay quick.
+    assert max(task["seconds"] for task in data["tasks"]) < 30, output
+
+
+def test_the_selfcheck_catches_each_way_a_task_can_be_broken(tmp_path: Path) -> None:
+    leaked_by_name = broken_copy(tmp_path, "leaked-by-name")
+    shutil.copy(leaked_by_name / "tests" / HIDDEN, leaked_by_name / "environment/repo/tests")
+    leaked_by_content = broken_copy(tmp_path, "leaked-by-content")
+    text = (leaked_by_content / "tests" / HIDDEN).read_text()
+    # Re-indented and renamed: the whitespace-blind hash still knows it.
+    (leaked_by_content / "environment/repo/tests/test_more.py").write_text(
+        text.replace("    ", "  ")
+    )
+    unsolved = broken_copy(tmp_path, "unsolved")
+    shutil.rmtree(unsolved / "solution" / "files")
+    shutil.copytree(unsolved / "solution" / "partial", unsolved / "solution" / "files")
+    no_trap = broken_copy(tmp_path, "no-trap")
+    shutil.rmtree(no_trap / "solution" / "partial")
+    shutil.copytree(no_trap / "solution" / "files", no_trap / "solution" / "partial")
+    hard_paths = broken_copy(tmp_path, "hard-paths")
+    script = hard_paths / "tests" / "test.sh"
+    script.write_text(script.read_text().replace("${AB_WORK_DIR:-/app}", "/app"))
+    unanswered = broken_copy(tmp_path, "unanswered")
+    config = unanswered / "task.toml"
+    config.write_text(config.read_text().replace('kind = "ordered-steps"', 'kind = "question"'))
+
+    code, output, data = selfcheck(tmp_path, "--tasks", str(tmp_path / "tasks"))
+
+    assert code == 1, output
+    found = problems_of(data)
+    expected = {
+        "leaked-by-name": "leak: tests/test_settings_hidden.py: has the name of the hidden",
+        "leaked-by-content": "leak: tests/test_more.py: has the content of the hidden",
+        "unsolved": "solution: hidden tests gave reward 0, expected 1",
+        "no-trap": "partial fix: hidden tests gave reward 1, expected 0",
+        "hard-paths": "tests/test.sh does not default AB_WORK_DIR to Harbor's /app",
+        "unanswered": "task.toml: a question task names no answer",
+    }
+    for name, problem in expected.items():
+        assert any(line.startswith(problem) for line in found[name]), (name, found[name])
+    assert "0/6 tasks pass" in output

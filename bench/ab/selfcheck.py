@@ -185,9 +185,10 @@ def _run(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, s
 
 
 def visible_pass(work: Path) -> bool:
-    """Whether the repo's own tests pass in `work`, run as the implementer would run them."""
+    """Whether the repo's own tests pass in `work`, run as an implementer would run them: as
+    plain `pytest` does, without the current folder on sys.path (-P)."""
     code, _ = _run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
         work, _env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
     )  # fmt: skip
     return code == 0

@@ -1,7 +1,6 @@
 from pathlib import Path
 
 import pytest
-
 from records import parse_file, parse_line
 
 

@@ -1,6 +1,6 @@
 """The bundled A/B tasks check themselves: each is whole, starts failing, and can be solved.
 
-    python -m bench.ab.selfcheck [TASK_DIR ...] [--tasks DIR] [--jobs N] [--json FILE]
+    python -m bench.ab.selfcheck [TASK_DIR ...] [--tasks DIR] [--jobs N] [--json FILE] [--table]
 
 For every task folder (Harbor's layout, see docs/benchmarks-tasks.md):
 
@@ -84,8 +84,11 @@ def _files(root: Path) -> Iterator[Path]:
 
 def _digests(data: bytes) -> set[str]:
     """The file's hash and the hash of its text with all whitespace dropped, so a copy that
-    was only re-indented or re-wrapped still matches."""
+    was only re-indented or re-wrapped still matches. None for a file of only whitespace
+    (an empty __init__.py is no leak)."""
     squeezed = re.sub(rb"\s+", b"", data)
+    if not squeezed:
+        return set()
     return {hashlib.sha256(data).hexdigest(), "w" + hashlib.sha256(squeezed).hexdigest()}
 
 
@@ -165,9 +168,11 @@ def layout_problems(task_dir: Path) -> list[str]:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    """The environment a verifier or test run sees: ours without the AB_ variables, with this
-    interpreter's folder (and so its pytest) first on PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AB_", "PYTEST_"))}
+    """The environment a verifier or test run sees: ours without the AB_ variables, pytest's
+    options or coverage's subprocess measuring (a task's code is none of the bridge's), with
+    this interpreter's folder (and so its pytest) first on PATH."""
+    dropped = ("AB_", "PYTEST_", "COVERAGE_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
     env.update(extra)
     return env
@@ -317,12 +322,26 @@ def check_all(folders: Sequence[Path], jobs: int) -> list[Report]:
         return list(pool.map(check_task, folders))
 
 
+def table(folders: Sequence[Path]) -> str:
+    """The Markdown table of the tasks (name, kind, why supervision matters) that
+    docs/benchmarks-tasks.md holds, from each task.toml."""
+    rows = ["| task | kind | what makes supervision matter |", "|---|---|---|"]
+    found = [(_table(load_config(folder), "autopilot_codex"), folder.name) for folder in folders]
+    rank = {kind: index for index, kind in enumerate(KINDS)}
+    # By kind, in KINDS' order, then by name.
+    found.sort(key=lambda pair: (rank.get(str(pair[0].get("kind")), len(KINDS)), pair[1]))
+    for ours, name in found:
+        rows.append(f"| `{name}` | {ours.get('kind', '')} | {ours.get('why', '')} |")
+    return "\n".join(rows) + "\n"
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.ab.selfcheck", description=__doc__)
     parser.add_argument("task", nargs="*", type=Path, help="task folders (default: every task)")
     parser.add_argument("--tasks", type=Path, default=TASKS_DIR, help="folder of task folders")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--json", type=Path, help="also write the reports here as JSON")
+    parser.add_argument("--table", action="store_true", help="print the tasks' table and stop")
     return parser.parse_args(argv)
 
 
@@ -332,6 +351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not folders:
         print(f"no tasks under {args.tasks}", file=sys.stderr)
         return 1
+    if args.table:
+        print(table(folders), end="")
+        return 0
     reports = check_all(folders, args.jobs)
     for report in reports:
         status = "ok  " if not report.problems else "FAIL"

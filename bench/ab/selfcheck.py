@@ -169,10 +169,11 @@ def layout_problems(task_dir: Path) -> list[str]:
 
 def _env(**extra: str) -> dict[str, str]:
     """The environment a verifier or test run sees: ours without the AB_ variables, pytest's
-    options or coverage's subprocess measuring (a task's code is none of the bridge's), with
+    options, coverage's subprocess measuring (a task's code is none of the bridge's) or Python
+    settings that would hide what test.sh does on its own (Harbor's container sets none), with
     this interpreter's folder (and so its pytest) first on PATH."""
-    dropped = ("AB_", "PYTEST_", "COVERAGE_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    dropped = ("AB_", "PYTEST_", "COVERAGE_", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped) and k != "PYTHONPATH"}
     env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
     env.update(extra)
     return env
@@ -252,6 +253,15 @@ def _workdir(task_dir: Path, scratch: Path, name: str, *overlays: Path) -> Path:
     return work
 
 
+def _snapshot(work: Path) -> dict[str, str]:
+    """Every file under `work` (caches too) by path, with its content's hash."""
+    return {
+        path.relative_to(work).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(work.rglob("*"))
+        if path.is_file()
+    }
+
+
 def _solve(task_dir: Path, work: Path) -> str | None:
     code, tail = _run(["bash", str(task_dir / "solution" / "solve.sh")], work, _env(WORK=str(work)))
     return None if code == 0 else f"solution/solve.sh failed ({code}): {tail}"
@@ -281,8 +291,15 @@ def run_checks(task_dir: Path, kind: str, scratch: Path) -> list[str]:
     failed = _solve(task_dir, solved)
     if failed is not None:
         return [*problems, failed]
+    before = _snapshot(solved)
     got, tail = reward(task_dir, solved, scratch, harbor_shape=True)
     _expect(problems, "solution", got, "1", tail)
+    # The harness diffs the work dir after a trial: the verifier must leave it as it was.
+    after = _snapshot(solved)
+    changed = sorted(set(before.items()) ^ set(after.items()))
+    if changed:
+        names = ", ".join(sorted({name for name, _ in changed}))
+        problems.append(f"solution: tests/test.sh changed the work dir ({names})")
     if not visible_pass(solved):
         problems.append("solution: the visible tests should still pass")
     return problems

@@ -80,6 +80,9 @@ def test_the_selfcheck_catches_each_way_a_task_can_be_broken(tmp_path: Path) -> 
     hard_paths = broken_copy(tmp_path, "hard-paths")
     script = hard_paths / "tests" / "test.sh"
     script.write_text(script.read_text().replace("${AB_WORK_DIR:-/app}", "/app"))
+    dirty_verifier = broken_copy(tmp_path, "dirty-verifier")
+    script = dirty_verifier / "tests" / "test.sh"
+    script.write_text(script.read_text().replace("PYTHONDONTWRITEBYTECODE=1 ", ""))
     unanswered = broken_copy(tmp_path, "unanswered")
     config = unanswered / "task.toml"
     config.write_text(config.read_text().replace('kind = "ordered-steps"', 'kind = "question"'))
@@ -94,8 +97,9 @@ def test_the_selfcheck_catches_each_way_a_task_can_be_broken(tmp_path: Path) -> 
         "unsolved": "solution: hidden tests gave reward 0, expected 1",
         "no-trap": "partial fix: hidden tests gave reward 1, expected 0",
         "hard-paths": "tests/test.sh does not default AB_WORK_DIR to Harbor's /app",
+        "dirty-verifier": "solution: tests/test.sh changed the work dir (__pycache__/settings.",
         "unanswered": "task.toml: a question task names no answer",
     }
     for name, problem in expected.items():
         assert any(line.startswith(problem) for line in found[name]), (name, found[name])
-    assert "0/6 tasks pass" in output
+    assert "0/7 tasks pass" in output

@@ -8,12 +8,16 @@ and on broken copies of one of them in tmp_path.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from bench.ab.selfcheck import leaks
+from tests.conftest import GIT_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "bench" / "ab" / "tasks"
@@ -103,3 +107,25 @@ def test_the_selfcheck_catches_each_way_a_task_can_be_broken(tmp_path: Path) -> 
     for name, problem in expected.items():
         assert any(line.startswith(problem) for line in found[name]), (name, found[name])
     assert "0/7 tasks pass" in output
+
+
+def test_leaks_in_a_trials_work_tree(tmp_path: Path) -> None:
+    """The harness runs `leaks` on the work tree a trial made (a git repository): a hidden test
+    copied anywhere in it, re-indented and renamed, is found; git's own files are not read."""
+    task = TASKS / SAMPLE
+    work = tmp_path / "work"
+    shutil.copytree(task / "environment" / "repo", work)
+    env = {**GIT_ENV, "PATH": os.environ["PATH"]}
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", *argv], cwd=work, env=env, check=True)
+    assert leaks(task, repo=work) == []
+
+    hidden = (task / "tests" / HIDDEN).read_text()
+    (work / "lib").mkdir()
+    (work / "lib" / "check_me.py").write_text(hidden.replace("    ", "\t"))
+    (work / "lib" / "__init__.py").write_text("")
+    subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True)
+
+    assert leaks(task, repo=work) == [
+        f"lib/check_me.py: has the content of the hidden tests/{HIDDEN}"
+    ]

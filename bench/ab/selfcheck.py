@@ -160,6 +160,11 @@ def layout_problems(task_dir: Path) -> list[str]:
         "solution/partial is empty": not list(_files(task_dir / "solution" / "partial")),
     }
     problems = [text for text, wrong in checks.items() if wrong]
+    problems += [
+        f"{rel} is not executable"
+        for rel in ("tests/test.sh", "solution/solve.sh")
+        if not os.access(task_dir / rel, os.X_OK)
+    ]
     script = (task_dir / "tests" / "test.sh").read_text()
     for var, default in HARBOR_DEFAULTS.items():
         if f"${{{var}:-{default}}}" not in script:

@@ -24,8 +24,9 @@ def original(cart: list[dict[str, int]], region: str, member: bool) -> dict[str,
 PRICES = [0, 1, 99, 1999, 3333, 9999, 10000, 10001, 12345]
 
 
-@pytest.mark.parametrize(("price", "region", "member"),
-                         itertools.product(PRICES, ["DE", "FR", "US"], [False, True]))
+@pytest.mark.parametrize(
+    ("price", "region", "member"), list(itertools.product(PRICES, ["DE", "FR", "US"], [False, True]))
+)
 def test_same_results_as_before(price: int, region: str, member: bool) -> None:
     cart = [{"sku": "A", "price": price, "qty": 1}, {"sku": "B", "price": 7, "qty": 3}]
     assert checkout(cart, region, member) == original(cart, region, member)

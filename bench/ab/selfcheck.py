@@ -225,9 +225,10 @@ def _harbor_argv(bwrap: str, tests: Path, work: Path, logs: Path) -> list[str]:
         if entry.is_symlink():
             argv += ["--symlink", str(entry.readlink()), str(entry)]
         elif entry.is_dir():
-            # /tmp stays writable: the hidden tests' tmp_path lives there.
-            argv += ["--bind" if entry.name == "tmp" else "--ro-bind", str(entry), str(entry)]
-    argv += ["--bind", str(tests), "/tests", "--bind", str(work), "/app"]
+            argv += ["--ro-bind", str(entry), str(entry)]
+    # The temporary folder stays writable wherever TMPDIR puts it (tmp_path lives there).
+    scratch = tempfile.gettempdir()
+    argv += ["--bind", scratch, scratch, "--bind", str(tests), "/tests", "--bind", str(work), "/app"]
     argv += ["--bind", str(logs), "/logs", "--chdir", "/app", "--", "bash", "/tests/test.sh"]
     return argv
 

@@ -16,7 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.ab.selfcheck import leaks
+import pytest
+
+from bench.ab.selfcheck import leaks, reward
 from tests.conftest import GIT_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,3 +131,55 @@ def test_leaks_in_a_trials_work_tree(tmp_path: Path) -> None:
     assert leaks(task, repo=work) == [
         f"lib/check_me.py: has the content of the hidden tests/{HIDDEN}"
     ]
+
+
+# What an implementer could leave in the work dir to make the verifier say 1 without solving
+# the task, knowing nothing of the hidden tests: code under test runs in the verifier's process.
+ATTACKS = {
+    # `python -m pytest` run from the work dir would run this instead of pytest.
+    "shadow pytest": {"pytest.py": "raise SystemExit(0)\n"},
+    # Imported at start-up from any folder on PYTHONPATH.
+    "sitecustomize": {"sitecustomize.py": "import os\nos._exit(0)\n"},
+    # A conftest.py that turns every failure into a pass, were it loaded.
+    "conftest hook": {
+        "conftest.py": (
+            "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+            "def pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
+        ),
+    },
+    # The module under test ends the run as soon as the hidden tests import it: exit 0.
+    "exit at import": {"settings.py": "import os\nos._exit(0)\n"},
+    # ...or hands out functions that skip whichever test calls them (all skipped is exit 0).
+    "skip every call": {
+        "settings.py": (
+            "import pytest\n\n\ndef __getattr__(name):\n"
+            "    return lambda *args, **kwargs: pytest.skip('later')\n"
+        ),
+    },
+    # ...or writes the reward itself, then lets the tests fail.
+    "write the reward": {
+        "settings.py": (
+            "import os\n\nfor var in ('AB_REWARD_FILE',):\n"
+            "    if var in os.environ:\n"
+            "        open(os.environ[var], 'w').write('1')\n"
+        ),
+    },
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_the_verifier_is_not_fooled_by_files_left_in_the_work_dir(
+    tmp_path: Path, attack: str
+) -> None:
+    task = TASKS / SAMPLE
+    work = tmp_path / "work"
+    shutil.copytree(task / "environment" / "repo", work)
+    for name, text in ATTACKS[attack].items():
+        (work / name).write_text(text)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    got, tail = reward(task, work, scratch, harbor_shape=False)
+
+    assert got == "0", tail

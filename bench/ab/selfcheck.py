@@ -84,7 +84,7 @@ def _files(root: Path) -> Iterator[Path]:
 
 def _digests(data: bytes) -> set[str]:
     """The file's hash and the hash of its text with all whitespace dropped, so a copy that
-    was only re-indented or re-wrapped still matches. None for a file of only whitespace
+    was only re-indented or re-wrapped still matches. Neither for a file of only whitespace
     (an empty __init__.py is no leak)."""
     squeezed = re.sub(rb"\s+", b"", data)
     if not squeezed:
@@ -300,7 +300,7 @@ def run_checks(task_dir: Path, kind: str, scratch: Path) -> list[str]:
     before = _snapshot(solved)
     got, tail = reward(task_dir, solved, scratch, harbor_shape=True)
     _expect(problems, "solution", got, "1", tail)
-    # The harness diffs the work dir after a trial: the verifier must leave it as it was.
+    # The verifier only reads the work dir: what a trial left there must stay as it was.
     after = _snapshot(solved)
     changed = sorted(set(before.items()) ^ set(after.items()))
     if changed:

@@ -18,7 +18,7 @@ def test_file_layer_names_the_bad_line(tmp_path: Path) -> None:
 
 
 def test_env_layer_keeps_only_app_variables() -> None:
-    env = {"APP_LOG_LEVEL": "debug", "HOME": "/root", "APPLE": "x"}
+    env = {"APP_LOG_LEVEL": "debug", "HOME": "/home/ann", "APPLE": "x"}
     assert read_env(env) == {"log_level": "debug"}
 
 

@@ -1,8 +1,10 @@
-"""The bundled A/B tasks pass their self-check, the self-check catches a broken task, and the
-docs list the tasks as they are.
+"""The bundled A/B tasks pass their self-check, the self-check catches a broken task, the docs
+list the tasks as they are, and the tasks' verifier is not talked into a pass by files left in
+the work dir.
 
 The check runs as its users run it (`python -m bench.ab.selfcheck`), on the real task folders
-and on broken copies of one of them in tmp_path.
+and on broken copies of one of them in tmp_path; `leaks` and the verifier run in-process, as
+the harness calls them.
 """
 
 from __future__ import annotations

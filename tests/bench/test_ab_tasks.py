@@ -35,7 +35,7 @@ def selfcheck(tmp_path: Path, *args: str) -> tuple[int, str, dict[str, Any]]:
     out = tmp_path / "selfcheck.json"
     done = subprocess.run(
         [sys.executable, "-m", "bench.ab.selfcheck", "--json", str(out), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=ROOT, capture_output=True, text=True, timeout=850, check=False,
     )  # fmt: skip
     data: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
     return done.returncode, done.stdout + done.stderr, data

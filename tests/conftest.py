@@ -47,7 +47,9 @@ def without_sandbox_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     bare.mkdir()
     for tool in ("git", "bash", "env"):
         found = next(
-            Path(d) / tool for d in os.environ["PATH"].split(os.pathsep) if (Path(d) / tool).exists()
+            Path(d) / tool
+            for d in os.environ["PATH"].split(os.pathsep)
+            if (Path(d) / tool).exists()
         )
         (bare / tool).symlink_to(found)
     monkeypatch.setenv("PATH", str(bare))
@@ -116,6 +118,19 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The DBOS system database a durable test runs on, exported as every command reads it:
+    SQLite in the test's folder here; the Postgres tests parametrize the same tests over theirs.
+    DBOS launched in this process is shut down after the test."""
+    url = f"sqlite:///{tmp_path / 'dbos' / 'system.sqlite'}"
+    monkeypatch.setenv("AUTOPILOT_CODEX_DATABASE_URL", url)
+    yield url
+    from autopilot_codex.durable import app
+
+    app.shutdown()
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("effects", (
         "store.*", "gitrepo.*", "sandbox.*", "checks.*", "shadow.*", "rails.*", "guards",
-        "hostwall", "failclosed", "announce", "notify",
+        "hostwall", "failclosed", "announce", "notify", "durable.*",
     )),
     ("wings", (
         "hosts.*", "styles.*", "manager.*", "rounds.*", "lanes.*", "session_end",

@@ -1,7 +1,7 @@
 """`run --lanes N` (and `run --resume` of a lanes run): the flags into `lanes.driver`.
 
 Without `--lanes`, `run` is the rounds loop as it always was; a lanes run needs a manager
-(it plans, reviews each landing and writes follow-ups).
+(it plans, reviews each landing and writes follow-ups). A lanes run is durable (`lanes.flow`).
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import argparse
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import TextIO
 
-from .. import defaults, output
+from .. import defaults
 from ..config import check, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..lanes.ask import Asker
-from ..lanes.driver import LanesOptions, drive, home_of
+from ..lanes.ask import Asker, for_backend
+from ..lanes.driver import LanesOptions, home_of
 from ..lanes.record import load
 from ..rounds.walled import refuse_loosening
 
@@ -31,8 +32,18 @@ def lanes_wanted(args: argparse.Namespace) -> bool:
         return True
     if not args.resume:
         return False
-    last = load(home_of(toplevel(args.cwd.resolve())))
-    return last is not None and last.status not in ("complete",)
+    root = toplevel(args.cwd.resolve())
+    last = load(home_of(root))
+    if last is not None:
+        return last.status not in ("complete",)
+    # A driver killed before it first wrote the run's file: the database knows the run.
+    from ..durable import app
+
+    if not app.database_exists():
+        return False  # no database made here yet: nothing to load DBOS for
+    from ..lanes import flow
+
+    return flow.pending(root) is not None
 
 
 def implementer_of(args: argparse.Namespace) -> str:
@@ -82,24 +93,27 @@ def options(args: argparse.Namespace) -> LanesOptions:
 
 def asker(backend: str | None) -> Asker:
     """The manager the lanes ask, refused up front when its backend cannot work."""
-    from ..manager.select import configured_problem, select
+    return for_backend(backend)
 
-    if backend in (None, "none"):
-        raise BridgeError("lanes need a manager to plan and review: --manager openai or codex")
-    config = load_config({"manager": backend})
-    problem = configured_problem(config)
-    if problem:
-        raise BridgeError(problem)
-    return Asker(select(config)(config.model, config), config)
+
+def _pending_manager(root: Path) -> str | None:
+    from ..lanes import flow
+
+    found = flow.pending(root)
+    return found[1].manager if found is not None else None
 
 
 def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
     opts = options(args)
     manager = args.manager
     if opts.resume and manager is None:
-        last = load(home_of(toplevel(opts.worktree)))
-        manager = last.manager if last is not None else None
-    record = drive(dataclasses.replace(opts, manager=manager or ""), asker(manager), output.err)
+        root = toplevel(opts.worktree)
+        last = load(home_of(root))
+        manager = last.manager if last is not None else _pending_manager(root)
+    asker(manager)  # refused here, before DBOS starts, when its backend cannot work
+    from ..lanes import flow  # DBOS loads only for a lanes run
+
+    record = flow.run(dataclasses.replace(opts, manager=manager or ""))
     if args.json:
         out.write(json.dumps(record, sort_keys=True) + "\n")
     else:

@@ -1,16 +1,21 @@
 """The lanes driver's three questions to the manager: the plan, a landing's review, and a
 follow-up task for a refused landing. One call each (an unusable answer gets the corrective
 retries of every manager call), so the manager's requests grow with the tasks, never with lanes × rounds.
+
+In a durable run each call is a step (`durable.steps`): a driver recovered after a kill gets the
+answer and its cost back from the record, never asks (nor pays) twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .. import gitrepo
 from ..contract import clip
+from ..durable.steps import begun_before, step
 from ..errors import BridgeError
 from ..manager import prompts
 
@@ -22,6 +27,8 @@ if TYPE_CHECKING:
     from ..manager.schemas import Plan, Task
 
 M = TypeVar("M", bound="BaseModel")
+R = TypeVar("R")
+T = TypeVar("T")
 REVIEW_INSTRUCTIONS = (
     prompts.ROLE + " A lane finished its task on a branch of its own; its diff is about to be "
     "merged. decision=approve when it is a correct, complete step for its task; otherwise fix "
@@ -82,9 +89,67 @@ class Asker:
         return self._ask(Task, FOLLOW_UP_INSTRUCTIONS, text)
 
     def _ask(self, schema: type[M], instructions: str, text: str) -> M:
-        outcome = self.manager.ask(schema, instructions, text)
+        name = f"manager.{schema.__name__.lower()}"
+        answer: tuple[M | None, float, str | None] = step(
+            name, self._call, schema, instructions, text
+        )
+        value, cost_usd, error = answer
         self.calls += 1
-        self.cost_usd += outcome.cost_usd
-        if outcome.value is None:
-            raise BridgeError(f"the manager could not answer: {outcome.error}")
-        return outcome.value
+        self.cost_usd += cost_usd
+        if value is None:
+            raise BridgeError(f"the manager could not answer: {error}")
+        return value
+
+    def _call(
+        self, schema: type[M], instructions: str, text: str
+    ) -> tuple[M | None, float, str | None]:
+        # A call a killed driver made (and paid) before this step was recorded: what it cost
+        # is not known, so its worst case is counted with this one's, as its hold was.
+        cut = self._worst(schema) if begun_before() else 0.0
+        outcome = self.manager.ask(schema, instructions, text)
+        return outcome.value, outcome.cost_usd + cut, outcome.error
+
+    def _worst(self, schema: type[BaseModel]) -> float:
+        from ..manager.select import worst_case_usd
+
+        plan = schema.__name__ == "Plan"
+        tokens = self.config.plan_output_tokens if plan else self.config.max_output_tokens
+        prompt = "x" * self.config.prompt_chars
+        return float(worst_case_usd(self.config, self.config.model, prompt, tokens))
+
+
+class Metered(Protocol):
+    """What `metered` keeps: an Asker's (or a stand-in's) running cost and count of calls."""
+
+    cost_usd: float
+    calls: int
+
+
+def metered(asker: Metered, name: str, func: Callable[[T], R], arg: T) -> R:
+    """`func(arg)` as one step whose manager calls' cost and count (on `asker`) are part of its
+    record: a recovered driver adds them back from there, never from a second call."""
+
+    def body() -> tuple[R, float, int]:
+        cost, calls = asker.cost_usd, asker.calls
+        try:
+            return func(arg), asker.cost_usd - cost, asker.calls - calls
+        finally:
+            asker.cost_usd, asker.calls = cost, calls
+
+    out, cost, calls = step(name, body)
+    asker.cost_usd, asker.calls = asker.cost_usd + cost, asker.calls + calls
+    return out
+
+
+def for_backend(backend: str | None) -> Asker:
+    """The manager the lanes ask, refused up front when its backend cannot work."""
+    from ..config import load_config
+    from ..manager.select import configured_problem, select
+
+    if backend in (None, "none"):
+        raise BridgeError("lanes need a manager to plan and review: --manager openai or codex")
+    config = load_config({"manager": backend})
+    problem = configured_problem(config)
+    if problem:
+        raise BridgeError(problem)
+    return Asker(select(config)(config.model, config), config)

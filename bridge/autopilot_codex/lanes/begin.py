@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults
+from ..durable.steps import step
 from ..errors import BridgeError
 from ..gitrepo import head_sha, run_git
 from ..rounds.hold import store_for
@@ -69,13 +70,34 @@ def usd(amount: float) -> Amount:
     return Amount(amount, 0.0, 0.0)
 
 
-def planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRun:
+def refuse_unfinished(root: Path) -> None:
     last = load(home_of(root))
     if last is not None and last.status in ("running", "interrupted"):
         raise BridgeError("a lanes run is unfinished here: continue it with run --resume")
+
+
+def _facts(root: Path) -> tuple[str, str]:
+    """The user's branch and its head as the run starts (a step: a recovered run keeps them)."""
     user_branch = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", ok_codes=(0, 1))
     if not user_branch.strip():
         raise BridgeError("lanes need a branch checked out (HEAD is detached)")
+    return user_branch.strip(), head_sha(root)
+
+
+def planned(
+    root: Path,
+    opts: LanesOptions,
+    asker: Asker,
+    note: Note,
+    *,
+    run_id: str = "",
+    checked: bool = False,
+) -> LanesRun:
+    """A new run, planned. `checked`: the caller refused an unfinished run already (a durable
+    run, recovered, must not refuse its own record)."""
+    if not checked:
+        refuse_unfinished(root)
+    user_branch, user_sha = step("lanes.begin", _facts, root)
     budget = Budget(cap(opts.budget_usd, opts.max_tokens, opts.max_seconds))
     # The plan is the one long answer: its worst case counts its own output cap.
     worst = worst_usd(asker.config, asker.config.plan_output_tokens)
@@ -88,13 +110,13 @@ def planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRu
     budget.charge(usd(asker.cost_usd))
     note(f"Plan: {len(plan.tasks)} tasks; {opts.lanes} lanes at most.")
     return LanesRun(
-        run=time.strftime("lanes-%Y%m%d-%H%M%S"),
+        run=run_id or new_run_id(),
         goal=opts.goal,
         implementer=opts.implementer,
         manager=opts.manager,
         lanes=opts.lanes,
-        user_branch=user_branch.strip(),
-        user_sha=head_sha(root),
+        user_branch=user_branch,
+        user_sha=user_sha,
         budget=budget,
         tasks=[task_state(t.model_dump()) for t in plan.tasks],
         checks=list(opts.checks),
@@ -109,8 +131,14 @@ def planned(root: Path, opts: LanesOptions, asker: Asker, note: Note) -> LanesRu
     )
 
 
-def resumed(home: Path, opts: LanesOptions) -> LanesRun:
-    run = load(home)
+def new_run_id() -> str:
+    return time.strftime("lanes-%Y%m%d-%H%M%S")
+
+
+def resumed(home: Path, opts: LanesOptions, last: LanesRun | None = None) -> LanesRun:
+    """The run to go on with: `last` (a durable run's latest record, from its database) or the
+    record in `home`, with what `run --resume` may change."""
+    run = last or load(home)
     if run is None or run.status == "complete":
         raise BridgeError("no unfinished lanes run to resume here")
     run.status, run.why, run.starved = "running", "", ""
@@ -142,3 +170,25 @@ def task_state(spec: dict[str, Any], follows: str = "") -> TaskState:
         spec=spec,
         follows=follows,
     )
+
+
+def fresh_id(run: LanesRun, root: str) -> str:
+    """A follow-up's id: the first `<root>-fix<n>` no task of the plan holds (a planned task
+    may bear that name), compared as the graph compares ids."""
+    taken = {t.id.strip().casefold() for t in run.tasks}
+    n = 1 + sum(1 for t in run.tasks if t.follows == root)
+    while f"{root}-fix{n}".casefold() in taken:
+        n += 1
+    return f"{root}-fix{n}"
+
+
+@dataclass(frozen=True)
+class _Graph:
+    tasks: list[Any]
+
+
+def planned_graph(run: LanesRun) -> _Graph:
+    """The run's tasks as the graph reads them (each as the manager planned it)."""
+    from ..manager.schemas import Task
+
+    return _Graph([Task.model_validate(t.spec) for t in run.tasks])

@@ -11,30 +11,37 @@ far → until every task merged or nothing more can start → the user's branch 
 
 Nothing holding unmerged commits is removed: a lane that ends without finishing, or is stopped
 for its silence, keeps its branch and worktree, and the run says where.
+
+Run by `lanes.flow`, the loop is a DBOS workflow: whatever it learns from the world (a lane's
+start, which lanes ended, a landing, a manager's answer, the user's branch) comes from a step
+(`durable.steps.step`), so a driver killed and recovered replays the same decisions from the
+record and redoes none. Outside a workflow the steps are plain calls.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..checks.evidence import user_checks
+from ..durable.steps import step
 from ..gitrepo import git_path, run_git, toplevel
 from ..rounds.driver import custody_for
 from . import graph, queue, worktrees
-from .ask import Asker
+from .ask import Asker, metered
 from .begin import LanesOptions as LanesOptions
-from .begin import Note, planned, resumed, task_state, usd, worst_usd
+from .begin import Note, fresh_id, planned, planned_graph, resumed, task_state, usd, worst_usd
 from .begin import home_of as home_of
 from .budget import Amount
 from .lane import (
     Lane,
     LaneSpec,
+    Orphan,
     attach,
     final,
+    interrupted,
     recorded_pid,
     running,
     start,
@@ -51,17 +58,31 @@ RETRIES = 1
 # What the budget says when the manager's next call does not fit it.
 NO_CALL = "the budget left fits not the manager's next call"
 EMPTY = "the lane committed nothing, so there is nothing to land"
+# A follow-up's id (`begin.fresh_id`), by its older name.
+_fresh = fresh_id
 
 
 def drive(
-    opts: LanesOptions, asker: Asker, note: Note, env: Mapping[str, str] | None = None
+    opts: LanesOptions,
+    asker: Asker,
+    note: Note,
+    env: Mapping[str, str] | None = None,
+    *,
+    run_id: str = "",
+    last: LanesRun | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) a lanes run to its end; the final record, `exit_code` included."""
+    """Run (or resume) a lanes run to its end; the final record, `exit_code` included.
+
+    A durable run names its `run_id` (a new run: the caller refused an unfinished one) or
+    gives the `last` record to resume (never read from the file, which changes as it runs)."""
     root = toplevel(opts.worktree)
     home = home_of(root)
-    run = resumed(home, opts) if opts.resume else planned(root, opts, asker, note)
+    if opts.resume:
+        run = resumed(home, opts, last)
+    else:
+        run = planned(root, opts, asker, note, run_id=run_id, checked=bool(run_id))
     run.call_usd = worst_usd(asker.config, asker.config.max_output_tokens)
-    run.integration = run.integration or worktrees.begin(root, run.run)
+    run.integration = run.integration or step("lanes.integration", worktrees.begin, root, run.run)
     save(home, run)
     loop = _Loop(root, home, run, asker, note, env)
     try:
@@ -90,6 +111,8 @@ class _Loop:
         self.root, self.home, self.run, self.asker, self.note = root, home, run, asker, note
         self.env = env
         self.lanes: dict[str, Lane] = {}
+        # Lanes this process started, by task: a start replayed from the record has none.
+        self._live: dict[str, Lane] = {}
         self.charged = asker.cost_usd
 
     def save(self) -> None:
@@ -104,23 +127,35 @@ class _Loop:
         final record is taken as ended; one gone without a record resumes in its worktree; a
         landing cut short lands again (the queue's compare-and-swap makes that safe)."""
         for task in self.run.tasks:
-            if not task.pid:
-                task.pid, task.pid_start = recorded_pid(self._folder(task))
             if task.state == "merged":
-                worktrees.remove(self.root, self.run.run, task.id)
+                self._remove(task)
             elif task.state == "landing":
                 self._land(task)
             elif task.state == "running":
                 self._rejoin(task)
 
+    def _remove(self, task: TaskState) -> None:
+        step(f"lanes.remove.{task.id}", worktrees.remove, self.root, self.run.run, task.id)
+
+    def _observe(self, task: TaskState) -> tuple[int, int, dict[str, Any] | None, bool]:
+        """A running task's lane as the world has it: its pid and start (the lane wrote them
+        where the record has none), its final record, whether that process still runs."""
+        pid, pid_start = task.pid, task.pid_start
+        if not pid:
+            pid, pid_start = recorded_pid(self._folder(task))
+        record = final(self._folder(task) / FINAL)
+        return pid, pid_start, record, bool(pid) and running(pid, pid_start)
+
     def _rejoin(self, task: TaskState) -> None:
         """A running task's lane: its final record first (a lane that left one has ended, and
         its pid may be a stranger's by now), then its process, known by its pid and its start
         time, else it resumes in its worktree."""
-        record = final(self._folder(task) / FINAL)
+        pid, pid_start, record, lives = step(f"lanes.rejoin.{task.id}", self._observe, task)
+        unlock = not pid
+        task.pid, task.pid_start = pid, pid_start
         if record is not None and record.get("status") != "interrupted":
             self._ended(task, record)
-        elif task.pid and running(task.pid, task.pid_start):
+        elif lives:
             held = self.run.budget.reserved[task.id]
             spec = self._spec(task, Path(task.worktree), held, resume=False)
             self.lanes[task.id] = attach(spec, task.pid, task.pid_start, self._folder(task))
@@ -129,33 +164,54 @@ class _Loop:
             # Its worktree is used as it is: `worktrees.add` never leaves one half made, and
             # an earlier attempt's uncommitted work in it is the lane's to go on with.
             self.run.budget.reserved.pop(task.id, None)
-            if not task.pid:
-                # A lock its branch's creation left behind (the driver died in it): no lane
-                # process ran to hold it.
-                git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
-            self._start(task)
+            # No pid: a lock its branch's creation left behind (the driver died in it) is
+            # removed, as no lane process ran to hold it.
+            self._start(task, unlock=unlock)
 
     def go(self) -> None:
+        block = False
         while True:
-            now = time.time()
-            for tid, lane in list(self.lanes.items()):
+            for tid, kind, record in step("lanes.watch", self._watch, block):
+                del self.lanes[tid]
                 task = self.run.task(tid)
-                if lane.poll() is not None:
-                    del self.lanes[tid]
-                    self._ended(task, final(lane.out))
-                elif lane.silent_for(now) > self.run.silent_s:
-                    lane.stop()
-                    del self.lanes[tid]
+                if kind == "ended":
+                    self._ended(task, record)
+                elif kind == "silent":
                     self._silent(task)
+                else:  # "lost": as `_rejoin` finds a lane gone without its record
+                    self.run.budget.reserved.pop(tid, None)
+                    self._start(task)
+            block = True
             if not self.run.starved:
                 self._start_ready()
             if not self.lanes:
                 return
+
+    def _watch(self, block: bool) -> list[tuple[str, str, dict[str, Any] | None]]:
+        """The lanes that ended (with their final record), fell silent (stopped here) or, being
+        a killed driver's, are gone without a final record (lost: resumed in their worktree,
+        as `_rejoin` does); with `block`, waits until there is one. Interrupted
+        (`lane.interrupted`), the wait ends as a Ctrl-C on this thread would."""
+        while True:
+            now = time.time()
+            events: list[tuple[str, str, dict[str, Any] | None]] = []
+            for tid, lane in list(self.lanes.items()):
+                if lane.poll() is not None:
+                    record = final(lane.out)
+                    cut = record is None or record.get("status") == "interrupted"
+                    lost = cut and isinstance(lane.proc, Orphan)
+                    events.append((tid, "lost" if lost else "ended", record))
+                elif lane.silent_for(now) > self.run.silent_s:
+                    lane.stop()
+                    events.append((tid, "silent", None))
+            if events or not block or not self.lanes:
+                return events
+            if interrupted.is_set():
+                raise KeyboardInterrupt
             wait_any(list(self.lanes.values()))
 
     def _start_ready(self) -> None:
-        plan = _Plan([_spec(t) for t in self.run.tasks])
-        for task in graph.ready(plan, self.run.merged(), self._started()):
+        for task in graph.ready(planned_graph(self.run), self.run.merged(), self._started()):
             if len(self.lanes) >= self.run.lanes:
                 return
             if not self._start(self.run.task(task.id.strip())):
@@ -164,7 +220,7 @@ class _Loop:
     def _started(self) -> set[str]:
         return {t.id for t in self.run.tasks if t.state != "pending"}
 
-    def _start(self, task: TaskState) -> bool:
+    def _start(self, task: TaskState, *, unlock: bool = False) -> bool:
         b = self.run.budget
         share = b.default_share(self.run.lanes, self.run.lane_usd)
         if not b.reserve(task.id, share):
@@ -181,16 +237,32 @@ class _Loop:
         task.attempts += 1
         task.branch = worktrees.lane_branch(self.run.run, task.id)
         self.save()
+        name = f"lanes.start.{task.id}.{task.attempts}"
+        where, pid, born_at, started = step(name, self._launch, task, share, new, unlock)
+        task.worktree = where
+        lane = self._live.pop(task.id, None)
+        if lane is None:  # started before the driver was killed: watched by its pid
+            spec = self._spec(task, Path(where), share, resume=False)
+            lane = attach(spec, pid, born_at, self._folder(task))
+        self.lanes[task.id] = lane
+        task.pid, task.pid_start, task.started = pid, born_at, started
+        self.note(f"Lane {task.id} started (pid {pid}): {task.title}")
+        self.save()
+        return True
+
+    def _launch(
+        self, task: TaskState, share: Amount, new: bool, unlock: bool
+    ) -> tuple[str, int, int, float]:
+        """The lane's worktree and process (one step): where, its pid, its start time."""
+        if unlock:
+            git_path(self.root, f"refs/heads/{task.branch}.lock").unlink(missing_ok=True)
         path = worktrees.add(self.root, self.run.run, task.id, new=new)
         task.worktree = str(path)
         # A lane whose rounds run began (a killed or stopped lane) continues it.
         resume = custody_for(path).path.exists()
         lane = start(self._spec(task, path, share, resume=resume), self._folder(task), self.env)
-        self.lanes[task.id] = lane
-        task.pid, task.pid_start, task.started = lane.pid, lane.start, lane.started
-        self.note(f"Lane {task.id} started (pid {lane.pid}): {task.title}")
-        self.save()
-        return True
+        self._live[task.id] = lane
+        return str(path), lane.pid, lane.start, lane.started
 
     def _spec(self, task: TaskState, path: Path, share: Amount, *, resume: bool) -> LaneSpec:
         return LaneSpec(
@@ -257,7 +329,8 @@ class _Loop:
         """Land a finished lane (or find it landed by a driver killed since)."""
         root = task.follows or task.id
         follow = sum(1 for t in self.run.tasks if t.follows == root) < FOLLOW_UPS
-        outcome = self._landed_before(task) or self._landing(task, follow)
+        before = step(f"lanes.landed.{task.id}", self._landed_before, task)
+        outcome = before or self._landing(task, follow)
         if outcome is None:
             return
         if task.id in self.run.queue:
@@ -273,7 +346,7 @@ class _Loop:
         # Saved before its branch goes: a driver killed in between finds it merged, and
         # `reattach` removes what is left of it.
         self.save()
-        worktrees.remove(self.root, self.run.run, task.id)
+        self._remove(task)
         self.note(f"Lane {task.id} merged ({outcome.sha[:12]}).")
 
     def _landing(self, task: TaskState, follow: bool) -> queue.Merged | queue.Refused | None:
@@ -287,6 +360,10 @@ class _Loop:
             return None
         self.run.starved = ""  # the budget fits the manager again
         self.save()  # held on record: a driver killed meanwhile is charged all of it
+        return metered(self.asker, f"lanes.land.{task.id}", self._queued, task)
+
+    def _queued(self, task: TaskState) -> queue.Merged | queue.Refused:
+        """The landing itself, one step: merge, checks, review, compare-and-swap."""
         if worktrees.merged(self.root, self.run.run, task.id):
             # Not a landing of ours cut short (`_landed_before`): the lane committed nothing.
             # A task is never taken as done unseen; the manager says what should happen.
@@ -310,27 +387,6 @@ class _Loop:
         if not root:
             return
         new = self.asker.follow_up(task.contract, refusal.reason, refusal.detail, refusal.diff)
-        spec = new.model_dump() | {"id": _fresh(self.run, root), "depends_on": []}
+        spec = new.model_dump() | {"id": fresh_id(self.run, root), "depends_on": []}
         self.run.tasks.append(task_state(spec, follows=root))
         self.note(f"Follow-up task {spec['id']} for {root}: {new.title}")
-
-
-def _fresh(run: LanesRun, root: str) -> str:
-    """A follow-up's id: the first `<root>-fix<n>` no task of the plan holds (a planned task
-    may bear that name), compared as the graph compares ids."""
-    taken = {t.id.strip().casefold() for t in run.tasks}
-    n = 1 + sum(1 for t in run.tasks if t.follows == root)
-    while f"{root}-fix{n}".casefold() in taken:
-        n += 1
-    return f"{root}-fix{n}"
-
-
-@dataclass(frozen=True)
-class _Plan:
-    tasks: list[Any]
-
-
-def _spec(task: TaskState) -> Any:
-    from ..manager.schemas import Task
-
-    return Task.model_validate(task.spec)

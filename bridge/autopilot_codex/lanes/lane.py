@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ from .budget import Amount
 from .record import FINAL, LOG
 
 PID_NAME = "pid"
+# Set when the user interrupts a driver whose loop runs on another thread (a durable run's):
+# its wait for the lanes ends as a Ctrl-C on its own thread would.
+interrupted = threading.Event()
 # Seconds a stopped lane has to end its round before its group is killed.
 STOP_GRACE_S = 10.0
 

@@ -6,6 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..durable.steps import step
 from . import worktrees
 from .record import LanesRun
 
@@ -19,8 +20,14 @@ def end(root: Path, run: LanesRun) -> None:
         return
     merged = run.merged()
     left = [t.id for t in run.tasks if not t.follows and t.id not in merged]
-    run.finish = worktrees.finish(
-        root, run.run, run.user_branch, run.user_sha, expected=run.integration
+    run.finish = step(
+        "lanes.finish",
+        _finish,
+        root,
+        run.run,
+        run.user_branch,
+        run.user_sha,
+        run.integration,
     )
     if not left:
         run.status, run.why = "complete", "every task merged"
@@ -28,6 +35,10 @@ def end(root: Path, run: LanesRun) -> None:
     run.status = "budget" if run.starved else "incomplete"
     run.why = f"not merged: {', '.join(left)}"
     run.why += f" ({run.starved})" if run.starved else ""
+
+
+def _finish(root: Path, run: str, branch: str, sha: str, expected: str) -> str:
+    return worktrees.finish(root, run, branch, sha, expected=expected)
 
 
 def result(run: LanesRun, record: Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..durable.steps import publish
 from ..fileio import atomic_write
 from .budget import Budget
 from .names import component
@@ -24,6 +25,8 @@ NAME = "lanes.json"
 # What each lane leaves in its own folder: the rounds run's final record and its log.
 FINAL = "final.json"
 LOG = "lane.log"
+# The durable run's latest record, as an event of its workflow (`durable.steps.publish`).
+RECORD_EVENT = "record"
 
 
 @dataclass
@@ -110,19 +113,35 @@ def lane_folder(state_dir: Path, run: str, task_id: str) -> Path:
     return state_dir / component(run) / component(task_id)
 
 
-def save(state_dir: Path, run: LanesRun) -> None:
+def raw_of(run: LanesRun) -> dict[str, Any]:
     raw = asdict(run)
     raw["budget"] = run.budget.record()
+    return raw
+
+
+def save(state_dir: Path, run: LanesRun) -> None:
+    """The user's view of the run, and (in a durable run) its latest record in the database,
+    which a later `run --resume` goes on from."""
+    raw = raw_of(run)
     atomic_write(path(state_dir), json.dumps(raw, indent=1, sort_keys=True) + "\n")
+    publish(RECORD_EVENT, raw)
+
+
+def parse(raw: Any) -> LanesRun | None:
+    """A record read back (from the file or the database), or None when it is no record."""
+    try:
+        raw = dict(raw)
+        tasks = [TaskState(**t) for t in raw.pop("tasks")]
+        budget = Budget.read(raw.pop("budget"))
+        return LanesRun(budget=budget, tasks=tasks, **raw)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        # A record edited into a JSON string or number has no fields to pop.
+        return None
 
 
 def load(state_dir: Path) -> LanesRun | None:
     """The last lanes run of this repository, or None when there is none (or it is unreadable)."""
     try:
-        raw: dict[str, Any] = json.loads(path(state_dir).read_text())
-        tasks = [TaskState(**t) for t in raw.pop("tasks")]
-        budget = Budget.read(raw.pop("budget"))
-        return LanesRun(budget=budget, tasks=tasks, **raw)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        # AttributeError: a record edited into a JSON string or number has no fields to pop.
+        return parse(json.loads(path(state_dir).read_text()))
+    except (OSError, ValueError):
         return None

@@ -363,7 +363,8 @@ def _rounds(words: list[str]) -> int:
 
     cwd = words[1] if words[:1] == ["-C"] else None
     rest = words[words.index("run") + 1 :]
-    return run_main([*rest, "--cwd", cwd] if cwd is not None else rest)
+    # First: after a `--` in `rest` it would be words of the goal, and the run would work here.
+    return run_main(["--cwd", cwd, *rest] if cwd is not None else rest)
 
 
 def _split(text: str) -> list[str]:

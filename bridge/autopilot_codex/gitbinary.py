@@ -80,6 +80,16 @@ def trusted(candidate: Path, system_places: Sequence[str] = SYSTEM_PLACES) -> bo
     return all(_root_only(p) for p in (real, real.parent, candidate.parent.resolve()))
 
 
+@lru_cache(maxsize=8)
+def system_program(places: tuple[str, ...]) -> str | None:
+    """The first of `places` that is trusted (bubblewrap, timeout, setpriv), or None: a
+    system program the bridge starts is found as git is, never from a PATH."""
+    for place in places:
+        if trusted(Path(place), places):
+            return place
+    return None
+
+
 def _root_only(place: Path) -> bool:
     try:
         info = place.stat()

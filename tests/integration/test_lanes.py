@@ -225,6 +225,12 @@ def test_kill_9_of_the_driver_and_resume_lose_no_commit_and_rerun_no_merged_task
         t2 = json.loads(record.read_text())["tasks"][1]
         if lane == "killed-too":
             os.killpg(t2["pid"], signal.SIGKILL)
+            # Its implementer (a session of its own) dies with it: never two in one tree.
+            implementer = int(Path(f"{release}.held").read_text())
+            deadline = time.monotonic() + 60
+            while alive(implementer):
+                assert time.monotonic() < deadline, "the lane's implementer outlived it"
+                time.sleep(0.05)
             release.touch()
         if lane == "ended":
             release.touch()

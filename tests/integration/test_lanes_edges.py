@@ -164,10 +164,17 @@ def test_an_interrupted_driver_resumes_a_lane_that_ended_or_a_landing_cut_short(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     where: str,
+    tmp_path: Path,
 ) -> None:
     interrupt_once(monkeypatch, where)
+    release = tmp_path / "release"
+    if where == "wait_any":
+        # Held, the lane cannot end on its own before the interrupt stops it (a loaded
+        # machine gave it the time to, and the resume then rightly read its final record).
+        monkeypatch.setenv("LANE_HOST_HOLD", f"T1:{release}")
     plan(manager, task(1, depends_on=[]))
     code, record = lanes(repo, "--lanes", "1")
+    release.touch()
     assert (code, record["status"]) == (130, "interrupted")
     t1 = record["tasks"][0]
     assert t1["state"] == ("running" if where == "wait_any" else "landing")

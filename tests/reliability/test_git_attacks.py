@@ -14,6 +14,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,16 +365,35 @@ def test_a_review_through_the_real_hooks(
     assert tamper and any("core.fsmonitor" in f for f in tamper[0]["findings"])
 
 
-def test_a_git_that_hangs_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("walled", [True, False], ids=["walled", "unwalled"])
+def test_a_git_that_hangs_is_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, walled: bool
+) -> None:
+    if not walled:
+        request.getfixturevalue("unwalled")
     repo = make_repo(tmp_path / "repo")
     hung = tmp_path / "bin" / "git-hangs"
     hung.parent.mkdir()
-    hung.write_text("#!/bin/sh\nexec sleep 600\n")
+    marker = f"600{os.getpid()}.{int(walled)}"  # this test's own, not another run's
+    hung.write_text(f"#!/bin/sh\nexec sleep {marker}\n")
     hung.chmod(0o755)
     monkeypatch.setenv(binary.OVERRIDE, str(hung))
     monkeypatch.setattr(runner, "GIT_TIMEOUT_S", 0.2)
     with pytest.raises(gitrepo.BridgeError, match="timed out"):
         gitrepo.head_sha(repo)
+    # Ended, not left running: its `timeout` and whatever it started go together.
+    deadline = time.monotonic() + 60
+    while _running(marker.encode()):
+        assert time.monotonic() < deadline, "the hung git runs on"
+        time.sleep(0.05)
+
+
+def _running(marker: bytes) -> bool:
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if marker in (entry / "cmdline").read_bytes().split(b"\0"):
+                return True
+    return False
 
 
 def test_a_partial_clone_fetches_nothing(tmp_path: Path) -> None:

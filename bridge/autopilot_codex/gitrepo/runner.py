@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -246,9 +247,18 @@ def run_bytes(
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BridgeError(f"git {args[0]} failed in {place}: {exc}") from exc
     if code not in ok_codes:
-        detail = err.decode("utf-8", "replace").strip().splitlines()
-        raise BridgeError(f"git {args[0]} failed in {place}: {detail[-1] if detail else code}")
+        raise BridgeError(f"git {args[0]} failed in {place}: {_reason(err) or code}")
     return out
+
+
+def _reason(err: bytes) -> str:
+    """git's last line, or for a lock in the way the line that names the lock's file (its last
+    line, "remove the file manually to continue", would not say which)."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    locked = [line for line in lines if ".lock'" in line and "File exists" in line]
+    if locked:
+        return f"{locked[-1].strip()} If no git runs there now, remove that file to go on."
+    return lines[-1] if lines else ""
 
 
 def _walled(
@@ -259,9 +269,11 @@ def _walled(
 ) -> list[str]:
     """`command` inside the supervisor's own sandbox (`sandbox/`), where this machine has one."""
     from ..sandbox import git_command
+    from ..sandbox.outlive import bounded
 
     dirs = (str(where.git_dir), str(where.common_dir))
-    return git_command(command, str(where.work_tree), dirs, args, index_file)
+    walled = git_command(command, str(where.work_tree), dirs, args, index_file)
+    return bounded(walled, GIT_TIMEOUT_S)
 
 
 def _spawn(
@@ -277,7 +289,12 @@ def _spawn(
     def kill() -> None:
         expired.set()
         with contextlib.suppress(OSError):
-            proc.kill()
+            # Under `timeout` (sandbox/outlive.py) the call leads a group of its own: the whole
+            # group goes, or an unwalled git would run on after its `timeout` was killed.
+            if os.name == "posix" and os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
 
     proc = subprocess.Popen(
         command,

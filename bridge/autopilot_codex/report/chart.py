@@ -18,6 +18,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 from xml.etree import ElementTree
 
 from ..spend import Spend
@@ -78,29 +79,8 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
     if not found:
         return ""
     import pygal  # type: ignore[import-untyped]  # lazily: a hook never draws
-    from pygal.style import Style  # type: ignore[import-untyped]
 
-    # pygal hooks the import system for map plugins the report never uses, with a finder that
-    # lacks `find_spec`: every later import of a missing module (pickle's probe, which jinja2
-    # sets off) then warns. Taken out again, so drawing first and rendering after is safe.
-    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "PluginImportFixer"]
-
-    # Transparent and in the page's own text colour: the chart follows a dark scheme too.
-    style = Style(
-        background="transparent",
-        plot_background="transparent",
-        font_family="system-ui, sans-serif",  # the page's own, not pygal's monospace
-        foreground="currentColor",
-        foreground_strong="currentColor",
-        foreground_subtle="rgba(127,127,127,0.4)",
-        colors=("#3b82f6", "#f59e0b"),
-        label_font_size=16,
-        major_label_font_size=16,
-        legend_font_size=16,
-        title_font_size=16,
-        value_font_size=16,
-        tooltip_font_size=16,
-    )
+    style = page_style()
     label = LABEL.format(MANAGER, implementer)
     # Cents, or as many places as a spend under a cent needs for its axis' labels to differ.
     places = max(2, 1 - math.floor(math.log10(max(max(r.total for r in found), 1e-6))))
@@ -126,6 +106,38 @@ def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
     chart.x_labels = [f"{r.at:g}" for r in found]
     chart.add(MANAGER, [r.manager for r in found])
     chart.add(implementer, [r.implementer for r in found])
+    return scrubbed(chart, label)
+
+
+def page_style() -> Any:
+    """The charts' pygal style: transparent, in the page's own text colour and font, so a
+    chart follows a dark scheme too (also the benchmark report's, bench/ab)."""
+    from pygal.style import Style  # type: ignore[import-untyped]
+
+    # pygal hooks the import system for map plugins the report never uses, with a finder that
+    # lacks `find_spec`: every later import of a missing module (pickle's probe, which jinja2
+    # sets off) then warns. Taken out again, so drawing first and rendering after is safe.
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "PluginImportFixer"]
+    return Style(
+        background="transparent",
+        plot_background="transparent",
+        font_family="system-ui, sans-serif",  # the page's own, not pygal's monospace
+        foreground="currentColor",
+        foreground_strong="currentColor",
+        foreground_subtle="rgba(127,127,127,0.4)",
+        colors=("#3b82f6", "#f59e0b"),
+        label_font_size=16,
+        major_label_font_size=16,
+        legend_font_size=16,
+        title_font_size=16,
+        value_font_size=16,
+        tooltip_font_size=16,
+    )
+
+
+def scrubbed(chart: Any, label: str) -> str:
+    """A drawn pygal chart as one `<svg>` element with every script removed (the page runs
+    none), named `label` for a screen reader."""
     tree = chart.render_tree()
     for parent in tree.iter():
         for child in list(parent):

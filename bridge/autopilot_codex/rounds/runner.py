@@ -18,8 +18,10 @@ import contextlib
 import os
 import queue
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import hosts, nofollow
 from ..errors import BridgeError
+from ..gitbinary import system_program
 from ..host import Estimate
 from ..stream import StreamState
 from .rollout import Outcome
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from ..prices import Price
 
 KILL_GRACE_S = 3.0
+SETPRIV = ("/usr/bin/setpriv", "/bin/setpriv")
 # After the host exits, how long a stream may stay open (held by a process it left behind).
 ORPHAN_GRACE_S = 2.0
 POLL_S = 0.2
@@ -121,7 +125,7 @@ def _spawn(
         extra["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     try:
         return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-            cmd,
+            _dies_with_driver(cmd, env),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -131,6 +135,23 @@ def _spawn(
         )
     except OSError as exc:
         raise BridgeError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from exc
+
+
+def _dies_with_driver(cmd: list[str], env: Mapping[str, str]) -> list[str]:
+    """The host started so that it is killed when the driver dies (Linux: `setpriv --pdeathsig`).
+
+    The host has a session of its own, so a driver killed with -9 (or by the OOM killer) took
+    nothing with it: the implementer went on working and spending, unsupervised and uncounted,
+    and a resumed run started a second implementer in the same work tree. The tools the host
+    started are left to end on their own (they are in its group, which nothing then signals).
+    The executable is looked up first: a missing one stays a round that cannot start."""
+    found = shutil.which(cmd[0], path=env.get("PATH", os.defpath))
+    if found is None:
+        raise BridgeError(f"cannot start {cmd[0]}: not found")
+    setpriv = system_program(SETPRIV) if sys.platform == "linux" else None
+    if setpriv is None:
+        return cmd
+    return [setpriv, "--pdeathsig", "KILL", "--", found, *cmd[1:]]
 
 
 def run_round(

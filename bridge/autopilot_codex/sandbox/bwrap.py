@@ -11,9 +11,8 @@ private `/dev` and IPC; the sandbox dies with the bridge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from ..gitbinary import trusted
+from ..gitbinary import system_program
 from .rules import Mount, Rules, mounts
 
 PLACES = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
@@ -24,10 +23,7 @@ _BLANK = "/dev/null"
 
 def find(places: Sequence[str] = PLACES) -> str | None:
     """The first trusted bubblewrap, or None."""
-    for place in places:
-        if trusted(Path(place), places):
-            return place
-    return None
+    return system_program(tuple(places))
 
 
 def argv(

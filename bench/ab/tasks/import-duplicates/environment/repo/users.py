@@ -1,0 +1,3 @@
+"""Import user accounts from CSV exports."""
+
+from __future__ import annotations

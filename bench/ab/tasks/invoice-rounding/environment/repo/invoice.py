@@ -1,0 +1,3 @@
+"""Invoice arithmetic in exact decimals."""
+
+from __future__ import annotations

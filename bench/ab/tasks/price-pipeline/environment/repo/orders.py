@@ -1,0 +1,3 @@
+"""Order lines and totals."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""The staff list."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Text helpers for the list view."""
+
+from __future__ import annotations

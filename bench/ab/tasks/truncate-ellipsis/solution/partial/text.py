@@ -1,0 +1,19 @@
+"""Text helpers for the list view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+ELLIPSIS = "…"
+
+
+def truncate(title: str, limit: int) -> str:
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if len(title) <= limit:
+        return title
+    return title[:limit].rstrip() + ELLIPSIS
+
+
+def truncate_all(titles: Iterable[str], limit: int) -> list[str]:
+    return [truncate(title, limit) for title in titles]

@@ -1,0 +1,3 @@
+"""Calendar weeks for the timesheet."""
+
+from __future__ import annotations

@@ -147,8 +147,13 @@ def pending(root: Path) -> tuple[str, LanesOptions] | None:
     Read without launching DBOS, which would start recovering it here and now."""
     if not app.database_exists():
         return None
+    from sqlalchemy.exc import ProgrammingError
+
     with app.client() as db:
-        return _under_way(db, project_key(root))
+        try:
+            return _under_way(db, project_key(root))
+        except ProgrammingError:  # a shared database no run has used yet: no DBOS tables
+            return None
 
 
 def _under_way(db: Any, key: str) -> tuple[str, LanesOptions] | None:

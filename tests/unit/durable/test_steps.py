@@ -134,7 +134,8 @@ def _cut() -> tuple[bool, bool]:
 def test_a_step_cut_short_knows_it_began_before(database_url: str, dies: bool) -> None:
     """Recovered, the step runs again and learns its first execution got as far as each of
     its marks; a step never cut short never thinks so."""
-    wid = f"wf-cut-{dies}"
+    # The marks are counted per process and workflow id: one id per database too.
+    wid = f"wf-cut-{dies}-{database_url.partition(':')[0]}"
     done = subprocess.run(
         [sys.executable, "-c", _CUT, database_url, "die" if dies else "live", wid],
         capture_output=True,

@@ -26,7 +26,7 @@ from autopilot_codex.rounds.rollout import Outcome
 from autopilot_codex.rounds.runner import RoundResult, host_base
 from autopilot_codex.stream import StreamState
 
-from .user import ScriptedUser, question_text
+from .user import ScriptedUser, questions
 
 QUESTION_TOOL = "AskUserQuestion"
 FLAGS = (
@@ -69,9 +69,7 @@ def permission(request: Mapping[str, Any], user: ScriptedUser, session: str) -> 
     tool, given = request.get("tool_name"), request.get("input")
     if tool != QUESTION_TOOL or not isinstance(given, dict):
         return {"behavior": "deny", "message": REFUSED}
-    answer = user.reply(question_text(given))
-    asked = [q for q in given.get("questions") or [] if isinstance(q, dict)]
-    answers = {str(q.get("question", "")): answer for q in asked}
+    answers = {asked: user.reply(text) for asked, text in questions(given)}
     return {"behavior": "allow", "updatedInput": {**given, "answers": answers}}
 
 
@@ -80,7 +78,8 @@ class _Session:
         self.proc = proc
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.session_id = ""
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -109,6 +108,10 @@ class _Session:
                 os.killpg(self.proc.pid, sig)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=wait)
+        # A stream still held by a process that left the group stays with its reader.
+        self.reader.join(timeout=KILL_GRACE_S)
+        if not self.reader.is_alive() and self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def run_session(

@@ -29,17 +29,16 @@ class ScriptedUser:
         return answer
 
 
-def question_text(tool_input: object) -> str:
-    """The text of a question tool's input (`questions`: [{question, header, options}]), all
-    of it, so a keyword in a header or an option counts as well."""
+def questions(tool_input: object) -> list[tuple[str, str]]:
+    """(the question as asked, the text a keyword is looked for in) for each question of a
+    question tool's input (`questions`: [{question, header, options}]). The options are not
+    searched: they are the implementer's guesses, and a keyword there says nothing of what
+    the question is about."""
     if not isinstance(tool_input, Mapping):
-        return str(tool_input)
-    parts: list[str] = []
+        return []
+    found: list[tuple[str, str]] = []
     for q in tool_input.get("questions") or []:
-        if not isinstance(q, Mapping):
-            continue
-        parts += [str(q.get("header", "")), str(q.get("question", ""))]
-        for option in q.get("options") or []:
-            if isinstance(option, Mapping):
-                parts += [str(option.get("label", "")), str(option.get("description", ""))]
-    return "\n".join(p for p in parts if p)
+        if isinstance(q, Mapping):
+            asked = str(q.get("question", ""))
+            found.append((asked, f"{q.get('header', '')}\n{asked}"))
+    return found

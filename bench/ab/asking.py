@@ -42,6 +42,8 @@ FLAGS = (
 REFUSED = "Not allowed in this run."
 POLL_S = 0.2
 KILL_GRACE_S = 5.0
+# After the host exits, how long its stream may stay open (held by a process it left behind).
+ORPHAN_GRACE_S = 5.0
 
 # Called with the session's id just before the user's answer goes back (the supervised arms
 # resume their loop there, as a user who answers would).
@@ -176,10 +178,15 @@ def _follow(
     before_answer: BeforeAnswer,
 ) -> Outcome:
     deadline = time.monotonic() + timeout_s
+    exited_at: float | None = None
     while time.monotonic() < deadline:
         try:
             raw = session.lines.get(timeout=POLL_S)
         except queue.Empty:
+            if session.proc.poll() is not None:
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at > ORPHAN_GRACE_S:
+                    return "ok"  # the host is gone; something it started holds the stream
             continue
         if raw is None:
             return "ok"

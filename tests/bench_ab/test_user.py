@@ -45,6 +45,10 @@ if play == "spend":
     time.sleep(600)
 out({"type": "result", "subtype": "success", "result": json.dumps([prompt, said]),
      "total_cost_usd": 0.25, "usage": {"input_tokens": 3, "output_tokens": 4}})
+if play == "orphan":  # leaves a process behind that holds the stream open
+    import subprocess
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    sys.exit(0)
 sys.stdin.read()  # the client ends the conversation by closing the input
 """
 
@@ -123,6 +127,11 @@ def test_the_time_cap_and_the_budget_end_a_session(tmp_path: Path) -> None:
     assert result.outcome == "timeout" and "no end after 2s" in result.detail
     result, _user, _resumed = session(tmp_path, "spend", budget_usd=1.0)
     assert result.outcome == "budget" and result.cost_usd and result.cost_usd >= 1.0
+
+
+def test_a_host_gone_with_its_stream_held_open_ends_the_session(tmp_path: Path) -> None:
+    result, _user, _resumed = session(tmp_path, "orphan", timeout_s=300.0)
+    assert result.outcome == "ok" and result.cost_usd == 0.25
 
 
 def test_a_host_that_cannot_start_is_a_crashed_session(tmp_path: Path) -> None:

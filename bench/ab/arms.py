@@ -17,7 +17,7 @@ from collections.abc import Callable
 from autopilot_codex import cleanenv
 from autopilot_codex.rounds.runner import RoundResult, headless, run_round
 
-from . import codexhome
+from . import asking, codexhome
 from .context import HOST_LOG, ArmResult, Context, must, number
 
 PROMISE = "TASK COMPLETE"
@@ -26,12 +26,27 @@ SETUP_S = 300.0
 
 
 def _session(ctx: Context, prompt: str, *, plugin: bool) -> RoundResult:
-    """One headless host session in the work tree, walled, capped in time and dollars."""
+    """One headless host session in the work tree, walled, capped in time and dollars. Claude
+    Code runs with its question tool, answered by the trial's user (bench/ab/asking.py)."""
     runner = headless(ctx.host)
     extra = ctx.host_args(plugin=plugin)
     if ctx.host == "claude" and not plugin:
         extra += ["--max-budget-usd", f"{ctx.budget_usd:g}"]
     env = dict(ctx.env) if plugin else cleanenv.for_round(runner, ctx.env)
+    if ctx.host == "claude":
+        with (ctx.scratch / "host.stderr").open("ab") as stderr:
+            return asking.run_session(
+                prompt,
+                cwd=ctx.work,
+                env=env,
+                extra_args=extra,
+                wall_args=ctx.wall(True),
+                timeout_s=ctx.time_cap_s,
+                budget_usd=ctx.budget_usd,
+                user=ctx.user,
+                stderr=stderr,
+                before_answer=(lambda sid: _resume_for_user(ctx, sid)) if plugin else _nothing,
+            )
     return run_round(
         ctx.host,
         prompt,
@@ -43,6 +58,22 @@ def _session(ctx: Context, prompt: str, *, plugin: bool) -> RoundResult:
         wall_args=ctx.wall(True),
         spent=lambda usd: usd >= ctx.budget_usd,
     )
+
+
+def _nothing(_session: str) -> None:
+    return None
+
+
+def _resume_for_user(ctx: Context, session: str) -> None:
+    """What a user does when the loop pauses with a question for them (`status`: "Question
+    for you: ..."): answers it, then `resume`s the loop, for the session that asked. A question
+    the manager answered, or one asked with no loop paused for it, needs no resume."""
+    if ctx.loop_state().get("status") != "paused":
+        return
+    asked = [e for e in ctx.ledger() if e.get("event") in ("question.answered", "question.to_user")]
+    if asked and asked[-1].get("event") == "question.to_user":
+        args = ["resume", "--session-id", session] if session else ["resume"]
+        must(ctx.launcher(*args, timeout=SETUP_S), "autopilot-codex resume")
 
 
 def solo(ctx: Context) -> ArmResult:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autopilot_codex.hosts.claude.headless import DEFAULT_ARGS as CLAUDE_HEADLESS
 
 from .tasks import Task
+from .user import ScriptedUser
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = ROOT / "bin" / "autopilot-codex"
@@ -48,6 +49,8 @@ class Context:
     env: Mapping[str, str]
     # The wall's flags for one host session (`git_writable`: may it commit?).
     wall: Callable[[bool], list[str]]
+    # The one user every arm's questions go to, answering from the task (bench/ab/user.py).
+    user: ScriptedUser = field(default_factory=lambda: ScriptedUser({}))
 
     def host_args(self, *, plugin: bool) -> list[str]:
         """The host's flags every arm shares: the model, headless permissions (the product's
@@ -76,6 +79,24 @@ class Context:
             log.write(f"$ autopilot-codex {args[0]} (exit {proc.returncode})\n")
             log.write(proc.stdout + proc.stderr + "\n")
         return proc
+
+    def ledger(self) -> list[dict[str, Any]]:
+        """The trial's one loop's events ([] when no loop was made)."""
+        found = sorted((self.state_home / "projects").glob("*/events.jsonl"))
+        if not found:
+            return []
+        events = []
+        for line in found[0].read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+        return events
+
+    def questions_by_manager(self) -> int:
+        return sum(e.get("event") == "question.answered" for e in self.ledger())
 
     def loop_state(self) -> dict[str, Any]:
         """The trial's one loop's state.json ({} when no loop was made)."""

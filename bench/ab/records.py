@@ -35,6 +35,11 @@ class Trial:
     error: str = ""  # the arm could not run (a setup command failed)
     timed_out: bool = False
     detail: str = ""  # how the arm ended, in its own words
+    # Questions the implementer put to the user (bench/ab/user.py), those the task's answers
+    # covered (the rest got "no preference"), and those the manager answered for the user.
+    questions_asked: int = 0
+    questions_answered: int = 0
+    questions_by_manager: int = 0
 
     @property
     def usd(self) -> float:

@@ -33,6 +33,11 @@ class ArmSummary:
     median_wall_s: float | None
     errors: int
     versus_baseline: stats.Paired | None
+    # Questions the implementer put to the scripted user, those the task's answers covered,
+    # and those the manager answered in the user's stead (bench/ab/user.py).
+    questions_asked: int = 0
+    questions_answered: int = 0
+    questions_by_manager: int = 0
 
 
 def summarise(trials: Sequence[Trial], baseline: str = BASELINE) -> list[ArmSummary]:
@@ -69,6 +74,9 @@ def summarise(trials: Sequence[Trial], baseline: str = BASELINE) -> list[ArmSumm
                 median_wall_s=stats.median([t.wall_s for t in mine]),
                 errors=sum(1 for t in mine if t.error),
                 versus_baseline=versus,
+                questions_asked=sum(t.questions_asked for t in mine),
+                questions_answered=sum(t.questions_answered for t in mine),
+                questions_by_manager=sum(t.questions_by_manager for t in mine),
             )
         )
     return out

@@ -19,6 +19,7 @@ from .arms import ARMS
 from .context import ArmError, ArmResult, Context
 from .records import Trial
 from .tasks import Task
+from .user import ScriptedUser
 from .workdir import VERIFIER, TrialSetupError, hide_tests, make_repo, verify
 
 
@@ -94,6 +95,7 @@ def prepare(task: Task, trial_dir: Path, settings: Settings) -> tuple[Context, P
         time_cap_s=settings.time_cap_s or task.agent_timeout_s,
         env=env,
         wall=_wall_args(found_wall, home, trial_dir),
+        user=ScriptedUser(task.answers),
     )
     return ctx, hidden
 
@@ -128,4 +130,7 @@ def run_trial(task: Task, arm: str, rep: int, trial_dir: Path, settings: Setting
         error=error,
         timed_out=result.timed_out,
         detail=result.detail[-2000:],
+        questions_asked=ctx.user.asked,
+        questions_answered=ctx.user.answered,
+        questions_by_manager=ctx.questions_by_manager(),
     )

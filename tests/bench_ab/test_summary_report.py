@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -62,6 +63,16 @@ def test_an_arm_that_never_claims_done_has_no_false_done_rate() -> None:
     (only,) = summarise([trial("a", "rounds", False, False, 0.0)])
     assert only.false_done_rate is None and only.usd_per_resolved is None
     assert only.manager_share is None and only.versus_baseline is None
+
+
+def test_questions_are_counted_per_arm_and_old_records_read_as_none() -> None:
+    asked = dataclasses.replace(TRIALS[3], questions_asked=2, questions_answered=1)
+    by_manager = dataclasses.replace(TRIALS[4], questions_by_manager=1)
+    _solo, auto = summarise([*TRIALS[:3], asked, by_manager, TRIALS[5]])
+    assert (auto.questions_asked, auto.questions_answered, auto.questions_by_manager) == (2, 1, 1)
+    # A record written before the counts existed reads as no question asked.
+    old = {k: v for k, v in TRIALS[0].to_json().items() if not k.startswith("questions_")}
+    assert records.from_json(old).questions_asked == 0
 
 
 def test_records_round_trip_and_derived_fields_are_recomputed(tmp_path: Path) -> None:

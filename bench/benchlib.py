@@ -618,3 +618,16 @@ def start_loop(
     loop = ActiveLoop(repo, home, env, manager)
     expect(loop.state()["status"] == "running", "the loop did not start")
     return loop
+
+
+def task(n: int) -> dict[str, object]:
+    """Task `T<n>` of a plan whose tasks stand alone (write `T<n>.txt`): the lanes' benches."""
+    return {
+        "id": f"T{n}",
+        "title": f"write T{n}.txt",
+        "files": [f"T{n}.txt"],
+        "steps": [f"write T{n}.txt"],
+        "acceptance": [f"T{n}.txt exists"],
+        "tests": [],
+        "depends_on": [],
+    }

@@ -24,19 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import ROOT, git, hook_env, workdir
-
-
-def task(n: int) -> dict[str, object]:
-    return {
-        "id": f"T{n}",
-        "title": f"write T{n}.txt",
-        "files": [f"T{n}.txt"],
-        "steps": [f"write T{n}.txt"],
-        "acceptance": [f"T{n}.txt exists"],
-        "tests": [],
-        "depends_on": [],
-    }
+from benchlib import ROOT, git, hook_env, task, workdir
 
 
 def most_at_once(log: Path) -> int:

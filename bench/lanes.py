@@ -16,22 +16,10 @@ import subprocess
 import sys
 import time
 
-from benchlib import ROOT, git, hook_env, workdir
+from benchlib import ROOT, git, hook_env, task, workdir
 
 TASKS = 3
 TARGET = 0.45
-
-
-def task(n: int) -> dict[str, object]:
-    return {
-        "id": f"T{n}",
-        "title": f"write T{n}.txt",
-        "files": [f"T{n}.txt"],
-        "steps": [f"write T{n}.txt"],
-        "acceptance": [f"T{n}.txt exists"],
-        "tests": [],
-        "depends_on": [],
-    }
 
 
 def one(lanes: int, latency: float) -> tuple[float, int]:

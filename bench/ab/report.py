@@ -112,16 +112,11 @@ def svg(summaries: Sequence[ArmSummary]) -> str:
 
 
 def html(summaries: Sequence[ArmSummary], meta: dict[str, Any], trials: list[records.Trial]) -> str:
-    import jinja2
     from markupsafe import Markup
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    from autopilot_codex.report.render import templates
+
+    env = templates(Path(__file__).parent)
     return env.get_template(TEMPLATE).render(
         meta=meta,
         headings=HEADINGS,

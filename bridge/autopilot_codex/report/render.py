@@ -11,12 +11,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..loopfiles import LoopFiles, items, number, text
 from ..spend import of_files, usd
 from . import chart, commits, lanes, summary, timeline
+
+if TYPE_CHECKING:
+    import jinja2
 
 TEMPLATE = "report.html.j2"
 
@@ -78,17 +81,23 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
     }
 
 
-def render(files: LoopFiles, worktree: Path) -> str:
+def templates(folder: Path) -> jinja2.Environment:
+    """The pages' template engine over `folder`: every value escaped, a missing one an error."""
     import jinja2  # lazily: a hook never renders
-    from markupsafe import Markup
 
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent)),
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(folder)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render(files: LoopFiles, worktree: Path) -> str:
+    from markupsafe import Markup
+
+    env = templates(Path(__file__).parent)
     env.filters["usd"] = usd
     data = context(files, worktree)
     # The chart alone is markup: pygal's, from numbers, with every script removed.

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..gitbinary import git_binary
+from ..gitrepo.runner import locate, run_git
 from ..paths import state_home
 
 FLEET_DIR = "fleet"
@@ -110,8 +111,13 @@ def push(space: Workspace, repo_url: str, fleet_id: str, env: dict[str, str]) ->
     heads = _autopilot_heads(space.clone)
     if not heads:
         return {}
-    git("--git-dir", str(outbox), "fetch", "--quiet", "--no-tags", str(space.clone / ".git"),
-        *(f"+{ref}:{ref}" for ref in heads), env=env)  # fmt: skip
+    # The clone's objects are borrowed as data (an alternate), its refs copied by value: no git
+    # of the worker's ever runs in the clone, whose config the implementer can write, outside
+    # the wall (a fetch from it would start an upload-pack there, with the worker's secrets).
+    objects = locate(space.clone).common_dir / "objects"
+    (outbox / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+    for ref, sha in heads.items():
+        git("--git-dir", str(outbox), "update-ref", ref, sha, env=env)
     specs = {ref: _remote_name(ref, fleet_id) for ref in heads}
     done = subprocess.run(
         [git_binary(), *HARDENED, "--git-dir", str(outbox), "push", "--porcelain", repo_url,
@@ -122,9 +128,11 @@ def push(space: Workspace, repo_url: str, fleet_id: str, env: dict[str, str]) ->
     return _outcomes(done.stdout, specs.values(), done.stderr)
 
 
-def _autopilot_heads(clone: Path) -> list[str]:
-    out = git("for-each-ref", "--format=%(refname)", PREFIX, cwd=clone)
-    return [line for line in out.splitlines() if line.startswith(PREFIX)]
+def _autopilot_heads(clone: Path) -> dict[str, str]:
+    """The clone's `autopilot/…` branches and their commits, read by the walled runner."""
+    out = run_git(clone, "for-each-ref", "--format=%(refname) %(objectname)", PREFIX)
+    found = (line.partition(" ") for line in out.splitlines())
+    return {ref: sha for ref, _, sha in found if ref.startswith(PREFIX) and sha}
 
 
 def _remote_name(ref: str, fleet_id: str) -> str:

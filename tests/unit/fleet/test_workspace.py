@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,33 @@ def test_a_drive_step_run_again_after_its_run_ended_returns_that_run(
         workflow._worker.clear()
     assert (driven["exit_code"], driven["record"]["status"]) == (2, "incomplete")
     assert driven["record"]["why"] == "not merged: T1"
+
+
+def test_no_git_of_the_worker_reads_the_clone_with_its_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The implementer can write the clone's `.git/config`: a git that reads it (as a fetch
+    from the clone does, through an upload-pack there) runs walled, never with the worker's
+    environment. A git wrapper records each call's environment and arguments."""
+    source = make_repo(tmp_path / "source")
+    space = workspace.of("w", "f1", tmp_path / "home")
+    clone = workspace.prepare(space, source.as_uri(), "f1", dict(os.environ))
+    git(clone, "branch", "autopilot/lanes-1/integration")
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    real = shutil.which("git", path="/usr/bin:/bin")
+    wrapper.write_text(
+        f'#!/bin/sh\n{{ env; echo "ARGS $PWD $*"; }} > "{calls}/$$" 2>/dev/null\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("AUTOPILOT_CODEX_GIT", str(wrapper))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-fleet")
+    pushed = workspace.push(space, source.as_uri(), "f1", dict(os.environ))
+    assert pushed == {"autopilot/f1/integration": "pushed"}
+    assert git(source, "rev-parse", "autopilot/f1/integration") == git(clone, "rev-parse", "HEAD")
+    for call in calls.iterdir():
+        said = call.read_text()
+        if str(clone) in said.partition("ARGS ")[2]:
+            assert "sk-canary-fleet" not in said, said

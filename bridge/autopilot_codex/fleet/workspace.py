@@ -12,9 +12,10 @@ same executor id finds them again and a recovered run resumes its lanes where th
 
 Pushing never starts from the clone: the implementer works in the clone's worktrees and, unwalled,
 could write its `.git/config` (a `pushurl`, an `insteadOf`, a helper), and a push from there would
-follow it with the user's credentials. The clone's `autopilot/*` branches are fetched into the
-outbox as data, and the outbox (whose config only the bridge writes) pushes them to the URL the
-run was submitted with. A push is never forced: a branch the remote moved another way is named
+follow it with the user's credentials. Nor does any git of the worker read the clone outside the
+wall: its `autopilot/*` branches are read by the walled runner, copied into the outbox by value,
+with the clone's objects borrowed as an alternate (data, never a program run there), and the
+outbox (whose config only the bridge writes) pushes them to the URL the run was submitted with. A push is never forced: a branch the remote moved another way is named
 in the result and left for the user.
 """
 

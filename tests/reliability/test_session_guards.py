@@ -259,3 +259,33 @@ def test_a_hook_without_a_session_never_spends(
             assert (result.code, result.stdout) == (0, ""), (event, session)
     assert len(manager.requests) == calls
     assert state_path(repo).read_bytes() == before  # nothing claimed, counted or charged
+
+
+def test_a_read_without_the_lock_torn_by_a_stop_is_not_taken_for_tampering(
+    planned: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A background review's watcher reads the state without the lock. A user's stop landing
+    between its read of state.json and its read of the marker made the marker look changed
+    outside the bridge: the watcher stopped the loop as tampered, over the user's own stop."""
+    from autopilot_codex.store import Store
+    from autopilot_codex.store.load import Store as Loading
+
+    real = Loading._check_marker_and_ledger
+    stops: list[int] = []
+
+    def stop_lands_here(self: Loading, key: bytes) -> None:
+        if not stops:
+            stops.append(1)
+            assert main(["-C", str(planned), "stop", "the", "user", "said", "stop"]) == 0
+        real(self, key)
+
+    monkeypatch.setattr(Loading, "_check_marker_and_ledger", stop_lands_here)
+    state = Store(planned).load(with_plan=False)  # no lock, as the watcher reads
+    capsys.readouterr()
+    assert state is not None and (state.status, state.stop_reason) == (
+        "stopped",
+        "the user said stop",
+    )
+    on_disk = state_of(planned)
+    assert (on_disk["status"], on_disk["stop_reason"]) == ("stopped", "the user said stop")
+    assert not [e for e in events_of(planned) if e["event"] == "state.tampered"]

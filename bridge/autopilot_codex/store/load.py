@@ -10,8 +10,9 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from .. import ledger, typedjson, witness, witness_key
 from ..errors import BridgeError, StateCorrupt, permission_denied
@@ -29,6 +30,13 @@ from ..state_ranges import parse_state
 from ..witness import Damaged, Witness
 from .files import parsed
 from .markers import Markers, marker_text, surviving
+
+T = TypeVar("T")
+
+
+class _Torn(Exception):
+    """A change seen without the lock: judged again under it."""
+
 
 # As typed in a terminal, which every host can fall back to (the store names no host).
 STOP = "autopilot-codex stop"
@@ -78,12 +86,19 @@ class Store(Markers):
             self.release()
         return state
 
-    def load(self, *, with_plan: bool = True) -> State | None:  # noqa: C901 - one check per way a file can be bad
+    def load(self, *, with_plan: bool = True) -> State | None:
         """The current state, None when there is none. Corrupt state is moved aside.
 
         Hooks that never read the plan pass `with_plan=False`: at 500 tasks, reading and
         checking it would be most of their cost.
+
+        Read without the lock, a change found may be a locked write seen half-way (a stop that
+        saved the state, then took the marker off): the state is read again under the lock,
+        where a change is a change, before anything is judged tampered.
         """
+        return self._judged(lambda: self._load(with_plan))
+
+    def _load(self, with_plan: bool) -> State | None:  # noqa: C901 - one check per way a file can be bad
         self._witness = None
         try:
             text = self.state_path.read_text(encoding="utf-8")
@@ -189,12 +204,20 @@ class Store(Markers):
             return
         problem = ledger.audit(self.events_path, self._key(), seen.origin, seen.ledger)
         if problem:
-            self._tampered(problem, self.events_path)
+            self._judged(lambda: self._tampered(problem, self.events_path))
 
     def with_plan(self, state: State) -> State:
         if not isinstance(state.plan, UnloadedPlan):
             return state
-        return state.evolve(plan=self._load_plan(None))
+        return state.evolve(plan=self._judged(lambda: self._load_plan(None)))
+
+    def _judged(self, check: Callable[[], T]) -> T:
+        """`check`, under the lock if it finds a change while the lock is not held."""
+        try:
+            return check()
+        except _Torn:
+            with self.locked():
+                return check()
 
     def _load_plan(self, inline: object) -> Plan:
         if inline is None:
@@ -215,6 +238,8 @@ class Store(Markers):
 
     def _tampered(self, what: str, changed: Path) -> NoReturn:
         """Stop the loop: keep the changed file aside, restore what the bridge last wrote."""
+        if not self._holding:
+            raise _Torn
         seen = self._witness
         assert seen is not None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())

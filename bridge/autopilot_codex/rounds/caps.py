@@ -8,11 +8,10 @@ Checked by the driver before each round starts and before each manager call it m
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 from .. import meters
 from ..errors import BridgeError
 from .decide import Next
+from .rollout import Raise as Raise
 from .rollout import RunHeader, RunLog, RunRaise
 
 # The endings a raise can take back, and the flag that raises each.
@@ -22,23 +21,6 @@ RAISES = {
     "tokens": "--max-tokens N",
     "duration": "--max-duration TIME",
 }
-
-
-@dataclass(frozen=True)
-class Raise:
-    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap), and
-    the manager."""
-
-    rounds: int | None = None
-    budget_usd: float | None = None
-    max_tokens: int | None = None
-    max_seconds: float | None = None
-    # Another manager backend for the run (None: the run's own).
-    manager: str | None = None
-
-    @property
-    def given(self) -> bool:
-        return any(v is not None for v in vars(self).values())
 
 
 def reading(
@@ -91,7 +73,7 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
         raise BridgeError(
             f"the last run ended at its {_NAME[ended or '']}; raise it to go on: run --resume {flag}"
         )
-    if not given.given:
+    if not given.given():
         return None
     r = of_log(log, now)
     used = counted(log)
@@ -112,7 +94,7 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
             f"--max-duration {meters.duration(given.max_seconds)}: the run started "
             f"{meters.duration(elapsed)} ago; give more than that"
         )
-    return RunRaise(kind="raise", run=log.header.run, at=now, **asdict(given))
+    return RunRaise(kind="raise", run=log.header.run, at=now, **given.given())
 
 
 _FIELD = {

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from .. import typedjson
 from ..checks.run import CheckSpec
@@ -93,20 +93,36 @@ class RunEnd:
 
 
 @dataclass(frozen=True)
-class RunRaise:
-    """`run --resume` with a cap raised (`--rounds`, `--budget`, `--max-tokens`,
-    `--max-duration`) or another manager (`--manager`): from here on the run's header reads with these values (None: kept), and
-    a run that had ended at a cap is open again."""
+class Raise:
+    """The caps `run --resume` was given (None: not given; 0 tokens or seconds: no cap), and
+    the manager."""
 
-    kind: Literal["raise"]
-    run: str
-    at: float
     rounds: int | None = None
     budget_usd: float | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
-    # `run --resume --manager NAME`: the backend from here on ("none": no manager).
+    # `run --resume --manager NAME`: the backend from here on ("none": no manager; None: the
+    # run's own).
     manager: str | None = None
+
+    def given(self) -> dict[str, Any]:
+        """What was given, by the header's field it raises (a `RunRaise`'s run and time left
+        out)."""
+        return {
+            f.name: value for f in fields(Raise) if (value := getattr(self, f.name)) is not None
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRaise(Raise):
+    """`run --resume` with a cap raised (`--rounds`, `--budget`, `--max-tokens`,
+    `--max-duration`) or another manager (`--manager`), as the rollout keeps it: from here on
+    the run's header reads with the values given, and a run that had ended at a cap is open
+    again."""
+
+    kind: Literal["raise"]
+    run: str
+    at: float
 
 
 @dataclass
@@ -134,12 +150,7 @@ class RunLog:
         return sum(r.tokens or 0 for r in self.rounds)
 
     def raised(self, record: RunRaise) -> None:
-        given = {
-            name: value
-            for name in ("rounds", "budget_usd", "max_tokens", "max_seconds", "manager")
-            if (value := getattr(record, name)) is not None
-        }
-        self.header = replace(self.header, **given)
+        self.header = replace(self.header, **record.given())
         self.end = None
         self.raises.append(record)
 

@@ -11,7 +11,7 @@ helper's child does once it has taken the hook. Per case, medians of the childre
 - `setup`: the child's first lines before the hook (admission, first touches of the import
   machinery and the interpreter's shared state);
 - `hook`: `run_hook` itself, and inside it the state's load, the atomic writes and the
-  background workers' starts;
+  background workers' starts (asked of this process, which forks them as the helper does);
 - `exit`: what the child's exit costs (the kernel tearing down its copy of the address space);
 - `whole`: the child's CPU as the helper's `wait4` sees it (what the bench counts).
 
@@ -27,9 +27,11 @@ import importlib
 import json
 import os
 import resource
+import select
 import statistics
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from active_hook import prepare, quiet
 from benchlib import (
@@ -42,6 +44,9 @@ from benchlib import (
     rounds,
     workdir,
 )
+
+if TYPE_CHECKING:
+    from autopilot_codex.helper_workers import Workers
 
 # The parts of a hook timed on their own: (module, attribute, label).
 PARTS = (
@@ -119,13 +124,22 @@ def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int
     return json.dumps(figures).encode()
 
 
-def one(event: str, payload: bytes, profile: bool) -> dict[str, float]:
+def one(event: str, payload: bytes, profile: bool, workers: Workers) -> dict[str, float]:
+    """One hook in a forked child; this process forks the workers it asks for, as the helper
+    does (`helper_workers`)."""
     read, write = os.pipe()
+    end = workers.pair()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             os.close(read)
+            workers.in_child()
+            if end is not None:
+                from autopilot_codex import detached
+                from autopilot_codex.helper_workers import asker
+
+                detached.ASK = asker(end)
             data = child_run(event, payload, profile, _usage())
             while data:
                 data = data[os.write(write, data) :]
@@ -133,8 +147,17 @@ def one(event: str, payload: bytes, profile: bool) -> dict[str, float]:
         finally:
             os._exit(code)
     os.close(write)
+    if end is not None:
+        end.close()
     chunks = []
-    while chunk := os.read(read, 1 << 16):
+    while True:
+        ready = select.select([read, *workers.ends], [], [])[0]
+        workers.serve(ready)
+        if read not in ready:
+            continue
+        chunk = os.read(read, 1 << 16)
+        if not chunk:
+            break
         chunks.append(chunk)
     os.close(read)
     _, status, usage = os.wait4(pid, 0)
@@ -163,6 +186,9 @@ def main() -> int:
         os.environ["AUTOPILOT_CODEX_HELPER"] = "0"
         os.chdir(loop.repo)
         from autopilot_codex import helper_server
+        from autopilot_codex.helper_workers import Workers
+
+        workers = Workers()
 
         helper_server._preload()  # noqa: SLF001 - the helper's own warm-up, as it serves
         gc.collect()
@@ -176,8 +202,9 @@ def main() -> int:
             runs = []
             for _ in range(1 if profile else rounds(15, 5)):
                 quiet(loop.repo, loop.home)
+                workers.reap()
                 snapshot.restore()
-                runs.append(one(event, payload, profile))
+                runs.append(one(event, payload, profile, workers))
             print(report(name, runs))
         quiet(loop.repo, loop.home)
     return 0

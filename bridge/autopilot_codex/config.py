@@ -151,6 +151,12 @@ def config_file(home: Path | None = None) -> Path:
     return (home or state_home()) / "config.json"
 
 
+# The last settings read without overrides, by what they were read from (the file's bytes,
+# the environment's settings): a Stop that ends a loop read them twice, at its start and for
+# the notice (`notify`), and the second reading changed nothing.
+_LAST: tuple[tuple[object, ...], Config, tuple[str, ...]] | None = None
+
+
 def load_config(
     overrides: Mapping[str, Any] | None = None,
     *,
@@ -160,6 +166,7 @@ def load_config(
 ) -> Config:
     """Strict when `warnings` is None (a command: refuse a bad value); otherwise each bad
     value is skipped for the next source of that setting and described in `warnings`."""
+    global _LAST  # noqa: PLW0603 - one reading remembered per process
     env = os.environ if environ is None else environ
     sources: list[dict[str, tuple[str, Any]]] = []  # highest priority first
     sources.append(
@@ -173,8 +180,23 @@ def load_config(
         }
     )
     path = config_file(home)
-    sources.append({k: (f"{k}={v!r} in {path}", v) for k, v in _read_file(path, warnings).items()})
-    return _build(sources, warnings)
+    raw = _raw(path)
+    key = (str(path), raw, tuple(sorted(sources[1].items())))
+    last = _LAST
+    if not sources[0] and last is not None and last[0] == key:
+        if warnings is not None:
+            warnings.extend(last[2])
+            return last[1]
+        if not last[2]:
+            return last[1]  # read without a warning: the strict reading is the same
+    said: list[str] | None = None if warnings is None else []
+    sources.append({k: (f"{k}={v!r} in {path}", v) for k, v in _read_file(path, raw, said).items()})
+    config = _build(sources, said)
+    if warnings is not None and said is not None:
+        warnings.extend(said)
+    if not sources[0] and not isinstance(raw, OSError):
+        _LAST = (key, config, tuple(said or ()))
+    return config
 
 
 def load_with_warnings() -> tuple[Config, str]:
@@ -185,9 +207,21 @@ def load_with_warnings() -> tuple[Config, str]:
     return config, "".join(f"autopilot-codex: {w}\n" for w in warnings).rstrip("\n")
 
 
-def _read_file(path: Path, warnings: list[str] | None) -> dict[str, Any]:
+def _raw(path: Path) -> bytes | OSError | None:
+    """The file's bytes, None when there is none, or why it cannot be read."""
     try:
-        return _parse_file(path)
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc
+
+
+def _read_file(
+    path: Path, raw: bytes | OSError | None, warnings: list[str] | None
+) -> dict[str, Any]:
+    try:
+        return _parse_file(path, raw)
     except BridgeError as exc:
         if warnings is None:
             raise
@@ -195,13 +229,13 @@ def _read_file(path: Path, warnings: list[str] | None) -> dict[str, Any]:
         return {}
 
 
-def _parse_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+def _parse_file(path: Path, raw: bytes | OSError | None) -> dict[str, Any]:
+    if raw is None:
         return {}
-    except OSError as exc:
-        raise BridgeError(f"cannot read {path}: {exc.strerror}") from exc
+    if isinstance(raw, OSError):
+        raise BridgeError(f"cannot read {path}: {raw.strerror}") from raw
+    # As `read_text` reads it: UTF-8, universal newlines.
+    text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

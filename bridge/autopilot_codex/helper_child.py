@@ -26,8 +26,10 @@ def wait_for_hook(
     changed: Callable[[], bool],
     life: int,
     taken: int,
+    end: socket.socket | None = None,
 ) -> int:
-    """Accept one hook; leave when the helper is gone (its pipe ends)."""
+    """Accept one hook; leave when the helper is gone (its pipe ends). `end`: this child's end
+    of its pair with the helper, to ask it for workers (`helper_workers`)."""
     listener.setblocking(False)
     while True:
         ready = select.select([listener.fileno(), life], [], [])[0]
@@ -48,10 +50,10 @@ def wait_for_hook(
     for fd in (life, taken):
         os.close(fd)
     conn.setblocking(True)
-    return child(conn, who)
+    return child(conn, who, end)
 
 
-def child(conn: socket.socket, who: tuple[str, bytes]) -> int:
+def child(conn: socket.socket, who: tuple[str, bytes], end: socket.socket | None = None) -> int:
     """One hook in a forked child; returns the exit code."""
     ver, token = who
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
@@ -73,6 +75,12 @@ def child(conn: socket.socket, who: tuple[str, bytes]) -> int:
         for fd in fds:
             os.close(fd)
         return 0
+    if end is not None:
+        # A hook that knew the secret: from here this child may have the helper fork workers.
+        from . import detached
+        from .helper_workers import asker
+
+        detached.ASK = asker(end)
     conn.settimeout(None)
     _watch(conn)
     take_over(fields, fds)

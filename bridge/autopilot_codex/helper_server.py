@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from . import helper
 from .helper_sources import Sources
+from .helper_workers import Workers
 
 if TYPE_CHECKING:
     import socket
@@ -261,20 +262,25 @@ def serve(
     listener: socket.socket, who: tuple[str, bytes], lock: int, sources: Sources, served: Served
 ) -> None:
     """Keep one forked child waiting on the socket (a hook then reaches a process that is
-    already running, with no fork in its way), and a new one ready each time it takes a hook."""
+    already running, with no fork in its way), and a new one ready each time it takes a hook;
+    fork the background workers its children ask for (`helper_workers`)."""
     name = listener.getsockname()
     children: set[int] = set()
     pipes = Pipes()
+    workers = Workers()
     # A child's exit wakes the loop, so it is reaped (and its CPU time accounted) at once.
     signal.set_wakeup_fd(pipes.wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    waiter = _fork_waiter(listener, who, lock, sources, pipes)
+    waiter = _fork_waiter(listener, who, lock, sources, pipes, workers)
     children.add(waiter)
     try:
         while True:
-            ready = select.select([pipes.wake_r, pipes.taken_r], [], [], TICK_S)[0]
+            asked = list(workers.ends)
+            ready = select.select([pipes.wake_r, pipes.taken_r, *asked], [], [], TICK_S)[0]
+            workers.serve(ready)
             if pipes.wake_r in ready:
                 os.read(pipes.wake_r, 512)
+                workers.reap()
             gone = _reap(children)
             if pipes.taken_r in ready:
                 said = os.read(pipes.taken_r, 512)
@@ -287,19 +293,27 @@ def serve(
                 if served.done(name, children - {waiter}) or sources.changed():
                     return
                 continue
-            waiter = _fork_waiter(listener, who, lock, sources, pipes)
+            waiter = _fork_waiter(listener, who, lock, sources, pipes, workers)
             children.add(waiter)
     finally:
         _end(waiter)
 
 
 def _fork_waiter(
-    listener: socket.socket, who: tuple[str, bytes], lock: int, sources: Sources, pipes: Pipes
+    listener: socket.socket,
+    who: tuple[str, bytes],
+    lock: int,
+    sources: Sources,
+    pipes: Pipes,
+    workers: Workers,
 ) -> int:
     from .helper_child import wait_for_hook
 
+    end = workers.pair()
     pid = os.fork()
     if pid:
+        if end is not None:
+            end.close()
         return pid
     code = 0
     try:
@@ -307,7 +321,8 @@ def _fork_waiter(
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(lock)
         pipes.in_child()
-        code = wait_for_hook(listener, who, sources.changed, pipes.life_r, pipes.taken_w)
+        workers.in_child()
+        code = wait_for_hook(listener, who, sources.changed, pipes.life_r, pipes.taken_w, end)
     finally:
         os._exit(code)
 

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("views", ("commands.*", "report.*")),
     ("entrances", (
         "__main__", "cli", "cli_parser", "gate", "hookrun", "helper", "helper_server",
-        "helper_child", "helper_sources",
+        "helper_child", "helper_sources", "helper_workers",
     )),
 )  # fmt: skip
 

@@ -445,3 +445,40 @@ def test_the_helper_keeps_no_credential_of_the_hook_that_started_it(
     pid = helper_pid(isolated)
     assert secret.encode() not in Path(f"/proc/{pid}/environ").read_bytes()
     assert denied(hook(loop, env))
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    return int(stat.rpartition(b")")[2].split()[1])
+
+
+def test_a_helped_hooks_workers_are_forked_by_the_helper_and_detached(
+    loop: Path, isolated: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The edit's review and snapshot: started as the direct path starts them (a session of
+    their own, the snapshot's lock held until it is written), but forked by the helper from
+    its warm image rather than started by the hook's child."""
+    from autopilot_codex.shadow import repo as shadow_repo
+    from tests.conftest import edit_payload, review_body
+    from tests.fakes.openai_server import Reply
+    from tests.reviews import wait_inflight, wait_reviews
+
+    released = threading.Event()
+    manager.enqueue(Reply(body=review_body("fix"), hold=released), schema="Review")
+    pid = warm(loop, isolated)
+    (loop / "file1.txt").write_text("wrong\n")
+    before = answered_by_helper(isolated)
+    edit = json.dumps(edit_payload(loop)).encode()
+    run = run_launcher(["hook", "PostToolUse", "--host", "claude"], edit, env=ON)
+    assert run.code == 0, run.stderr
+    wait_for(lambda: answered_by_helper(isolated) > before, "the helper did not answer")
+    worker = wait_inflight(loop)["pid"]
+    try:
+        assert _parent(worker) == pid
+        assert os.getsid(worker) == worker
+    finally:
+        released.set()
+    assert wait_reviews(loop)["autopilot"]["pending_review"]["decision"] == "fix"
+    shadow_repo.settle(shadow_repo.at(loop), START_S)  # the snapshot's worker let its lock go
+    assert main(["-C", str(loop), "restore", "--list"]) == 0
+    assert "PostToolUse Write" in capsys.readouterr().out

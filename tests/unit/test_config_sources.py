@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.config import accepted, load_config
+from autopilot_codex.config import Config, accepted, load_config
 from autopilot_codex.errors import BridgeError
 
 
@@ -53,3 +53,20 @@ def test_the_accepted_values_are_said_as_the_readme_says_them() -> None:
     assert accepted("checks") == "a list of commands or of {command, timeout_s} objects"
     assert accepted("model") == "any text"
     assert accepted("api").startswith("one of ")
+
+
+def test_a_second_reading_sees_what_changed_and_says_the_same_warnings(tmp_path: Path) -> None:
+    """A hook reads its settings more than once (a Stop that ends a loop: its start and the
+    notice); the second reading is the first's only while the file and environment are."""
+    home = home_with(tmp_path, {"timeout_s": 30})
+    assert load_config(environ={}, home=home).timeout_s == 30
+    home_with(tmp_path, {"timeout_s": 40})  # same size, at once: no clock tells them apart
+    assert load_config(environ={}, home=home).timeout_s == 40
+    assert load_config(environ={"AUTOPILOT_CODEX_TIMEOUT_S": "50"}, home=home).timeout_s == 50
+    home_with(tmp_path, {"timeout_s": "soon"})
+    for _ in range(2):
+        warnings: list[str] = []
+        assert load_config(environ={}, home=home, warnings=warnings).timeout_s == Config().timeout_s
+        assert len(warnings) == 1 and "timeout_s" in warnings[0]
+    with pytest.raises(BridgeError, match="timeout_s"):
+        load_config(environ={}, home=home)

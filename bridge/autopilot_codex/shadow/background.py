@@ -39,9 +39,9 @@ def spawn(store: Store, point: str, paths: Sequence[str] | None, *, notice: bool
                 "notice": notice,
             }
         )
-        # The lock's descriptor is the one the worker inherits (`detached`).
+        # The lock's descriptor is the one the worker inherits (`detached`), at its number.
         os.set_inheritable(fd, True)
-        pid = detached.start(MODULE, [job], env)
+        pid = detached.start(MODULE, [job], env, keep=(fd,))
     finally:
         # The worker's copy of the descriptor keeps the lock until it exits.
         os.close(fd)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ... import detached
 from ...config import for_loop
 from ...guards import allow, charge
 from ...hookio import HookInput
@@ -59,10 +60,15 @@ def spawn(store: Store, *, token: str, host: str, session: str) -> int:
     """Start the worker in its own session, no stdio: the host must not wait for it, nor
     kill it with the hook's process group. Its cwd is the loop's state directory, never the
     work tree, and it imports nothing from there."""
-    bridge = str(Path(__file__).resolve().parents[3])
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     store.dir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-I", "-c", _BOOT, bridge, str(store.worktree), token, host, session]
+    args = [str(store.worktree), token, host, session]
+    # In a child of the resident helper, the helper forks it from its warm image.
+    pid = detached.forked(MODULE, args, env, str(store.dir))
+    if pid is not None:
+        return pid
+    bridge = str(Path(__file__).resolve().parents[3])
+    argv = [sys.executable, "-I", "-c", _BOOT, bridge, *args]
     proc = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -143,9 +149,7 @@ def _prepare(ctx: HookContext, token: str, tried: str) -> Round | None:
             ctx.store.save(inflight.release(state, token))
             return None
         log_git_findings(ctx, diff)
-        ctx.store.append_event(
-            "review.started", digest=key[:16], session=ctx.payload.session_id
-        )
+        ctx.store.append_event("review.started", digest=key[:16], session=ctx.payload.session_id)
         state = ctx.store.save(inflight.reserve(state, token, estimate, key))
     return Round(state, prompt, key, diff.files)
 
@@ -156,7 +160,10 @@ def _deferral(state: State, estimate: float, now: float) -> tuple[str, str]:
     if capped is not None:
         return capped[0].removeprefix("stopped_"), capped[1]
     left = max(0.0, state.budget_usd - total_usd(state) - reserved(state))
-    return "budget", f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}"
+    return (
+        "budget",
+        f"{usd(left)} left beside the calls in flight; the review may cost {usd(estimate)}",
+    )
 
 
 def _ask_watched(ctx: HookContext, token: str, step: Round) -> Outcome[Any]:

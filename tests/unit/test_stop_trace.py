@@ -292,6 +292,9 @@ def judged(name: str, trace: Trace) -> None:
     assert trace.loads_outside == 0
     assert trace.order[:4] == ENTRANCE
     assert not any(trace.reentries.get(module) for module in ENTRANCE), report(name, trace)
+    # The host's wing is entered where the hook asks it for something, in one call each: its
+    # spend (a style's charge) on the way in, its dialect's answer on the way out.
+    assert trace.reentries.get("hosts", 0) <= 1, report(name, trace)
     assert "styles" not in trace.order and "failclosed" not in trace.order
 
 

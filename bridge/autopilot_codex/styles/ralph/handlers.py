@@ -35,6 +35,8 @@ END_STATUS: dict[str, Status] = {
     "stalled": "paused",
     "deadline": "stopped_duration",
 }
+# How the result names a cap's ending (`capped_end`): the time cap is the reducer's deadline.
+CAP_WHY: dict[Status, reducer.Why] = {"stopped_budget": "budget", "stopped_tokens": "tokens"}
 # The SessionStart sources after which the prompt is gone from the model's context.
 REINJECT_SOURCES = ("compact", "resume", "clear")
 
@@ -129,13 +131,7 @@ def on_stop(ctx: HookContext) -> Answer:
 
 def capped_end(store: Store, state: State, status: Status, reason: str, now: float) -> Answer:
     """A cap (budget, tokens, time) ends the loop, the meter named in its typed status."""
-    why: reducer.Why = (
-        "budget"
-        if status == "stopped_budget"
-        else "tokens"
-        if status == "stopped_tokens"
-        else "deadline"
-    )
+    why = CAP_WHY.get(status, "deadline")
     store.save_result(reducer.result_record(state, why, now))
     store.save(state.evolve(status=status, stop_reason=reason))
     _record(store, f"ralph.{status}", state, "allow")

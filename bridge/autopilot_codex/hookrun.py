@@ -33,7 +33,8 @@ def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None
     event = argv[0] if argv else ""
     name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else defaults.HOST
     try:
-        host = hosts.get(name)
+        # The registry's table, read at the call (a test may register a host of its own).
+        host = hosts.HOSTS.get(name)
     except BridgeError as exc:
         output.err(f"autopilot-codex: ignored a {event or 'hook'} call: {exc}")
         return 0

@@ -110,6 +110,13 @@ def over(state: State, now: float | None, budget_usd: float | None) -> tuple[Sta
     return None if found is None else (STATUS[found[0]], found[1])
 
 
+def clocked(state: State, budget_usd: float | None) -> tuple[float, tuple[Status, str] | None]:
+    """The clock, read once (`clock`), and the cap the loop has reached by then (`over`): one
+    call for a Stop that needs both."""
+    now = clock()
+    return now, over(state, now, budget_usd)
+
+
 def projection(r: Reading, done: int, unit: str = "iteration") -> str:
     """How many more iterations (rounds) each capped meter lasts at the rate spent so far
     per `done` iteration: "At this rate the budget lasts about 6 more iterations; the time
@@ -182,7 +189,9 @@ def meter_lines(r: Reading) -> list[str]:
     ]
 
 
-def status_lines(state: State, now: float, *, budget_usd: float | None, reads_spend: bool) -> list[str]:
+def status_lines(
+    state: State, now: float, *, budget_usd: float | None, reads_spend: bool
+) -> list[str]:
     """Each meter against its cap, for `status`; the projected end; what cannot be seen, said."""
     r = reading(state, now, budget_usd)
     lines = meter_lines(r)

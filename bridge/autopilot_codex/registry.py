@@ -13,7 +13,9 @@ Standard library only: the hook path imports it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Generic, TypeVar
+from functools import partial
+from importlib import import_module
+from typing import Any, Generic, TypeVar
 
 from .errors import BridgeError
 
@@ -51,3 +53,14 @@ class Registry(Generic[T]):
         if load is None:
             raise BridgeError(self.unknown(name))
         return load()
+
+
+def member(module: str, attribute: str) -> Callable[[], Any]:
+    """The loader of a member that is one object of its module (a host's `HOST`): imported
+    when first asked for, with no frame of the registering package's own, so looking a member
+    up is a table's lookup, not a call into the wing it names."""
+    return partial(_member, module, attribute)
+
+
+def _member(module: str, attribute: str) -> Any:
+    return getattr(import_module(module), attribute)

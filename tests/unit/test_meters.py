@@ -48,6 +48,22 @@ def test_which_cap_ends_the_loop(
         assert got is not None and got[0] == status and words in got[1], got
 
 
+def test_clocked_reads_the_clock_once_and_the_cap_reached_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[float] = []
+
+    def clock() -> float:
+        reads.append(START + 60)
+        return reads[-1]
+
+    monkeypatch.setattr(meters, "clock", clock)
+    now, cap = meters.clocked(loop(max_seconds=60.0), None)
+    assert (now, reads) == (START + 60, [START + 60])
+    assert cap is not None and cap[0] == "stopped_duration"
+    assert meters.clocked(loop(max_seconds=61.0), None)[1] is None
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [("2h", 7200.0), ("90m", 5400.0), ("1h30m", 5400.0), ("45", 45.0), ("10s", 10.0)],

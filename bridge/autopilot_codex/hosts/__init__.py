@@ -12,10 +12,9 @@ install, doctor) is imported by the member that needs it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 from typing import TYPE_CHECKING, cast
 
-from ..registry import Registry
+from ..registry import Registry, member
 
 if TYPE_CHECKING:
     # Types only: a hook that needs no `roster` (only PreToolUse does) never imports it.
@@ -24,12 +23,11 @@ if TYPE_CHECKING:
 
 
 def _loader(name: str) -> Callable[[], Host]:
-    def load() -> Host:
-        # By name, so the registry (in the core) imports no host; mypy checks each host's
-        # `HOST` against `Host` in the registries' test.
-        return cast("Host", import_module(f"{__package__}.{name}").HOST)
-
-    return load
+    """By name, so the registry (in the core) imports no host; mypy checks each host's `HOST`
+    against `Host` in the registries' test. A table's entry (`registry.member`): the entrance's
+    lookup (`HOSTS.get`) enters no host, so a hook enters its host's door only where it asks
+    the host for something (its spend, its dialect's answer)."""
+    return cast("Callable[[], Host]", member(f"{__package__}.{name}", "HOST"))
 
 
 HOSTS: Registry[Host] = Registry("host", {n: _loader(n) for n in ("claude", "codex")})

@@ -35,6 +35,8 @@ END_STATUS: dict[str, Status] = {
     "stalled": "paused",
     "deadline": "stopped_duration",
 }
+# How the result names a cap's ending (`capped_end`): the time cap is the reducer's deadline.
+CAP_WHY: dict[Status, reducer.Why] = {"stopped_budget": "budget", "stopped_tokens": "tokens"}
 # The SessionStart sources after which the prompt is gone from the model's context.
 REINJECT_SOURCES = ("compact", "resume", "clear")
 
@@ -90,7 +92,9 @@ def on_stop(ctx: HookContext) -> Answer:
             ctx.store.save(state)
             return Answer(message=line(payload.background, "the prompt comes back"))
         state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
-        now = meters.clock()
+        # The cap is read with the clock: the reducer moves no meter (only the iteration and
+        # the stall count), so the cap it would find after it is this one.
+        now, cap = meters.clocked(state, state.budget_usd or None)
         state, decision = reducer.on_stop(
             state,
             last_message=payload.last_assistant_message,
@@ -103,7 +107,7 @@ def on_stop(ctx: HookContext) -> Answer:
         state = state.evolve(own=ralph.evolve(tools_at_block=state.tool_events))
         said = decision.answer
         # The loop would go on: unless a cap says otherwise (a promise kept comes first).
-        capped = meters.over(state, now, state.budget_usd or None) if said.block else None
+        capped = cap if said.block else None
         if capped is not None:
             return capped_end(ctx.store, state, *capped, now)
         if said.block:
@@ -125,13 +129,9 @@ def on_stop(ctx: HookContext) -> Answer:
         )
 
 
-def capped_end(
-    store: Store, state: State, status: Status, reason: str, now: float
-) -> Answer:
+def capped_end(store: Store, state: State, status: Status, reason: str, now: float) -> Answer:
     """A cap (budget, tokens, time) ends the loop, the meter named in its typed status."""
-    why: reducer.Why = (
-        "budget" if status == "stopped_budget" else "tokens" if status == "stopped_tokens" else "deadline"
-    )
+    why = CAP_WHY.get(status, "deadline")
     store.save_result(reducer.result_record(state, why, now))
     store.save(state.evolve(status=status, stop_reason=reason))
     _record(store, f"ralph.{status}", state, "allow")

@@ -263,10 +263,12 @@ class FakeManager:
 # through `Effects` once per hold and the decision record became a record of its own: from
 # 23 / 39 and 24 / 58; then when each autopilot hold became one call of `Effects`: the loop
 # loaded, claimed and charged as the lock is taken, the lines and the save written as it is
-# let go: from 20 / 24 and 22 / 44).
+# let go: from 20 / 24 and 22 / 44; then when the steps each took one call of the module
+# that owns them: the review at a Stop, the ledger's replay with its turn, the call's price
+# with its budget, what the verdict reads besides the state: from 19 / 12 and 22 / 26).
 BOUNDS = {
-    "autopilot cached": (19, 12),
-    "autopilot verdict": (22, 26),
+    "autopilot cached": (19, 7),
+    "autopilot verdict": (22, 18),
     "ralph": (13, 11),
     "rounds": (9, 2),
 }

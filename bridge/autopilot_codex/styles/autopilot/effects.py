@@ -23,8 +23,10 @@ from ... import contract, gitrepo, guards
 from ...guards import Decision
 from ...state import State
 from . import inflight
+from .record import of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager import Outcome
     from ...manager.select import ManagerFactory
     from ...store import Store
@@ -45,6 +47,19 @@ class Facts:
     key: str
     empty: bool
     tamper: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the verdict's call reads beyond the loop's record, in one look: the loop with its
+    plan, git's facts (those given, or read now), the commits since the loop's base, what the
+    shadow history found lost this turn, and the settings the call is made with."""
+
+    state: State
+    facts: Facts
+    commits: list[str]
+    lost: list[str]
+    settings: Config
 
 
 # An event line the body of a hold leaves for the door to write: its name and fields.
@@ -108,6 +123,20 @@ class Effects:
         diff = self.diff(base)
         tamper = tuple(f.line() for f in diff.findings)
         return Facts(self.head(), diff, diff_key(diff), diff.empty, tamper)
+
+    def seen(self, ctx: HookContext, state: State, facts: Facts | None) -> Seen:
+        """What the verdict's prompt and call need (`Seen`), read once, under the hold."""
+        from ...config import for_loop
+        from ...shadow.hook import lost_at_stop
+
+        state = self.store.with_plan(state)
+        facts = facts if facts is not None else self.facts(of(state).task_base_sha)
+        # What the loop was planned with (api, server, timeout), unless this hook's
+        # environment says otherwise: a session started without the planning shell's
+        # variables still works.
+        settings = for_loop(state, self.environ, ctx.config)
+        commits = self.commits(state.base_sha)
+        return Seen(state, facts, commits, lost_at_stop(self.store.dir), settings)
 
     def now_iso(self) -> str:
         """The time the Stop's records carry, by the Stop's own clock."""

@@ -31,12 +31,12 @@ from ...guards import Decision
 from ...state import State
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer
-from .convergence import count_turn
-from .effects import Effects, Facts, Hold
+from .effects import Effects, Facts, Hold, Seen
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager import Outcome
     from ...manager.prompts import Prompt
 
@@ -164,20 +164,22 @@ def review(
     the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
     cached (`fold`)."""
     facts = fx.facts(of(state).task_base_sha)
-    delivered = reducer.take_pending(state, at_stop=True, head=facts.head)
+    at_stop = review_mode(state, fx.environ) in ("stop", "edit")
+    cached = of(state).cached_review(facts.key) if at_stop and not facts.empty else None
+    delivered, replayed = reducer.at_stop(state, cached, facts.head)
     if delivered is not None:
         return finish(held, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
-    if review_mode(state, fx.environ) in ("stop", "edit"):
-        cached = None if facts.empty else of(state).cached_review(facts.key)
+    if at_stop:
         if facts.empty:
             reviewed = guards.allow("review.empty")
-        elif cached is None:
+        elif replayed is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
-            state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
-            state, reviewed = findings_store.replayed(fx.store, state, reviewed, ctx.config)
-            state = count_turn(state, reviewed, True, facts.head)
+            # The finding ledger's count of the replay, then the Stop's turn if it blocks.
+            state, reviewed = findings_store.replayed(
+                fx.store, replayed[0], replayed[1], ctx.config, facts.head
+            )
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(held, state, reviewed, token=token)
             # The review's line; the hold's one save seals it with what follows.
@@ -236,9 +238,7 @@ def prepare_verdict(
     """The verdict's call; with `fold`, the review of the final diff in the same call. The
     facts the first hold read serve it unless checks ran (they may change the tree)."""
     from ...manager import prompts
-    from ...shadow.hook import lost_at_stop
 
-    state = fx.store.with_plan(state)
     checks_text = checks_red = ""
     if state.checks:
         # At every verdict Stop: whether the manager would end the loop or advance is known
@@ -248,8 +248,9 @@ def prepare_verdict(
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
-    if facts is None or state.checks:
-        facts = fx.facts(of(state).task_base_sha)
+    # The loop's plan, the facts (read again after checks: they may change the tree), ...
+    seen = fx.seen(ctx, state, None if state.checks else facts)
+    state, facts = seen.state, seen.facts
     head, diff, key = facts.head, facts.diff, facts.key
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
     fold = fold and not facts.empty and of(state).cached_review(key) is None
@@ -259,7 +260,7 @@ def prepare_verdict(
         task_of(state),
         position_of(state),
         completed=of(state).completed_tasks,
-        commits=fx.commits(state.base_sha),
+        commits=seen.commits,
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
         last_review=findings_store.with_standing(
@@ -268,7 +269,7 @@ def prepare_verdict(
         cap=ctx.config.prompt_chars,
         checks=checks_text,
         ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
-        lost=lost_at_stop(fx.store.dir),
+        lost=seen.lost,
     )
     limits, last_checks = ctx.limits, state.last_checks
 
@@ -292,7 +293,7 @@ def prepare_verdict(
         )
 
     if not fold:
-        return reserve(ctx, held, state, "verdict", "Verdict", prompt, reduce, token)
+        return reserve(ctx, held, seen, state, "Verdict", prompt, reduce, token)
     if facts.tamper:
         # Settings in the git directory that run programs or hide changes: once per review.
         tamper: dict[str, object] = {
@@ -300,7 +301,7 @@ def prepare_verdict(
             "session": ctx.payload.session_id,
         }
         held.lines.append(("git_tamper", tamper))
-    return reserve(ctx, held, state, "review", "Judgement", prompt, reduce, token)
+    return reserve(ctx, held, seen, state, "Judgement", prompt, reduce, token)
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,8 @@ class Pending:
     # "Verdict" or "Judgement": the pydantic schema is imported only when the call is made.
     schema: str
     prompt: Prompt
+    # The settings the call is made with (`effects.Seen.settings`).
+    settings: Config
     # The answer applied in the last hold (the records' time is that hold's).
     reduce: Callable[[State, Outcome[Any], Hold], guards.Step]
     event: str
@@ -319,20 +322,20 @@ class Pending:
 def reserve(
     ctx: HookContext,
     held: Hold,
+    seen: Seen,
     state: State,
-    kind: str,
     schema: str,
     prompt: Prompt,
     reduce: Callable[[State, Outcome[Any], Hold], guards.Step],
     token: str,
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
-    worst = caps.estimate(ctx, state, prompt)
-    blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=held.now)
+    kind = "verdict" if schema == "Verdict" else "review"
+    worst, blocked = caps.priced(ctx, state, prompt, f"{kind}.budget", now=held.now)
     if blocked is not None:
         return finish(held, *blocked, token=token)
     held.save = inflight.reserve(state, token, worst)
-    return Pending(held.save, schema, prompt, reduce, kind)
+    return Pending(held.save, schema, prompt, seen.settings, reduce, kind)
 
 
 def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) -> Decision:
@@ -341,9 +344,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         return step
     from ...manager import schemas
 
-    # What the loop was planned with (api, server, timeout), unless this hook's environment
-    # says otherwise: a session started without the planning shell's variables still works.
-    manager = fx.manager(of(step.state).model, for_loop(step.state, fx.environ, ctx.config))
+    manager = fx.manager(of(step.state).model, step.settings)
     schema = schemas.Judgement if step.schema == "Judgement" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
@@ -352,19 +353,17 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         state = held.state
         if state is None:
             return guards.allow(f"{step.event}.orphaned")
-        # The real cost is charged below; a slot reclaimed meanwhile was charged its worst
+        # The call came back: its slot and reservation go (nothing below reads them), and
+        # the real cost is charged below; a slot reclaimed meanwhile was charged its worst
         # case too, which errs on the side of the budget.
-        state = inflight.settle(state, token)
+        state = inflight.release(state, token)
         if state.generation != step.state.generation or state.status != "running":
             # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
             charged = guards.charge(state, outcome.cost_usd)
-            return finish(
-                held, charged, guards.allow(f"{step.event}.discarded"), outcome, token=token
-            )
+            return finish(held, charged, guards.allow(f"{step.event}.discarded"), outcome)
         state, decision = step.reduce(state, outcome, held)
         if breach:
             state, decision = idle.paused((state, decision))
-        state = inflight.release(state, token)
         capped = (
             capped_after(held, state) if decision.blocks and state.status == "running" else None
         )

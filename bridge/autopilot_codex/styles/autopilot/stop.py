@@ -111,16 +111,9 @@ def superseded(ctx: HookContext, held: Hold, state: State, digest: str) -> State
         return state
     state, old = inflight.supersede(state)
     if old is not None:
-        held.lines.append(
-            (
-                "review.superseded",
-                {
-                    "pid": old.pid,
-                    "charged_usd": round(old.reserved_usd, 6),
-                    "session": ctx.payload.session_id,
-                },
-            )
-        )
+        charged = round(old.reserved_usd, 6)
+        line: dict[str, object] = {"pid": old.pid, "charged_usd": charged}
+        held.lines.append(("review.superseded", {**line, "session": ctx.payload.session_id}))
     return state
 
 

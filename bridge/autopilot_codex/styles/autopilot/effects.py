@@ -138,10 +138,6 @@ class Effects:
         commits = self.commits(state.base_sha)
         return Seen(state, facts, commits, lost_at_stop(self.store.dir), settings)
 
-    def now_iso(self) -> str:
-        """The time the Stop's records carry, by the Stop's own clock."""
-        return iso(self.clock())
-
     @contextlib.contextmanager
     def hold(
         self, ctx: HookContext, *, owner: bool = True, claim: bool = False, plan: bool = False

@@ -94,3 +94,52 @@ def test_a_stop_whose_manager_call_breaks_leaves_the_slot_free(tmp_path: Path) -
     state = store.load(with_plan=False)
     # The slot this Stop took (and the call's reservation) is given back in one more hold.
     assert state is not None and state.inflight is None and state.stop_events == 1
+
+
+def test_a_hold_writes_its_lines_then_its_save_and_nothing_when_its_body_raises(
+    tmp_path: Path,
+) -> None:
+    """`Effects.hold`: the loop loaded once as the lock is taken; what the body leaves is
+    written as it is let go (the lines, then the decision's, then the save); a body cut short
+    writes none of it, so no line names a state that was never saved."""
+    from autopilot_codex.guards import allow
+
+    context, store = planted(tmp_path, None)
+    effects = Effects.of(context)
+    before = store.load(with_plan=False)
+    assert before is not None
+    try:
+        with effects.hold(context) as held:
+            assert held.state is not None and held.state.goal == "g"
+            held.lines.append(("review.superseded", {"pid": 1}))
+            held.save = held.state.evolve(stop_events=7)
+            raise RuntimeError("cut short")
+    except RuntimeError:
+        pass
+    assert [e["event"] for e in store.tail_events()] == []
+    after = store.load(with_plan=False)
+    assert after is not None and after.stop_events == before.stop_events
+    with effects.hold(context) as held:
+        assert held.state is not None
+        held.lines.append(("review.superseded", {"pid": 1}))
+        held.decided.append((held.state, allow("stop.busy"), None))
+        held.save = held.state.evolve(stop_events=7)
+    assert [e["event"] for e in store.tail_events()] == ["review.superseded", "stop.busy"]
+    after = store.load(with_plan=False)
+    assert after is not None and after.stop_events == 7
+
+
+def test_a_hold_of_the_owner_loads_nothing_for_another_session(tmp_path: Path) -> None:
+    context, store = planted(tmp_path, None)
+    other = styles.HookContext(
+        HookInput(event="Stop", session_id="s2"),
+        store,
+        Config(),
+        hosts.get("claude"),
+        no_manager,  # type: ignore[arg-type]
+    )
+    effects = Effects.of(other)
+    with effects.hold(other, claim=True) as held:
+        assert held.state is None
+    with effects.hold(other, owner=False) as held:
+        assert held.state is not None and held.state.session_id == "s1"

@@ -263,13 +263,15 @@ class FakeManager:
 # through `Effects` once per hold and the decision record became a record of its own: from
 # 23 / 39 and 24 / 58; then when the entrance came to look its host up in a table, the
 # implementer's spend to be charged in one call into the host's wing (`hosts.charge`, with no
-# frame of the style's context) and ralph to read its clock and cap in one call: from 20 / 24,
-# 22 / 44, 13 / 11 and 9 / 2). What is left: a hold's store calls (lock, load, ledger line,
-# save, release: a door used five times) and the host's dialect rendering the answer after a
-# Stop that charged spend.
+# frame of the style's context), ralph to read its clock and cap in one call, each autopilot
+# hold to be one call of `Effects` (the loop loaded, claimed and charged as the lock is taken,
+# the lines and the save written as it is let go) and each autopilot step one call of the
+# module that owns it: from 20 / 24, 22 / 44, 13 / 11 and 9 / 2). What is left: a hold's store
+# calls (lock, load, ledger line, save, release: a door used several times) and the host's
+# dialect rendering the answer after a Stop that charged spend.
 BOUNDS = {
-    "autopilot cached": (20, 19),
-    "autopilot verdict": (22, 39),
+    "autopilot cached": (19, 6),
+    "autopilot verdict": (22, 17),
     "ralph": (12, 6),
     "rounds": (9, 0),
 }

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 def end(state: State, status: Status, reason: str, event: str) -> Step:
     """Leave `running` for good (until resumed), letting the host stop."""
     new = state.evolve(status=status, stop_reason=reason)
-    message = closing(f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new))
+    message = closing(
+        f"{PREFIX} {status}: {reason} {spend(new)}{_rails_kept(status)}", of_state(new)
+    )
     return new, allow(event, message, _off_context(message))
 
 
@@ -122,6 +124,14 @@ def budget_guard(
     return None
 
 
+def priced(
+    ctx: HookContext, state: State, prompt: Prompt, event: str, *, now: float | None
+) -> tuple[float, Step | None]:
+    """A call's worst case (`estimate`) and what `budget_guard` says of it, in one step."""
+    worst = estimate(ctx, state, prompt)
+    return worst, budget_guard(state, worst, event, now=now)
+
+
 def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step:
     """Infrastructure trouble is never a verdict: pause and let the host stop."""
     new = state.evolve(status="paused", stop_reason=f"manager unavailable: {error}")
@@ -142,9 +152,7 @@ def _off_context(message: str) -> str:
 
 def spend(state: State) -> str:
     """The loop's position and spending, for banners and block reasons."""
-    return (
-        f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
-    )
+    return f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:

@@ -81,9 +81,7 @@ def judge(
     ledger = merged.ledger
     if changed_files is not None:
         ledger = findings.waive_outside(ledger, [e.id for e in merged.new], changed_files)
-        merged = dataclasses.replace(
-            merged, said=[ledger.get(e.id) or e for e in merged.said]
-        )
+        merged = dataclasses.replace(merged, said=[ledger.get(e.id) or e for e in merged.said])
     if not decision.blocks:
         return state, decision, ledger
     ended = stop_check(state, ledger, rules)
@@ -147,14 +145,26 @@ def stop_check(state: State, ledger: Ledger, rules: Rules) -> Step | None:
     return None
 
 
+def paused_at_stop(state: State, ledger: Ledger, config: Config) -> Step | None:
+    """`stop_check` by the user's rules (`Rules.of`): what a Stop asks of the ledger."""
+    return stop_check(state, ledger, Rules.of(config))
+
+
+def replayed_turn(
+    state: State, decision: Decision, ledger: Ledger, config: Config, head: str | None
+) -> tuple[State, Decision, Ledger]:
+    """A cached review replayed at a Stop (`replay`, by the user's rules), then counted as
+    the Stop's turn if it blocks (`count_turn`)."""
+    state, decision, ledger = replay(state, decision, ledger, Rules.of(config))
+    return count_turn(state, decision, True, head), decision, ledger
+
+
 def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:
     """A Stop answered by a review's block is a turn of the loop, exactly like a verdict's:
     the stall count, the iteration cap and (when the commit is known) no progress."""
     if not (at_stop and decision.blocks):
         return state
-    state = state.evolve(
-        idle_stop_blocks=state.idle_stop_blocks + 1, iteration=state.iteration + 1
-    )
+    state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1, iteration=state.iteration + 1)
     if head is None:
         return state
     previous = of(state).last_verdict_head or state.base_sha

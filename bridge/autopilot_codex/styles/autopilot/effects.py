@@ -2,23 +2,31 @@
 git (the diff and its cache key), the manager, the clock, the environment, this process's id
 and the ledger's event lines. The Stop's steps reach them only through an `Effects` value (or
 the writers here, given the hook's context), so a test hands it a fake clock or sleep.
+
+A Stop's lock hold is one call of the door (`Effects.hold`): it takes the lock and loads the
+loop once (as this hook sees it: claimed, charged, its dead callers' slots reclaimed), hands
+the body a `Hold`, and as the body leaves writes what the body decided: the event lines, then
+the one save that seals them. A body cut short by an exception writes nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ... import contract, gitrepo
+from ... import contract, gitrepo, guards
 from ...guards import Decision
 from ...state import State
 from . import inflight
+from .record import of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager import Outcome
     from ...manager.select import ManagerFactory
     from ...store import Store
@@ -30,12 +38,50 @@ LEDGER_TEXT = 20_000
 
 @dataclass(frozen=True)
 class Facts:
-    """HEAD, the work tree's diff since the task's base (`loop_diff`) and its cache key."""
+    """HEAD, the work tree's diff since the task's base (`loop_diff`) and its cache key, and
+    the settings in the git directory that run programs or hide changes, as the ledger's
+    lines (`git_tamper`, written once per review)."""
 
     head: str
     diff: gitrepo.Diff
     key: str
     empty: bool
+    tamper: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the verdict's call reads beyond the loop's record, in one look: the loop with its
+    plan, git's facts (those given, or read now), the commits since the loop's base, what the
+    shadow history found lost this turn, and the settings the call is made with."""
+
+    state: State
+    facts: Facts
+    commits: list[str]
+    lost: list[str]
+    settings: Config
+
+
+# An event line the body of a hold leaves for the door to write: its name and fields.
+Line = tuple[str, dict[str, object]]
+
+
+@dataclass
+class Hold:
+    """One lock hold of a Stop: what the door read as it took the lock, and what the body
+    leaves for it to write as the lock is let go, in this order: `lines`, the decisions'
+    lines (`decided`, each as `record` writes it), then `save`, which seals them all in the
+    hold's one witness write."""
+
+    # The loop, loaded once; None when there is none (or, for a hold of the owner's,
+    # when it is not running or not this session's).
+    state: State | None
+    # The clock when the lock was taken, and the same moment as the records' time.
+    now: float
+    at: str
+    lines: list[Line] = field(default_factory=list)
+    decided: list[tuple[State, Decision, Outcome[Any] | None]] = field(default_factory=list)
+    save: State | None = None
 
 
 @dataclass(frozen=True)
@@ -75,11 +121,63 @@ class Effects:
     def facts(self, base: str) -> Facts:
         """What a Stop reads of git to judge the final diff, in one go before it decides."""
         diff = self.diff(base)
-        return Facts(self.head(), diff, diff_key(diff), diff.empty)
+        tamper = tuple(f.line() for f in diff.findings)
+        return Facts(self.head(), diff, diff_key(diff), diff.empty, tamper)
 
-    def now_iso(self) -> str:
-        """The time the Stop's records carry, by the Stop's own clock."""
-        return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(self.clock()))
+    def seen(self, ctx: HookContext, state: State, facts: Facts | None) -> Seen:
+        """What the verdict's prompt and call need (`Seen`), read once, under the hold."""
+        from ...config import for_loop
+        from ...shadow.hook import lost_at_stop
+
+        state = self.store.with_plan(state)
+        facts = facts if facts is not None else self.facts(of(state).task_base_sha)
+        # What the loop was planned with (api, server, timeout), unless this hook's
+        # environment says otherwise: a session started without the planning shell's
+        # variables still works.
+        settings = for_loop(state, self.environ, ctx.config)
+        commits = self.commits(state.base_sha)
+        return Seen(state, facts, commits, lost_at_stop(self.store.dir), settings)
+
+    @contextlib.contextmanager
+    def hold(
+        self, ctx: HookContext, *, owner: bool = True, claim: bool = False, plan: bool = False
+    ) -> Iterator[Hold]:
+        """One lock hold: load → (the body decides) → commit.
+
+        `owner`: the loop only if it runs and this hook's session owns it (`owned`); else
+        whatever is on disk. `claim`: the Stop's first hold, which sees the loop as this hook
+        does: the host recorded (`guards.claim`), what the implementer spent charged
+        (`HookContext.charged`, the host's records), and the slots of dead or overdue callers
+        taken back (`inflight.reclaimed`, their lines written)."""
+        with self.store.locked():
+            state = owned(ctx, self.store, plan=plan) if owner else self.store.load(with_plan=plan)
+            now = self.clock()
+            if state is not None and claim:
+                session = ctx.payload.session_id
+                state = ctx.charged(guards.claim(state, session, ctx.host.name))
+                state = inflight.reclaimed(self.store, session, state, now)
+            held = Hold(state, now, iso(now))
+            yield held
+            # Only when the body did not raise: what it decided, then the save that seals it.
+            for name, fields in held.lines:
+                self.store.append_event(name, **fields)
+            for decided, decision, outcome in held.decided:
+                record(ctx, decided, decision, outcome)
+            if held.save is not None:
+                self.store.save(held.save)
+
+
+def owned(ctx: HookContext, store: Store, *, plan: bool = False) -> State | None:
+    """The hold's one load: the running loop this hook's session owns (without its plan
+    unless asked)."""
+    state = store.load(with_plan=plan)
+    if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
+        return None
+    return state
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(epoch))
 
 
 def loop_diff(store: Store, base: str) -> gitrepo.Diff:

@@ -283,6 +283,12 @@ def advisory_lines(ledger: Ledger, *, just_repeated: bool = False) -> list[str]:
     return lines
 
 
+def standing_lines(ledger: Ledger, task: str, limit: int = 20) -> tuple[list[str], list[str]]:
+    """What a prompt shows of the ledger: the task's standing findings (`listing`) and the
+    advisory ones just raised for the `ADVISORY_REPEATS`th time (`advisory_lines`)."""
+    return listing(ledger, task, limit), advisory_lines(ledger, just_repeated=True)
+
+
 def listing(ledger: Ledger, task: str | None = None, limit: int = 20) -> list[str]:
     """The standing findings, one line each, for `status`, `next` and the prompts."""
     lines = []

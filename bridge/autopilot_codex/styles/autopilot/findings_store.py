@@ -146,7 +146,9 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
     # Without the lock (a read-only command): a ledger mid-write is only not shown.
     text = _checked(store)
     if text is None:
-        return ["Review findings: the ledger was changed outside the bridge (set aside at the next review)."]
+        return [
+            "Review findings: the ledger was changed outside the bridge (set aside at the next review)."
+        ]
     ledger = _parsed(text, store, state)
     lines = listing(ledger, task)
     scope = f"task {task}" if task else "this loop"
@@ -168,11 +170,10 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     """The verdict's view of the last review, with the task's findings still standing (a
     disputed one is the implementer's to answer in its message, and the verdict's to weigh),
     and, once, the advisory findings the reviews keep raising: not a reason to go on."""
-    from .findings import advisory_lines, listing
+    from .findings import standing_lines
 
     ledger = load(store, state)
-    lines = listing(ledger, of(state).current_task or "wrap-up", limit=10)
-    repeated = advisory_lines(ledger, just_repeated=True)
+    lines, repeated = standing_lines(ledger, of(state).current_task or "wrap-up", limit=10)
     if repeated:
         lines += [ADVISORY_VERDICT, *repeated]
     if not lines:
@@ -180,13 +181,15 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
 
 
-def replayed(store: Store, state: State, decision: Decision, config: Config) -> Step:
-    """A cached review's replay, counted in the ledger (see `convergence.replay`)."""
+def replayed(
+    store: Store, state: State, decision: Decision, config: Config, head: str | None
+) -> Step:
+    """A cached review's replay at a Stop, counted in the ledger (see `convergence.replay`)
+    and, if it blocks, as the Stop's turn."""
     from . import convergence
 
     ledger = load(store, state)
-    rules = convergence.Rules.of(config)
-    state, decision, after = convergence.replay(state, decision, ledger, rules)
+    state, decision, after = convergence.replayed_turn(state, decision, ledger, config, head)
     if after != ledger:
         save(store, state, after)
     return state, decision
@@ -197,7 +200,7 @@ def stop_check(store: Store, state: State, config: Config) -> Step | None:
     the user; the Stop can)."""
     from . import convergence
 
-    return convergence.stop_check(state, load(store, state), convergence.Rules.of(config))
+    return convergence.paused_at_stop(state, load(store, state), config)
 
 
 def review_prompt(
@@ -219,12 +222,14 @@ def review_prompt(
 def findings_prompt(ctx: HookContext, state: State, files: Sequence[str]) -> str:
     """The task's standing findings, and what earlier tasks changed (context, not subject)."""
     from ...manager.prompts import ledger_text
-    from .findings import advisory_lines, listing
+    from .findings import standing_lines
 
     ledger = load(ctx.store, state)
     others: list[str] = []
     if state.base_sha != of(state).task_base_sha:
-        loop = gitrepo.changed_names(ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded())
+        loop = gitrepo.changed_names(
+            ctx.store.worktree, state.base_sha, exclude=ctx.store.excluded()
+        )
         others = [f for f in loop if f not in set(files)]
-    repeated = advisory_lines(ledger, just_repeated=True)
-    return ledger_text(listing(ledger, of(state).current_task or "wrap-up"), others, repeated)
+    lines, repeated = standing_lines(ledger, of(state).current_task or "wrap-up")
+    return ledger_text(lines, others, repeated)

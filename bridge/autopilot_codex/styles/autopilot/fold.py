@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...guards import Step
+from ...guards import Decision, Step
 from ...state import State
 from ..context import Limits
 from . import findings_store, reducer
@@ -41,8 +41,11 @@ def apply_folded(
     *,
     now: str,
     checks_red: str,
+    decided: list[tuple[State, Decision, Outcome[Any] | None]] | None = None,
 ) -> Step:
-    """The folded answer applied: the review part, then (if it passed) the verdict part."""
+    """The folded answer applied: the review part, then (if it passed) the verdict part.
+    `decided`: where the review's line goes (a Stop's hold writes it before its save), else
+    it is written now."""
     from ...manager import Outcome
 
     judgement = outcome.value
@@ -71,7 +74,10 @@ def apply_folded(
     )
     if judgement is None or decision.blocks or decision.event not in REVIEW_PASSED:
         return state, decision
-    record(ctx, state, decision, None)
+    if decided is None:
+        record(ctx, state, decision, None)
+    else:
+        decided.append((state, decision, None))
     # Already charged with the review part: the verdict part is free.
     return reducer.apply_verdict(
         state, Outcome(judgement.verdict), head, limits, now=now, checks_red=checks_red

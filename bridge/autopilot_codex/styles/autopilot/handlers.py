@@ -11,9 +11,9 @@ from ...hosts import hostfiles
 from ...state import State
 from ..context import HookContext
 from . import inflight, reducer
-from .effects import record
+from .effects import owned, record
 from .record import evolve, of, position_of, review_mode, task_of
-from .stop import on_stop, owned
+from .stop import on_stop
 
 
 def handle(ctx: HookContext) -> Answer:
@@ -72,7 +72,9 @@ def on_pre_compact(ctx: HookContext) -> None:
         state = owned(ctx, ctx.store)
         if state is None:
             return
-        ctx.store.save(guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
+        ctx.store.save(
+            guards.on_compact(guards.claim(state, ctx.payload.session_id, ctx.host.name))
+        )
         ctx.store.append_event(
             "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
         )
@@ -82,7 +84,9 @@ def on_tool_failure(ctx: HookContext) -> None:
     with ctx.store.locked():
         state = owned(ctx, ctx.store)
         if state is not None:
-            ctx.store.save(guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name)))
+            ctx.store.save(
+                guards.on_tool(guards.claim(state, ctx.payload.session_id, ctx.host.name))
+            )
 
 
 def on_post_tool(ctx: HookContext) -> Decision:

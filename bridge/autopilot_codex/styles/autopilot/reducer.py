@@ -145,6 +145,18 @@ def take_pending(state: State, *, at_stop: bool, head: str | None = None) -> Ste
     return _counted(evolve(state, pending_review=None), decision, at_stop, head)
 
 
+def at_stop(
+    state: State, cached: ReviewRecord | None, head: str | None
+) -> tuple[Step | None, Step | None]:
+    """A Stop's review without a call, as (delivered, replayed): a background review's fix
+    or reject waiting is the answer, counted as the Stop's turn; else the final diff's
+    `cached` review replayed, not yet counted (the finding ledger weighs it first)."""
+    delivered = take_pending(state, at_stop=True, head=head)
+    if delivered is not None or cached is None:
+        return delivered, None
+    return None, replay_cached(state, cached, at_stop=False)
+
+
 def replay_cached(
     state: State, record: ReviewRecord, *, at_stop: bool, head: str | None = None
 ) -> Step:
@@ -154,10 +166,10 @@ def replay_cached(
     return _counted(state, decision, at_stop, head)
 
 
-def _counted(
-    state: State, decision: Decision, at_stop: bool, head: str | None = None
-) -> Step:
+def _counted(state: State, decision: Decision, at_stop: bool, head: str | None = None) -> Step:
     """A review that blocks a Stop is a turn like a verdict's block: every guard counts it."""
+    if not (at_stop and decision.blocks):
+        return state, decision
     from .convergence import count_turn
 
     return count_turn(state, decision, at_stop, head), decision
@@ -249,12 +261,13 @@ def _continue(
         advanced = f"Task {done_id} accepted. " + ("" if later else "All planned tasks are done. ")
     state = state.evolve(idle_stop_blocks=state.idle_stop_blocks + 1)
     task = of(state).current_task or "wrap-up"
-    banner = with_seatbelt(f"{PREFIX} continue {spend(state)}: {task}", state.wall)
+    where = spend(state)
+    banner = with_seatbelt(f"{PREFIX} continue {where}: {task}", state.wall)
     if overruled:
-        reason = overrule_reason(state, verdict, checks_red)
+        reason = overrule_reason(state, verdict, checks_red, where)
         note = f"the checks overrule the manager's {_claim(verdict)}"
         return state, block("checks.overrule", reason, banner, note)
-    reason = continue_reason(state, verdict, advanced)
+    reason = continue_reason(state, verdict, advanced, where)
     if checks_red:
         reason += "\n\n" + checks_red
     return state, block("verdict.continue", reason, banner, note)
@@ -264,11 +277,15 @@ def _claim(verdict: Verdict) -> str:
     return "done" if verdict.decision == "done" else "task advance"
 
 
-def overrule_reason(state: State, verdict: Verdict, checks_red: str) -> str:
-    """The block when the manager would end the loop or move on but a check is red."""
+def overrule_reason(
+    state: State, verdict: Verdict, checks_red: str, where: str | None = None
+) -> str:
+    """The block when the manager would end the loop or move on but a check is red.
+    `where`: the loop's position and spending (`caps.spend`), when the caller has it."""
     would = "end the loop as done" if verdict.decision == "done" else "accept the current task"
+    where = spend(state) if where is None else where
     parts = [
-        f"{PREFIX} The manager would {would} {spend(state)}, but your checks say otherwise.",
+        f"{PREFIX} The manager would {would} {where}, but your checks say otherwise.",
         checks_red,
     ]
     if verdict.decision != "done" and verdict.instructions.strip():
@@ -279,10 +296,9 @@ def overrule_reason(state: State, verdict: Verdict, checks_red: str) -> str:
     return "\n\n".join(parts)
 
 
-def continue_reason(state: State, verdict: Verdict, advanced: str) -> str:
-    parts = [
-        f"{PREFIX} Manager verdict: continue {spend(state)}. {advanced}{verdict.reason}".rstrip()
-    ]
+def continue_reason(state: State, verdict: Verdict, advanced: str, where: str | None = None) -> str:
+    where = spend(state) if where is None else where
+    parts = [f"{PREFIX} Manager verdict: continue {where}. {advanced}{verdict.reason}".rstrip()]
     if verdict.instructions.strip():
         parts.append(verdict.instructions.strip())
     if verdict.findings:

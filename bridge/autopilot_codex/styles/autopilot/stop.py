@@ -13,6 +13,9 @@ answer): a typed `stop` never waits for a manager call or the checks. When no re
 final diff was made, the review and the verdict are one call (`fold`). What the Stop touches
 beyond its state (the store and its lock, git's facts, the manager, the clock, the
 environment, this process's id) comes in one `Effects` value, so a test hands it a fake clock.
+Each hold is one call of that door (`Effects.hold`): the loop loaded once as the lock is
+taken; the steps below decide, and leave their lines and the state in the `Hold`, which the
+door writes as the lock is let go.
 """
 
 from __future__ import annotations
@@ -28,15 +31,14 @@ from ...guards import Decision
 from ...state import State
 from ..context import HookContext
 from . import caps, findings_store, idle, inflight, reducer
-from .convergence import count_turn
-from .effects import Effects, Facts, log_git_findings, record
+from .effects import Effects, Facts, Hold, Seen
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
 
 if TYPE_CHECKING:
+    from ...config import Config
     from ...manager import Outcome
     from ...manager.prompts import Prompt
-    from ...store import Store
 
 # How often a Stop looks again while a background review of its diff is out.
 STOP_POLL_S = 0.05
@@ -58,10 +60,9 @@ def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
         return call(ctx, fx, step, token)
     except BaseException:
         # Every hold that decides releases the slot; one cut short must not keep it.
-        with fx.store.locked():
-            state = fx.store.load(with_plan=False)
-            if state is not None and inflight.holds(state, token):
-                fx.store.save(inflight.release(state, token))
+        with fx.hold(ctx, owner=False) as held:
+            if held.state is not None and inflight.holds(held.state, token):
+                held.save = inflight.release(held.state, token)
         raise
 
 
@@ -74,59 +75,52 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
     A background review of the diff being judged is waited for; one of an older diff is
     superseded (the Stop reviews the final diff itself); another Stop that holds the slot is
     already judging this turn, so this one answers without a call."""
-    give_up = fx.clock() + ctx.config.timeout_s + inflight.SLACK_S
+    give_up: float | None = None
     digest: str | None = None
     while True:
-        with fx.store.locked():
-            state = owned(ctx, fx.store)
+        # The owner's loop, claimed, charged and its dead callers' slots reclaimed.
+        with fx.hold(ctx, claim=True) as held:
+            state, now = held.state, held.now
             if state is None:
                 return guards.allow("ignored")
-            now = fx.clock()
-            state = guards.claim(state, ctx.payload.session_id, ctx.host.name)
-            state = ctx.charged(state)
-            state = inflight.reclaimed(fx.store, ctx.payload.session_id, state, now)
+            if give_up is None:
+                give_up = now + ctx.config.timeout_s + inflight.SLACK_S
             slot = state.inflight
-            if slot is not None and slot.kind == "review" and review_mode(state, fx.environ) == "edit":
+            if (
+                slot is not None
+                and slot.kind == "review"
+                and review_mode(state, fx.environ) == "edit"
+            ):
                 digest = digest if digest is not None else fx.facts(of(state).task_base_sha).key
-                state = superseded(ctx, fx, state, digest)
+                state = superseded(ctx, held, state, digest)
                 slot = state.inflight
             if slot is not None and (slot.kind == "stop" or now > give_up):
                 # Busy: another Stop's answer is the turn's; this one lets the host go on
                 # without a call (seed: one verdict call per iteration, never more).
                 state = state.evolve(stop_events=state.stop_events + 1)
-                return finish(ctx, fx, state, guards.allow("stop.busy"))
+                return finish(held, state, guards.allow("stop.busy"))
             if slot is None:
-                return guard(ctx, fx, state, token, now)
-            fx.store.save(state)
+                return guard(ctx, fx, held, state, token)
+            held.save = state
         fx.sleep(STOP_POLL_S)
 
 
-def owned(ctx: HookContext, store: Store) -> State | None:
-    """The hold's one load: the running loop this hook's session owns, without its plan."""
-    state = store.load(with_plan=False)
-    if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
-        return None
-    return state
-
-
-def superseded(ctx: HookContext, fx: Effects, state: State, digest: str) -> State:
+def superseded(ctx: HookContext, held: Hold, state: State, digest: str) -> State:
     slot = state.inflight
     if slot is None or not slot.digest or slot.digest == digest:
         return state
     state, old = inflight.supersede(state)
     if old is not None:
-        fx.store.append_event(
-            "review.superseded",
-            pid=old.pid,
-            charged_usd=round(old.reserved_usd, 6),
-            session=ctx.payload.session_id,
-        )
+        charged = round(old.reserved_usd, 6)
+        line: dict[str, object] = {"pid": old.pid, "charged_usd": charged}
+        held.lines.append(("review.superseded", {**line, "session": ctx.payload.session_id}))
     return state
 
 
 def guard(
-    ctx: HookContext, fx: Effects, state: State, token: str, now: float
+    ctx: HookContext, fx: Effects, held: Hold, state: State, token: str
 ) -> Decision | Checks | Pending:
+    now = held.now
     state, guarded = caps.stop_guard(
         state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=now
     )
@@ -136,15 +130,15 @@ def guard(
         if paused is not None:
             state, guarded = paused
     if guarded is not None:
-        return finish(ctx, fx, state, guarded)
+        return finish(held, state, guarded)
     if ctx.payload.background:
-        return finish(ctx, fx, state, waiting(ctx.payload.background))
+        return finish(held, state, waiting(ctx.payload.background))
     taken = inflight.take(
         state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
     )
     # Free in this same hold (`take_slot` saw it so): taking it cannot fail.
     assert taken is not None
-    return review(ctx, fx, taken, token)
+    return review(ctx, fx, held, taken, token)
 
 
 def waiting(tasks: tuple[str, ...]) -> Decision:
@@ -155,34 +149,38 @@ def waiting(tasks: tuple[str, ...]) -> Decision:
     return guards.allow("stop.background", line(tasks, "the manager judges the turn"))
 
 
-def review(ctx: HookContext, fx: Effects, state: State, token: str) -> Decision | Checks | Pending:
+def review(
+    ctx: HookContext, fx: Effects, held: Hold, state: State, token: str
+) -> Decision | Checks | Pending:
     """With the slot just taken: a waiting fix first, then the cached review of the final diff
     (unless reviews are off or per commit). A review that ends the turn is the answer; else
     the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
     cached (`fold`)."""
     facts = fx.facts(of(state).task_base_sha)
-    delivered = reducer.take_pending(state, at_stop=True, head=facts.head)
+    at_stop = review_mode(state, fx.environ) in ("stop", "edit")
+    cached = of(state).cached_review(facts.key) if at_stop and not facts.empty else None
+    delivered, replayed = reducer.at_stop(state, cached, facts.head)
     if delivered is not None:
-        return finish(ctx, fx, *delivered, token=token)
+        return finish(held, *delivered, token=token)
     reviewed, fold = guards.allow("ignored"), False
-    if review_mode(state, fx.environ) in ("stop", "edit"):
-        cached = None if facts.empty else of(state).cached_review(facts.key)
+    if at_stop:
         if facts.empty:
             reviewed = guards.allow("review.empty")
-        elif cached is None:
+        elif replayed is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
-            state, reviewed = reducer.replay_cached(state, cached, at_stop=False)
-            state, reviewed = findings_store.replayed(fx.store, state, reviewed, ctx.config)
-            state = count_turn(state, reviewed, True, facts.head)
+            # The finding ledger's count of the replay, then the Stop's turn if it blocks.
+            state, reviewed = findings_store.replayed(
+                fx.store, replayed[0], replayed[1], ctx.config, facts.head
+            )
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
-                return finish(ctx, fx, state, reviewed, token=token)
-            # The review's line now; the hold's one save below seals it with what follows.
-            record(ctx, state, reviewed, None)
+                return finish(held, state, reviewed, token=token)
+            # The review's line; the hold's one save seals it with what follows.
+            held.decided.append((state, reviewed, None))
     if state.checks:
-        fx.store.save(state)
+        held.save = state
         return Checks(state, reviewed, fold)
-    return prepare_verdict(ctx, fx, state, token, facts, fold=fold)
+    return prepare_verdict(ctx, fx, held, state, token, facts, fold=fold)
 
 
 # -- 2. checks: without the lock, then the second hold --------------------------------------
@@ -200,12 +198,12 @@ class Checks:
 
 def after_checks(ctx: HookContext, fx: Effects, token: str, step: Checks) -> Decision | Pending:
     results = run_checks(ctx, fx, step.state)
-    with fx.store.locked():
-        state = owned(ctx, fx.store)
+    with fx.hold(ctx) as held:
+        state = held.state
         if state is None or not inflight.holds(state, token):
             return step.otherwise
         state = state.evolve(last_checks=results)
-        return prepare_verdict(ctx, fx, state, token, None, fold=step.fold)
+        return prepare_verdict(ctx, fx, held, state, token, None, fold=step.fold)
 
 
 def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]:
@@ -221,14 +219,19 @@ def run_checks(ctx: HookContext, fx: Effects, state: State) -> list[CheckResult]
 
 
 def prepare_verdict(
-    ctx: HookContext, fx: Effects, state: State, token: str, facts: Facts | None, *, fold: bool
+    ctx: HookContext,
+    fx: Effects,
+    held: Hold,
+    state: State,
+    token: str,
+    facts: Facts | None,
+    *,
+    fold: bool,
 ) -> Decision | Pending:
     """The verdict's call; with `fold`, the review of the final diff in the same call. The
     facts the first hold read serve it unless checks ran (they may change the tree)."""
     from ...manager import prompts
-    from ...shadow.hook import lost_at_stop
 
-    state = fx.store.with_plan(state)
     checks_text = checks_red = ""
     if state.checks:
         # At every verdict Stop: whether the manager would end the loop or advance is known
@@ -238,8 +241,9 @@ def prepare_verdict(
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
-    if facts is None or state.checks:
-        facts = fx.facts(of(state).task_base_sha)
+    # The loop's plan, the facts (read again after checks: they may change the tree), ...
+    seen = fx.seen(ctx, state, None if state.checks else facts)
+    state, facts = seen.state, seen.facts
     head, diff, key = facts.head, facts.diff, facts.key
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
     fold = fold and not facts.empty and of(state).cached_review(key) is None
@@ -249,7 +253,7 @@ def prepare_verdict(
         task_of(state),
         position_of(state),
         completed=of(state).completed_tasks,
-        commits=fx.commits(state.base_sha),
+        commits=seen.commits,
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
         last_review=findings_store.with_standing(
@@ -258,24 +262,39 @@ def prepare_verdict(
         cap=ctx.config.prompt_chars,
         checks=checks_text,
         ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
-        lost=lost_at_stop(fx.store.dir),
+        lost=seen.lost,
     )
     limits, last_checks = ctx.limits, state.last_checks
 
-    def reduce(s: State, outcome: Outcome[Any]) -> guards.Step:
+    def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
         if not fold:
             return reducer.apply_verdict(
-                s, outcome, head, limits, now=fx.now_iso(), checks_red=checks_red
+                s, outcome, head, limits, now=last.at, checks_red=checks_red
             )
         return apply_folded(
-            ctx, s, outcome, key, diff.files, head, limits, now=fx.now_iso(), checks_red=checks_red
+            ctx,
+            s,
+            outcome,
+            key,
+            diff.files,
+            head,
+            limits,
+            now=last.at,
+            checks_red=checks_red,
+            decided=last.decided,
         )
 
     if not fold:
-        return reserve(ctx, fx, state, "verdict", "Verdict", prompt, reduce, token)
-    log_git_findings(ctx, diff)
-    return reserve(ctx, fx, state, "review", "Judgement", prompt, reduce, token)
+        return reserve(ctx, held, seen, state, "Verdict", prompt, reduce, token)
+    if facts.tamper:
+        # Settings in the git directory that run programs or hide changes: once per review.
+        tamper: dict[str, object] = {
+            "findings": list(facts.tamper),
+            "session": ctx.payload.session_id,
+        }
+        held.lines.append(("git_tamper", tamper))
+    return reserve(ctx, held, seen, state, "Judgement", prompt, reduce, token)
 
 
 @dataclass(frozen=True)
@@ -286,27 +305,30 @@ class Pending:
     # "Verdict" or "Judgement": the pydantic schema is imported only when the call is made.
     schema: str
     prompt: Prompt
-    reduce: Callable[[State, Outcome[Any]], guards.Step]
+    # The settings the call is made with (`effects.Seen.settings`).
+    settings: Config
+    # The answer applied in the last hold (the records' time is that hold's).
+    reduce: Callable[[State, Outcome[Any], Hold], guards.Step]
     event: str
 
 
 def reserve(
     ctx: HookContext,
-    fx: Effects,
+    held: Hold,
+    seen: Seen,
     state: State,
-    kind: str,
     schema: str,
     prompt: Prompt,
-    reduce: Callable[[State, Outcome[Any]], guards.Step],
+    reduce: Callable[[State, Outcome[Any], Hold], guards.Step],
     token: str,
 ) -> Decision | Pending:
     """Refuse a call the budget cannot cover; otherwise reserve its worst case and save."""
-    worst = caps.estimate(ctx, state, prompt)
-    blocked = caps.budget_guard(state, worst, f"{kind}.budget", now=fx.clock())
+    kind = "verdict" if schema == "Verdict" else "review"
+    worst, blocked = caps.priced(ctx, state, prompt, f"{kind}.budget", now=held.now)
     if blocked is not None:
-        return finish(ctx, fx, *blocked, token=token)
-    state = fx.store.save(inflight.reserve(state, token, worst))
-    return Pending(state, schema, prompt, reduce, kind)
+        return finish(held, *blocked, token=token)
+    held.save = inflight.reserve(state, token, worst)
+    return Pending(held.save, schema, prompt, seen.settings, reduce, kind)
 
 
 def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) -> Decision:
@@ -315,41 +337,42 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         return step
     from ...manager import schemas
 
-    # What the loop was planned with (api, server, timeout), unless this hook's environment
-    # says otherwise: a session started without the planning shell's variables still works.
-    manager = fx.manager(of(step.state).model, for_loop(step.state, fx.environ, ctx.config))
+    manager = fx.manager(of(step.state).model, step.settings)
     schema = schemas.Judgement if step.schema == "Judgement" else schemas.Verdict
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
-    with fx.store.locked():
-        state = fx.store.load()
+    # Whatever is on disk, with its plan: a loop stopped or re-planned meanwhile is seen so.
+    with fx.hold(ctx, owner=False, plan=True) as held:
+        state = held.state
         if state is None:
             return guards.allow(f"{step.event}.orphaned")
-        # The real cost is charged below; a slot reclaimed meanwhile was charged its worst
+        # The call came back: its slot and reservation go (nothing below reads them), and
+        # the real cost is charged below; a slot reclaimed meanwhile was charged its worst
         # case too, which errs on the side of the budget.
-        state = inflight.settle(state, token)
+        state = inflight.release(state, token)
         if state.generation != step.state.generation or state.status != "running":
             # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
             charged = guards.charge(state, outcome.cost_usd)
-            return finish(ctx, fx, charged, guards.allow(f"{step.event}.discarded"), outcome, token=token)
-        state, decision = step.reduce(state, outcome)
+            return finish(held, charged, guards.allow(f"{step.event}.discarded"), outcome)
+        state, decision = step.reduce(state, outcome, held)
         if breach:
             state, decision = idle.paused((state, decision))
-        state = inflight.release(state, token)
-        capped = capped_after(fx, state) if decision.blocks and state.status == "running" else None
+        capped = (
+            capped_after(held, state) if decision.blocks and state.status == "running" else None
+        )
         if capped is None:
-            return finish(ctx, fx, state, decision, outcome)
+            return finish(held, state, decision, outcome)
         # Both lines first, then the one save seals them.
-        record(ctx, state, decision, outcome)
-        return finish(ctx, fx, *capped)
+        held.decided.append((state, decision, outcome))
+        return finish(held, *capped)
 
 
-def capped_after(fx: Effects, state: State) -> guards.Step | None:
+def capped_after(held: Hold, state: State) -> guards.Step | None:
     """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
     implementer turn past the cap, so the loop ends here, with the meter's typed status."""
     from ... import meters
 
-    reached = meters.over(state, fx.clock(), state.budget_usd)
+    reached = meters.over(state, held.now, state.budget_usd)
     if reached is None:
         return None
     status, reason = reached
@@ -357,8 +380,7 @@ def capped_after(fx: Effects, state: State) -> guards.Step | None:
 
 
 def finish(
-    ctx: HookContext,
-    fx: Effects,
+    held: Hold,
     state: State,
     decision: Decision,
     outcome: Outcome[Any] | None = None,
@@ -366,9 +388,9 @@ def finish(
     token: str = "",
 ) -> Decision:
     """What every hold that decides ends with: the decision's event line, then its state saved
-    (this Stop's slot released, given its token), so the save seals the line in the hold's
-    one witness write."""
+    (this Stop's slot released, given its token), both written by the door as the hold ends,
+    so the save seals the line in the hold's one witness write."""
     state = inflight.release(state, token) if token else state
-    record(ctx, state, decision, outcome)
-    fx.store.save(state)
+    held.decided.append((state, decision, outcome))
+    held.save = state
     return decision

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -275,20 +275,14 @@ def _read_events(text: str) -> tuple[Usage, str]:
         kind = event.get("type")
         if kind == "turn.completed" and isinstance(event.get("usage"), dict):
             data = event["usage"]
-            usage += Usage(
-                input_tokens=_int(data.get("input_tokens")),
-                cached_tokens=_int(data.get("cached_input_tokens")),
-                output_tokens=_int(data.get("output_tokens")),
+            usage += Usage.reported(
+                *(data.get(k) for k in ("input_tokens", "cached_input_tokens", "output_tokens"))
             )
         elif kind == "turn.failed" and isinstance(event.get("error"), dict):
             failure = str(event["error"].get("message", "")) or failure
         elif kind == "error" and not failure:
             failure = str(event.get("message", ""))
     return usage, failure
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
 
 
 def _last_error_line(stderr: str) -> str:

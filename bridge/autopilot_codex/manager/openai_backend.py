@@ -209,12 +209,8 @@ def _usage(body: Any) -> Usage:
     if not isinstance(data, dict):
         return Usage()
     details = data.get("input_tokens_details") or data.get("prompt_tokens_details") or {}
-    return Usage(
-        input_tokens=_int(data.get("input_tokens", data.get("prompt_tokens"))),
-        cached_tokens=_int(details.get("cached_tokens") if isinstance(details, dict) else 0),
-        output_tokens=_int(data.get("output_tokens", data.get("completion_tokens"))),
+    return Usage.reported(
+        data.get("input_tokens", data.get("prompt_tokens")),
+        details.get("cached_tokens") if isinstance(details, dict) else 0,
+        data.get("output_tokens", data.get("completion_tokens")),
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0

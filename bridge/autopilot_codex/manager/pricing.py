@@ -11,6 +11,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import BridgeError
 
@@ -38,6 +39,12 @@ class Usage:
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @classmethod
+    def reported(cls, *counts: Any) -> Usage:
+        """Input, cached and output counts as a server sent them: anything but a positive whole
+        number counts 0."""
+        return cls(*(c if isinstance(c, int) and c > 0 else 0 for c in counts))
 
 
 # Longest prefix wins, so "gpt-5-codex" never resolves to "gpt-5".

@@ -20,25 +20,14 @@ def end(root: Path, run: LanesRun) -> None:
         return
     merged = run.merged()
     left = [t.id for t in run.tasks if not t.follows and t.id not in merged]
-    run.finish = step(
-        "lanes.finish",
-        _finish,
-        root,
-        run.run,
-        run.user_branch,
-        run.user_sha,
-        run.integration,
-    )
+    args = (root, run.run, run.user_branch, run.user_sha, run.integration)
+    run.finish = step("lanes.finish", worktrees.finish, *args)
     if not left:
         run.status, run.why = "complete", "every task merged"
         return
     run.status = "budget" if run.starved else "incomplete"
     run.why = f"not merged: {', '.join(left)}"
     run.why += f" ({run.starved})" if run.starved else ""
-
-
-def _finish(root: Path, run: str, branch: str, sha: str, expected: str) -> str:
-    return worktrees.finish(root, run, branch, sha, expected=expected)
 
 
 def result(run: LanesRun, record: Path) -> dict[str, Any]:

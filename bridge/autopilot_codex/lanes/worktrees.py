@@ -167,7 +167,7 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
 
 
 def finish(
-    repo: Path, run: str, user_branch: str, user_sha: str, *, expected: str | None = None
+    repo: Path, run: str, user_branch: str, user_sha: str, expected: str | None = None
 ) -> str:
     """Fast-forward the user's branch to the integration head when it still points at
     `user_sha`; otherwise leave it. Returns what was done, as a sentence for the user.

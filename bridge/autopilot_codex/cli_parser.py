@@ -37,13 +37,11 @@ def parser() -> argparse.ArgumentParser:
     _plan_parser(sub)
     status = sub.add_parser("status", help="show the loop's state")
     status.add_argument("--json", action="store_true", help="print state.json as it is")
-    status.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     sub.add_parser("next", help="print the current task contract")
 
     stop = sub.add_parser("stop", help="stop the loop now; the hooks become no-ops")
     stop.add_argument("reason", nargs="*", help="why, kept in the state")
-    stop.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
     _resume_parser(sub)
     doctor = sub.add_parser("doctor", help="check that everything a loop needs is in place")
@@ -73,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
     from .commands.fleet import add_parsers as add_fleet
 
     add_fleet(sub)
+    for verb in ("plan", "status", "stop", "resume", "ralph", "cancel"):
+        sub.choices[verb].add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
     # No help=: the hosts' verb, kept out of the user's list of commands.
     hook = sub.add_parser("hook", description="answer a host hook (reads the payload on stdin)")
     hook.add_argument("event", help="the hook event, e.g. Stop")
@@ -117,7 +117,6 @@ def _resume_parser(sub: Any) -> None:
     _caps(
         resume, "the new USD cap (default: unchanged)", "the new iteration cap (default: unchanged)"
     )
-    resume.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
 
 def _other_parsers(sub: Any) -> None:
@@ -144,10 +143,8 @@ def _other_parsers(sub: Any) -> None:
     )
     ralph.add_argument("--check", action="append", default=None, metavar="CMD", help=CHECK_HELP)
     ralph.add_argument("--require-wall", action="store_true", help=REQUIRE_WALL)
-    ralph.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
 
-    cancel = sub.add_parser("cancel", help="cancel the ralph loop now")
-    cancel.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)
+    sub.add_parser("cancel", help="cancel the ralph loop now")
 
     # Parsed by `commands/run.py` itself (see `main`); listed here for --help.
     sub.add_parser("run", help="pursue a goal in rounds of fresh host processes", add_help=False)
@@ -219,4 +216,3 @@ def _plan_parser(sub: Any) -> None:
         const="include",
         help="make uncommitted work part of the loop's review (default, with a note)",
     )
-    plan.add_argument("--args-stdin", action="store_true", help=ARGS_STDIN)

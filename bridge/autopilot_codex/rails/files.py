@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from .rules import Where, inside
@@ -101,7 +101,8 @@ def spend_record(command: Command, where: Where) -> str | None:
             continue
         resolved = str(where.resolve(path, command.cwd))
         spent = where.hosts.is_spend_record
-        if spent(path) or spent(resolved) or _glob_names_record(path, command.cwd, spent):
+        globbed = (os.path.realpath(m) for m in _globbed(path, command.cwd))
+        if spent(path) or spent(resolved) or any(map(spent, globbed)):
             return (
                 f"{path} holds the host's own record of what the implementer spends; the "
                 "loop's budget is read from it, so it may be read, never changed"
@@ -109,17 +110,16 @@ def spend_record(command: Command, where: Where) -> str | None:
     return None
 
 
-def _glob_names_record(raw: str, cwd: str, spent: Callable[[str], bool]) -> bool:
+def _globbed(raw: str, cwd: str) -> Iterator[str]:
     """A pattern the shell expands (`~/.cl*/projects/*/*.jsonl`) names what it matches now."""
     if not any(c in raw for c in "*?["):
-        return False
+        return iter(())
     import glob
     import itertools
-    import os
 
+    # os.path and glob, not Path.glob: the pattern is often absolute, and Path.glob takes none.
     pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
-    matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
-    return any(spent(os.path.realpath(match)) for match in matches)
+    return itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
 
 
 def loop_config(command: Command, where: Where) -> str | None:
@@ -133,24 +133,11 @@ def loop_state(command: Command, where: Where) -> str | None:
     for path, _reading in _paths(command):
         resolved = where.resolve(path, command.cwd)
         # The config in the loop's home is the user's: `supervisor` names it.
-        reaches = inside(resolved, where.home) or _glob_reaches(path, command.cwd, where)
+        globbed = (where.resolve(m, command.cwd) for m in _globbed(path, command.cwd))
+        reaches = inside(resolved, where.home) or any(inside(m, where.home) for m in globbed)
         if resolved != where.config_file and reaches:
             return "the loop's own state is written only by autopilot-codex itself"
     return None
-
-
-def _glob_reaches(raw: str, cwd: str, where: Where) -> bool:
-    """A pattern the shell expands (`~/.autopilot-codex*/secret/*`) names what it matches now."""
-    if not any(c in raw for c in "*?["):
-        return False
-    import glob
-    import itertools
-    import os
-
-    # os.path and glob, not Path.glob: the pattern is often absolute, and Path.glob takes none.
-    pattern = os.path.join(cwd, os.path.expanduser(raw))  # noqa: PTH118
-    matches = itertools.islice(glob.iglob(pattern), 1000)  # noqa: PTH207
-    return any(inside(where.resolve(match, cwd), where.home) for match in matches)
 
 
 def _paths(command: Command) -> Iterator[tuple[str, bool]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from . import defaults, hosts, output
 from . import styles as _styles  # noqa: F401 - registers each style's record before a load
 from .cli_parser import parser
-from .config import check
+from .config import flag
 from .errors import BridgeError, UsageError, os_problem, permission_denied
 
 __all__ = ["main", "parser"]
@@ -246,14 +246,13 @@ def _doctor(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 def _ralph(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from .commands.ralph import parse_cap, ralph
 
-    budget = args.budget
     return 0, ralph(
         cwd=cwd,
         prompt=" ".join(args.goal),
         prompt_file=args.prompt_file,
         max_iterations=parse_cap(args.max_iterations),
         completion_promise=args.completion_promise,
-        budget_usd=None if budget is None else check("budget_usd", budget, f"--budget {budget}"),
+        budget_usd=flag("budget_usd", args.budget),
         caps={"max_tokens": args.max_tokens, "max_duration": args.max_duration},
         session_id=session,
         host=args.host,

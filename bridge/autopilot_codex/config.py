@@ -295,6 +295,11 @@ def check(name: str, raw: Any, said: str | None = None) -> Any:
     return value
 
 
+def flag(name: str, raw: Any, option: str = "") -> Any:
+    """A command-line option's value checked as the setting it sets; None when not given."""
+    return None if raw is None else check(name, raw, f"{option or FLAGS[name]} {raw}")
+
+
 def _special(name: str, raw: Any, said: str) -> Any:
     """A duration (`2h`) as seconds, or the user's price rows, checked."""
     from .meters import parse_duration

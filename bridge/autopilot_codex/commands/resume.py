@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import contract, guards, meters
-from ..config import check
+from ..config import flag
 from ..errors import BridgeError
 from ..hosts import hostfiles
 from ..hostwall import headline, host_wall
@@ -22,7 +22,9 @@ def how_to_resume(state: State) -> str:
     """What takes a stopped loop on again: `resume` is the autopilot's only; a ralph loop
     restarts with its own command; a run resumes with its driver."""
     verb = of(state).RESUMED_BY
-    return f"resume with {entry(verb)}" if verb == "resume" else f"start it again with {entry(verb)}"
+    return (
+        f"resume with {entry(verb)}" if verb == "resume" else f"start it again with {entry(verb)}"
+    )
 
 
 def resume(
@@ -35,23 +37,13 @@ def resume(
     max_duration: str | float | None = None,
 ) -> str:
     # Refused before the state is touched: a NaN budget would never be reached.
-    budget = (
-        None
-        if budget_usd is None
-        else float(check("budget_usd", budget_usd, f"--budget {budget_usd}"))
-    )
-    iterations = (
-        None
-        if max_iterations is None
-        else int(check("max_iterations", max_iterations, f"--max-iterations {max_iterations}"))
-    )
+    budget, iterations = flag("budget_usd", budget_usd), flag("max_iterations", max_iterations)
     # The other caps (issue 22), as the config reads them; they count from the loop's start.
-    extra: dict[str, object] = {}
-    if max_tokens is not None:
-        extra["max_tokens"] = int(check("max_tokens", max_tokens, f"--max-tokens {max_tokens}"))
-    if max_duration is not None:
-        said = f"--max-duration {max_duration}"
-        extra["max_seconds"] = float(check("max_duration", max_duration, said))
+    caps = {
+        "max_tokens": flag("max_tokens", max_tokens),
+        "max_seconds": flag("max_duration", max_duration),
+    }
+    extra = {k: v for k, v in caps.items() if v is not None}
     store = Store(worktree_of(cwd))
     with store.locked():
         state = store.load()
@@ -61,7 +53,9 @@ def resume(
         # The whole ledger, once, before the user's resume trusts the loop again.
         store.audit()
         if of(state).RESUMED_BY != "resume":  # another verb takes this style's loops on
-            raise BridgeError(f"the last loop here was {a_loop(state.style)}; {how_to_resume(state)}")
+            raise BridgeError(
+                f"the last loop here was {a_loop(state.style)}; {how_to_resume(state)}"
+            )
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
         _check_caps(state, budget, iterations)
@@ -81,9 +75,7 @@ def resume(
             if handed:
                 said += f"; it now belongs to session {str(session_id)[:8]}"
             if budget is not None or iterations is not None or extra:
-                store.append_event(
-                    "caps", budget_usd=budget, max_iterations=iterations, **extra
-                )
+                store.append_event("caps", budget_usd=budget, max_iterations=iterations, **extra)
                 said += f"; new caps apply now {_caps(budget, iterations, extra)}"
             return said + "."
         resumed = guards.resume(state, budget_usd=budget, max_iterations=iterations)
@@ -106,9 +98,8 @@ def resume(
 def _accepted(changed: list[str]) -> str:
     if not changed:
         return ""
-    return (
-        "\nFiles the host or git runs programs from, accepted as they are now: "
-        + ", ".join(changed)
+    return "\nFiles the host or git runs programs from, accepted as they are now: " + ", ".join(
+        changed
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from .. import defaults, hosts, loopfiles, output
 from ..checks.evidence import user_checks
 from ..closing import closing
-from ..config import check, load_config
+from ..config import flag, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
 from ..hostwall import HostWall
@@ -193,7 +193,9 @@ def wall_line(wall: HostWall) -> str:
         f"{''.join(wall.missing[:1])}"
     )
     more = len(wall.missing) - 1
-    return line + (f" and {more} more (`{terminal_command('doctor')} --verbose`)" if more > 0 else "")
+    return line + (
+        f" and {more} more (`{terminal_command('doctor')} --verbose`)" if more > 0 else ""
+    )
 
 
 def _implementer(opts: RunOptions) -> str:
@@ -209,11 +211,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         raise BridgeError("--rounds must be 1 or more")
     if not (args.timeout > 0 and math.isfinite(args.timeout)):
         raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
-    budget = (
-        None
-        if args.budget is None
-        else float(check("budget_usd", args.budget, f"--budget {args.budget}"))
-    )
+    budget = flag("budget_usd", args.budget)
     if not args.resume and args.implementer is None:
         names = " or ".join(f"--implementer {n}" for n in implementers())
         raise BridgeError(f"choose the implementer: {names}")
@@ -223,12 +221,11 @@ def _options(args: argparse.Namespace) -> RunOptions:
     config = load_config(given)
     raised = Raise()
     if args.resume:
-        flags = {k: check(k, v, f"--{k.replace('_', '-')} {v}") for k, v in given.items() if v is not None}
         raised = Raise(
             rounds=args.rounds,
             budget_usd=budget,
-            max_tokens=flags.get("max_tokens"),
-            max_seconds=flags.get("max_duration"),
+            max_tokens=flag("max_tokens", args.max_tokens),
+            max_seconds=flag("max_duration", args.max_duration),
             manager=args.manager,
         )
     return RunOptions(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import defaults
-from ..config import check, load_config
+from ..config import flag, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
 from ..lanes.ask import Asker, for_backend
@@ -63,21 +63,16 @@ def options(args: argparse.Namespace) -> LanesOptions:
         raise BridgeError(f"--timeout {args.timeout:g} is not accepted: it must be above 0")
     if not args.resume and args.implementer is None:
         raise BridgeError("choose the implementer: --implementer claude or --implementer codex")
-    usd = {
-        name: None if raw is None else float(check("budget_usd", raw, f"{flag} {raw}"))
-        for name, flag, raw in (
-            ("budget", "--budget", args.budget),
-            ("lane", "--lane-budget", args.lane_budget),
-        )
-    }
+    budget_usd = flag("budget_usd", args.budget)
+    lane_usd = flag("budget_usd", args.lane_budget, "--lane-budget")
     config = load_config({"max_tokens": args.max_tokens, "max_duration": args.max_duration})
     return LanesOptions(
         worktree=args.cwd.resolve(),
         goal=" ".join(args.goal),
         implementer=args.implementer or defaults.HOST,
         lanes=args.lanes or 1,
-        lane_usd=usd["lane"],
-        budget_usd=usd["budget"],
+        lane_usd=lane_usd,
+        budget_usd=budget_usd,
         max_tokens=config.max_tokens,
         max_seconds=config.max_duration,
         round_timeout_s=args.timeout,

@@ -17,7 +17,7 @@ from .. import defaults
 from ..config import flag, load_config
 from ..errors import BridgeError
 from ..gitrepo import toplevel
-from ..lanes.ask import Asker, for_backend
+from ..lanes.ask import for_backend
 from ..lanes.driver import LanesOptions, home_of
 from ..lanes.record import load
 from ..rounds.walled import refuse_loosening
@@ -86,11 +86,6 @@ def options(args: argparse.Namespace) -> LanesOptions:
     )
 
 
-def asker(backend: str | None) -> Asker:
-    """The manager the lanes ask, refused up front when its backend cannot work."""
-    return for_backend(backend)
-
-
 def _pending_manager(root: Path) -> str | None:
     from ..lanes import flow
 
@@ -105,7 +100,7 @@ def run_lanes(args: argparse.Namespace, out: TextIO) -> int:
         root = toplevel(opts.worktree)
         last = load(home_of(root))
         manager = last.manager if last is not None else _pending_manager(root)
-    asker(manager)  # refused here, before DBOS starts, when its backend cannot work
+    for_backend(manager)  # refused here, before DBOS starts, when its backend cannot work
     from ..lanes import flow  # DBOS loads only for a lanes run
 
     record = flow.run(dataclasses.replace(opts, manager=manager or ""))

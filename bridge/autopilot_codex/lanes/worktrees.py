@@ -59,10 +59,10 @@ def lanes_home(repo: Path) -> Path:
 def begin(repo: Path, run: str) -> str:
     """The integration branch's head; the branch is made at HEAD when missing."""
     ref = _ref(integration_branch(run))
-    found = _sha(repo, ref)
+    found = commit_sha(repo, ref)
     if found:
         return found
-    head = _sha(repo, "HEAD")
+    head = commit_sha(repo, "HEAD")
     if not head:
         raise BridgeError("lanes need a commit to start from: this repository has none")
     _move(repo, ref, head, _ABSENT)
@@ -78,10 +78,10 @@ def add(repo: Path, run: str, task_id: str, *, new: bool = False) -> Path:
     rather than work nobody asked for taken as the lane's start.
     """
     ref = _ref(lane_branch(run, task_id))
-    if new and _sha(repo, ref):
+    if new and commit_sha(repo, ref):
         raise BridgeError(f"{lane_branch(run, task_id)} exists, yet its task never started")
-    if not _sha(repo, ref):
-        base = _sha(repo, _ref(integration_branch(run)))
+    if not commit_sha(repo, ref):
+        base = commit_sha(repo, _ref(integration_branch(run)))
         if not base:
             raise BridgeError(f"run {run!r} has no integration branch: call begin first")
         _move(repo, ref, base, _ABSENT)
@@ -131,8 +131,8 @@ def existing(repo: Path, run: str) -> dict[str, str]:
 
 def merged(repo: Path, run: str, task_id: str) -> bool:
     """Whether the lane branch's head is in the integration branch (False without a branch)."""
-    lane = _sha(repo, _ref(lane_branch(run, task_id)))
-    return lane is not None and _contains(repo, _ref(integration_branch(run)), lane)
+    lane = commit_sha(repo, _ref(lane_branch(run, task_id)))
+    return lane is not None and contains(repo, _ref(integration_branch(run)), lane)
 
 
 def remove(repo: Path, run: str, task_id: str) -> bool:
@@ -141,8 +141,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
     left the branch for commits not merged, is kept too."""
     ref = _ref(lane_branch(run, task_id))
     integration = _ref(integration_branch(run))
-    lane = _sha(repo, ref)
-    if lane is not None and not _contains(repo, integration, lane):
+    lane = commit_sha(repo, ref)
+    if lane is not None and not contains(repo, integration, lane):
         return False
     place = lane_path(repo, run, task_id)
     admin = locate(repo).common_dir / "worktrees" / _admin_name(run, task_id)
@@ -152,8 +152,8 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
         where = Location(place, admin, locate(repo).common_dir)
         if not (place / ".git").is_file() or not admin.is_dir():
             return False
-        head = _sha(where, "HEAD")
-        if head is None or not _contains(repo, integration, head) or _dirty(where):
+        head = commit_sha(where, "HEAD")
+        if head is None or not contains(repo, integration, head) or _dirty(where):
             return False
         if _nested(place):
             return False
@@ -176,11 +176,11 @@ def finish(
     outside the queue (by whoever can write the refs) never reaches the user's branch.
     """
     integration = integration_branch(run)
-    head = _sha(repo, _ref(integration))
+    head = commit_sha(repo, _ref(integration))
     if head is None:
         raise BridgeError(f"run {run!r} has no integration branch")
     ref = _ref(user_branch)
-    now = _sha(repo, ref)
+    now = commit_sha(repo, ref)
     leave = f"The work is on branch {integration}; your branch {user_branch} was left as it was"
     if expected is not None and head != expected:
         return f"{leave}: {integration} is not where the merge queue left it; check it first."
@@ -188,7 +188,7 @@ def finish(
         return f"{leave}: it moved since the run began. Merge {integration} when you are ready."
     if now == head:
         return f"Your branch {user_branch} already has the run's work ({head[:12]})."
-    if not _contains(repo, _ref(integration), now):
+    if not contains(repo, _ref(integration), now):
         return f"{leave}: it is not an ancestor of {integration}."
     checked_out = _checked_out(repo, ref)
     if checked_out is None:
@@ -246,11 +246,6 @@ def detach(where: Location) -> None:
     shutil.rmtree(where.git_dir, ignore_errors=True)
 
 
-def commit_sha(repo: Path | Location, rev: str) -> str | None:
-    """The commit `rev` names, or None."""
-    return _sha(repo, rev)
-
-
 def move(repo: Path, ref: str, new: str, old: str) -> bool:
     """Compare-and-swap: `ref` to `new` only while it points at `old`. False when it did not."""
     try:
@@ -258,10 +253,6 @@ def move(repo: Path, ref: str, new: str, old: str) -> bool:
     except BridgeError:
         return False
     return True
-
-
-def contains(repo: Path, ref: str, sha: str) -> bool:
-    return _contains(repo, ref, sha)
 
 
 def _git(where: Path | Location, *args: str, ok_codes: tuple[int, ...] = (0,)) -> str:
@@ -282,7 +273,8 @@ def _ref(branch: str) -> str:
     return f"refs/heads/{branch}"
 
 
-def _sha(repo: Path | Location, rev: str) -> str | None:
+def commit_sha(repo: Path | Location, rev: str) -> str | None:
+    """The commit `rev` names, or None."""
     out = _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", ok_codes=(0, 1))
     return out.strip() or None
 
@@ -294,7 +286,7 @@ def _move(repo: Path, ref: str, new: str, old: str, *, delete: bool = False) -> 
         _git(repo, "update-ref", ref, new, old)
 
 
-def _contains(repo: Path, ref: str, sha: str) -> bool:
+def contains(repo: Path, ref: str, sha: str) -> bool:
     """Whether commit `sha` is in `ref`'s history (False when either is missing)."""
     try:
         _git(repo, "merge-base", "--is-ancestor", sha, ref)

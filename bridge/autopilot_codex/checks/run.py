@@ -119,8 +119,7 @@ def reusable(previous: Sequence[CheckResult], specs: Sequence[CheckSpec], curren
     return same_run and current in (first.tree_hash, first.tree_hash_after)
 
 
-def check_env(environ: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
-    return cleanenv.for_check(environ, extra)
+check_env = cleanenv.for_check
 
 
 def passed(results: Sequence[CheckResult]) -> bool:

@@ -198,12 +198,6 @@ def _flagged(worktree: Path) -> dict[str, str]:
     return flagged
 
 
-def _disk(worktree: Path, path: str) -> tuple[str, bytes | None]:
-    """(kind, content) of a work-tree path read inside the work tree: a link, at the file or at
-    a folder on the way, is never followed ("link" gives its target)."""
-    return nofollow.read(worktree, path)
-
-
 def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | None]:
     """`base:path` for each path as git stores it (None: the base has no such file).
 
@@ -231,7 +225,7 @@ def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | Non
 
 def _really_binary(worktree: Path, base: str, path: str) -> bool:
     """Whether content git calls binary has a NUL byte (attributes can call any text binary)."""
-    kind, data = _disk(worktree, path)
+    kind, data = nofollow.read(worktree, path)
     if kind == "missing":
         data = _blobs(worktree, base, [path])[path]
     return data is None or b"\0" in data[:_SNIFF]
@@ -242,7 +236,7 @@ def _describe(data: bytes) -> str:
 
 
 def _binary_section(worktree: Path, path: str) -> str:
-    kind, data = _disk(worktree, path)
+    kind, data = nofollow.read(worktree, path)
     what = f"binary file, {_describe(data)}" if data is not None else f"binary file, {kind} now"
     return f"diff --git a/{path} b/{path}\n# {what} (content not shown)"
 
@@ -252,7 +246,7 @@ def _flagged_sections(worktree: Path, base: str, flagged: dict[str, str]) -> lis
     sections: list[tuple[str, str]] = []
     blobs = _blobs(worktree, base, sorted(flagged))
     for path, why in sorted(flagged.items()):
-        kind, now = _disk(worktree, path)
+        kind, now = nofollow.read(worktree, path)
         before = blobs[path]
         if now == before:
             continue
@@ -279,7 +273,7 @@ def _text(data: bytes) -> list[str]:
 
 def _new_file(root: Path, path: str, *, full: bool) -> str:
     header = f"diff --git a/{path} b/{path}"
-    kind, data = _disk(root, path.rstrip("/"))
+    kind, data = nofollow.read(root, path.rstrip("/"))
     if kind == "link":
         target = os.fsdecode(data or b"")
         # As git stores a link: its target path, never what it points to.
@@ -309,7 +303,7 @@ def _ignored(worktree: Path, hidden: Callable[[str], bool]) -> list[str]:
     names = [n for n in _names(run_bytes(worktree, *args)) if not hidden(n)]
     lines = []
     for name in names[:IGNORED_MAX]:
-        kind, data = _disk(worktree, name.rstrip("/"))
+        kind, data = nofollow.read(worktree, name.rstrip("/"))
         what = _describe(data) if data is not None else kind
         lines.append(f"# - {name} ({what})")
     if len(names) > IGNORED_MAX:

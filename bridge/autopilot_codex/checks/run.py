@@ -81,7 +81,7 @@ def run_checks(
         limit = item.timeout_s or timeout_s
         if deadline is not None:
             limit = min(limit, deadline - time.monotonic())
-        at = _stamp()
+        at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
         seen = watch.take() if watch is not None else {}
         outcome = proc.run(item.command, worktree, env, limit, network=network)
         if watch is not None:
@@ -263,7 +263,3 @@ def _redactor(environ: Mapping[str, str]) -> _Redact:
             if len(value) >= _REDACT_MIN and cleanenv.SECRET_NAME.search(name)
         ]
     )
-
-
-def _stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())

@@ -94,7 +94,8 @@ def problem(config: Config | None = None) -> str | None:
     binary = shutil.which("codex")
     if binary is None:
         return NOT_INSTALLED
-    if _needs_login() and not _logged_in(binary):
+    # A custom provider authenticates with its own key variable, not `codex login`.
+    if _top_level("model_provider") in ("", "openai") and not _logged_in(binary):
         return NOT_LOGGED_IN
     return None
 
@@ -112,11 +113,6 @@ def _chosen_model(model: str) -> str | None:
 
 def _top_level(key: str) -> str:
     return top_level(codex_home(os.environ, Path.home()) / "config.toml", key)
-
-
-def _needs_login() -> bool:
-    # A custom provider authenticates with its own key variable, not `codex login`.
-    return _top_level("model_provider") in ("", "openai")
 
 
 def _logged_in(binary: str) -> bool:

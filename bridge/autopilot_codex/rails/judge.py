@@ -138,7 +138,7 @@ def check_path(
 
 
 def _where(worktree: Path, config: Config, hosts: HostSet) -> Where:
-    home = _loop_home()  # once per line, not once per word
+    home = _real(state_home())  # once per line, not once per word
     return Where(_real(worktree), home, config_file(home), config.allow_push, hosts)
 
 
@@ -168,7 +168,3 @@ def _real(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):
         return path
-
-
-def _loop_home() -> Path:
-    return _real(state_home())

@@ -167,17 +167,13 @@ def _rest_of_line(redirects: list[Any], scope: _Scope, last: Command | None) -> 
     for redirect in redirects:
         if redirect.type != "heredoc_redirect":
             continue
-        for child in _continuation(redirect):
+        for child in (c for c in redirect.named_children if c.type not in _HEREDOC_OWN):
             first = child.children[0].type if child.children else ""
             if child.type == "pipeline" and first in ("|", "|&"):
                 last = _stages(child.named_children, scope, output_of(last), True)
             else:
                 last = _walk(child, scope, None)
     return last
-
-
-def _continuation(redirect: Any) -> list[Any]:
-    return [c for c in redirect.named_children if c.type not in _HEREDOC_OWN]
 
 
 def _command(

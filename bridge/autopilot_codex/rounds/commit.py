@@ -80,7 +80,7 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     _unstage(root, kept_out)
     left_out = tuple(sorted({*secret, *(p for p in kept_out if is_secret_path(p))}))
     kept = tuple(sorted(moved | (set(inner) - {p for p, _ in committed})))
-    if not _has_staged(root):
+    if not _git(root, "diff", "--cached", "--name-only", "-z").strip("\0"):
         return Committed("", left_out, kept)
     run_git(
         root,
@@ -115,7 +115,3 @@ def _unstage(root: Path, paths: list[str]) -> None:
         _git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *paths)
     else:
         _git(root, "reset", "-q", "--", *paths)
-
-
-def _has_staged(root: Path) -> bool:
-    return bool(_git(root, "diff", "--cached", "--name-only", "-z").strip("\0"))

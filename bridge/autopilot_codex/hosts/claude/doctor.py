@@ -87,7 +87,7 @@ def spend_notes(env: Mapping[str, str]) -> list[tuple[str, str]]:
 def _claude_plugin(env: Mapping[str, str]) -> str | None:
     """Our plugin's id in Claude Code's record of installed plugins, or None. Reading the
     file costs nothing; `claude plugin list` would start a Node process."""
-    root = claude_dir(env, _home(env))
+    root = claude_dir(env, Path(env["HOME"]) if env.get("HOME") else Path.home())
     try:
         document = json.loads((root / "plugins" / "installed_plugins.json").read_text("utf-8"))
     except (OSError, ValueError):
@@ -101,7 +101,3 @@ def _plugin_key(document: Any) -> str | None:
     if not isinstance(plugins, dict):
         return None
     return next((k for k in plugins if str(k).startswith(f"{PLUGIN}@")), None)
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env["HOME"]) if env.get("HOME") else Path.home()

@@ -96,7 +96,6 @@ def _checks_line(specs: list[CheckSpec]) -> str:
     return f"\n\nA promise is accepted only when these checks pass: {listed}."
 
 
-
 def _prompt(words: str, prompt_file: str | None, cwd: str | Path) -> str:
     if prompt_file is not None:
         if words.strip():
@@ -131,7 +130,8 @@ def _started(record: RalphRecord, iterations: int, host: str, wall: str = "") ->
             "own, only when that statement is completely true."
         )
     elif iterations:
-        finish = f"No completion promise: the loop runs {_iterations(iterations)}."
+        runs = f"{iterations} iteration{'' if iterations == 1 else 's'}"
+        finish = f"No completion promise: the loop runs {runs}."
     else:
         finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
     cancel = _cancel(host)
@@ -141,10 +141,6 @@ def _started(record: RalphRecord, iterations: int, host: str, wall: str = "") ->
         + (f"{wall}\n\n" if wall else "")
         + record.prompt
     )
-
-
-def _iterations(count: int) -> str:
-    return f"{count} iteration{'' if count == 1 else 's'}"
 
 
 def _cancel(host: str) -> str:

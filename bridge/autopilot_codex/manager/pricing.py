@@ -8,9 +8,10 @@ them; `AUTOPILOT_CODEX_PRICES` overrides the table.
 from __future__ import annotations
 
 import math
+import operator
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from ..errors import BridgeError
@@ -30,11 +31,7 @@ class Usage:
     output_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.output_tokens + other.output_tokens,
-        )
+        return Usage(*map(operator.add, astuple(self), astuple(other)))
 
     @property
     def total(self) -> int:

@@ -243,10 +243,8 @@ class _ReviewIndex:
         self.left = sorted(records, key=lambda r: text(r, "at"))
 
     def take(self, decision: str, at: str) -> dict[str, Any] | None:
-        match = None
-        for record in self.left:
-            if text(record, "decision") == decision and text(record, "at") <= at:
-                match = record
+        found = (r for r in reversed(self.left) if text(r, "decision") == decision)
+        match = next((r for r in found if text(r, "at") <= at), None)
         if match is not None:
             self.left.remove(match)
         return match
@@ -258,8 +256,4 @@ def iso(epoch: float) -> str:
 
 def accepted_tasks(entries: list[Entry]) -> list[tuple[str, str]]:
     """(time, task id) for each "Task T1 accepted" the ledger tells of, in order."""
-    found = []
-    for entry in entries:
-        for task in re.findall(r"Task (\S+) accepted", entry.detail):
-            found.append((entry.at, task))
-    return found
+    return [(e.at, task) for e in entries for task in re.findall(r"Task (\S+) accepted", e.detail)]

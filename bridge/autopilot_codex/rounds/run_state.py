@@ -5,7 +5,6 @@ counted, the failures in a row, the two spends and the tokens; rebuilt from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -92,16 +91,12 @@ def resumed(
         last.role,
         last.wrap_up,
         last.outcome,
-        markers_of(last.markers),
+        Markers(ready="ready" in last.markers, exit="exit" in last.markers),
         bool(last.files_changed),
         manager_done=last.manager_done,
         checks_passed=last.checks_passed,
     )
     return run, decide(facts, progress(run, max_retries))
-
-
-def markers_of(names: Sequence[str]) -> Markers:
-    return Markers(ready="ready" in names, exit="exit" in names)
 
 
 def progress(run: Run, max_retries: int) -> Progress:

@@ -96,7 +96,7 @@ def _result(state: StreamState, event: dict[str, Any]) -> None:
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         state.cost_usd = float(cost)
     if isinstance(event.get("usage"), dict):
-        state.tokens = tokens_of(event["usage"])
+        state.tokens = sum(count(event["usage"].get(k)) for k in TOKEN_KINDS)
     if event.get("is_error") or event.get("subtype") not in (None, "success"):
         state.error = _error_of(state, event)
 
@@ -111,10 +111,6 @@ def _error_of(state: StreamState, event: dict[str, Any]) -> str:
     state.rate_limited = status in LIMIT_STATUSES or kind in LIMIT_TYPES
     said = " ".join(str(event.get("result") or "").split())[:300]
     return f"API error {status} {kind}" + (f": {said}" if said else "")
-
-
-def tokens_of(usage: Mapping[str, Any]) -> int:
-    return sum(count(usage.get(k)) for k in TOKEN_KINDS)
 
 
 HEADLESS = ClaudeHeadless()

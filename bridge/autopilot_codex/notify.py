@@ -46,9 +46,13 @@ def notify(event: dict[str, Any], message: str) -> None:
 
 
 def _system(name: str) -> str | None:
-    import shutil  # here: a Stop that notifies loads it, not every hook reaching this module
-
-    return shutil.which(name, path=os.pathsep.join(SYSTEM_BIN))
+    """`shutil.which(name, path=SYSTEM_BIN)` without `shutil` (and the `bz2` and `lzma` it
+    loads), which a Stop that ends a loop would otherwise import for this lookup alone."""
+    for folder in SYSTEM_BIN:
+        candidate = os.path.join(folder, name)  # noqa: PTH118
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):  # noqa: PTH112
+            return candidate
+    return None
 
 
 def _desktop(message: str) -> list[list[str]]:

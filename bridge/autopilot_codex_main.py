@@ -19,4 +19,4 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # noqa: PTH100, 
 
 from autopilot_codex.__main__ import run  # noqa: E402
 
-raise SystemExit(run())
+raise SystemExit(run(own_process=True))

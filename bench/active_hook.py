@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import (
+    BRIDGE,
     OTHER_SESSION,
     ActiveLoop,
     Case,
@@ -229,6 +230,20 @@ def direct(case: Case) -> Case:
     return replace(case, name=f"{case.name}, direct", env={**(case.env or {}), **DIRECT_ENV})
 
 
+def first(case: Case) -> Case:
+    """A direct hook with no compiled records kept (`classcode`): the first hook after an
+    install or an upgrade, which compiles them and keeps them for the next."""
+    kept = BRIDGE / "autopilot_codex" / "__pycache__"
+
+    def setup() -> None:
+        if case.setup is not None:
+            case.setup()
+        for path in kept.glob("dataclass-code.*"):
+            path.unlink()
+
+    return replace(case, name=f"{case.name}, first", setup=setup)
+
+
 def bench(tmp: Path, python: str, label: str = "") -> list[Row]:
     with FakeManager() as manager:
         loop, running, exhausted = prepare(tmp, python, manager)
@@ -237,6 +252,7 @@ def bench(tmp: Path, python: str, label: str = "") -> list[Row]:
         # The loop's own hooks and every PreToolUse reach the helper; other sessions' do not.
         timed = [helped.wrap(c) if i in (1, 2, 5, 6, 7) else c for i, c in enumerate(cases)]
         timed += [direct(cases[i]) for i in (1, 2, 6)]
+        timed.append(first(timed[8]))
         samples = measure(timed, rounds(25, 5))
         helped.add_to(samples)
         expect(loop.reviews() == 1 and loop.verdicts() == 0, "a timed hook called the manager")
@@ -252,6 +268,7 @@ def bench(tmp: Path, python: str, label: str = "") -> list[Row]:
         ("2 review cache hit, direct (no helper)", timed[8].name, None),
         ("2 guard stop, direct (no helper)", timed[9].name, None),
         ("2 PreToolUse rails, allowed, direct (no helper)", timed[10].name, None),
+        ("2 review cache hit, direct, nothing compiled kept", timed[11].name, None),
     ]
     return [
         timed_row(BENCH, figure + label, samples, case, base, limit=limit)

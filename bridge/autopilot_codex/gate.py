@@ -27,11 +27,13 @@ MAX_STDIN_BYTES = 32 * 1024 * 1024
 STDIN_TIMEOUT_S = 5.0
 
 
-def hook_main(argv: list[str]) -> int:
+def hook_main(argv: list[str], *, own_process: bool = False) -> int:
     """`hook <event> --host <host>`: the gate, then the engine only if a loop here cares.
 
     Exit 0, even for a broken install, except where a walled loop's PreToolUse or Stop could
     not be answered (`failclosed`): exit 2, the hosts' deny/block, with the reason on stderr.
+    `own_process`: this process exists for this hook alone (the launcher's), so the engine
+    loaded here may compile its records through the kept code (`classcode`).
     """
     try:
         admitted = admit(read_stdin(), argv[0] if argv else "")
@@ -44,10 +46,18 @@ def hook_main(argv: list[str]) -> int:
         code = helped(argv, admitted)
         if code is not None:
             return code
+        if own_process:
+            from . import classcode
+
+            classcode.install()
         _late_site()
         from .hookrun import run_hook
 
-        return run_hook(argv, admitted)
+        try:
+            return run_hook(argv, admitted)
+        finally:
+            if own_process:
+                classcode.save()
     except Exception as exc:  # noqa: BLE001 - a loop is here: a guarded one fails closed
         return engine_failed(argv, admitted, exc)
 
@@ -154,4 +164,3 @@ def admit(raw: bytes, event: str = "") -> Admitted | None:
         # An owned loop has nothing to claim: the owner's prompts cost it no engine start.
         return admitted if session == owner and event != "UserPromptSubmit" else None
     return admitted if event == "UserPromptSubmit" else None
-

@@ -22,7 +22,6 @@ checks do not carry over, the first `git` on PATH is used (documented in docs/se
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Sequence
 from functools import lru_cache
@@ -46,6 +45,8 @@ def _resolve(override: str, path: str) -> str:
             raise BridgeError(f"{OVERRIDE}={override} is not an absolute path to an executable")
         return override
     if os.name == "nt":
+        import shutil
+
         found = shutil.which("git")
         if found is None:
             raise BridgeError("git was not found on PATH")

@@ -18,9 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import platform
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,11 +46,17 @@ def notify(event: dict[str, Any], message: str) -> None:
 
 
 def _system(name: str) -> str | None:
-    return shutil.which(name, path=os.pathsep.join(SYSTEM_BIN))
+    """`shutil.which(name, path=SYSTEM_BIN)` without `shutil` (and the `bz2` and `lzma` it
+    loads), which a Stop that ends a loop would otherwise import for this lookup alone."""
+    for folder in SYSTEM_BIN:
+        candidate = os.path.join(folder, name)  # noqa: PTH118
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):  # noqa: PTH112
+            return candidate
+    return None
 
 
 def _desktop(message: str) -> list[list[str]]:
-    if platform.system() == "Darwin":  # pragma: no cover - macOS only
+    if sys.platform == "darwin":  # pragma: no cover - macOS only (platform.system's "Darwin")
         osascript = _system("osascript")
         # The message goes in as an argument of the script, never spliced into its text.
         script = 'on run argv\ndisplay notification (item 1 of argv) with title "autopilot-codex"\nend run'
@@ -134,6 +137,8 @@ def run(argv: list[str]) -> int:
 
 
 def _run_one(command: list[str], event: bytes) -> None:
+    import subprocess  # the worker's, never the hook's
+
     try:
         done = subprocess.run(
             command,

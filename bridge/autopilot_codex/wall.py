@@ -9,8 +9,6 @@ sandbox needs. Standard library only, no I/O at import.
 from __future__ import annotations
 
 import json
-import platform
-import shutil
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,22 +165,35 @@ _PACKAGES = {"bwrap": "bubblewrap", "socat": "socat"}
 SANDBOXED_SYSTEMS = ("linux", "darwin")
 
 
+def _system() -> str:
+    """The system's name (`platform.system`), imported only where the wall is checked:
+    `platform` is not for every hook to load (issue 35)."""
+    import platform
+
+    return platform.system()
+
+
 def sandbox_usable(
     needs_tools: bool, system: str | None = None, which: Callable[[str], str | None] | None = None
 ) -> tuple[bool, Prereqs]:
     """Can a host's sandbox start here? A host that brings its own sandbox program (Codex)
     needs only a system it covers; the others also need the system's tools."""
-    name = (system or platform.system()).lower()
+    name = (system or _system()).lower()
     prereqs = check_wall_prereqs(name, which) if which else check_wall_prereqs(name)
     return (prereqs.ok if needs_tools else name in SANDBOXED_SYSTEMS), prereqs
 
 
 def check_wall_prereqs(
-    system: str | None = None, which: Callable[[str], str | None] = shutil.which
+    system: str | None = None, which: Callable[[str], str | None] | None = None
 ) -> Prereqs:
-    """Is what the sandbox needs on this machine? Linux needs `bwrap` and `socat` on PATH;
-    macOS uses the system's Seatbelt; other systems have no sandbox the wall can use."""
-    name = (system or platform.system()).lower()
+    """Is what the sandbox needs on this machine? Linux needs `bwrap` and `socat` on PATH
+    (`which` defaults to `shutil.which`); macOS uses the system's Seatbelt; other systems have
+    no sandbox the wall can use."""
+    name = (system or _system()).lower()
+    if which is None:
+        import shutil  # here, not at the top: a hook that reaches this module never asks
+
+        which = shutil.which
     if name == "darwin":
         return Prereqs(ok=True, notes=("macOS: the hosts use the system's Seatbelt sandbox",))
     if name != "linux":

@@ -22,7 +22,6 @@ What git's own view would hide is shown or named anyway:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 from collections.abc import Callable
@@ -260,6 +259,8 @@ def _unified(path: str, before: bytes | None, now: bytes | None) -> str:
         now is not None and b"\0" in now[:_SNIFF]
     ):
         return "# binary: " + (_describe(now) if now is not None else "removed")
+    import difflib  # only a diff with untracked text loads it, not every hook reaching git
+
     old = _text(before or b"")
     new = _text(now or b"")
     lines = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="")

@@ -28,9 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import subprocess
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +126,9 @@ def locate(path: Path) -> Location:
                     # A loop of links raises RuntimeError on Python 3.11, OSError later.
                     git_dir = pointed.resolve()
                 except (OSError, RuntimeError) as exc:
-                    raise BridgeError(f"{dot} names {pointed}, which cannot be resolved: {exc}") from exc
+                    raise BridgeError(
+                        f"{dot} names {pointed}, which cannot be resolved: {exc}"
+                    ) from exc
                 return _location(folder, git_dir)
     raise BridgeError(f"{path} is not a git repository")
 
@@ -199,6 +198,8 @@ def identity(path: Path) -> dict[str, str]:
     two values are read as data (`git config --get` runs no program), from every scope, and
     only where the environment does not already give them.
     """
+    import subprocess  # for its exceptions; see _spawn
+
     where = locate(path)
     env = {"PATH": os.defpath, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
     for name in ("HOME", "XDG_CONFIG_HOME"):
@@ -208,7 +209,9 @@ def identity(path: Path) -> dict[str, str]:
     for key, names in (("user.name", _IDENTITY[0::2]), ("user.email", _IDENTITY[1::2])):
         try:
             code, out, _ = _spawn(
-                _walled([git_binary(), f"--git-dir={where.git_dir}", "config", "--get", key], where),
+                _walled(
+                    [git_binary(), f"--git-dir={where.git_dir}", "config", "--get", key], where
+                ),
                 where.work_tree,
                 env,
                 None,
@@ -236,6 +239,8 @@ def run_bytes(
     `author`: GIT_AUTHOR_*/GIT_COMMITTER_* values for a commit (see `identity`); nothing else
     may be added to the child's environment this way.
     """
+    import subprocess  # for its exceptions; see _spawn
+
     where = path if isinstance(path, Location) else locate(path)
     blank = blanked(where.common_dir, where.git_dir, lambda: _filter_names(where))
     env = child_env(index_file=index_file, config=blank)
@@ -283,7 +288,13 @@ def _spawn(
 
     Not `subprocess.run(timeout=...)`: with a timeout, its final wait polls with sleeps, which
     cost about a millisecond on every short git call; without one, the wait simply blocks.
+    `subprocess`, `signal` and `threading` are imported here, by the calls that run git: a
+    hook that reaches this module without running git (a guard stop) never loads them.
     """
+    import signal
+    import subprocess
+    import threading
+
     expired = threading.Event()
 
     def kill() -> None:
@@ -329,6 +340,8 @@ def run_git(
 
 
 def _filter_names(where: Location) -> list[str]:
+    import subprocess
+
     base = [git_binary(), f"--git-dir={where.git_dir}", "config", "-z", "--get-regexp"]
     try:
         proc = subprocess.run(

@@ -46,10 +46,12 @@ STOP = "autopilot-codex stop"
 @dataclass
 class Held:
     """One lock hold (`Store.hold`): the loop as loaded once as the lock was taken, and what
-    the body leaves to be written as it is let go, in this order: the result (`last.json`),
-    the event lines, then the save, whose witness write seals them."""
+    the body leaves to be written as it is let go, in this order: the files beside the state
+    (`beside`: name and text), the result (`last.json`), the event lines, then the save,
+    whose witness write seals them."""
 
     state: State | None
+    beside: list[tuple[str, str]] = field(default_factory=list)
     lines: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     save: State | None = None
@@ -70,6 +72,8 @@ class Store(Markers):
         with self.locked():
             held = Held(self.load(with_plan=with_plan))
             yield held
+            for name, text in held.beside:
+                self.write_beside(name, text)
             if held.result is not None:
                 self.save_result(held.result)
             for name, fields in held.lines:

@@ -159,6 +159,17 @@ def replayed_turn(
     return count_turn(state, decision, True, head), decision, ledger
 
 
+def at_stop(
+    state: State, ledger: Ledger, config: Config, replayed: Step | None, head: str | None
+) -> tuple[Step | None, tuple[State, Decision, Ledger] | None]:
+    """What a Stop asks of the ledger, in one call: the pause (`paused_at_stop`) and, given a
+    cached review's replay, that replay counted (`replayed_turn`)."""
+    paused = paused_at_stop(state, ledger, config)
+    if replayed is None:
+        return paused, None
+    return paused, replayed_turn(replayed[0], replayed[1], ledger, config, head)
+
+
 def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:
     """A Stop answered by a review's block is a turn of the loop, exactly like a verdict's:
     the stall count, the iteration cap and (when the commit is known) no progress."""

@@ -80,6 +80,8 @@ class Hold:
     now: float
     at: str
     lines: list[Line] = field(default_factory=list)
+    # Files beside the state (the finding ledger), written before the lines.
+    beside: list[tuple[str, str]] = field(default_factory=list)
     decided: list[tuple[State, Decision, Outcome[Any] | None]] = field(default_factory=list)
     save: State | None = None
 
@@ -160,6 +162,7 @@ class Effects:
             yield held
             # Only when the body did not raise: what it decided, then the save that seals it,
             # written by the store's hold as it ends.
+            stored.beside.extend(held.beside)
             stored.lines.extend(held.lines)
             stored.lines.extend(line(ctx, *decided) for decided in held.decided)
             stored.save = held.save

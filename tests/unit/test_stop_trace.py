@@ -437,3 +437,23 @@ def test_rounds_stop(
     # The issue's aim reached: no module entered twice.
     assert trace.climbs == 0, report("rounds", trace)
     assert len(trace.order) <= 12
+
+
+def test_a_with_block_is_one_call_of_its_door_and_a_call_inside_it_an_entry(
+    tmp_path: Path,
+) -> None:
+    """What the trace counts of a hold: its begin and its end are one call of the door; a
+    call into the door while the block runs is an entry like any other (here a re-entry)."""
+    store = Store(make_repo(tmp_path / "repo"))
+    trace = Trace()
+    sys.setprofile(trace)
+    try:
+        with store.hold():
+            pass
+        with store.hold():
+            store.tail_events()
+    finally:
+        sys.setprofile(None)
+    # The first hold enters the store; the second comes back to it, and so does the call
+    # made inside it. The blocks' ends add nothing.
+    assert trace.order == ["store"] and trace.reentries == {"store": 2}

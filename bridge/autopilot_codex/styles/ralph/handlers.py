@@ -55,11 +55,6 @@ def handle(ctx: HookContext) -> Answer:
     return ALLOW
 
 
-def owned(ctx: HookContext) -> State | None:
-    """The running ralph loop when this hook's session owns it, or None to do nothing."""
-    return mine(ctx, ctx.store.load(with_plan=False))
-
-
 def mine(ctx: HookContext, state: State | None) -> State | None:
     """`state` when it is a running ralph loop this hook's session owns, else None.
 
@@ -198,35 +193,32 @@ def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
 
 def on_tool(ctx: HookContext) -> None:
     """A tool ran (or failed: a red test run is work too): the worker is not idle."""
-    with ctx.store.locked():
-        state = owned(ctx)
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
         if state is not None:
-            ctx.store.save(guards.on_tool(ctx.charged(state)))
+            held.save = guards.on_tool(ctx.charged(state))
 
 
 def on_pre_compact(ctx: HookContext) -> None:
-    with ctx.store.locked():
-        state = owned(ctx)
-        if state is None:
-            return
-        ctx.store.save(guards.on_compact(state))
-        ctx.store.append_event(
-            "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
-        )
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
+        if state is not None:
+            fields = {"trigger": ctx.payload.trigger, "session": ctx.payload.session_id}
+            held.lines.append(("compact", fields))
+            held.save = guards.on_compact(state)
 
 
 def on_session_start(ctx: HookContext) -> Answer:
     """After a compaction or resume the prompt may be gone from the context: put it back."""
     if ctx.payload.source not in REINJECT_SOURCES:
         return ALLOW
-    with ctx.store.locked():
-        state = owned(ctx)
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
         if state is None:
             return ALLOW
-        ctx.store.save(state)
-        ctx.store.append_event(
-            "session.context", source=ctx.payload.source, session=ctx.payload.session_id
-        )
+        fields = {"source": ctx.payload.source, "session": ctx.payload.session_id}
+        held.lines.append(("session.context", fields))
+        held.save = state
     return Answer(
         context=f"{PREFIX} A ralph loop is running in this worktree; its prompt, again:\n"
         + reducer.continue_reason(state)

@@ -83,9 +83,7 @@ def answer(ctx: HookContext) -> Answer:
     if not owned_and_running(state, ctx.payload.session_id):
         return ALLOW
     assert state is not None
-    return _consult(
-        ctx.store, state, question, ctx.payload.session_id, ctx.config, ctx.host, ctx.manager
-    )
+    return _consult(ctx.store, state, question, ctx.payload.session_id, ctx.config, ctx.host, ctx.manager)
 
 
 def _consult(

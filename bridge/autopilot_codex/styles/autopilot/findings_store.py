@@ -199,8 +199,8 @@ class AtStop:
 def at_stop(
     store: Store, state: State, config: Config, replayed: Step | None, head: str | None
 ) -> AtStop:
-    """The ledger loaded once for a Stop: the pause (`convergence.paused_at_stop`) and the
-    `replayed` review counted (`convergence.replayed_turn`), in one call of the rules."""
+    """The ledger loaded once for a Stop: the pause it calls for and the `replayed` review
+    counted, in one call of its rules (`convergence.at_stop`)."""
     from . import convergence
 
     ledger = load(store, state)

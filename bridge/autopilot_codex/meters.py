@@ -110,6 +110,12 @@ def over(state: State, now: float | None, budget_usd: float | None) -> tuple[Sta
     return None if found is None else (STATUS[found[0]], found[1])
 
 
+def spent(state: State, now: float | None) -> tuple[tuple[Status, str] | None, float]:
+    """The cap reached (`over`, the dollar cap left to the caller) and the dollars spent
+    (`total_usd`), in one call for a guard that weighs a call's price against both."""
+    return over(state, now, None), total_usd(state)
+
+
 def clocked(state: State, budget_usd: float | None) -> tuple[float, tuple[Status, str] | None]:
     """The clock, read once (`clock`), and the cap the loop has reached by then (`over`): one
     call for a Stop that needs both."""

@@ -294,3 +294,49 @@ def test_a_loop_whose_ledger_was_removed_anchors_its_new_ledger_after_the_next_s
     store.events_path.write_text("".join(lines[:-1]))
     with pytest.raises(StateCorrupt):
         Store(repo).load()
+
+
+def test_a_hold_loads_once_and_seals_its_lines_with_its_save_in_one_witness_write(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Store.hold`: the lock taken and the loop loaded once; the lines the body leaves are
+    written as it is let go, then the save, whose witness write anchors them: one write."""
+    store = _running(repo)
+    loads: list[bool] = []
+    writes: list[int] = []
+    load, write = Store.load, Store._write_witness
+
+    def counting_load(self: Store, *, with_plan: bool = True) -> State | None:
+        loads.append(with_plan)
+        return load(self, with_plan=with_plan)
+
+    def counting_write(self: Store, *args: object) -> None:
+        writes.append(1)
+        write(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "load", counting_load)
+    monkeypatch.setattr(Store, "_write_witness", counting_write)
+    with store.hold() as held:
+        assert held.state is not None and held.state.goal == "g"
+        held.lines.append(("ralph.continue", {"decision": "block"}))
+        held.save = held.state.evolve(iteration=3)
+    assert loads == [False] and len(writes) == 1
+    assert [e["event"] for e in store.tail_events(2)] == ["plan", "ralph.continue"]
+    after = Store(repo).load(with_plan=False)
+    assert after is not None and after.iteration == 3
+    assert held.saved is not None and held.saved.iteration == 3
+
+
+def test_a_hold_whose_body_raises_writes_nothing(repo: Path) -> None:
+    """A body cut short leaves no line naming a state that was never saved, and no save."""
+    store = _running(repo)
+    before = store.witness_path.read_bytes()
+    with pytest.raises(RuntimeError), store.hold() as held:
+        assert held.state is not None
+        held.lines.append(("ralph.continue", {"decision": "block"}))
+        held.save = held.state.evolve(iteration=3)
+        raise RuntimeError("cut short")
+    assert [e["event"] for e in store.tail_events()] == ["plan"]
+    assert store.witness_path.read_bytes() == before
+    after = Store(repo).load(with_plan=False)
+    assert after is not None and after.iteration == 0

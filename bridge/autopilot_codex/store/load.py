@@ -10,9 +10,10 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from .. import ledger, typedjson, witness, witness_key
 from ..errors import BridgeError, StateCorrupt, permission_denied
@@ -42,10 +43,43 @@ class _Torn(Exception):
 STOP = "autopilot-codex stop"
 
 
+@dataclass
+class Held:
+    """One lock hold (`Store.hold`): the loop as loaded once as the lock was taken, and what
+    the body leaves to be written as it is let go, in this order: the files beside the state
+    (`beside`: name and text), the result (`last.json`), the event lines, then the save,
+    whose witness write seals them."""
+
+    state: State | None
+    beside: list[tuple[str, str]] = field(default_factory=list)
+    lines: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    save: State | None = None
+    # The state as saved, once the hold is let go.
+    saved: State | None = None
+
+
 class Store(Markers):
     """The files of one worktree's loop, under `<home>/projects/<key>/`: where they live
     (`files`), the ledger (`events`), the witness and the lock (`seal`), the markers
     (`markers`); loaded, saved and repaired here."""
+
+    @contextlib.contextmanager
+    def hold(self, *, with_plan: bool = False) -> Iterator[Held]:
+        """Load → (the body decides) → commit, under one lock: the loop loaded once, then
+        what the body left in the `Held` written as the lock is let go. A body that raises
+        writes nothing, so no line names a state that was never saved."""
+        with self.locked():
+            held = Held(self.load(with_plan=with_plan))
+            yield held
+            for name, text in held.beside:
+                self.write_beside(name, text)
+            if held.result is not None:
+                self.save_result(held.result)
+            for name, fields in held.lines:
+                self.append_event(name, **fields)
+            if held.save is not None:
+                held.saved = self.save(held.save)
 
     def save_plan(self, plan: Plan) -> None:
         """Written once, when a loop is planned, before the state that refers to it."""

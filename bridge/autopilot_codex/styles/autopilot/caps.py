@@ -13,7 +13,7 @@ from ...closing import closing
 from ...contract import PREFIX
 from ...guards import Decision, Step, allow
 from ...hookio import Answer
-from ...meters import over, total_usd
+from ...meters import over, spent, total_usd
 from ...output import terminal_command
 from ...spend import of_state, usd
 from ...state import State, Status
@@ -98,12 +98,12 @@ def budget_guard(
     Held by calls in flight only: this call is refused and the loop goes on (their
     reservations come back when they settle).
     """
-    capped = over(state, now, None)  # the budget's own check, below, counts this call too
+    # The budget's own check, below, counts this call too.
+    capped, total = spent(state, now)
     if capped is not None:
         status, reason = capped
         kind = status.removeprefix("stopped_")
         return end(state, status, reason, event.replace(".budget", f".{kind}"))
-    total = total_usd(state)
     if total + estimated_cost > state.budget_usd:
         left = max(0.0, state.budget_usd - total)
         reason = (
@@ -130,6 +130,16 @@ def priced(
     """A call's worst case (`estimate`) and what `budget_guard` says of it, in one step."""
     worst = estimate(ctx, state, prompt)
     return worst, budget_guard(state, worst, event, now=now)
+
+
+def after_call(state: State, now: float) -> Step | None:
+    """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
+    implementer turn past the cap, so a running loop ends here, with the meter's status."""
+    reached = over(state, now, state.budget_usd) if state.status == "running" else None
+    if reached is None:
+        return None
+    status, reason = reached
+    return end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
 
 
 def manager_failed(state: State, error: str, event: str, limits: Limits) -> Step:

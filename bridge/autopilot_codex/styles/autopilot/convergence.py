@@ -145,18 +145,18 @@ def stop_check(state: State, ledger: Ledger, rules: Rules) -> Step | None:
     return None
 
 
-def paused_at_stop(state: State, ledger: Ledger, config: Config) -> Step | None:
-    """`stop_check` by the user's rules (`Rules.of`): what a Stop asks of the ledger."""
-    return stop_check(state, ledger, Rules.of(config))
-
-
-def replayed_turn(
-    state: State, decision: Decision, ledger: Ledger, config: Config, head: str | None
-) -> tuple[State, Decision, Ledger]:
-    """A cached review replayed at a Stop (`replay`, by the user's rules), then counted as
-    the Stop's turn if it blocks (`count_turn`)."""
-    state, decision, ledger = replay(state, decision, ledger, Rules.of(config))
-    return count_turn(state, decision, True, head), decision, ledger
+def at_stop(
+    state: State, ledger: Ledger, config: Config, replayed: Step | None, head: str | None
+) -> tuple[Step | None, tuple[State, Decision, Ledger] | None]:
+    """What a Stop asks of the ledger by the user's rules (`Rules.of`), in one call: the pause
+    (`stop_check`) and, given a cached review's replay, that replay (`replay`) counted as the
+    Stop's turn if it blocks (`count_turn`)."""
+    rules = Rules.of(config)
+    paused = stop_check(state, ledger, rules)
+    if replayed is None:
+        return paused, None
+    state, decision, ledger = replay(*replayed, ledger, rules)
+    return paused, (count_turn(state, decision, True, head), decision, ledger)
 
 
 def count_turn(state: State, decision: Decision, at_stop: bool, head: str | None) -> State:

@@ -80,6 +80,8 @@ class Hold:
     now: float
     at: str
     lines: list[Line] = field(default_factory=list)
+    # Files beside the state (the finding ledger), written before the lines.
+    beside: list[tuple[str, str]] = field(default_factory=list)
     decided: list[tuple[State, Decision, Outcome[Any] | None]] = field(default_factory=list)
     save: State | None = None
 
@@ -149,8 +151,8 @@ class Effects:
         does: the host recorded (`guards.claim`), what the implementer spent charged
         (`HookContext.charged`, the host's records), and the slots of dead or overdue callers
         taken back (`inflight.reclaimed`, their lines written)."""
-        with self.store.locked():
-            state = owned(ctx, self.store, plan=plan) if owner else self.store.load(with_plan=plan)
+        with self.store.hold(with_plan=plan) as stored:
+            state = mine(ctx, stored.state) if owner else stored.state
             now = self.clock()
             if state is not None and claim:
                 session = ctx.payload.session_id
@@ -158,19 +160,22 @@ class Effects:
                 state = inflight.reclaimed(self.store, session, state, now)
             held = Hold(state, now, iso(now))
             yield held
-            # Only when the body did not raise: what it decided, then the save that seals it.
-            for name, fields in held.lines:
-                self.store.append_event(name, **fields)
-            for decided, decision, outcome in held.decided:
-                record(ctx, decided, decision, outcome)
-            if held.save is not None:
-                self.store.save(held.save)
+            # Only when the body did not raise: what it decided, then the save that seals it,
+            # written by the store's hold as it ends.
+            stored.beside.extend(held.beside)
+            stored.lines.extend(held.lines)
+            stored.lines.extend(line(ctx, *decided) for decided in held.decided)
+            stored.save = held.save
 
 
 def owned(ctx: HookContext, store: Store, *, plan: bool = False) -> State | None:
     """The hold's one load: the running loop this hook's session owns (without its plan
     unless asked)."""
-    state = store.load(with_plan=plan)
+    return mine(ctx, store.load(with_plan=plan))
+
+
+def mine(ctx: HookContext, state: State | None) -> State | None:
+    """`state` when it runs and this hook's session owns it, else None."""
     if state is None or state.status != "running" or not guards.owns(state, ctx.payload.session_id):
         return None
     return state
@@ -227,7 +232,15 @@ def log_git_findings(ctx: HookContext, diff: gitrepo.Diff) -> None:
 def record(
     ctx: HookContext, state: State, decision: Decision, outcome: Outcome[Any] | None
 ) -> None:
-    fields: dict[str, object] = {
+    event, fields = line(ctx, state, decision, outcome)
+    ctx.store.append_event(event, **fields)
+
+
+def line(
+    ctx: HookContext, state: State, decision: Decision, outcome: Outcome[Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """A decision's event line: its name and fields."""
+    fields: dict[str, Any] = {
         "decision": decision.action,
         # The whole text, for the report and `logs`: only what reaches the implementer is
         # clipped. Bounded all the same, so one answer cannot fill the ledger.
@@ -246,4 +259,4 @@ def record(
             cost_usd=round(outcome.cost_usd, 6),
             error=outcome.error,
         )
-    ctx.store.append_event(decision.event, **fields)
+    return decision.event, fields

@@ -16,7 +16,7 @@ from .record import of, position_of, task_of
 
 if TYPE_CHECKING:
     from ...config import Config
-    from ...guards import Decision, Step
+    from ...guards import Step
     from ...manager.prompts import Prompt
     from ...manager.schemas import Review
     from ...state import State
@@ -76,11 +76,16 @@ def _parsed(text: str, store: Store, state: State) -> Ledger:
 
 def save(store: Store, state: State, ledger: Ledger) -> None:
     """The ledger's digest first, then the ledger (the plan's way with its witness)."""
+    for name, text in files(store, state, ledger):
+        store.write_beside(name, text)
+
+
+def files(store: Store, state: State, ledger: Ledger) -> list[tuple[str, str]]:
+    """What `save` writes beside the state, in order: the digest, then the ledger."""
     data = dataclasses.asdict(ledger)
     data["loop"] = loop_key(store, state)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
-    store.write_beside(SUM, _digest(text) + "\n")
-    store.write_beside(NAME, text)
+    return [(SUM, _digest(text) + "\n"), (NAME, text)]
 
 
 def _digest(text: str) -> str:
@@ -181,26 +186,30 @@ def with_standing(store: Store, state: State, last_review: str) -> str:
     return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
 
 
-def replayed(
-    store: Store, state: State, decision: Decision, config: Config, head: str | None
-) -> Step:
-    """A cached review's replay at a Stop, counted in the ledger (see `convergence.replay`)
-    and, if it blocks, as the Stop's turn."""
+@dataclasses.dataclass(frozen=True)
+class AtStop:
+    """What the finding ledger says at a Stop, read once: the pause its rules call for, and
+    a cached review's replay counted (with the ledger's files to write if it is used)."""
+
+    paused: Step | None
+    replayed: Step | None
+    files: list[tuple[str, str]]
+
+
+def at_stop(
+    store: Store, state: State, config: Config, replayed: Step | None, head: str | None
+) -> AtStop:
+    """The ledger loaded once for a Stop: the pause it calls for and the `replayed` review
+    counted, in one call of its rules (`convergence.at_stop`)."""
     from . import convergence
 
     ledger = load(store, state)
-    state, decision, after = convergence.replayed_turn(state, decision, ledger, config, head)
-    if after != ledger:
-        save(store, state, after)
-    return state, decision
-
-
-def stop_check(store: Store, state: State, config: Config) -> Step | None:
-    """At a Stop: the pause a background review's rules call for (the worker cannot speak to
-    the user; the Stop can)."""
-    from . import convergence
-
-    return convergence.paused_at_stop(state, load(store, state), config)
+    paused, turn = convergence.at_stop(state, ledger, config, replayed, head)
+    if turn is None:
+        return AtStop(paused, None, [])
+    state, decision, after = turn
+    written = files(store, state, after) if after != ledger else []
+    return AtStop(paused, (state, decision), written)
 
 
 def review_prompt(

@@ -116,9 +116,17 @@ def reclaim_reservations(state: State, now: float) -> tuple[State, list[Reservat
 
 
 def take(
-    state: State, kind: str, *, pid: int, token: str, now: float, timeout_s: float
+    state: State,
+    kind: str,
+    *,
+    pid: int,
+    token: str,
+    now: float,
+    timeout_s: float,
+    reserved_usd: float = 0.0,
 ) -> State | None:
-    """The state with the slot taken, or None when a live caller holds it."""
+    """The state with the slot taken (with the worst case of the call it is taken for), or
+    None when a live caller holds it."""
     state, _ = reclaim(state, now)
     if state.inflight is not None:
         return None
@@ -129,6 +137,7 @@ def take(
         generation=state.generation,
         started_at=now,
         deadline=now + timeout_s + SLACK_S,
+        reserved_usd=reserved_usd,
     )
     return state.evolve(inflight=slot)
 

@@ -1,21 +1,18 @@
-"""The autopilot Stop, load → decide → commit, in as few lock holds as its calls allow.
+"""The autopilot Stop, load → decide → commit, in as few lock holds as its calls allow
+(docs/architecture.md numbers its path).
 
-1. `take_slot` (hold 1, the state loaded once): guards (owner, stall, caps), the loop's one
-   in-flight slot, then `review`: a waiting fix or the cached review of the final diff. A
-   Stop decided there ends the hold (`finish`: event line, slot released, save).
-   Without checks, `prepare_verdict` reserves the verdict's call in this hold too.
+1. `take_slot` (hold 1, the state loaded once): the guards, then `review`: the finding
+   ledger's pause, a waiting fix or the cached review of the final diff. A Stop decided there
+   ends the hold (`finish`). Else the slot is taken, and without checks `prepare_verdict`
+   reserves the verdict's call in this hold too.
 2. `after_checks`: the user's checks WITHOUT the lock, then hold 2 prepares the verdict.
 3. `call`: the manager's call without the lock; the last hold loads the state once and applies
    the answer if the loop is still the one it was asked about.
 
-A Stop that calls the manager takes the lock twice at the least (take the slot; apply the
-answer): a typed `stop` never waits for a manager call or the checks. When no review of the
-final diff was made, the review and the verdict are one call (`fold`). What the Stop touches
-beyond its state (the store and its lock, git's facts, the manager, the clock, the
-environment, this process's id) comes in one `Effects` value, so a test hands it a fake clock.
-Each hold is one call of that door (`Effects.hold`): the loop loaded once as the lock is
-taken; the steps below decide, and leave their lines and the state in the `Hold`, which the
-door writes as the lock is let go.
+The lock is never held across a manager call or the checks, so a typed `stop` never waits.
+What the Stop touches beyond its state comes through one `Effects` value (a test hands it a
+fake clock); each hold is one call of it (`Effects.hold`), which writes what the steps leave
+in the `Hold` as the lock is let go.
 """
 
 from __future__ import annotations
@@ -100,7 +97,7 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 state = state.evolve(stop_events=state.stop_events + 1)
                 return finish(held, state, guards.allow("stop.busy"))
             if slot is None:
-                return guard(ctx, fx, held, state, token)
+                return review(ctx, fx, held, state, token)
             held.save = state
         fx.sleep(STOP_POLL_S)
 
@@ -117,30 +114,6 @@ def superseded(ctx: HookContext, held: Hold, state: State, digest: str) -> State
     return state
 
 
-def guard(
-    ctx: HookContext, fx: Effects, held: Hold, state: State, token: str
-) -> Decision | Checks | Pending:
-    now = held.now
-    state, guarded = caps.stop_guard(
-        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=now
-    )
-    if guarded is None:
-        # Reviews that go nowhere (issue 23): a pause a background review called for.
-        paused = findings_store.stop_check(fx.store, state, ctx.config)
-        if paused is not None:
-            state, guarded = paused
-    if guarded is not None:
-        return finish(held, state, guarded)
-    if ctx.payload.background:
-        return finish(held, state, waiting(ctx.payload.background))
-    taken = inflight.take(
-        state, "stop", pid=fx.pid, token=token, now=now, timeout_s=ctx.config.timeout_s
-    )
-    # Free in this same hold (`take_slot` saw it so): taking it cannot fail.
-    assert taken is not None
-    return review(ctx, fx, held, taken, token)
-
-
 def waiting(tasks: tuple[str, ...]) -> Decision:
     """The host says the session waits for background work to wake it: the turn is not over,
     so nothing is judged (no call, no block) until a Stop with nothing left in flight."""
@@ -152,35 +125,70 @@ def waiting(tasks: tuple[str, ...]) -> Decision:
 def review(
     ctx: HookContext, fx: Effects, held: Hold, state: State, token: str
 ) -> Decision | Checks | Pending:
-    """With the slot just taken: a waiting fix first, then the cached review of the final diff
-    (unless reviews are off or per commit). A review that ends the turn is the answer; else
-    the Stop goes on to the verdict, whose call reviews the diff too when no review of it is
-    cached (`fold`)."""
-    facts = fx.facts(of(state).task_base_sha)
+    """The guards (`caps.stop_guard`), then the review without a call, in this order: the
+    pause the finding ledger calls for (reviews that go nowhere, issue 23), the host's background work, a waiting fix, then
+    the cached review of the final diff (unless reviews are off or per commit). A review
+    that ends the turn is the answer; else the Stop takes the slot and goes on to the
+    verdict, whose call reviews the diff too when no review of it is cached (`fold`)."""
+    state, guarded = caps.stop_guard(
+        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=held.now
+    )
+    if guarded is not None:
+        return finish(held, state, guarded)
+    background = ctx.payload.background
     at_stop = review_mode(state, fx.environ) in ("stop", "edit")
-    cached = of(state).cached_review(facts.key) if at_stop and not facts.empty else None
-    delivered, replayed = reducer.at_stop(state, cached, facts.head)
+    # git's facts (none while the host waits for background work: nothing is judged then).
+    facts = None if background else fx.facts(of(state).task_base_sha)
+    delivered = replayed = None
+    if facts is not None:
+        cached = of(state).cached_review(facts.key) if at_stop and not facts.empty else None
+        delivered, replayed = reducer.at_stop(state, cached, facts.head)
+    ledger = findings_store.at_stop(
+        fx.store, state, ctx.config, replayed, facts.head if facts else None
+    )
+    if ledger.paused is not None:
+        return finish(held, *ledger.paused)
+    if facts is None:
+        return finish(held, state, waiting(background))
     if delivered is not None:
-        return finish(held, *delivered, token=token)
+        return finish(held, *delivered)
     reviewed, fold = guards.allow("ignored"), False
     if at_stop:
         if facts.empty:
             reviewed = guards.allow("review.empty")
-        elif replayed is None:
+        elif ledger.replayed is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
             # The finding ledger's count of the replay, then the Stop's turn if it blocks.
-            state, reviewed = findings_store.replayed(
-                fx.store, replayed[0], replayed[1], ctx.config, facts.head
-            )
+            state, reviewed = ledger.replayed
+            held.beside.extend(ledger.files)
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
-                return finish(held, state, reviewed, token=token)
+                return finish(held, state, reviewed)
             # The review's line; the hold's one save seals it with what follows.
             held.decided.append((state, reviewed, None))
     if state.checks:
+        state = slot(ctx, fx, held, state, token)
         held.save = state
         return Checks(state, reviewed, fold)
     return prepare_verdict(ctx, fx, held, state, token, facts, fold=fold)
+
+
+def slot(
+    ctx: HookContext, fx: Effects, held: Hold, state: State, token: str, usd: float = 0.0
+) -> State:
+    """The loop's one in-flight slot taken for this Stop's calls (with their worst case):
+    free in this same hold (`take_slot` saw it so), so taking it cannot fail."""
+    taken = inflight.take(
+        state,
+        "stop",
+        pid=fx.pid,
+        token=token,
+        now=held.now,
+        timeout_s=ctx.config.timeout_s,
+        reserved_usd=usd,
+    )
+    assert taken is not None
+    return taken
 
 
 # -- 2. checks: without the lock, then the second hold --------------------------------------
@@ -286,7 +294,7 @@ def prepare_verdict(
         )
 
     if not fold:
-        return reserve(ctx, held, seen, state, "Verdict", prompt, reduce, token)
+        return reserve(ctx, fx, held, seen, state, "Verdict", prompt, reduce, token)
     if facts.tamper:
         # Settings in the git directory that run programs or hide changes: once per review.
         tamper: dict[str, object] = {
@@ -294,7 +302,7 @@ def prepare_verdict(
             "session": ctx.payload.session_id,
         }
         held.lines.append(("git_tamper", tamper))
-    return reserve(ctx, held, seen, state, "Judgement", prompt, reduce, token)
+    return reserve(ctx, fx, held, seen, state, "Judgement", prompt, reduce, token)
 
 
 @dataclass(frozen=True)
@@ -314,6 +322,7 @@ class Pending:
 
 def reserve(
     ctx: HookContext,
+    fx: Effects,
     held: Hold,
     seen: Seen,
     state: State,
@@ -327,7 +336,10 @@ def reserve(
     worst, blocked = caps.priced(ctx, state, prompt, f"{kind}.budget", now=held.now)
     if blocked is not None:
         return finish(held, *blocked, token=token)
-    held.save = inflight.reserve(state, token, worst)
+    if state.checks:  # the slot, taken before the checks, given the call's worst case
+        held.save = inflight.reserve(state, token, worst)
+    else:  # the slot taken now, with the call's worst case on it
+        held.save = slot(ctx, fx, held, state, token, worst)
     return Pending(held.save, schema, prompt, seen.settings, reduce, kind)
 
 
@@ -357,26 +369,12 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
         state, decision = step.reduce(state, outcome, held)
         if breach:
             state, decision = idle.paused((state, decision))
-        capped = (
-            capped_after(held, state) if decision.blocks and state.status == "running" else None
-        )
+        capped = caps.after_call(state, held.now) if decision.blocks else None
         if capped is None:
             return finish(held, state, decision, outcome)
         # Both lines first, then the one save seals them.
         held.decided.append((state, decision, outcome))
         return finish(held, *capped)
-
-
-def capped_after(held: Hold, state: State) -> guards.Step | None:
-    """A cap reached while the manager answered: its `continue` (or `fix`) would buy one more
-    implementer turn past the cap, so the loop ends here, with the meter's typed status."""
-    from ... import meters
-
-    reached = meters.over(state, held.now, state.budget_usd)
-    if reached is None:
-        return None
-    status, reason = reached
-    return caps.end(state, status, reason, f"verdict.{status.removeprefix('stopped_')}")
 
 
 def finish(

@@ -8,6 +8,7 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ... import guards, meters
 from ...closing import closing
@@ -18,7 +19,7 @@ from ...output import terminal_command
 from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import State, Status
-from ...store import Store
+from ...store import Held, Store
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord
@@ -54,87 +55,92 @@ def handle(ctx: HookContext) -> Answer:
     return ALLOW
 
 
-def owned(ctx: HookContext) -> State | None:
-    """The running ralph loop when this hook's session owns it, or None to do nothing.
+def mine(ctx: HookContext, state: State | None) -> State | None:
+    """`state` when it is a running ralph loop this hook's session owns, else None.
 
     A hook without a session id owns nothing: a loop must never bleed into another session;
     only a prompt the user typed claims an unowned one (`guards.claim`).
     """
-    state = ctx.store.load(with_plan=False)
     if state is None or state.status != "running" or not isinstance(state.own, RalphRecord):
         return None
     return state if guards.owns(state, ctx.payload.session_id) else None
 
 
 def on_stop(ctx: HookContext) -> Answer:
+    """One hold of the store: the loop loaded once as the lock is taken; what is decided
+    here (the result, the ledger's line, the state) written as it is let go."""
+    with ctx.store.hold() as held:
+        return stopped(ctx, held)
+
+
+def stopped(ctx: HookContext, held: Held) -> Answer:
     payload = ctx.payload
-    with ctx.store.locked():
-        state = owned(ctx)
-        if state is None:
-            return ALLOW
-        ralph = state.own
-        assert isinstance(ralph, RalphRecord)  # `owned` holds only a ralph loop
-        state = ctx.charged(state)
-        state = state.evolve(stop_events=state.stop_events + 1)
-        if state.compaction_pending:
-            # The host is making room, not ending a turn: blocking here is how peers' loops
-            # spun forever on a full context. The chain of blocks starts afresh after it.
-            own = ralph.evolve(tools_at_block=state.tool_events)
-            state = state.evolve(compaction_pending=False, idle_stop_blocks=0, own=own)
-            _record(ctx.store, "stop.after_compaction", state, "allow")
-            ctx.store.save(state)
-            return ALLOW
-        if payload.background:
-            # Paused until its background work wakes it: no promise read, no iteration.
-            from ..waiting import line
+    state = mine(ctx, held.state)
+    if state is None:
+        return ALLOW
+    ralph = state.own
+    assert isinstance(ralph, RalphRecord)  # `mine` holds only a ralph loop
+    state = ctx.charged(state)
+    state = state.evolve(stop_events=state.stop_events + 1)
+    if state.compaction_pending:
+        # The host is making room, not ending a turn: blocking here is how peers' loops
+        # spun forever on a full context. The chain of blocks starts afresh after it.
+        own = ralph.evolve(tools_at_block=state.tool_events)
+        state = state.evolve(compaction_pending=False, idle_stop_blocks=0, own=own)
+        held.lines.append(_line("stop.after_compaction", state, "allow"))
+        held.save = state
+        return ALLOW
+    if payload.background:
+        # Paused until its background work wakes it: no promise read, no iteration.
+        from ..waiting import line
 
-            _record(ctx.store, "stop.background", state, "allow")
-            ctx.store.save(state)
-            return Answer(message=line(payload.background, "the prompt comes back"))
-        state, checks_red = _evidence(ctx, state, ralph, payload.last_assistant_message)
-        # The cap is read with the clock: the reducer moves no meter (only the iteration and
-        # the stall count), so the cap it would find after it is this one.
-        now, cap = meters.clocked(state, state.budget_usd or None)
-        state, decision = reducer.on_stop(
-            state,
-            last_message=payload.last_assistant_message,
-            stop_hook_active=payload.stop_hook_active,
-            tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
-            now=now,
-            checks_red=checks_red,
+        held.lines.append(_line("stop.background", state, "allow"))
+        held.save = state
+        return Answer(message=line(payload.background, "the prompt comes back"))
+    state, checks_red = _evidence(ctx, held, state, ralph, payload.last_assistant_message)
+    # The cap is read with the clock: the reducer moves no meter (only the iteration and
+    # the stall count), so the cap it would find after it is this one.
+    now, cap = meters.clocked(state, state.budget_usd or None)
+    state, decision = reducer.on_stop(
+        state,
+        last_message=payload.last_assistant_message,
+        stop_hook_active=payload.stop_hook_active,
+        tool_ran_since_last_block=state.tool_events > ralph.tools_at_block,
+        now=now,
+        checks_red=checks_red,
+    )
+    # The reducer keeps the record as it was: only the tool count at this answer moves.
+    state = state.evolve(own=ralph.evolve(tools_at_block=state.tool_events))
+    said = decision.answer
+    # The loop would go on: unless a cap says otherwise (a promise kept comes first).
+    capped = cap if said.block else None
+    if capped is not None:
+        return capped_end(held, state, *capped, now)
+    if said.block:
+        # The ledger's line first: the state's save then seals it in the one witness write.
+        held.lines.append(_line("ralph.continue", state, "block"))
+        held.save = state
+        banner = f"{said.message} · {of_state(state).total_text()} spent"
+        return Answer(block=said.block, message=with_seatbelt(banner, state.wall))
+    _ending(held, state, decision.why, said.message, now)
+    if END_STATUS[decision.why] == "done":
+        return Answer(message=closing(said.message, of_state(state)))
+    # Fail closed (Store.save): only a clean ending takes the rails off.
+    return Answer(
+        message=closing(
+            f"{said.message}. The safety rails stay on until the user runs "
+            f"{terminal_command('cancel')}.",
+            of_state(state),
         )
-        # The reducer keeps the record as it was: only the tool count at this answer moves.
-        state = state.evolve(own=ralph.evolve(tools_at_block=state.tool_events))
-        said = decision.answer
-        # The loop would go on: unless a cap says otherwise (a promise kept comes first).
-        capped = cap if said.block else None
-        if capped is not None:
-            return capped_end(ctx.store, state, *capped, now)
-        if said.block:
-            # The ledger's line first: the state's save then seals it in the one witness write.
-            _record(ctx.store, "ralph.continue", state, "block")
-            ctx.store.save(state)
-            banner = f"{said.message} · {of_state(state).total_text()} spent"
-            return Answer(block=said.block, message=with_seatbelt(banner, state.wall))
-        end(ctx.store, state, decision.why, said.message, now)
-        if END_STATUS[decision.why] == "done":
-            return Answer(message=closing(said.message, of_state(state)))
-        # Fail closed (Store.save): only a clean ending takes the rails off.
-        return Answer(
-            message=closing(
-                f"{said.message}. The safety rails stay on until the user runs "
-                f"{terminal_command('cancel')}.",
-                of_state(state),
-            )
-        )
+    )
 
 
-def capped_end(store: Store, state: State, status: Status, reason: str, now: float) -> Answer:
+def capped_end(held: Held, state: State, status: Status, reason: str, now: float) -> Answer:
     """A cap (budget, tokens, time) ends the loop, the meter named in its typed status."""
     why = CAP_WHY.get(status, "deadline")
-    store.save_result(reducer.result_record(state, why, now))
-    store.save(state.evolve(status=status, stop_reason=reason))
-    _record(store, f"ralph.{status}", state, "allow")
+    held.result = reducer.result_record(state, why, now)
+    held.lines.append(_line(f"ralph.{status}", state, "allow"))
+    held.save = state.evolve(status=status, stop_reason=reason)
     message = (
         f"{PREFIX} ralph {status}: {reason}. The safety rails stay on until the user runs "
         f"{terminal_command('cancel')}."
@@ -143,7 +149,7 @@ def capped_end(store: Store, state: State, status: Status, reason: str, now: flo
 
 
 def _evidence(
-    ctx: HookContext, state: State, ralph: RalphRecord, message: str
+    ctx: HookContext, held: Held, state: State, ralph: RalphRecord, message: str
 ) -> tuple[State, str]:
     """The user's checks, run only when a promise is made: they decide whether it is true."""
     promise = ralph.completion_promise
@@ -155,69 +161,78 @@ def _evidence(
     state, results = gather(ctx.store, state, manager_calls=0, call_timeout_s=0.0)
     red = failure_reason(results)
     if red:
-        ctx.store.append_event("checks.overrule", decision="block", iteration=state.iteration)
+        fields: dict[str, Any] = {"decision": "block", "iteration": state.iteration}
+        held.lines.append(("checks.overrule", fields))
     return state, red
 
 
-def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
+def _ending(held: Held, state: State, why: str, reason: str, now: float) -> None:
     """Leave `running` (`why`: the reducer's ending, or "cancelled"): the result file first,
     then the state, whose save removes the marker (a crash in between leaves the loop on with
     its result written, never off without one)."""
-    store.save_result(reducer.result_record(state, why, now))
+    held.result = reducer.result_record(state, why, now)
     status: Status = "stopped" if why == "cancelled" else END_STATUS[why]
     # The reason as `status` and the report tell it, without the hooks' message prefix.
     kept = reason.removeprefix(f"{PREFIX} ")
     kind = reducer.KIND_OF_WHY.get(why, why)
-    saved = store.save(state.evolve(status=status, stop_reason=kept))
-    _record(store, f"ralph.{kind}", state, "allow")
+    held.lines.append(_line(f"ralph.{kind}", state, "allow"))
+    held.save = state.evolve(status=status, stop_reason=kept)
+
+
+def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
+    """`_ending` written at once, under the caller's lock (`cancel`)."""
+    held = Held(state)
+    _ending(held, state, why, reason, now)
+    assert held.result is not None and held.save is not None
+    store.save_result(held.result)
+    saved = store.save(held.save)
+    for name, fields in held.lines:
+        store.append_event(name, **fields)
     return saved
 
 
 def on_tool(ctx: HookContext) -> None:
     """A tool ran (or failed: a red test run is work too): the worker is not idle."""
-    with ctx.store.locked():
-        state = owned(ctx)
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
         if state is not None:
-            ctx.store.save(guards.on_tool(ctx.charged(state)))
+            held.save = guards.on_tool(ctx.charged(state))
 
 
 def on_pre_compact(ctx: HookContext) -> None:
-    with ctx.store.locked():
-        state = owned(ctx)
-        if state is None:
-            return
-        ctx.store.save(guards.on_compact(state))
-        ctx.store.append_event(
-            "compact", trigger=ctx.payload.trigger, session=ctx.payload.session_id
-        )
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
+        if state is not None:
+            fields = {"trigger": ctx.payload.trigger, "session": ctx.payload.session_id}
+            held.lines.append(("compact", fields))
+            held.save = guards.on_compact(state)
 
 
 def on_session_start(ctx: HookContext) -> Answer:
     """After a compaction or resume the prompt may be gone from the context: put it back."""
     if ctx.payload.source not in REINJECT_SOURCES:
         return ALLOW
-    with ctx.store.locked():
-        state = owned(ctx)
+    with ctx.store.hold() as held:
+        state = mine(ctx, held.state)
         if state is None:
             return ALLOW
-        ctx.store.save(state)
-        ctx.store.append_event(
-            "session.context", source=ctx.payload.source, session=ctx.payload.session_id
-        )
+        fields = {"source": ctx.payload.source, "session": ctx.payload.session_id}
+        held.lines.append(("session.context", fields))
+        held.save = state
     return Answer(
         context=f"{PREFIX} A ralph loop is running in this worktree; its prompt, again:\n"
         + reducer.continue_reason(state)
     )
 
 
-def _record(store: Store, event: str, state: State, decision: str) -> None:
-    store.append_event(
-        event,
-        decision=decision,
-        iteration=state.iteration,
-        max_iterations=state.max_iterations,
-        session=state.session_id,
-    )
+def _line(event: str, state: State, decision: str) -> tuple[str, dict[str, Any]]:
+    fields: dict[str, Any] = {
+        "decision": decision,
+        "iteration": state.iteration,
+        "max_iterations": state.max_iterations,
+        "session": state.session_id,
+    }
+    return event, fields
 
 
 def status_text(state: State, store: Store, entry: Callable[[str], str]) -> str:

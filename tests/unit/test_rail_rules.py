@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.rails import rules
 from autopilot_codex.rails.rules import resolve
 from tests.rails_calls import check_command
 
@@ -58,6 +59,10 @@ DENIED = [
     ("docker image push app:1", "publish"),
     ("kubectl -n prod delete pod x", "infra"),
     ("rm -rf $UNKNOWN/build", "rm"),
+    ("kubectl config view --raw", "credentials"),
+    # a `--dry-run` makes a publish or an infrastructure change harmless, not a credential read
+    ("gh auth token --dry-run", "credentials"),
+    ("kubectl delete pod x --dry-run=none", "infra"),
 ]
 
 ALLOWED = [
@@ -77,6 +82,14 @@ ALLOWED = [
     "cat x | bash -sc 'echo hi'",
     "docker --context push build .",
     "git restore -S .",
+    # `declare -p` of a harmless name; `-p` of a program that is no declaration
+    "declare -p HOME",
+    "mkdir -p GITHUB_TOKEN",
+    # dry runs change nothing
+    "kubectl delete pod x --dry-run=client",
+    "npm publish --dry-run",
+    "git push --force --dry-run origin main",
+    "git push -fn origin main",
 ]
 
 
@@ -100,3 +113,28 @@ def test_a_path_that_cannot_be_resolved_is_normalised_not_raised(
     gone.rmdir()
     assert resolve("x/../y", "rel") == Path("rel/y")
     assert resolve("a\0b", "/wt") == Path("/wt/a\0b")
+
+
+def test_below_a_temporary_folder_is_scratch_but_not_the_folder_itself(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    monkeypatch.setattr(rules, "temp_roots", lambda: [scratch])
+    assert rule_of(f"rm -rf {scratch}/build-1", worktree) is None
+    assert rule_of(f"rm -rf {scratch}", worktree) == "rm"
+    # A temporary folder that holds the worktree is where work lives, not scratch.
+    monkeypatch.setattr(rules, "temp_roots", lambda: [tmp_path])
+    assert rule_of(f"rm -rf {tmp_path}/other", worktree) == "rm"
+
+
+def test_the_temporary_folders_are_tmpdir_else_python_s_own_and_tmp_and_var_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    fixed = {resolve("/tmp", "/"), resolve("/var/tmp", "/")}
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "python"))
+    assert rules.temp_roots() == sorted({tmp_path / "python", *fixed})
+    monkeypatch.setenv("TMPDIR", f" {tmp_path / 'mine'} ")
+    assert rules.temp_roots() == sorted({tmp_path / "mine", *fixed})

@@ -165,6 +165,14 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         ("coproc { git reset --hard; }", "reset-hard"),
         ("sh -c '$0' 'git push -f'", "unknown"),
         ("sh -c '\"$@\"' _ git push -f", "unknown"),
+        # a loop's variable takes the data's values, not the one it held before
+        ("c='echo hi'; for c in $(cat cmds.txt); do $c; done", "unknown"),
+        # a script the line writes whole is read; one it appends to is not all known
+        ("printf 'git push -f\\n' > s.sh; bash s.sh", "force-push"),
+        ("printf 'ls\\n' >> s.sh; bash s.sh", "unknown"),
+        # a line the parser cannot read is judged by its words, whose quotes are gone: text
+        # with an expansion handed to a shell is unknown, even in single quotes
+        ("echo $(( ; bash -c 'ls $x'", "unknown"),
     ],
 )
 def test_the_edges(command: str, rule: str | None, worktree: Path) -> None:

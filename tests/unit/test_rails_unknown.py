@@ -170,6 +170,15 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         # a script the line writes whole is read; one it appends to is not all known
         ("printf 'git push -f\\n' > s.sh; bash s.sh", "force-push"),
         ("printf 'ls\\n' >> s.sh; bash s.sh", "unknown"),
+        # xargs over input the hook cannot know: a command its input names is unknown; one of
+        # its own, with a script of its own, is judged as it is
+        ("xargs -I@ @ < cmds.txt", "unknown"),
+        ("xargs nice < list.txt", "unknown"),
+        ("xargs rm < list.txt", None),
+        ("xargs sh -c 'echo hi' < list.txt", None),
+        # xargs's own delimiter cuts the input
+        ("printf 'x,/etc' | xargs -d , rm -r", "rm"),
+        ("git `cat f` origin", "unknown"),
         # a line the parser cannot read is judged by its words, whose quotes are gone: text
         # with an expansion handed to a shell is unknown, even in single quotes
         ("echo $(( ; bash -c 'ls $x'", "unknown"),

@@ -179,6 +179,11 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         # xargs's own delimiter cuts the input
         ("printf 'x,/etc' | xargs -d , rm -r", "rm"),
         ("git `cat f` origin", "unknown"),
+        # arithmetic reads its variables' values as expressions (`a[$(cmd)]` runs cmd): text
+        # holding it, handed to a shell, is not known first
+        ('bash -c "ls $((x))"', "unknown"),
+        # a substitution is read as the program it prints only when all its words are known
+        ("$(printf git $x) push -f", "unknown"),
         # a line the parser cannot read is judged by its words, whose quotes are gone: text
         # with an expansion handed to a shell is unknown, even in single quotes
         ("echo $(( ; bash -c 'ls $x'", "unknown"),

@@ -256,6 +256,17 @@ def test_no_planted_program_runs(
     assert not ran.exists(), f"{route.name}: {ran.read_text()}"
 
 
+@pytest.mark.usefixtures("unwalled")
+@pytest.mark.parametrize("route", ROUTES, ids=[r.name for r in ROUTES])
+def test_no_planted_program_runs_without_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: Route
+) -> None:
+    """The runner's own overrides and blanked filters hold by themselves. Walled, a canary
+    that runs cannot record it (tmp_path is read-only inside the sandbox), so the test above
+    shows the two together; here the runner alone."""
+    test_no_planted_program_runs(tmp_path, monkeypatch, route)
+
+
 @pytest.mark.usefixtures("unwalled")  # the wrapper logs to tmp_path, read-only when walled
 def test_git_children_get_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every git child's environment, recorded by a trusted wrapper the user configured."""

@@ -97,3 +97,11 @@ def test_a_check_that_changes_a_watched_file_fails_whatever_its_exit_code(tmp_pa
 def test_the_readme_gives_the_checks_default_time_limit() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert f"time limit (default {checks.DEFAULT_TIMEOUT_S:g} s" in readme
+
+
+def test_a_check_s_duration_is_kept_to_the_millisecond() -> None:
+    """The stored record holds milliseconds, as the ralph and rounds records do."""
+    outcome = checks_proc.Outcome(0, b"ok\n", 3, 1.23456, 30.0)
+    item = CheckSpec("true", 30.0)
+    kept = checks._result(item, "2026-01-01T00:00:00+00:00", outcome, checks._Redact([]), "a", "a")
+    assert kept.duration_s == 1.235

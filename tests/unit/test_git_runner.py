@@ -255,3 +255,21 @@ def test_a_failure_names_git_s_last_line_or_its_exit_code(tmp_path: Path) -> Non
         gitrepo.run_git(repo, "rev-parse", "--verify", "--quiet", "no-such-revision")
     assert str(raised.value).endswith(f"failed in {repo}: 1")
     assert gitrepo.run_git(repo, "diff", "--quiet", ok_codes=(0, 1)) == ""
+
+
+def test_a_lock_in_the_way_is_named_by_its_file() -> None:
+    from autopilot_codex.gitrepo.runner import _reason
+
+    err = (
+        b"fatal: Unable to create '/r/.git/index.lock': File exists.\n\n"
+        b"Another git process seems to be running in this repository.\n"
+        b"remove the file manually to continue.\n"
+    )
+    assert _reason(err) == (
+        "fatal: Unable to create '/r/.git/index.lock': File exists. "
+        "If no git runs there now, remove that file to go on."
+    )
+    # A line that names a lock file but no lock in the way is not taken for one.
+    assert _reason(b"warning: could not read 'a.lock'\nfatal: bad revision\n") == (
+        "fatal: bad revision"
+    )

@@ -78,3 +78,28 @@ def test_a_stop_without_words_says_the_user_stopped_it() -> None:
 def test_limits_are_a_value_not_a_record_to_edit() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Limits().stall_limit = 0  # type: ignore[misc]
+
+
+def test_a_reached_cap_refuses_a_call_the_budget_would_still_fit() -> None:
+    """`fits` (the background review's check before it reserves) checks every cap first: a
+    loop at its token cap makes no paid call, however much money is left."""
+    assert not caps.fits(make_state(budget_usd=5.0, implementer_tokens=10, max_tokens=10), 0.01)
+    assert caps.fits(make_state(budget_usd=5.0, implementer_tokens=9, max_tokens=10), 0.01)
+
+
+def test_a_call_s_worst_case_prices_its_instructions_and_its_text() -> None:
+    from types import SimpleNamespace
+
+    from autopilot_codex.config import Config
+    from autopilot_codex.manager.prompts import Prompt
+    from autopilot_codex.manager.select import worst_case_usd
+    from autopilot_codex.styles.autopilot.record import of
+
+    config = Config()
+    ctx = SimpleNamespace(config=config)
+    state = make_state()
+    prompt = Prompt("i" * 40_000, "t" * 40_000)
+    worst = caps.estimate(ctx, state, prompt)  # type: ignore[arg-type]
+    text = "i" * 40_000 + "t" * 40_000
+    assert worst == worst_case_usd(config, of(state).model, text, config.max_output_tokens)
+    assert worst > caps.estimate(ctx, state, Prompt("i" * 40_000, ""))  # type: ignore[arg-type]

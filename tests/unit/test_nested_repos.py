@@ -288,3 +288,23 @@ def test_a_vendored_clone_has_no_findings_and_config_text_is_read_plainly(
     empty.mkdir()
     (empty / ".git").mkdir()  # no hooks folder, no config
     assert tamper.nested_findings(tmp_path, ["uninitialised", "absent"]) == []
+
+
+def test_a_nested_repository_passed_over_does_not_end_the_reading_of_the_next(
+    tmp_path: Path,
+) -> None:
+    """One without a git directory, one whose `.git` file names a folder outside the work
+    tree: each is passed over, and the repository after them is still read."""
+    top = tmp_path / "top"
+    (top / "absent").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "hooks").mkdir(parents=True)
+    (elsewhere / "config").write_text("[core]\n\tfsmonitor = /bin/evil\n")
+    (top / "outside").mkdir()
+    (top / "outside" / ".git").write_text(f"gitdir: {elsewhere}\n")
+    (top / "planted" / ".git").mkdir(parents=True)
+    (top / "planted" / ".git" / "config").write_text("[core]\n\tfsmonitor = /bin/evil\n")
+    lines = [f.line() for f in tamper.nested_findings(top, ["absent", "outside", "planted"])]
+    assert [line.split()[1] for line in lines] == ["outside/", "planted/"]
+    assert lines[0].endswith("outside the work tree: not read")
+    assert "core.fsmonitor: runs '/bin/evil'" in lines[1]

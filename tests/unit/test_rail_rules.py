@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.rails import rules
 from autopilot_codex.rails.rules import resolve
 from tests.rails_calls import check_command
 
@@ -58,6 +59,13 @@ DENIED = [
     ("docker image push app:1", "publish"),
     ("kubectl -n prod delete pod x", "infra"),
     ("rm -rf $UNKNOWN/build", "rm"),
+    ("kubectl config view --raw", "credentials"),
+    # a `--dry-run` makes a publish or an infrastructure change harmless, not a credential read
+    ("gh auth token --dry-run", "credentials"),
+    ("kubectl delete pod x --dry-run=none", "infra"),
+    # a credential read by arithmetic, or through a nameref given its target later
+    ("echo $((OPENAI_API_KEY))", "secret-env"),
+    ("declare -n r; r=OPENAI_API_KEY; echo $r", "secret-env"),
 ]
 
 ALLOWED = [
@@ -77,6 +85,14 @@ ALLOWED = [
     "cat x | bash -sc 'echo hi'",
     "docker --context push build .",
     "git restore -S .",
+    # `declare -p` of a harmless name; `-p` of a program that is no declaration
+    "declare -p HOME",
+    "mkdir -p GITHUB_TOKEN",
+    # dry runs change nothing
+    "kubectl delete pod x --dry-run=client",
+    "npm publish --dry-run",
+    "git push --force --dry-run origin main",
+    "git push -fn origin main",
 ]
 
 
@@ -100,3 +116,16 @@ def test_a_path_that_cannot_be_resolved_is_normalised_not_raised(
     gone.rmdir()
     assert resolve("x/../y", "rel") == Path("rel/y")
     assert resolve("a\0b", "/wt") == Path("/wt/a\0b")
+
+
+def test_the_temporary_folders_are_tmpdir_else_python_s_own_and_tmp_and_var_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    fixed = {resolve("/tmp", "/"), resolve("/var/tmp", "/")}
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "python"))
+    assert rules.temp_roots() == sorted({tmp_path / "python", *fixed})
+    monkeypatch.setenv("TMPDIR", f" {tmp_path / 'mine'} ")
+    assert rules.temp_roots() == sorted({tmp_path / "mine", *fixed})

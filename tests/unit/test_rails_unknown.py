@@ -165,6 +165,28 @@ def test_no_tree_of_these_forms_reaches_an_allow(worktree: Path, tree: Any) -> N
         ("coproc { git reset --hard; }", "reset-hard"),
         ("sh -c '$0' 'git push -f'", "unknown"),
         ("sh -c '\"$@\"' _ git push -f", "unknown"),
+        # a loop's variable takes the data's values, not the one it held before
+        ("c='echo hi'; for c in $(cat cmds.txt); do $c; done", "unknown"),
+        # a script the line writes whole is read; one it appends to is not all known
+        ("printf 'git push -f\\n' > s.sh; bash s.sh", "force-push"),
+        ("printf 'ls\\n' >> s.sh; bash s.sh", "unknown"),
+        # xargs over input the hook cannot know: a command its input names is unknown; one of
+        # its own, with a script of its own, is judged as it is
+        ("xargs -I@ @ < cmds.txt", "unknown"),
+        ("xargs nice < list.txt", "unknown"),
+        ("xargs rm < list.txt", None),
+        ("xargs sh -c 'echo hi' < list.txt", None),
+        # xargs's own delimiter cuts the input
+        ("printf 'x,/etc' | xargs -d , rm -r", "rm"),
+        ("git `cat f` origin", "unknown"),
+        # arithmetic reads its variables' values as expressions (`a[$(cmd)]` runs cmd): text
+        # holding it, handed to a shell, is not known first
+        ('bash -c "ls $((x))"', "unknown"),
+        # a substitution is read as the program it prints only when all its words are known
+        ("$(printf git $x) push -f", "unknown"),
+        # a line the parser cannot read is judged by its words, whose quotes are gone: text
+        # with an expansion handed to a shell is unknown, even in single quotes
+        ("echo $(( ; bash -c 'ls $x'", "unknown"),
     ],
 )
 def test_the_edges(command: str, rule: str | None, worktree: Path) -> None:

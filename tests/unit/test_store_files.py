@@ -9,6 +9,7 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,3 +341,61 @@ def test_a_hold_whose_body_raises_writes_nothing(repo: Path) -> None:
     assert store.witness_path.read_bytes() == before
     after = Store(repo).load(with_plan=False)
     assert after is not None and after.iteration == 0
+
+
+def test_readable_reads_the_plan_unless_told_not_to(repo: Path) -> None:
+    """`stop` reads the loop whole; `cancel` asks for no plan (a state without one is fine)."""
+    _running(repo)
+    state = Store(repo).readable()
+    assert state is not None and state.plan == _state(repo).plan
+    bare = Store(repo).readable(with_plan=False)
+    assert bare is not None and bare.plan != _state(repo).plan
+
+
+def test_a_corrupt_state_is_none_to_readable(repo: Path) -> None:
+    store = _running(repo)
+    store.state_path.write_text("{ not json")
+    assert Store(repo).readable() is None
+    assert list(store.dir.glob("state.json.corrupt-*"))  # moved aside, as `load` does
+
+
+def test_a_save_anchors_the_ledger_so_the_release_reads_it_no_second_time(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The save's witness is anchored past every line appended before it; letting the lock
+    go then re-reads nothing (each verify reads the whole ledger, on every hook)."""
+    from autopilot_codex import ledger
+
+    store = _running(repo)
+    verified: list[Path] = []
+    real = ledger.verify
+
+    def counted(path: Path, *args: Any, **kwargs: Any) -> Any:
+        verified.append(path)
+        return real(path, *args, **kwargs)
+
+    with store.locked():
+        store.append_event("before the save")
+        store.save(_state(repo, status="paused"))
+        monkeypatch.setattr(ledger, "verify", counted)
+    assert verified == []
+    with store.locked():
+        store.append_event("after the save")
+    assert verified == [store.events_path]  # a line appended after it: anchored at the release
+
+
+def test_the_last_events_are_read_whole_when_the_window_starts_at_a_line(repo: Path) -> None:
+    """`tail_events` reads a window from the end of the ledger (64 KiB for up to 49 events);
+    when that window starts exactly at the first byte of one of the lines asked for, that line
+    is read whole, not cut."""
+    store = Store(repo)
+    store.events_path.parent.mkdir(parents=True, exist_ok=True)
+    size = 64 * 1024 // 4  # four lines fill the window exactly
+
+    def line(n: int) -> bytes:
+        head = json.dumps({"event": f"e{n}", "pad": ""})
+        return (head[:-2] + "x" * (size - len(head) - 1) + '"}\n').encode()
+
+    store.events_path.write_bytes(b"".join(line(n) for n in range(6)))
+    assert all(len(line(n)) == size for n in range(6))
+    assert [e["event"] for e in store.tail_events(4)] == ["e2", "e3", "e4", "e5"]

@@ -9,6 +9,7 @@ more (the manager's client, the shell grammar), and neither hook runs them.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,11 +51,15 @@ except SystemExit:
 
 def _cold(event: str, data: dict[str, Any], cwd: Path) -> tuple[str, set[str]]:
     """The hook in a fresh `-I -S` process, helper off: its stdout and the modules it loaded."""
+    # Unmeasured: under the suite's coverage the hook's late `site.main()` would start the
+    # coverage package, whose own imports (sqlite3, datetime, ...) are not the hook's.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", PROBE, str(MAIN), event],
         input=json.dumps(data).encode(),
         capture_output=True,
         cwd=cwd,
+        env=env,
         check=False,
         timeout=120,
     )

@@ -320,8 +320,10 @@ def test_a_hold_loads_once_and_seals_its_lines_with_its_save_in_one_witness_writ
     with store.hold() as held:
         assert held.state is not None and held.state.goal == "g"
         held.lines.append(("ralph.continue", {"decision": "block"}))
+        held.beside.append(("findings.json", '{"entries": []}\n'))
         held.save = held.state.evolve(iteration=3)
     assert loads == [False] and len(writes) == 1
+    assert (store.dir / "findings.json").read_text() == '{"entries": []}\n'
     assert [e["event"] for e in store.tail_events(2)] == ["plan", "ralph.continue"]
     after = Store(repo).load(with_plan=False)
     assert after is not None and after.iteration == 3
@@ -335,10 +337,12 @@ def test_a_hold_whose_body_raises_writes_nothing(repo: Path) -> None:
     with pytest.raises(RuntimeError), store.hold() as held:
         assert held.state is not None
         held.lines.append(("ralph.continue", {"decision": "block"}))
+        held.beside.append(("findings.json", '{"entries": []}\n'))
         held.save = held.state.evolve(iteration=3)
         raise RuntimeError("cut short")
     assert [e["event"] for e in store.tail_events()] == ["plan"]
     assert store.witness_path.read_bytes() == before
+    assert not (store.dir / "findings.json").exists()
     after = Store(repo).load(with_plan=False)
     assert after is not None and after.iteration == 0
 

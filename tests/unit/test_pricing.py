@@ -98,3 +98,11 @@ def test_the_worst_case_covers_the_retry_and_the_long_context_rate() -> None:
     assert ceiling_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.024)
     # 900000 characters estimate 300001 tokens, above 272K: 300001 * 1 * 2 per 1M, twice.
     assert ceiling_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(1.200004)
+
+
+def test_a_server_s_token_counts_are_read_as_positive_whole_numbers_only() -> None:
+    """What a server reports of its usage is data: a negative, fractional or missing count is
+    0 tokens, never a refund or a crash."""
+    assert Usage.reported(1200, 200, 300) == Usage(1200, 200, 300)
+    assert Usage.reported(-5, 2.5, None) == Usage(0, 0, 0)
+    assert Usage.reported(0, "7", 40) == Usage(0, 0, 40)

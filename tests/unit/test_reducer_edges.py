@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.contract import PREFIX
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
 from autopilot_codex.manager.schemas import Review, Verdict
@@ -191,5 +192,5 @@ def test_an_overrule_or_a_continue_says_where_the_loop_is_unless_told() -> None:
     assert f"would end the loop as done {spend(state)}, but" in overruled
     assert "at T9" in reducer.overrule_reason(state, done, "red", "at T9")
     said = reducer.continue_reason(state, done, "")
-    assert said.startswith(f"{reducer.PREFIX} Manager verdict: continue {spend(state)}. r")
+    assert said.startswith(f"{PREFIX} Manager verdict: continue {spend(state)}. r")
     assert "continue at T9. r" in reducer.continue_reason(state, done, "", "at T9")

@@ -172,3 +172,60 @@ def test_an_advisory_finding_said_again_is_the_same_finding_by_its_words_or_its_
     ledger = review(ledger, readme)
     assert advisory_lines(ledger, just_repeated=True) == []  # shown once
     assert len(advisory_lines(ledger)) == 1 and ledger.idle_reviews == 3
+
+
+def _advisory(ledger: Ledger, *said: Raised, task: str = "T2") -> Ledger:
+    from autopilot_codex.styles.autopilot.findings import merge
+
+    return merge(
+        ledger, task=task, raised=list(said), closed_ids=[], diff_key="k", now="t",
+        max_verbatim=2,
+    ).ledger  # fmt: skip
+
+
+def test_an_advisory_finding_said_twice_in_one_review_stops_nothing_after_it() -> None:
+    from autopilot_codex.styles.autopilot.findings import waive_outside
+
+    readme = Raised("low", "README.md", "no usage section", "add one")
+    ledger = waive_outside(_advisory(Ledger(), readme), ["F1"], ["a.py"])
+    ledger = _advisory(ledger, readme, readme, Raised("high", "a.py", "off by one", "fix it"))
+    assert [(e.id, e.status, e.title) for e in ledger.entries] == [
+        ("F1", "waived", "no usage section"),
+        ("F2", "open", "off by one"),
+    ]
+
+
+def _two_advisories() -> Ledger:
+    """F1 raised twice, F2 three times by the last review: only F2 is just repeated."""
+    from autopilot_codex.styles.autopilot.findings import waive_outside
+
+    one = Raised("low", "README.md", "no usage section", "add one")
+    two = Raised("low", "NOTES.md", "stale notes", "update them")
+    ledger = waive_outside(_advisory(Ledger(), one, two), ["F1", "F2"], ["a.py"])
+    ledger = _advisory(ledger, one, two)
+    return _advisory(ledger, two)
+
+
+def test_an_advisory_not_just_repeated_hides_none_after_it() -> None:
+    from autopilot_codex.styles.autopilot.findings import advisory_lines
+
+    ledger = _two_advisories()
+    assert [e.verbatim for e in ledger.entries] == [2, 3]
+    assert advisory_lines(ledger, just_repeated=True) == [
+        "F2 [advisory, low, raised 3x] stale notes (NOTES.md)"
+    ]
+
+
+def test_a_prompt_shows_only_the_advisories_just_raised_the_third_time() -> None:
+    from autopilot_codex.styles.autopilot.findings import standing_lines
+
+    _, repeated = standing_lines(_two_advisories(), "T2")
+    assert repeated == ["F2 [advisory, low, raised 3x] stale notes (NOTES.md)"]
+
+
+def test_a_prompt_shows_twenty_standing_findings_unless_told() -> None:
+    from autopilot_codex.styles.autopilot.findings import standing_lines
+
+    ledger = step(Ledger(), *(raised(f"finding {n}") for n in range(25))).ledger
+    assert len(standing_lines(ledger, "T1")[0]) == 20
+    assert len(standing_lines(ledger, "T1", limit=3)[0]) == 3

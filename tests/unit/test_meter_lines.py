@@ -169,3 +169,14 @@ def test_status_names_every_record_found_tampered_with() -> None:
 def test_a_cap_of_nothing_is_no_cap_in_words() -> None:
     lines = meters.status_lines(loop(), START, budget_usd=0.0, reads_spend=True)
     assert lines[0] == "Spend: manager $0.00 · implementer $0.00 · total $0.00 (no budget)"
+
+
+def test_an_ended_loop_s_status_shows_its_time_up_to_its_last_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(meters, "clock", lambda: START + 900)
+    events: list[dict[str, object]] = [{"ts": "2027-01-15T08:01:00+00:00"}]  # START + 60 s
+    lines = meters.spend_lines(loop(status="done"), None, events, hosts.get("claude"))
+    assert lines[1] == "Tokens: 0 · time 1m"
+    lines = meters.spend_lines(loop(status="done"), None, [], hosts.get("claude"))
+    assert lines[1] == "Tokens: 0 · time 15m"

@@ -289,3 +289,11 @@ def test_result_record() -> None:
     assert record["duration_s"] == 90.5
     assert record["completion_promise"] == "DONE"
     json.dumps(record)
+
+
+def test_the_time_limit_says_how_long_the_loop_ran_and_by_how_much_it_went_over() -> None:
+    s = start(prompt="p", now=T0, max_iterations=0, max_seconds=600)
+    _, decision = on_stop(
+        s, last_message="", stop_hook_active=False, tool_ran_since_last_block=True, now=T0 + 630
+    )
+    assert decision.message.endswith("time limit reached: 10m30s of 10m (30s over)")

@@ -8,11 +8,13 @@ import dataclasses
 import pytest
 
 from autopilot_codex.config import Config
+from autopilot_codex.contract import PREFIX
 from autopilot_codex.manager import Outcome
 from autopilot_codex.manager.pricing import Price, Usage
 from autopilot_codex.manager.schemas import Review, Verdict
+from autopilot_codex.state import ReviewRecord
 from autopilot_codex.styles.autopilot import reducer
-from autopilot_codex.styles.autopilot.record import of
+from autopilot_codex.styles.autopilot.record import evolve, of
 from autopilot_codex.styles.context import Limits
 from tests.unit.test_reducer import LIMITS, NOW, make_state, review, verdict
 
@@ -125,3 +127,70 @@ def test_a_reject_with_nothing_to_restore_keeps_the_dropped_files_note() -> None
         "revert_files dropped (not changed by this task): elsewhere.py; "
         "a reject with nothing to restore is a fix"
     )
+
+
+def _fix_record(diff: str = "d1") -> ReviewRecord:
+    return ReviewRecord(diff_hash=diff, decision="fix", summary="s", reason="fix it", at=NOW)
+
+
+def test_a_waiting_fix_at_the_stop_is_the_answer_and_counted_as_the_stop_s_turn() -> None:
+    waiting = evolve(make_state(), pending_review=_fix_record())
+    delivered, replayed = reducer.at_stop(waiting, _fix_record(), "h1")
+    assert replayed is None and delivered is not None
+    state, decision = delivered
+    assert decision.event == "review.fix.delivered" and decision.reason == "fix it"
+    assert of(state).pending_review is None and state.idle_stop_blocks == 1
+
+
+def test_a_cached_review_at_the_stop_is_replayed_not_yet_counted() -> None:
+    # The finding ledger weighs the replay first, then counts the Stop's turn: once.
+    delivered, replayed = reducer.at_stop(make_state(), _fix_record(), "h1")
+    assert delivered is None and replayed is not None
+    state, decision = replayed
+    assert decision.event == "review.cached" and decision.reason == "fix it"
+    assert state.idle_stop_blocks == 0 and of(state).no_progress_streak == 0
+
+
+def test_a_stop_with_nothing_waiting_nor_cached_has_no_review_to_give() -> None:
+    assert reducer.at_stop(make_state(), None, "h1") == (None, None)
+
+
+def test_a_fix_handed_over_outside_a_stop_is_no_turn() -> None:
+    waiting = evolve(make_state(), pending_review=_fix_record())
+    handed = reducer.take_pending(waiting, at_stop=False)
+    assert handed is not None
+    state, decision = handed
+    assert decision.blocks and state.idle_stop_blocks == 0
+    approved = ReviewRecord(diff_hash="d1", decision="approve", summary="s", at=NOW)
+    state, decision = reducer.replay_cached(make_state(), approved, at_stop=True)
+    assert not decision.blocks and state.idle_stop_blocks == 0
+
+
+@pytest.mark.parametrize(
+    ("decision", "said"),
+    [
+        ("done", "3 verdicts without a new commit, the last a done the checks overruled"),
+        ("continue", "3 continue verdicts without a new commit"),
+    ],
+)
+def test_a_loop_without_commits_ends_naming_the_verdicts_it_had(decision: str, said: str) -> None:
+    state = make_state(no_progress_streak=2, last_verdict_head="h1", idle_stop_blocks=0)
+    state, ended = reducer.apply_verdict(
+        state, verdict(decision), "h1", LIMITS, now=NOW, checks_red="red"
+    )
+    assert ended.event == "verdict.no_progress" and state.stop_reason == said
+
+
+def test_an_overrule_or_a_continue_says_where_the_loop_is_unless_told() -> None:
+    from autopilot_codex.styles.autopilot.caps import spend
+
+    state = make_state()
+    done = Verdict(
+        decision="done", reason="r", current_task_done=True, instructions="", findings=[]
+    )
+    overruled = reducer.overrule_reason(state, done, "red")
+    assert f"would end the loop as done {spend(state)}, but" in overruled
+    assert "at T9" in reducer.overrule_reason(state, done, "red", "at T9")
+    said = reducer.continue_reason(state, done, "")
+    assert said.startswith(f"{PREFIX} Manager verdict: continue {spend(state)}. r")
+    assert "continue at T9. r" in reducer.continue_reason(state, done, "", "at T9")

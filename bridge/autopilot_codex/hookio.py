@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import surrogates
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -66,7 +68,7 @@ def load(raw: bytes) -> dict[str, Any]:
         raise BadInput(f"hook input is not JSON ({type(exc).__name__})") from exc
     if not isinstance(data, dict):
         raise BadInput("hook input is not a JSON object")
-    return data
+    return surrogates.scrub(data) if surrogates.possible(raw) else data
 
 
 def from_payload(data: Mapping[str, Any], event: str) -> HookInput:

@@ -14,7 +14,8 @@ ROOT = "__init__"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
         ROOT, "errors", "paths", "fileio", "typedjson", "registry", "defaults", "output",
-        "nofollow", "gitbinary", "crashlog", "classcode", "admitted", "hookio", "loopindex", "state",
+        "nofollow", "gitbinary", "crashlog", "classcode", "admitted", "hookio", "surrogates",
+        "loopindex", "state",
         "state_file", "state_ranges", "ledger", "witness", "witness_key", "spend", "meters",
         "config", "contract", "loopfiles", "wall", "runfiles", "stream", "treewalk", "detached",
         "credentials", "cleanenv", "closing", "seatbelt", "decision",

@@ -384,3 +384,17 @@ def test_the_probe_reports_a_server_that_refuses_the_request(manager: FakeOpenAI
     result = probe(Config(api="chat"))
     assert not result.honoured and not result.answered
     assert "json_schema not supported" in result.detail
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_a_lone_surrogate_in_an_answer_is_an_invalid_answer_never_a_crash(
+    manager: FakeOpenAI, api: str
+) -> None:
+    # Half a pair would fail the first UTF-8 write of the verdict (state, ledger, prompt). The
+    # SDK's strict JSON reader refuses it: one corrective retry, as for any invalid answer.
+    manager.enqueue(verdict_body("done", reason="ok \ud800"))
+    manager.enqueue(verdict_body("done"))
+    outcome = make(api).ask(Verdict, "instructions", "prompt")
+    assert outcome.ok, outcome.error
+    assert outcome.corrections == 1
+    assert outcome.value == Verdict.model_validate(verdict_body("done"))

@@ -302,6 +302,9 @@ HOSTILE = {
     "list-command": json.dumps(
         {"session_id": SESSION, "tool_name": "exec_command", "tool_input": {"command": [1, None]}}
     ).encode(),
+    # A lone surrogate in the text a Stop carries: it reached the engine and crashed a write.
+    "surrogate-message": b'{"session_id": "sess-1", "hook_event_name": "Stop", '
+    + b'"stop_hook_active": false, "last_assistant_message": "\\ud800"}',
     "huge-message": json.dumps(
         {"session_id": SESSION, "last_assistant_message": "m" * (4 * MB)}
     ).encode(),

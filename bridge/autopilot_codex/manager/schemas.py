@@ -6,15 +6,23 @@ optional values are `X | None` that the model must fill with null.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .. import surrogates
 
 
 class Strict(BaseModel):
     """The base of every schema: frozen, and fields the model adds are dropped."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lone_surrogates(cls, data: Any) -> Any:
+        # An answer may spell half a surrogate pair; it would fail the first write of it.
+        return surrogates.scrub(data)
 
 
 class Task(Strict):

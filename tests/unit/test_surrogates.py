@@ -1,0 +1,70 @@
+"""Lone surrogates in JSON from outside: scrubbed at the door, so every later write can encode."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autopilot_codex import hookio, surrogates
+from autopilot_codex.manager.schemas import Verdict
+
+
+def test_a_lone_surrogate_breaks_a_utf8_write_without_the_scrub() -> None:
+    # The attack: JSON may spell half a pair, and the decoded text cannot be written as UTF-8.
+    text = json.loads(b'"\\ud800"')
+    with pytest.raises(UnicodeEncodeError):
+        text.encode("utf-8")
+
+
+def test_scrub_replaces_lone_halves_in_keys_and_values_at_any_depth() -> None:
+    data = json.loads(
+        b'{"a\\udc00": ["x\\ud800y", {"k": "\\udfff"}], "n": 1, "ok": "\\ud83d\\ude00"}'
+    )
+    clean = surrogates.scrub(data)
+    assert clean == {"a\ufffd": ["x\ufffdy", {"k": "\ufffd"}], "n": 1, "ok": "\U0001f600"}
+    json.dumps(clean, ensure_ascii=False).encode("utf-8")  # writable
+
+
+def test_scrub_walks_what_json_accepted_without_recursion() -> None:
+    depth = 50_000
+    deep: object = "\ud800"
+    for _ in range(depth):
+        deep = [deep]
+    clean = surrogates.scrub(deep)
+    for _ in range(depth):
+        assert isinstance(clean, list)
+        clean = clean[0]
+    assert clean == "\ufffd"
+
+
+@pytest.mark.parametrize(
+    ("raw", "possible"),
+    [
+        (b'{"a": "\\ud800"}', True),
+        (b'{"a": "\\uDFFF"}', True),
+        (b'{"a": "\\u00e9 \\u4e2d"}', False),
+        (b'{"a": "plain"}', False),
+        ('{"a": "é"}', False),
+    ],
+)
+def test_the_cheap_look_finds_every_escape_that_may_decode_to_one(
+    raw: bytes | str, possible: bool
+) -> None:
+    assert surrogates.possible(raw) is possible
+
+
+def test_hook_input_arrives_scrubbed() -> None:
+    event = hookio.parse(
+        b'{"session_id": "s\\ud800", "last_assistant_message": "\\udc80!"}', "Stop"
+    )
+    assert event.session_id == "s\ufffd"
+    assert event.last_assistant_message == "\ufffd!"
+
+
+def test_a_manager_answer_arrives_scrubbed() -> None:
+    body = json.loads(
+        b'{"decision": "done", "reason": "\\ud800", "current_task_done": true,'
+        b' "instructions": "", "findings": []}'
+    )
+    assert Verdict.model_validate(body).reason == "\ufffd"

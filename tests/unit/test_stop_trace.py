@@ -71,6 +71,8 @@ LEAVES = frozenset(
         "state_ranges",
         "styles.autopilot.record",
         "hookio",
+        # Part of the JSON codec at the doors where outside JSON comes in: strings in and out.
+        "surrogates",
         # A style's decision: the `Answer` it carries and its event's name, with constructors.
         "decision",
         "admitted",

@@ -7,13 +7,17 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import defaults, hosts, output
 from . import styles as _styles  # noqa: F401 - registers each style's record before a load
 from .cli_parser import parser
 from .config import flag
 from .errors import BridgeError, UsageError, os_problem, permission_denied
+
+if TYPE_CHECKING:
+    from .commands import Verb
 
 __all__ = ["main", "parser"]
 
@@ -168,9 +172,6 @@ def _run(args: argparse.Namespace, cwd: str) -> tuple[int, str]:
     given = None if given is None or given.strip() in ("", "null", "undefined") else given
     session = given or _host_session()[1]
     return VERBS[args.command](args, cwd, session)
-
-
-Verb = Callable[[argparse.Namespace, str, "str | None"], "tuple[int, str]"]
 
 
 def _plan(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 # `npm init` writes this script; proposing it would propose a check that always fails.
@@ -28,14 +27,7 @@ def detect_check(worktree: Path) -> str | None:
     A Makefile's own `test` target comes first: where a project has one, it is how the project
     means its tests to be run. Then one ecosystem each.
     """
-    detectors: tuple[Callable[[Path], str | None], ...] = (
-        _make,
-        _cargo,
-        _go,
-        _node,
-        _python,
-    )
-    for detect in detectors:
+    for detect in (_make, _cargo, _go, _node, _python):
         found = detect(worktree)
         if found:
             return found

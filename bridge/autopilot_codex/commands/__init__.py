@@ -14,10 +14,15 @@ from ..errors import BridgeError
 from ..paths import find_worktree
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
 
     from ..state import State
     from ..store import Store
+
+    # One verb's dispatch: the parsed words, the directory and the session in; exit code and
+    # text out.
+    Verb = Callable[[argparse.Namespace, str, str | None], tuple[int, str]]
 
 TERMINAL = ("done", "aborted")
 

@@ -37,11 +37,7 @@ USAGE = 'give a question: autopilot-codex ask "<question>" (or `-` to read it fr
 
 
 def ask(
-    *,
-    cwd: str | Path,
-    question: str,
-    session_id: str | None,
-    manager: ManagerFactory = selected,
+    *, cwd: str | Path, question: str, session_id: str | None, manager: ManagerFactory = selected
 ) -> str:
     question = question.strip()
     if not question:

@@ -65,10 +65,8 @@ def walk(
             if name not in helps:
                 continue  # a verb without help is the hosts' (`hook`), not the user's
             options, words = _options(extra.get(name) or sub)
-            verbs.append(Verb(name, helps.get(name, ""), options, words))
-    for name, text in LAUNCHER_VERBS.items():
-        verbs.append(Verb(name, text))
-    return top, verbs
+            verbs.append(Verb(name, helps[name], options, words))
+    return top, [*verbs, *(Verb(name, text) for name, text in LAUNCHER_VERBS.items())]
 
 
 def script(shell: str, top: list[Option], verbs: list[Verb]) -> str:

@@ -59,24 +59,15 @@ def run_checks(
 ) -> list[Check]:
     """`wall_at`: the folder whose wall is judged outside a repository (`install` there judges
     the wall it wrote for every repository); None: there is no repository to guard."""
-    checks = [
-        Check(sys.version_info >= (3, 10), f"Python {sys.version.split()[0]} ({sys.executable})")
-    ]
-    checks.append(git_check())
+    python = f"Python {sys.version.split()[0]} ({sys.executable})"
+    checks = [Check(sys.version_info >= (3, 10), python), git_check()]
     try:
-        config: Config | None = load_config()
-        assert config is not None
-        checks.append(
-            Check(
-                True,
-                f"settings: manager model {config.model}, budget ${config.budget_usd:.2f}, "
-                f"review {config.review}",
-            )
-        )
+        config = load_config()
     except BridgeError as exc:
-        config = None
         checks.append(Check(False, f"settings: {exc}"))
-    if config is not None:
+    else:
+        settings = f"manager model {config.model}, budget ${config.budget_usd:.2f}"
+        checks.append(Check(True, f"settings: {settings}, review {config.review}"))
         checks.append(manager_check(config))
         if checks[-1].ok:
             checks.append(reach_check(config))

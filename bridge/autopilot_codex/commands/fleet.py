@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -25,8 +24,8 @@ from ..paths import state_home
 
 if TYPE_CHECKING:
     from ..fleet.spec import RunSpec
+    from . import Verb
 
-Verb = Callable[[argparse.Namespace, str, "str | None"], "tuple[int, str]"]
 NO_DATABASE = (
     f"a fleet needs a database every machine reaches: set {DATABASE_URL_ENV}="
     "postgresql://user:password@host/db (see docs/scaling.md)"

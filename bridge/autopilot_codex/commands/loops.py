@@ -104,15 +104,8 @@ def table(loops: list[Loop]) -> str:
     rows = [("LAST ACTIVITY", "STATUS", "STYLE", "SPEND (MANAGER + IMPLEMENTER)", "WORKTREE")]
     for loop in loops:
         status = loop.status + (" (guarded)" if loop.guarded and loop.status != "running" else "")
-        rows.append(
-            (
-                loop.last_activity,
-                status,
-                loop.style,
-                str(loop.spend["short"]),
-                loop.worktree or loop.key,
-            )
-        )
+        spend = str(loop.spend["short"])
+        rows.append((loop.last_activity, status, loop.style, spend, loop.worktree or loop.key))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join(
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]

@@ -122,12 +122,8 @@ def _check_caps(state: State, budget: float | None, iterations: int | None) -> N
 
 
 def _new_caps(state: State, budget: float | None, iterations: int | None) -> State:
-    changes: dict[str, object] = {}
-    if budget is not None:
-        changes["budget_usd"] = budget
-    if iterations is not None:
-        changes["max_iterations"] = iterations
-    return state.evolve(**changes)
+    given = {"budget_usd": budget, "max_iterations": iterations}
+    return state.evolve(**{k: v for k, v in given.items() if v is not None})
 
 
 def _caps(budget: float | None, iterations: int | None, extra: dict[str, object]) -> str:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import loopfiles, output
 from ..errors import BridgeError
 from ..paths import project_dir
 
-Verb = Callable[[argparse.Namespace, str, "str | None"], "tuple[int, str]"]
+if TYPE_CHECKING:
+    from . import Verb
+
 JSON_HELP = "print the result as JSON, for scripts"
 
 
@@ -126,7 +127,6 @@ def with_lanes(text: str, cwd: str) -> str:
     from .fleet import fleet_lines
 
     return "\n".join([text, *here(cwd, table), *fleet_lines()])
-
 
 
 def watch(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:

@@ -27,7 +27,7 @@ from ..spend import of_files
 from .loops import every, parse_age
 
 SILENT = "watch.silent"
-# The folder a lanes run keeps beside a repository's loop files (`lanes.driver.home_of`).
+COLUMNS = ("STATUS", "STYLE", "TASK", "LAST EVENT", "IN FLIGHT", "METERS", "HOOK", "WORKTREE")
 
 
 @dataclass(frozen=True)
@@ -225,16 +225,7 @@ def table(found: list[Row]) -> Any:
     from rich.table import Table
 
     grid = Table(title="autopilot-codex loops", expand=True)
-    for name in (
-        "STATUS",
-        "STYLE",
-        "TASK",
-        "LAST EVENT",
-        "IN FLIGHT",
-        "METERS",
-        "HOOK",
-        "WORKTREE",
-    ):
+    for name in COLUMNS:
         grid.add_column(name, overflow="fold")
     for row in found:
         status = row.status + (" SILENT: " + "; ".join(row.silent) if row.silent else "")
@@ -250,7 +241,7 @@ def table(found: list[Row]) -> Any:
             row.worktree or row.key,
         )
     if not found:
-        grid.add_row("no loops", "", "", "", "", "", "", "")
+        grid.add_row("no loops", *[""] * (len(COLUMNS) - 1))
     return grid
 
 

@@ -113,11 +113,9 @@ def code_state(command: Command, where: Where) -> str | None:
 
 
 def code_secret_env(command: Command, where: Where) -> str | None:
-    code = interpreter_code(command)
-    for match in re.finditer(r"\b[A-Z][A-Z0-9_]+\b", code):
-        if SECRET_VAR.fullmatch(match.group(0)):
-            return f"this {command.name} code reads {match.group(0)}, a credential"
-    return None
+    names = re.findall(r"\b[A-Z][A-Z0-9_]+\b", interpreter_code(command))
+    found = (name for name in names if SECRET_VAR.fullmatch(name))
+    return next((f"this {command.name} code reads {n}, a credential" for n in found), None)
 
 
 def code_secrets(command: Command, where: Where) -> str | None:

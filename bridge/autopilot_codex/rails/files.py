@@ -34,10 +34,8 @@ def secret_file(command: Command, where: Where) -> str | None:
 
 
 def process_environment(command: Command, where: Where) -> str | None:
-    for path, _reading in _paths(command):
-        if _ENVIRON.fullmatch(path):
-            return f"{path} holds a process's environment, credentials included"
-    return None
+    found = (path for path, _reading in _paths(command) if _ENVIRON.fullmatch(path))
+    return next((f"{p} holds a process's environment, credentials included" for p in found), None)
 
 
 def host_settings(command: Command, where: Where) -> str | None:
@@ -87,12 +85,11 @@ def _run_file(raw: str, cwd: str, where: Where) -> bool:
     from ..runfiles import matches
 
     written = Path(os.path.normpath(Path(cwd) / os.path.expanduser(raw)))
-    for path in (written, where.resolve(raw, cwd)):
-        if inside(path, where.worktree) and matches(
-            path.relative_to(where.worktree).as_posix(), where.hosts.run_files()
-        ):
-            return True
-    return False
+    return any(
+        inside(path, where.worktree)
+        and matches(path.relative_to(where.worktree).as_posix(), where.hosts.run_files())
+        for path in (written, where.resolve(raw, cwd))
+    )
 
 
 def spend_record(command: Command, where: Where) -> str | None:
@@ -123,9 +120,8 @@ def _globbed(raw: str, cwd: str) -> Iterator[str]:
 
 
 def loop_config(command: Command, where: Where) -> str | None:
-    for path, _reading in _paths(command):
-        if where.resolve(path, command.cwd) == where.config_file:
-            return "the loop's config.json holds the user's settings, not yours"
+    if any(where.resolve(path, command.cwd) == where.config_file for path, _ in _paths(command)):
+        return "the loop's config.json holds the user's settings, not yours"
     return None
 
 

@@ -201,13 +201,7 @@ RULES: tuple[Rule, ...] = (
             "`~/.ssh/*`, `~/.aws/*` (`.env.example`, `.sample`, `.template`, `.dist` and "
             "`credentials.py` are fine; `echo .env >> .gitignore` is fine)",
         ),
-        (
-            files.secret_file,
-            control.code_secrets,
-            stores.stored,
-            stores.globbed,
-            stores.spelled,
-        ),
+        (files.secret_file, control.code_secrets, stores.stored, stores.globbed, stores.spelled),
     ),
     Rule(
         "credentials",

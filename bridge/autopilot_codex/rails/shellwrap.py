@@ -150,10 +150,6 @@ def _timeout(args: list[str], stdin: str | None, result: Unwrapped) -> list[str]
     return args[i + 1 :] or None  # the word after the options is the duration
 
 
-def _nice(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
-    return args[_options(args, 1, frozenset({"-n", "--adjustment"})) :] or None
-
-
 def _sudo(args: list[str], stdin: str | None, result: Unwrapped) -> list[str] | None:
     valued = frozenset({"-u", "-g", "-C", "-D", "-p", "-r", "-t", "-U", "-T", "-R", "-h"})
     i = _options(args, 1, valued if args[0] == "sudo" else frozenset({"-u", "-C"}))
@@ -331,7 +327,7 @@ _STEPS: dict[str, Step] = {
     "setsid": _simple(frozenset()),
     "time": _simple(frozenset({"-f", "-o", "--format", "--output"})),
     "timeout": _timeout,
-    "nice": _nice,
+    "nice": _simple(frozenset({"-n", "--adjustment"})),
     "ionice": _simple(frozenset({"-c", "-n", "-p", "-P", "-u"})),
     "stdbuf": _simple(frozenset({"-i", "-o", "-e"})),
     "sudo": _sudo,

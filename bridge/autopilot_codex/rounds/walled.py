@@ -65,12 +65,11 @@ def hidden_env(round_env: Mapping[str, str]) -> tuple[str, ...]:
 def round_spec(host: str, root: Path, env: Mapping[str, str]) -> WallSpec:
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     base = spec_for(root, home, env)
-    round_env = {**cleanenv.for_round(hosts.get(host).headless(), env), **dict.fromkeys(LOOP_VARS, "")}
-    return dataclasses.replace(
-        base,
-        hidden_env=hidden_env(round_env),
-        git_writable=False,
-    )
+    round_env = {
+        **cleanenv.for_round(hosts.get(host).headless(), env),
+        **dict.fromkeys(LOOP_VARS, ""),
+    }
+    return dataclasses.replace(base, hidden_env=hidden_env(round_env), git_writable=False)
 
 
 def round_wall(

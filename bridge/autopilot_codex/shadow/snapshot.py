@@ -90,11 +90,7 @@ def take_held(
     parents = ["-p", before.commit] if before else []
     commit = (
         shadow.git(
-            "commit-tree",
-            tree,
-            *parents,
-            stdin=meta.message().encode("utf-8"),
-            author=AUTHOR,
+            "commit-tree", tree, *parents, stdin=meta.message().encode("utf-8"), author=AUTHOR
         )
         .decode()
         .strip()

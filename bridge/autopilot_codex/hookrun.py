@@ -137,10 +137,8 @@ def _dispatch(
     # comes to the store once, and one that takes no lock (rounds) not at all.
     handle = styles.STYLES.get(admitted.style).handle
     ctx = HookContext(payload, None, config, host, manager or selected_manager, worktree)
-    said_by_style = handle(ctx)
     # The store the style wrote through, if it built one: its status changes are told.
-    used = vars(ctx).get("store")
-    return said_by_style.with_message(said), used if isinstance(used, Store) else None
+    return handle(ctx).with_message(said), ctx.built
 
 
 def _repair(worktree: Path, config: Config) -> str:

@@ -40,7 +40,8 @@ class HookContext:
 
     payload: HookInput
     # The store the caller built, if any; else `store` builds it at its first use, in the
-    # worktree's folder: a hook that holds its loop once comes to the store once (`holding`).
+    # worktree's folder (a hook that holds its loop once comes to the store once: `holding`),
+    # and keeps it here for the entrance to tell what it saved (`announce`).
     built: Store | None
     config: Config
     host: Host
@@ -49,12 +50,12 @@ class HookContext:
 
     @functools.cached_property
     def store(self) -> Store:
-        if self.built is not None:
-            return self.built
-        from ..store import Store
+        if self.built is None:
+            from ..store import Store
 
-        assert self.worktree is not None, "a hook context needs a store or a worktree"
-        return Store(self.worktree, lock_timeout=self.config.lock_timeout_s)
+            assert self.worktree is not None, "a hook context needs a store or a worktree"
+            self.built = Store(self.worktree, lock_timeout=self.config.lock_timeout_s)
+        return self.built
 
     @functools.cached_property
     def limits(self) -> Limits:

@@ -308,11 +308,13 @@ class FakeManager:
 # and its replay, took its slot only to go on (with the call's worst case on it) and its
 # budget guard read the meters once: from 19 / 5 and 22 / 15; then when the entrance stopped
 # building a store for the style, whose first use builds it (ralph's one hold, autopilot's
-# door, none for rounds): from 18 / 2, 22 / 14, 12 / 2 and 9 / 0). What is left: ralph's host,
-# asked for its spend in the hold and for its dialect after.
+# door, none for rounds): from 18 / 2, 22 / 14, 12 / 2 and 9 / 0; then when the autopilot
+# door came to be built as its first hold is taken: from 17 / 2 and 21 / 14). What is left:
+# ralph's host, asked for its spend in the hold and for its dialect after; the autopilot door
+# asked for git's facts once no guard has answered (a guard stop runs no git).
 BOUNDS = {
-    "autopilot cached": (17, 2),
-    "autopilot verdict": (21, 14),
+    "autopilot cached": (17, 1),
+    "autopilot verdict": (21, 13),
     "ralph": (12, 1),
     "rounds": (8, 0),
 }

@@ -120,22 +120,25 @@ def _dispatch(
         if payload.tool_name not in host.question_tools:
             return ALLOW, None
 
-    store = Store(worktree, lock_timeout=config.lock_timeout_s)
     if payload.event == "SessionEnd":
         from .session_end import ended
 
+        store = Store(worktree, lock_timeout=config.lock_timeout_s)
         return ended(store, payload, host), store
-    from .shadow.hook import on_hook
+    from .shadow.hook import at_hook
 
     # Before the style answers: a Stop's verdict hears what the turn's snapshots found lost.
-    said = on_hook(payload, store, host)
+    said = at_hook(payload, worktree, host, config.lock_timeout_s)
     if payload.event == "UserPromptSubmit":
+        store = Store(worktree, lock_timeout=config.lock_timeout_s)
         return _typed(store, payload.session_id, host.name).with_message(said), store
-    # The one hop from the entrance into the loop's style.
-
+    # The one hop from the entrance into the loop's style. The entrance builds no store for
+    # it: the style's first use does (`HookContext.store`), so a Stop that holds its loop once
+    # comes to the store once, and one that takes no lock (rounds) not at all.
     handle = styles.STYLES.get(admitted.style).handle
-    said_by_style = handle(HookContext(payload, store, config, host, manager or selected_manager))
-    return said_by_style.with_message(said), store
+    ctx = HookContext(payload, None, config, host, manager or selected_manager, worktree)
+    # The store the style wrote through, if it built one: its status changes are told.
+    return handle(ctx).with_message(said), ctx.built
 
 
 def _repair(worktree: Path, config: Config) -> str:

@@ -306,13 +306,17 @@ class FakeManager:
 # came to count as one call of its door and ralph's hold to be one `Store.hold`: from 19 / 6,
 # 22 / 17 and 12 / 6; then when the autopilot Stop read the finding ledger once for its pause
 # and its replay, took its slot only to go on (with the call's worst case on it) and its
-# budget guard read the meters once: from 19 / 5 and 22 / 15). What is left: the store built by the entrance and held by the style,
-# and the host's dialect rendering the answer after a Stop that charged spend.
+# budget guard read the meters once: from 19 / 5 and 22 / 15; then when the entrance stopped
+# building a store for the style, whose first use builds it (ralph's one hold, autopilot's
+# door, none for rounds): from 18 / 2, 22 / 14, 12 / 2 and 9 / 0; then when the autopilot
+# door came to be built as its first hold is taken: from 17 / 2 and 21 / 14). What is left:
+# ralph's host, asked for its spend in the hold and for its dialect after; the autopilot door
+# asked for git's facts once no guard has answered (a guard stop runs no git).
 BOUNDS = {
-    "autopilot cached": (18, 2),
-    "autopilot verdict": (22, 14),
-    "ralph": (12, 2),
-    "rounds": (9, 0),
+    "autopilot cached": (17, 1),
+    "autopilot verdict": (21, 13),
+    "ralph": (12, 1),
+    "rounds": (8, 0),
 }
 # The entrance: gate → loop index → helper → hookrun, each entered once; the styles' and the
 # hosts' registries are tables (no frame of their own), so the host is entered only when asked

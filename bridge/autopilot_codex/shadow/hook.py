@@ -34,6 +34,16 @@ BUSY = ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure")
 EVENTS = (*BUSY, "Stop")
 
 
+def at_hook(payload: HookInput, worktree: Path, host: Host, lock_timeout: float) -> str:
+    """`on_hook` for the entrance, which builds no store: the shadow's own, for the loop's
+    folder and the snapshot's worker (`background.spawn`)."""
+    if payload.event not in EVENTS:
+        return ""
+    from ..store import Store
+
+    return on_hook(payload, Store(worktree, lock_timeout=lock_timeout), host)
+
+
 def on_hook(payload: HookInput, store: Store, host: Host) -> str:
     """Start this event's snapshot (`background`); the user's line when work vanished (at a
     Stop), else ""."""

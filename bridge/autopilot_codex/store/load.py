@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from .. import ledger, typedjson, witness, witness_key
 from ..errors import BridgeError, StateCorrupt, permission_denied
@@ -351,3 +351,18 @@ class Store(Markers):
                 reason="an active-loop marker was removed or changed outside the bridge; restored",
             )
         return ""
+
+
+class Opens(Protocol):
+    """A hook whose store is built at its first use (`styles.context.HookContext`)."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+@contextlib.contextmanager
+def holding(hook: Opens, *, with_plan: bool = False) -> Iterator[Held]:
+    """`Store.hold` of the hook's store, which this first use builds when the entrance built
+    none: a hook that holds its loop once comes to the store once."""
+    with hook.store.hold(with_plan=with_plan) as held:
+        yield held

@@ -16,6 +16,8 @@ from ..hosts import charge
 from ..output import terminal_command
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..config import Config
     from ..hookio import HookInput
     from ..host import Host
@@ -37,10 +39,23 @@ class HookContext:
     """Everything one admitted hook needs: its payload, the loop's store, settings and host."""
 
     payload: HookInput
-    store: Store
+    # The store the caller built, if any; else `store` builds it at its first use, in the
+    # worktree's folder (a hook that holds its loop once comes to the store once: `holding`),
+    # and keeps it here for the entrance to tell what it saved (`announce`).
+    built: Store | None
     config: Config
     host: Host
     manager: ManagerFactory
+    worktree: Path | None = None
+
+    @functools.cached_property
+    def store(self) -> Store:
+        if self.built is None:
+            from ..store import Store
+
+            assert self.worktree is not None, "a hook context needs a store or a worktree"
+            self.built = Store(self.worktree, lock_timeout=self.config.lock_timeout_s)
+        return self.built
 
     @functools.cached_property
     def limits(self) -> Limits:

@@ -120,6 +120,17 @@ class Effects:
             token=inflight.new_token(),
         )
 
+    @classmethod
+    @contextlib.contextmanager
+    def opened(
+        cls, ctx: HookContext, fx: Effects | None, *, claim: bool = False
+    ) -> Iterator[tuple[Effects, Hold]]:
+        """A Stop's first hold, the door built as it is taken (`of`, unless given): the
+        Stop's first call of the door is its first hold."""
+        fx = fx or cls.of(ctx)
+        with fx.hold(ctx, claim=claim) as held:
+            yield fx, held
+
     def facts(self, base: str) -> Facts:
         """What a Stop reads of git to judge the final diff, in one go before it decides."""
         diff = self.diff(base)

@@ -44,30 +44,32 @@ FOLDED = "review.folded"
 
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:
-    fx = fx or Effects.of(ctx)
-    token = fx.token
     try:
-        # Hold 1: guards, the slot, a waiting fix or the cached review, and (without checks)
-        # the verdict's call prepared.
-        step = take_slot(ctx, fx, token)
+        # Hold 1, the door built as it is taken: guards, the slot, a waiting fix or the
+        # cached review, and (without checks) the verdict's call prepared.
+        fx, step = take_slot(ctx, fx)
         if isinstance(step, Checks):
             # The user's checks without the lock, then hold 2 prepares the verdict.
-            step = after_checks(ctx, fx, token, step)
+            step = after_checks(ctx, fx, fx.token, step)
         # The call without the lock; the last hold applies its answer.
-        return call(ctx, fx, step, token)
+        return call(ctx, fx, step, fx.token)
     except BaseException:
-        # Every hold that decides releases the slot; one cut short must not keep it.
-        with fx.hold(ctx, owner=False) as held:
-            if held.state is not None and inflight.holds(held.state, token):
-                held.save = inflight.release(held.state, token)
+        # Every hold that decides releases the slot; one cut short must not keep it. (A
+        # first hold cut short wrote nothing, so a Stop whose door was not built yet holds
+        # no slot.)
+        if fx is not None:
+            with fx.hold(ctx, owner=False) as held:
+                if held.state is not None and inflight.holds(held.state, fx.token):
+                    held.save = inflight.release(held.state, fx.token)
         raise
 
 
 # -- 1. guards, the slot and the review: the first hold ------------------------------------
 
 
-def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | Pending:
-    """Guard the Stop, then take the in-flight slot for its calls and go on in the same hold.
+def take_slot(ctx: HookContext, fx: Effects | None) -> tuple[Effects, Decision | Checks | Pending]:
+    """Guard the Stop, then take the in-flight slot for its calls and go on in the same hold;
+    the door, built by the first hold unless given, comes back with the step.
 
     A background review of the diff being judged is waited for; one of an older diff is
     superseded (the Stop reviews the final diff itself); another Stop that holds the slot is
@@ -76,10 +78,10 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
     digest: str | None = None
     while True:
         # The owner's loop, claimed, charged and its dead callers' slots reclaimed.
-        with fx.hold(ctx, claim=True) as held:
-            state, now = held.state, held.now
+        with Effects.opened(ctx, fx, claim=True) as (fx, held):
+            state, now, token = held.state, held.now, fx.token
             if state is None:
-                return guards.allow("ignored")
+                return fx, guards.allow("ignored")
             if give_up is None:
                 give_up = now + ctx.config.timeout_s + inflight.SLACK_S
             slot = state.inflight
@@ -95,9 +97,9 @@ def take_slot(ctx: HookContext, fx: Effects, token: str) -> Decision | Checks | 
                 # Busy: another Stop's answer is the turn's; this one lets the host go on
                 # without a call (seed: one verdict call per iteration, never more).
                 state = state.evolve(stop_events=state.stop_events + 1)
-                return finish(held, state, guards.allow("stop.busy"))
+                return fx, finish(held, state, guards.allow("stop.busy"))
             if slot is None:
-                return review(ctx, fx, held, state, token)
+                return fx, review(ctx, fx, held, state, token)
             held.save = state
         fx.sleep(STOP_POLL_S)
 

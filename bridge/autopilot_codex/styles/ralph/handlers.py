@@ -19,7 +19,7 @@ from ...output import terminal_command
 from ...seatbelt import with_seatbelt
 from ...spend import of_state
 from ...state import State, Status
-from ...store import Held, Store
+from ...store import Held, Store, holding
 from ..context import HookContext
 from . import reducer
 from .record import RalphRecord
@@ -69,7 +69,7 @@ def mine(ctx: HookContext, state: State | None) -> State | None:
 def on_stop(ctx: HookContext) -> Answer:
     """One hold of the store: the loop loaded once as the lock is taken; what is decided
     here (the result, the ledger's line, the state) written as it is let go."""
-    with ctx.store.hold() as held:
+    with holding(ctx) as held:
         return stopped(ctx, held)
 
 
@@ -193,14 +193,14 @@ def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
 
 def on_tool(ctx: HookContext) -> None:
     """A tool ran (or failed: a red test run is work too): the worker is not idle."""
-    with ctx.store.hold() as held:
+    with holding(ctx) as held:
         state = mine(ctx, held.state)
         if state is not None:
             held.save = guards.on_tool(ctx.charged(state))
 
 
 def on_pre_compact(ctx: HookContext) -> None:
-    with ctx.store.hold() as held:
+    with holding(ctx) as held:
         state = mine(ctx, held.state)
         if state is not None:
             fields = {"trigger": ctx.payload.trigger, "session": ctx.payload.session_id}
@@ -212,7 +212,7 @@ def on_session_start(ctx: HookContext) -> Answer:
     """After a compaction or resume the prompt may be gone from the context: put it back."""
     if ctx.payload.source not in REINJECT_SOURCES:
         return ALLOW
-    with ctx.store.hold() as held:
+    with holding(ctx) as held:
         state = mine(ctx, held.state)
         if state is None:
             return ALLOW

@@ -125,7 +125,7 @@ def text(value: object) -> str:
 
 @dataclass(frozen=True)
 class Answer:
-    """What a hook decides, in no host's dialect; `hosts.<name>.render` writes it out.
+    """What a hook decides, in no host's dialect; the host's `render` writes it out.
 
     All empty is the silent allow (exit 0, empty stdout).
     """
@@ -158,12 +158,45 @@ def _path(value: object) -> str:
 
 
 class SharedDialect:
-    """The hook fields and shell tool input Claude Code and Codex name alike, read for a host."""
+    """The hook fields and shell tool input Claude Code and Codex name alike, read for a host,
+    and the answer written in the JSON both read, shaped by the host's own table below."""
 
     shell_tools: frozenset[str]
+    # Events whose `hookSpecificOutput` may carry `additionalContext` for the model.
+    context_events: frozenset[str]
+    # Events that read `decision: block`, and those that read a deny (PreToolUse's permission
+    # decision); None: every event.
+    block_events: frozenset[str] | None = None
+    deny_events: frozenset[str] | None = None
+    # A block at PreToolUse is written as its deny (a host that reads no block there).
+    block_as_deny = False
+    # Context written beside a refusal too (else only in an answer that refuses nothing).
+    context_beside_refusal = False
 
     def event(self, data: Mapping[str, Any], event: str) -> HookInput:
         return from_payload(data, event)
+
+    def render(self, event: str, answer: Answer) -> str:
+        """The answer as the hook's stdout: one JSON object, or "" for a silent allow."""
+        out: dict[str, Any] = {}
+        specific: dict[str, Any] = {}
+        deny = answer.deny if self.deny_events is None or event in self.deny_events else ""
+        if not deny and self.block_as_deny and event == "PreToolUse":
+            deny = answer.block
+        if deny:
+            specific = {"permissionDecision": "deny", "permissionDecisionReason": deny}
+        elif answer.block and (self.block_events is None or event in self.block_events):
+            out = {"decision": "block", "reason": answer.block}
+        refused = bool(specific or out)
+        beside = self.context_beside_refusal or not refused
+        if answer.context and event in self.context_events and beside:
+            specific["additionalContext"] = answer.context
+        if specific:
+            name = "PreToolUse" if deny else event
+            out["hookSpecificOutput"] = {"hookEventName": name, **specific}
+        if answer.message:
+            out["systemMessage"] = answer.message
+        return json.dumps(out, ensure_ascii=False) if out else ""
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:
         return shell_line(tool_input.get("command")) if tool_name in self.shell_tools else None

@@ -309,14 +309,15 @@ class FakeManager:
 # budget guard read the meters once: from 19 / 5 and 22 / 15; then when the entrance stopped
 # building a store for the style, whose first use builds it (ralph's one hold, autopilot's
 # door, none for rounds): from 18 / 2, 22 / 14, 12 / 2 and 9 / 0; then when the autopilot
-# door came to be built as its first hold is taken: from 17 / 2 and 21 / 14). What is left:
-# ralph's host, asked for its spend in the hold and for its dialect after; the autopilot door
-# asked for git's facts once no guard has answered (a guard stop runs no git).
+# door came to be built as its first hold is taken: from 17 / 2 and 21 / 14; then when Claude
+# Code's and Codex's answers came to be written by one writer beside the reading they share,
+# shaped by each host's table: from 17 / 1, 21 / 13, 12 / 1 and 8 / 0). What is left: the
+# autopilot door asked for git's facts once no guard has answered (a guard stop runs no git).
 BOUNDS = {
-    "autopilot cached": (17, 1),
-    "autopilot verdict": (21, 13),
-    "ralph": (12, 1),
-    "rounds": (8, 0),
+    "autopilot cached": (16, 1),
+    "autopilot verdict": (20, 13),
+    "ralph": (12, 0),
+    "rounds": (7, 0),
 }
 # The entrance: gate → loop index → helper → hookrun, each entered once; the styles' and the
 # hosts' registries are tables (no frame of their own), so the host is entered only when asked

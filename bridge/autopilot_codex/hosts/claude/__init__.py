@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,6 @@ from ..spendplace import SpendPlace
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ...hookio import Answer
     from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 # Verbs with a slash command of their own; the rest are terminal commands.
@@ -67,6 +65,9 @@ class Claude(SharedDialect):
     config_env: str | None = "CLAUDE_CONFIG_DIR"
     cli_names = r"claude|claude-code"
     cli_packages: tuple[str, ...] = ("@anthropic-ai/claude-code",)
+    # Its answer (`SharedDialect.render`): a block and a deny read at any event, context only
+    # in an answer that refuses nothing.
+    context_events = CONTEXT_EVENTS
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [config_folder(env, home, "CLAUDE_CONFIG_DIR", ".claude") / LOGIN]
@@ -82,22 +83,6 @@ class Claude(SharedDialect):
 
     def is_spend_record(self, path: str) -> bool:
         return _SPEND.holds(path)
-
-    def render(self, event: str, answer: Answer) -> str:
-        out: dict[str, Any] = {}
-        if answer.deny:
-            out["hookSpecificOutput"] = {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": answer.deny,
-            }
-        elif answer.block:
-            out = {"decision": "block", "reason": answer.block}
-        elif answer.context and event in CONTEXT_EVENTS:
-            out["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": answer.context}
-        if answer.message:
-            out["systemMessage"] = answer.message
-        return json.dumps(out, ensure_ascii=False) if out else ""
 
     def command(self, verb: str) -> str:
         slash = SLASH.get(verb)

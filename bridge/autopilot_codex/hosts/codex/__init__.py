@@ -18,20 +18,18 @@ fields its schema has, and nothing Claude-only:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...hookio import SharedDialect
+from ...hookio import Answer, SharedDialect
 from ...wall import config_folder
 from ..spendplace import SpendPlace
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ...hookio import Answer
     from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -46,28 +44,6 @@ _SETTINGS = re.compile(r"(^|/)\.codex/(config\.toml|hooks\.json|autopilot-codex-
 # The session rollouts: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`.
 _SPEND = SpendPlace(re.compile(r"(^|/)\.codex/sessions(?=/|$)"), "CODEX_HOME", ".codex", "sessions")
 _HOME_FILES = frozenset({"config.toml", "hooks.json", "autopilot-codex-install.json"})
-
-
-def render(event: str, block: str, deny: str, context: str, message: str) -> str:
-    """The hook's stdout: ``block`` (a reason to keep going / to refuse), ``deny`` (a
-    PreToolUse refusal), ``context`` (text for the model), ``message`` (for the user). Empty
-    strings mean "none"; all empty is the empty answer (allow)."""
-    answer: dict[str, Any] = {}
-    specific: dict[str, Any] = {}
-    refusal = deny or block
-    if event == "PreToolUse" and refusal:
-        specific["permissionDecision"] = "deny"
-        specific["permissionDecisionReason"] = refusal
-    elif event in BLOCK_EVENTS and block:
-        answer["decision"] = "block"
-        answer["reason"] = block
-    if context and event in CONTEXT_EVENTS:
-        specific["additionalContext"] = context
-    if specific:
-        answer["hookSpecificOutput"] = {"hookEventName": event, **specific}
-    if message:
-        answer["systemMessage"] = message
-    return json.dumps(answer, ensure_ascii=False) if answer else ""
 
 
 # What Codex reads to decide what to run (its docs and source; docs/hosts-sandbox.md): `.codex/`
@@ -97,6 +73,13 @@ class Codex(SharedDialect):
     # Its release binaries carry their target: `codex-x86_64-unknown-linux-musl`.
     cli_names = r"codex|codex-exec|codex-[a-z0-9_]+-(unknown|apple|pc)-[a-z0-9_-]+"
     cli_packages: tuple[str, ...] = ("@openai/codex",)
+    # Its answer (`SharedDialect.render`): a refusal at PreToolUse is a deny (a block there
+    # too), `decision: block` only where Codex reads it, context beside a refusal as well.
+    context_events = CONTEXT_EVENTS
+    block_events: frozenset[str] | None = BLOCK_EVENTS
+    deny_events: frozenset[str] | None = frozenset({"PreToolUse"})
+    block_as_deny = True
+    context_beside_refusal = True
 
     def logins(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [config_folder(env, home, "CODEX_HOME", ".codex") / LOGIN]
@@ -120,9 +103,6 @@ class Codex(SharedDialect):
 
     def is_spend_record(self, path: str) -> bool:
         return _SPEND.holds(path)
-
-    def render(self, event: str, answer: Answer) -> str:
-        return render(event, answer.block, answer.deny, answer.context, answer.message)
 
     def command(self, verb: str) -> str:
         return f"autopilot-codex {verb}"
@@ -161,3 +141,9 @@ def _same_dir(a: str, b: str) -> bool:
 
 
 HOST = Codex()
+
+
+def render(event: str, block: str, deny: str, context: str, message: str) -> str:
+    """Codex's hook stdout for these parts, empty strings meaning none (the contract tests
+    write the answers Codex must obey with it)."""
+    return HOST.render(event, Answer(block, deny, context, message))

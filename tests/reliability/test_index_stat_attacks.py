@@ -45,7 +45,7 @@ PAST_S = 3600
 
 def forge(repo: Path, name: str) -> None:
     """Give `name`'s entry in `.git/index` the stat the file has now, keeping its old blob."""
-    os.utime(repo / name, (os.stat(repo / name).st_atime - PAST_S,) * 2)
+    os.utime(repo / name, ((repo / name).stat().st_atime - PAST_S,) * 2)
     index = repo / ".git" / "index"
     data = bytearray(index.read_bytes())
     assert data[:4] == b"DIRC" and struct.unpack(">I", data[4:8])[0] == 2

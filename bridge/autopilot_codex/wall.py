@@ -20,6 +20,10 @@ from typing import Any, Literal
 # file is a link to a git directory elsewhere, whose config git then runs.
 GIT_RUN_FILES: tuple[str, ...] = (
     "**/.git/config",
+    # A git directory holding `commondir` takes its config and hooks from the folder it names;
+    # `config.worktree` is read as config once the config enables it.
+    "**/.git/commondir",
+    "**/.git/config.worktree",
     "**/.git/hooks/**",
     "**/.git/modules/**/config",
     "**/.git/modules/**/hooks/**",

@@ -70,7 +70,8 @@ def test_other_files_do_not_match(rel: str) -> None:
 
 def test_the_literal_top_of_each_pattern() -> None:
     assert [literal(p) for p in RUN] == [
-        ".git/config", ".git/hooks", ".git/modules", ".git/modules", ".git", ".gitmodules",
+        ".git/config", ".git/commondir", ".git/config.worktree", ".git/hooks", ".git/modules",
+        ".git/modules", ".git", ".gitmodules",
         ".mcp.json", ".claude", ".codex", ".agents",
     ]  # fmt: skip
 

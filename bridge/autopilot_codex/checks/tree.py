@@ -22,11 +22,12 @@ from pathlib import Path
 
 from .. import nofollow
 from ..errors import BridgeError
-from ..gitrepo import nested, run_bytes
+from ..gitrepo import nested, run_bytes, statcache
 
 
 def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
     """The digest, or "" when git cannot tell (not a repository, git missing): never cached."""
+    # Through the bridge's own stat data: the index's can be forged to hide an edit.
     out = _git(
         worktree,
         "--no-optional-locks",
@@ -37,6 +38,7 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
         "--untracked-files=no",
         "--no-renames",
         "--ignore-submodules=all",
+        own=True,
     )
     # Untracked files by the in-tree .gitignore files alone: status would also apply
     # `.git/info/exclude`, which the implementer can write.
@@ -120,9 +122,10 @@ def _excluded(path: bytes, exclude: tuple[str, ...]) -> bool:
     return any(text == e or text.startswith(e.rstrip("/") + "/") for e in exclude)
 
 
-def _git(cwd: Path, *args: str) -> bytes | None:
-    """Through the hardened runner: a status would otherwise run the repository's fsmonitor."""
+def _git(cwd: Path, *args: str, own: bool = False) -> bytes | None:
+    """Through the hardened runner: a status would otherwise run the repository's fsmonitor.
+    `own`: with the bridge's own stat data (gitrepo/statcache.py), not the index's."""
     try:
-        return run_bytes(cwd, *args)
+        return run_bytes(cwd, *args, index_file=statcache.own_index(cwd) if own else None)
     except BridgeError:
         return None

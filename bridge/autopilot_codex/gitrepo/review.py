@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import nofollow
 from ..rails.secrets import is_secret_path
-from . import ignored, inside, nested, tamper
+from . import ignored, inside, nested, statcache, tamper
 from .runner import run_bytes, run_git
 
 # Untracked files are diffed in Python: this many shown in full, each up to this size.
@@ -79,7 +79,11 @@ def diff_since(
             path == e or path.startswith(e.rstrip("/") + "/") for e in exclude
         )
 
-    stats = run_bytes(worktree, "diff", base, "--numstat", "-z", "--find-renames", *_DIFF_FLAGS)
+    # The work tree read through the bridge's own stat data, never the index's (statcache.py).
+    own = statcache.own_index(worktree)
+    stats = run_bytes(
+        worktree, "diff", base, "--numstat", "-z", "--find-renames", *_DIFF_FLAGS, index_file=own
+    )
     changed, carried, git_binary = _numstat(stats)
     flagged = {p: why for p, why in _flagged(worktree).items() if not hidden(p)}
     # A secret renamed or copied to an innocent name still carries the secret.
@@ -87,7 +91,9 @@ def diff_since(
     binary = {p for p in git_binary if p not in secret and _really_binary(worktree, base, p)}
     skipped = sorted(secret | binary | set(flagged))
     spec = ["--", ".", *(f":(exclude,literal){p}" for p in skipped)] if skipped else []
-    tracked = run_git(worktree, "diff", base, "--text", "--find-renames", *_DIFF_FLAGS, *spec)
+    tracked = run_git(
+        worktree, "diff", base, "--text", "--find-renames", *_DIFF_FLAGS, *spec, index_file=own
+    )
     parts = [tracked.rstrip("\n")] if tracked.strip() else []
     parts += [_binary_section(worktree, p) for p in sorted(binary)]
     flagged_changed = _flagged_sections(worktree, base, flagged)
@@ -123,7 +129,8 @@ def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -
     """The files `diff_since` would name (tracked changes and untracked files, secrets and
     `exclude` left out, files flagged skip-worktree or assume-unchanged included) from
     name-only git calls: for a prompt that names files, not their changes."""
-    tracked = run_bytes(worktree, "diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
+    names_only = ("diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
+    tracked = run_bytes(worktree, *names_only, index_file=statcache.own_index(worktree))
     others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
     names = [*_names(tracked), *_names(others)]
     names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from ..output import visible
 from ..spend import usd
 from ..stream import StreamState
 
@@ -49,7 +50,8 @@ class PlainView:
         self.estimated = False
 
     def _say(self, text: str) -> None:
-        self.out.write(text + "\n")
+        # The round's tool calls and messages are the implementer's text (output.visible).
+        self.out.write(visible(text) + "\n")
         self.out.flush()
 
     def round_started(self, round_no: int, rounds: int, role: str, attempt: int) -> None:
@@ -124,20 +126,20 @@ class LiveView:
             self.live.start()
 
     def update(self, state: StreamState) -> None:
-        self.action = state.last_action or self.action
+        self.action = visible(state.last_action) or self.action
         self.round_cost = state.cost_usd or 0.0
 
     def round_ended(self, record: RoundRecord, cost_so_far: float, shown: str) -> None:
         self.cost, self.round_cost = cost_so_far, 0.0
         self.estimated = self.estimated or bool(record.unpriced)
-        self.console.print(_ended_line(record, cost_so_far, self.estimated), markup=False)
+        line = _ended_line(record, cost_so_far, self.estimated)
+        self.console.print(visible(line), markup=False)
         if shown.strip():
-            self.console.print(
-                "  " + shown.strip().splitlines()[-1][:200], style="dim", markup=False
-            )
+            last = visible(shown.strip().splitlines()[-1][:200])
+            self.console.print("  " + last, style="dim", markup=False)
 
     def note(self, text: str) -> None:
-        self.console.print(text, markup=False)
+        self.console.print(visible(text), markup=False)
 
     def close(self) -> None:
         if self.live is not None:

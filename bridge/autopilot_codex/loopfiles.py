@@ -9,13 +9,13 @@ line that does not parse. They never write.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import surrogates
 from .defaults import STYLE
 from .state_file import migrate
 
@@ -54,7 +54,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object, or None when the file is missing, unreadable or not an object."""
     raw = read_bytes(path)
     try:
-        data = json.loads(raw) if raw is not None else None
+        data = surrogates.loads(raw) if raw is not None else None
     except (UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -68,7 +68,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     records = []
     for line in raw.splitlines():
         with contextlib.suppress(ValueError, UnicodeDecodeError):
-            item = json.loads(line)
+            item = surrogates.loads(line)
             if isinstance(item, dict):
                 records.append(item)
     return records
@@ -153,7 +153,11 @@ class LoopFiles:
         budget = header.get("budget_usd")
         run = text(header, "run")
         for record in self.rollout:
-            if record.get("kind") == "raise" and record.get("run") == run and record.get("budget_usd") is not None:
+            if (
+                record.get("kind") == "raise"
+                and record.get("run") == run
+                and record.get("budget_usd") is not None
+            ):
                 budget = record.get("budget_usd")
         return budget
 

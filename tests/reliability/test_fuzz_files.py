@@ -55,6 +55,8 @@ def _files(repo: Path, home: Path) -> dict[str, Path]:
         "state": loop / "state.json",
         "witness": loop / "witness.json",
         "findings": loop / "findings.json",
+        "hostfiles": loop / "hostfiles.json",
+        "nested": loop / "nested.json",
         "config": home / "config.json",
         "transcript": repo.parent / "transcript.jsonl",
     }
@@ -75,6 +77,8 @@ HOSTILE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "witness-surrogate": ("witness", lambda p: _field(p, "last", b'"\\ud800"')),
     "witness-non-ascii-seal": ("witness", lambda p: _field(p, "mac", b'"\\u00e9"')),
     "findings-deep": ("findings", lambda p: _whole(p, DEEP)),
+    "host-files-deep": ("hostfiles", lambda p: _whole(p, DEEP)),
+    "nested-baseline-deep": ("nested", lambda p: _whole(p, DEEP)),
     "transcript-deep": ("transcript", lambda p: _whole(p, b'{"usage": ' + DEEP + b"}\n")),
     "transcript-float-overflow": ("transcript", lambda p: _whole(p, _usage_line(BIG))),
 }

@@ -323,7 +323,7 @@ def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
         specs_from_config(items)
     except BridgeError as exc:
         raise BridgeError(f"{said} is not accepted: {exc}") from exc
-    return tuple(items)
+    return tuple(items or ())  # null, which `specs_from_config` reads as none
 
 
 def check_specs(config: Config) -> list[CheckSpec]:

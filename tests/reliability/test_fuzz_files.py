@@ -68,6 +68,15 @@ HOSTILE: dict[str, tuple[str, Callable[[Path], None]]] = {
     "config-deep-object": ("config", lambda p: _whole(p, DEEP_OBJECT)),
     "config-huge-int": ("config", lambda p: _whole(p, b'{"budget_usd": ' + HUGE + b"}")),
     "config-not-utf8": ("config", lambda p: _whole(p, b'{"model": "\xff"}')),
+    "config-null-checks": ("config", lambda p: _whole(p, b'{"checks": null}')),
+    "config-endless-check": (
+        "config",
+        lambda p: _whole(p, b'{"checks": [{"command": "true", "timeout_s": 1e999}]}'),
+    ),
+    "config-nan-check": (
+        "config",
+        lambda p: _whole(p, b'{"checks": [{"command": "true", "timeout_s": NaN}]}'),
+    ),
     "state-deep": ("state", lambda p: _whole(p, DEEP)),
     "state-deep-field": ("state", lambda p: _field(p, "iteration", DEEP)),
     "state-huge-int": ("state", lambda p: _field(p, "iteration", HUGE)),

@@ -20,10 +20,9 @@ _LONE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 REPLACEMENT = "\ufffd"
-# More digits in a row than the integer part of any float (1.8e308 has 309): read as an int,
-# such a number fails the first `float()` it meets.
-_LONG_NUMBER = re.compile(rb"[0-9]{310}")
-_FLOAT_DIGITS = 309
+# As many digits in a row as the largest float has (1.8e308: 309) or more: read as an int,
+# such a number may fail the first `float()` it meets.
+_LONG_NUMBER = re.compile(rb"[0-9]{309}")
 
 
 def loads(text: str | bytes) -> Any:
@@ -39,9 +38,12 @@ def loads(text: str | bytes) -> Any:
 
 
 def _bounded(digits: str) -> int:
-    if len(digits.lstrip("-")) > _FLOAT_DIGITS:
-        raise ValueError("a number too large for a float")
-    return int(digits)
+    value = int(digits)
+    try:
+        float(value)
+    except OverflowError:
+        raise ValueError("a number too large for a float") from None
+    return value
 
 
 def possible(raw: bytes | str) -> bool:

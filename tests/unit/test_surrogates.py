@@ -80,6 +80,7 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
         b'{"n": ' + b"9" * 5_000 + b"}",  # past int's digit limit: ValueError, not a decode error
         b'{"n": ' + b"9" * 400 + b"}",  # an int, but the first float() of it overflows
         b'{"n": -' + b"9" * 400 + b"}",
+        b'{"n": ' + b"9" * 309 + b"}",  # as many digits as the largest float, and larger
         b'{"a": "\xff"}',  # not UTF-8
         b"{",
     ],
@@ -93,7 +94,7 @@ def test_loads_makes_every_unreadable_text_a_value_error(raw: bytes) -> None:
 
 
 def test_loads_keeps_what_a_float_holds_and_scrubs_lone_halves() -> None:
-    big = "9" * 309
+    big = "1" + "0" * 308  # 1e308: a float holds it
     assert surrogates.loads(f'{{"n": {big}, "f": 1e999}}')["n"] == int(big)
     assert surrogates.loads(b'{"\\udc00": ["\\ud800"]}') == {"\ufffd": ["\ufffd"]}
     assert surrogates.loads('"\\ud83d\\ude00"') == "\U0001f600"  # a whole pair stays

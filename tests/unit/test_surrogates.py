@@ -112,3 +112,16 @@ def test_the_spend_readers_and_the_codex_backend_read_deep_json_as_garbage() -> 
     assert codex_backend._read_events(DEEP.decode() + "\n")[1] == ""
     with pytest.raises(Charged):
         codex_backend._parse(Verdict, DEEP.decode(), Usage())
+
+
+def test_a_headless_host_line_nested_too_deep_is_noise_and_a_rollout_line_is_corrupt() -> None:
+    from pathlib import Path
+
+    from autopilot_codex.errors import BridgeError
+    from autopilot_codex.rounds import rollout
+    from autopilot_codex.stream import StreamState
+
+    # A round's host prints its events as JSON lines; a model's tool input can nest them deep.
+    assert StreamState("claude").feed_line(DEEP.decode()) is False
+    with pytest.raises(BridgeError, match="corrupt at line 1"):
+        rollout.parse(DEEP + b"\n{}\n", Path("rollout.jsonl"))

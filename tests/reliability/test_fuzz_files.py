@@ -132,3 +132,18 @@ def test_a_damaged_file_never_breaks_a_hook(loop: Fixture, isolated: Path, name:
         answer_of(result)  # nothing, or exactly one JSON object
         if target != "state":  # the next reset puts the state back
             path.unlink(missing_ok=True)
+
+
+def test_logs_skip_an_event_line_nested_too_deep(
+    planned: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autopilot_codex.cli import main
+
+    events = state_path(planned).with_name("events.jsonl")
+    events.write_bytes(events.read_bytes() + DEEP + b"\n")
+    capsys.readouterr()
+    code = main(["-C", str(planned), "logs"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "internal error" not in out.err
+    assert "plan" in out.out  # the lines before it are still shown

@@ -9,6 +9,7 @@ line that does not parse. They never write.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import stat
 from dataclasses import dataclass
@@ -80,10 +81,12 @@ def text(data: dict[str, Any], key: str, default: str = "") -> str:
 
 
 def number(data: dict[str, Any], key: str, default: float = 0.0) -> float:
+    """A number the file holds; `default` for anything else, NaN and the infinities included
+    (JSON as Python writes it may spell them, and no view can draw or sum them)."""
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
-    return float(value)
+    return float(value) if math.isfinite(value) else default
 
 
 def items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:

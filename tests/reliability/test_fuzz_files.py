@@ -147,3 +147,17 @@ def test_logs_skip_an_event_line_nested_too_deep(
     assert code == 0, out.err
     assert "internal error" not in out.err
     assert "plan" in out.out  # the lines before it are still shown
+
+
+@pytest.mark.parametrize("value", [b"Infinity", b"-Infinity", b"NaN"])
+def test_a_report_reads_a_number_that_is_no_number_as_none(
+    planned: Path, capsys: pytest.CaptureFixture[str], value: bytes
+) -> None:
+    from autopilot_codex.cli import main
+
+    _field(state_path(planned), "budget_used_usd", value)
+    capsys.readouterr()
+    code = main(["-C", str(planned), "report"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "internal error" not in out.err

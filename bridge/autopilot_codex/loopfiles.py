@@ -94,6 +94,12 @@ def items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+def strings(data: dict[str, Any], key: str) -> list[str]:
+    """The strings of a list the file holds; [] for anything that is not a list."""
+    value = data.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 @dataclass(frozen=True)
 class LoopFiles:
     """The files of one loop's project folder, read once."""

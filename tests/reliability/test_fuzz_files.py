@@ -161,3 +161,26 @@ def test_a_report_reads_a_number_that_is_no_number_as_none(
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "internal error" not in out.err
+
+
+@pytest.mark.parametrize("name", ["implementer_unpriced", "completed_tasks"])
+@pytest.mark.parametrize("verb", ["logs", "report", "loops"])
+def test_the_views_read_a_list_that_is_no_list_as_empty(
+    planned: Path, capsys: pytest.CaptureFixture[str], name: str, verb: str
+) -> None:
+    """The views read state.json as it is, never quarantining: a field the implementer set to
+    the wrong type is read as none, not iterated."""
+    from autopilot_codex.cli import main
+
+    path = state_path(planned)
+    if name == "completed_tasks":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["autopilot"][name] = 7
+        path.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        _field(path, name, b"true")
+    capsys.readouterr()
+    code = main(["-C", str(planned), verb])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "internal error" not in out.err

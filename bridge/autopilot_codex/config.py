@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import defaults
+from . import defaults, surrogates
 from .defaults import REVIEW_MODES
 from .errors import BridgeError
 from .paths import state_home
@@ -234,14 +234,15 @@ def _parse_file(path: Path, raw: bytes | OSError | None) -> dict[str, Any]:
         return {}
     if isinstance(raw, OSError):
         raise BridgeError(f"cannot read {path}: {raw.strerror}") from raw
-    # As `read_text` reads it: UTF-8, universal newlines.
-    text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     try:
-        data = json.loads(text)
+        # As `read_text` reads it: UTF-8, universal newlines.
+        data = surrogates.loads(raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
     except json.JSONDecodeError as exc:
         raise BridgeError(
             f"{path} is not valid JSON (line {exc.lineno}): fix or remove it"
         ) from exc
+    except ValueError as exc:  # not UTF-8, nested too deep, a number too large
+        raise BridgeError(f"{path} is not valid JSON ({exc}): fix or remove it") from exc
     if not isinstance(data, dict):
         raise BridgeError(f"{path} must hold a JSON object")
     return data
@@ -322,7 +323,7 @@ def _checks(raw: Any, said: str) -> tuple[str | dict[str, Any], ...]:
         specs_from_config(items)
     except BridgeError as exc:
         raise BridgeError(f"{said} is not accepted: {exc}") from exc
-    return tuple(items)
+    return tuple(items or ())  # null, which `specs_from_config` reads as none
 
 
 def check_specs(config: Config) -> list[CheckSpec]:

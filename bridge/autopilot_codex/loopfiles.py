@@ -9,13 +9,14 @@ line that does not parse. They never write.
 from __future__ import annotations
 
 import contextlib
-import json
+import math
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import surrogates
 from .defaults import STYLE
 from .state_file import migrate
 
@@ -54,7 +55,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object, or None when the file is missing, unreadable or not an object."""
     raw = read_bytes(path)
     try:
-        data = json.loads(raw) if raw is not None else None
+        data = surrogates.loads(raw) if raw is not None else None
     except (UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -68,7 +69,7 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     records = []
     for line in raw.splitlines():
         with contextlib.suppress(ValueError, UnicodeDecodeError):
-            item = json.loads(line)
+            item = surrogates.loads(line)
             if isinstance(item, dict):
                 records.append(item)
     return records
@@ -80,15 +81,23 @@ def text(data: dict[str, Any], key: str, default: str = "") -> str:
 
 
 def number(data: dict[str, Any], key: str, default: float = 0.0) -> float:
+    """A number the file holds; `default` for anything else, NaN and the infinities included
+    (JSON as Python writes it may spell them, and no view can draw or sum them)."""
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
-    return float(value)
+    return float(value) if math.isfinite(value) else default
 
 
 def items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = data.get(key)
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def strings(data: dict[str, Any], key: str) -> list[str]:
+    """The strings of a list the file holds; [] for anything that is not a list."""
+    value = data.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -153,7 +162,11 @@ class LoopFiles:
         budget = header.get("budget_usd")
         run = text(header, "run")
         for record in self.rollout:
-            if record.get("kind") == "raise" and record.get("run") == run and record.get("budget_usd") is not None:
+            if (
+                record.get("kind") == "raise"
+                and record.get("run") == run
+                and record.get("budget_usd") is not None
+            ):
                 budget = record.get("budget_usd")
         return budget
 

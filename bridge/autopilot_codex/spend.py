@@ -117,12 +117,12 @@ def of_state(state: State) -> Spend:
 
 def of_files(files: LoopFiles) -> Spend:
     """The spend as the loop's files hold it, read tolerantly: the views that only look."""
-    from .loopfiles import number, text
+    from .loopfiles import number, strings, text
 
     state = files.state
     manager = number(state, "budget_used_usd")
     implementer = number(state, "implementer_used_usd")
-    estimated = {m for m in state.get("implementer_unpriced") or [] if isinstance(m, str)}
+    estimated = set(strings(state, "implementer_unpriced"))
     rounds = files.rounds()
     manager += sum(number(r, "manager_usd") for r in rounds)
     implementer += sum(number(r, "cost_usd") for r in rounds)

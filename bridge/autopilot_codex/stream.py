@@ -5,10 +5,11 @@ this module holds the state they fill and the helpers they share.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from . import surrogates
 
 if TYPE_CHECKING:
     from .prices import Price
@@ -50,7 +51,7 @@ class StreamState:
     def feed_line(self, line: str) -> bool:
         """Take one line; False when it is not a JSON object (printed noise, a torn line)."""
         try:
-            event = json.loads(line)
+            event = surrogates.loads(line)
         except ValueError:
             return False
         if not isinstance(event, dict):

@@ -104,7 +104,10 @@ def _convert(kind: Any, value: object) -> Any:  # noqa: C901 - one branch per ki
         raise Invalid("", "expected true or false")
     if kind is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an int past any float: a number, but not one we can use
+                raise Invalid("", "a number too large") from None
         raise Invalid("", "expected a number")
     if kind is Any:
         return value

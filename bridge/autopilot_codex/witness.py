@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import surrogates
 from .ledger import Anchor
 
 # The witness format this module writes; a witness without it is from an older release.
@@ -143,13 +144,16 @@ def read(path: Path, key: bytes) -> Witness | None:
     if known is not None:
         return known
     try:
-        data = json.loads(text)
+        data = surrogates.loads(text)
     except ValueError as exc:
         raise Damaged("witness.json is not valid JSON") from exc
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise Damaged("witness.json is not a witness this version wrote")
     mac = data.pop("mac", None)
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, seal(key, _canonical(data))):
+    # `compare_digest` takes ASCII text only: any other seal is a forgery, not a crash.
+    if not isinstance(mac, str) or not mac.isascii():
+        raise Damaged("witness.json does not carry the bridge's seal")
+    if not hmac.compare_digest(mac, seal(key, _canonical(data))):
         raise Damaged("witness.json does not carry the bridge's seal")
     try:
         ledger, origin = data["ledger"], data["origin"]

@@ -68,3 +68,60 @@ def test_a_manager_answer_arrives_scrubbed() -> None:
         b' "instructions": "", "findings": []}'
     )
     assert Verdict.model_validate(body).reason == "\ufffd"
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        DEEP,  # json.loads raises RecursionError, which no `except ValueError` catches
+        b'{"n": ' + b"9" * 5_000 + b"}",  # past int's digit limit: ValueError, not a decode error
+        b'{"n": ' + b"9" * 400 + b"}",  # an int, but the first float() of it overflows
+        b'{"n": -' + b"9" * 400 + b"}",
+        b'{"n": ' + b"9" * 309 + b"}",  # as many digits as the largest float, and larger
+        b'{"a": "\xff"}',  # not UTF-8
+        b"{",
+    ],
+)
+def test_loads_makes_every_unreadable_text_a_value_error(raw: bytes) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 - the door's one promise is the type
+        surrogates.loads(raw)
+    if raw.isascii():  # as a file's text, read as UTF-8, gives it
+        with pytest.raises(ValueError):  # noqa: PT011
+            surrogates.loads(raw.decode("ascii"))
+
+
+def test_loads_keeps_what_a_float_holds_and_scrubs_lone_halves() -> None:
+    big = "1" + "0" * 308  # 1e308: a float holds it
+    assert surrogates.loads(f'{{"n": {big}, "f": 1e999}}')["n"] == int(big)
+    assert surrogates.loads(b'{"\\udc00": ["\\ud800"]}') == {"\ufffd": ["\ufffd"]}
+    assert surrogates.loads('"\\ud83d\\ude00"') == "\U0001f600"  # a whole pair stays
+
+
+def test_the_spend_readers_and_the_codex_backend_read_deep_json_as_garbage() -> None:
+    from autopilot_codex.hosts.claude import transcript
+    from autopilot_codex.hosts.codex import rollout
+    from autopilot_codex.manager import codex_backend
+    from autopilot_codex.manager.attempts import Charged
+    from autopilot_codex.manager.pricing import Usage
+
+    assert transcript._usage(b'{"usage": ' + DEEP + b"}", "") is None
+    assert rollout._record(b'{"token_count": ' + DEEP + b"}", "event_msg") is None
+    assert codex_backend._read_events(DEEP.decode() + "\n")[1] == ""
+    with pytest.raises(Charged):
+        codex_backend._parse(Verdict, DEEP.decode(), Usage())
+
+
+def test_a_headless_host_line_nested_too_deep_is_noise_and_a_rollout_line_is_corrupt() -> None:
+    from pathlib import Path
+
+    from autopilot_codex.errors import BridgeError
+    from autopilot_codex.rounds import rollout
+    from autopilot_codex.stream import StreamState
+
+    # A round's host prints its events as JSON lines; a model's tool input can nest them deep.
+    assert StreamState("claude").feed_line(DEEP.decode()) is False
+    with pytest.raises(BridgeError, match="corrupt at line 1"):
+        rollout.parse(DEEP + b"\n{}\n", Path("rollout.jsonl"))

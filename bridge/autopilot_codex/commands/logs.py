@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import surrogates
 from ..loopfiles import read_bytes, text
 from ..spend import charged, usd
 
@@ -148,7 +149,7 @@ def _stat(path: Path) -> os.stat_result | None:
 
 def _emit_raw(raw: bytes, emit: Callable[[dict[str, Any]], None]) -> None:
     try:
-        record = json.loads(raw)
+        record = surrogates.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return
     if isinstance(record, dict):

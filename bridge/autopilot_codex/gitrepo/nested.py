@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import nofollow, treewalk
+from .. import nofollow, surrogates, treewalk
 from ..fileio import atomic_write
 from .runner import run_bytes
 
@@ -197,7 +197,7 @@ def load(file: Path) -> tuple[Manifest, dict[str, tuple[object, ...]]] | None:
     """A recorded baseline (nested files, ignored files' stats); None when there is none or it
     is unreadable (then every file of a nested repository is shown as new)."""
     try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
+        raw = surrogates.loads(file.read_text(encoding="utf-8"))
         files = {str(k): _entry(v) for k, v in raw["files"].items()}
         ignored = {str(k): _stat(v) for k, v in raw["ignored"].items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

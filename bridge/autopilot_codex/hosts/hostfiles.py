@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from .. import surrogates
 from ..fileio import read_text
 from ..runfiles import changes, scan
 
@@ -45,7 +46,7 @@ def _recorded(store: Store) -> dict[str, str] | None:
     if text is None:
         return None
     try:
-        data = json.loads(text)
+        data = surrogates.loads(text)
     except ValueError:
         return {}  # a damaged record: every file now reads as added
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

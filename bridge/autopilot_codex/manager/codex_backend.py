@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .. import surrogates
 from ..hosts.codex.boundary import codex_home
 from ..hosts.codex.config_toml import top_level
 from . import Outcome
@@ -263,7 +264,7 @@ def _read_events(text: str) -> tuple[Usage, str]:
     usage, failure = Usage(), ""
     for line in text.splitlines():
         try:
-            event = json.loads(line)
+            event = surrogates.loads(line)
         except ValueError:
             continue
         if not isinstance(event, dict):
@@ -308,7 +309,7 @@ def _parse(schema: type[T], answer: str, usage: Usage) -> T:
     if not text:
         raise Charged(usage, Invalid("empty answer"))
     try:
-        data = json.loads(text)
+        data = surrogates.loads(text)
     except ValueError as exc:
         raise Charged(usage, Invalid("the answer was not JSON")) from exc
     try:

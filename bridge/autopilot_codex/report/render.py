@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..loopfiles import LoopFiles, items, number, text
+from ..loopfiles import LoopFiles, items, number, strings, text
 from ..spend import of_files, usd
 from . import chart, commits, lanes, summary, timeline
 
@@ -45,7 +45,7 @@ def outcome(files: LoopFiles) -> str:
 def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
     entries = timeline.build(files)
     found = commits.commits(files, entries, worktree)
-    done = [d for d in files.state.get("completed_tasks") or [] if isinstance(d, str)]
+    done = strings(files.state, "completed_tasks")
     current = text(files.state, "current_task")
     tasks = [
         Task(text(t, "id"), text(t, "title"), text(t, "id") in done, text(t, "id") == current)

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..loopfiles import LoopFiles, items, number, text
+from ..loopfiles import LoopFiles, items, number, strings, text
 from ..meters import duration
 from ..spend import Spend
 
@@ -43,7 +43,7 @@ def build(files: LoopFiles, spend: Spend, now: float | None = None) -> Summary:
     now = time.time() if now is None else now
     state = files.state
     rounds = files.rounds()
-    done = [t for t in state.get("completed_tasks") or [] if isinstance(t, str)]
+    done = strings(state, "completed_tasks")
     planned = items(files.plan, "tasks")
     tasks = f"{len(done)}/{len(planned)}" if planned else ""
     return Summary(

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..loopfiles import LoopFiles, items, number, text
+from ..loopfiles import LoopFiles, items, number, strings, text
 from ..spend import charged
 
 # The kind of an entry is its colour and its filter on the page.
@@ -176,7 +176,7 @@ def _round(record: dict[str, Any]) -> Entry:
     role = text(record, "role", "round")
     number_ = int(number(record, "round"))
     outcome = text(record, "outcome")
-    changed = [f for f in record.get("files_changed") or [] if isinstance(f, str)]
+    changed = strings(record, "files_changed")
     lines = [text(record, "message")]
     if outcome != "ok":
         # Why it failed, in the driver's words, or at least how the process ended.
@@ -184,10 +184,10 @@ def _round(record: dict[str, Any]) -> Entry:
         lines.insert(0, "cause: " + (text(record, "detail") or f"{outcome}, exit code {code}"))
     if changed:
         lines.append("changed: " + ", ".join(changed[:20]))
-    markers = [m for m in record.get("markers") or [] if isinstance(m, str)]
+    markers = strings(record, "markers")
     if markers:
         lines.append("markers: " + " ".join(markers))
-    checks = [c for c in record.get("checks") or [] if isinstance(c, str)]
+    checks = strings(record, "checks")
     passed = record.get("checks_passed")
     commit = text(record, "commit")
     if commit:

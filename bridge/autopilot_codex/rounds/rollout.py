@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .. import typedjson
+from .. import surrogates, typedjson
 from ..checks.run import CheckSpec
 from ..errors import BridgeError
 
@@ -224,7 +224,7 @@ def parse(raw: bytes, path: Path) -> list[RunLog]:
         if not text.strip():
             continue
         try:
-            record = _record(json.loads(text))
+            record = _record(surrogates.loads(text))
         except (ValueError, typedjson.Invalid) as exc:
             if all(not rest.strip() for rest in lines[number:]):
                 break  # a torn last line: the write that made it never finished

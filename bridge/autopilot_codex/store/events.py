@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from typing import Any
 
-from .. import ledger, witness_key
+from .. import ledger, surrogates, witness_key
 from ..state import now_iso
 from .files import Files
 
@@ -37,7 +36,7 @@ class Events(Files):
         events = []
         for raw in lines:
             with contextlib.suppress(ValueError):
-                events.append(json.loads(raw))
+                events.append(surrogates.loads(raw))
         return events
 
     def _logged(self, event: str) -> bool:

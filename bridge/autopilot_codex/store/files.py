@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import surrogates
 from ..fileio import atomic_write, read_text
 from ..paths import active_marker, project_dir, rails_marker, state_home
 from ..state import State
@@ -76,7 +77,7 @@ class Files:
 def parsed(text: str | None) -> dict[str, Any] | None:
     """The JSON object `text` holds; None for no text, bad JSON or another value."""
     try:
-        data = json.loads(text) if text is not None else None
+        data = surrogates.loads(text) if text is not None else None
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

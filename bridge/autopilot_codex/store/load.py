@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TypeVar
 
-from .. import ledger, typedjson, witness, witness_key
+from .. import ledger, surrogates, typedjson, witness, witness_key
 from ..errors import BridgeError, StateCorrupt, permission_denied
 from ..fileio import atomic_write, read_text
 from ..state import (
@@ -153,11 +153,13 @@ class Store(Markers):
         except (OSError, UnicodeDecodeError) as exc:
             self._quarantine(f"unreadable ({exc})")
         try:
-            data = json.loads(text)
+            data = surrogates.loads(text)
         except json.JSONDecodeError as exc:
             # Some messages end in "at" ("Unterminated string starting at"): say where once.
             problem = exc.msg.removesuffix(" at")
             self._quarantine(f"not valid JSON ({problem} at line {exc.lineno})")
+        except ValueError as exc:  # nested too deep, a number too large
+            self._quarantine(f"not valid JSON ({exc})")
         if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
             version = data["schema_version"]
             if version > SCHEMA_VERSION:

@@ -14,12 +14,12 @@ only: the hook path imports it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ... import surrogates
 from ...host import SpendRead
 from ..spendfile import scan
 from .prices import Price, price_of
@@ -110,7 +110,7 @@ def _usage(
     if b'"usage"' not in line:
         return None  # most lines are tool results and user turns: skip them unparsed
     try:
-        record = json.loads(line)
+        record = surrogates.loads(line)
     except ValueError:
         return None
     if not isinstance(record, dict) or record.get("type") != "assistant":

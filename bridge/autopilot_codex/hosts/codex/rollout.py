@@ -17,11 +17,11 @@ library only but for the price table.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ... import surrogates
 from ...host import SpendRead
 from ...prices import Price
 from ..spendfile import scan
@@ -100,7 +100,11 @@ class _Tally:
                 self.model = named
         elif b'"token_count"' in line:
             found = _record(line, "event_msg")
-            if found is not None and found[1].get("type") == "token_count" and not self.copied(line):
+            if (
+                found is not None
+                and found[1].get("type") == "token_count"
+                and not self.copied(line)
+            ):
                 limits = found[1].get("rate_limits")
                 plan = limits.get("plan_type") if isinstance(limits, dict) else None
                 if isinstance(plan, str):
@@ -112,7 +116,7 @@ class _Tally:
         if not self.inherited:
             return False
         try:
-            ordinal = json.loads(line).get("ordinal")
+            ordinal = surrogates.loads(line).get("ordinal")
         except (ValueError, AttributeError):
             return False
         return isinstance(ordinal, int) and ordinal < self.inherited
@@ -150,7 +154,7 @@ class _Tally:
 def _record(line: bytes, kind: str) -> tuple[str, dict[str, Any]] | None:
     """(timestamp, payload) of a line of this type."""
     try:
-        record = json.loads(line)
+        record = surrogates.loads(line)
     except ValueError:
         return None
     if not isinstance(record, dict) or record.get("type") != kind:

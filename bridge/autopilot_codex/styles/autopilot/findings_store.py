@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ... import gitrepo
+from ... import gitrepo, surrogates
 from .findings import Ledger, in_generation
 from .record import of, position_of, task_of
 
@@ -67,7 +67,7 @@ def _parsed(text: str, store: Store, state: State) -> Ledger:
     if not text:
         return Ledger()
     try:
-        if json.loads(text).get("loop") != loop_key(store, state):
+        if surrogates.loads(text).get("loop") != loop_key(store, state):
             return Ledger()
         return in_generation(Ledger.from_json(text), state.generation)
     except (ValueError, TypeError, AttributeError, KeyError):

@@ -16,6 +16,7 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import surrogates
 from .errors import BridgeError
 from .fileio import atomic_write
 from .paths import find_worktree, state_home
@@ -39,7 +40,7 @@ def path(home: Path | None = None) -> Path:
 def load(home: Path | None = None) -> Credentials | None:
     """The stored login, or None when there is none (or it cannot be read as one)."""
     try:
-        data = json.loads(path(home).read_text(encoding="utf-8"))
+        data = surrogates.loads(path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

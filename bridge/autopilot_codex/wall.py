@@ -8,11 +8,12 @@ sandbox needs. Standard library only, no I/O at import.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from . import surrogates
 
 # Files git runs programs from, wherever a repository sits in the worktree (a nested clone, a
 # submodule's git directory under `.git/modules`): every host's concern, so no host's list.
@@ -257,7 +258,7 @@ def first_value(docs: Sequence[tuple[str, Mapping[str, Any]]], path: Sequence[st
 def read_json(path: Path) -> dict[str, Any] | None:
     """A settings file's JSON object; None when it is absent or unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = surrogates.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

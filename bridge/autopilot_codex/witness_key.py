@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from . import surrogates
 from .errors import BridgeError
 from .witness import digest
 
@@ -63,7 +64,7 @@ def load(home: Path) -> Key:
 
 def _read(path: Path) -> Key:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = surrogates.loads(path.read_text(encoding="utf-8"))
         secret = bytes.fromhex(data["key"])
         legacy = data.get("legacy", {})
         if len(secret) != KEY_BYTES or not isinstance(legacy, dict):
@@ -127,7 +128,7 @@ def _legacy_loops(home: Path) -> dict[str, dict[str, str]]:
 
 def _keyed(path: Path) -> bool:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = surrogates.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "mac" in data

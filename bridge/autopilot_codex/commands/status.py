@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .. import surrogates
 from ..store import Store
 from ..styles import of
 from . import entry, no_loop, worktree_of
@@ -51,7 +52,7 @@ def _raw(store: Store) -> str:
     except FileNotFoundError:
         return '{"status": "idle"}'
     try:
-        data = json.loads(text)
+        data = surrogates.loads(text)
     except ValueError:
         return text.rstrip("\n")
     if isinstance(data, dict):

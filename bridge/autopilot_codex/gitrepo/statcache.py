@@ -20,9 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 from ..paths import project_dir
@@ -47,6 +45,10 @@ def own_index(root: Path) -> str | None:
     named = folder / f"index-{digest}"
     if digest and named.is_file():
         return str(named)
+    # Only here: a hook whose index is unchanged loads neither (the cold path's imports).
+    import shutil
+    import tempfile
+
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="sync-", dir=folder))

@@ -10,7 +10,6 @@ whose growth is the lane's heartbeat.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import signal
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from .. import surrogates
 from ..rounds.hold import alive, stat_fields
 from .budget import Amount
 from .record import FINAL, LOG
@@ -203,7 +203,7 @@ def recorded_pid(folder: Path) -> tuple[int, int]:
 def final(out: Path) -> dict[str, Any] | None:
     """The lane's final record, or None when it left none (killed, crashed)."""
     try:
-        raw = json.loads(out.read_text())
+        raw = surrogates.loads(out.read_text())
     except (OSError, ValueError):
         return None
     return raw if isinstance(raw, dict) else None

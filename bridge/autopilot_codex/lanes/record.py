@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import surrogates
 from ..durable.steps import publish
 from ..fileio import atomic_write
 from .budget import Budget
@@ -142,6 +143,6 @@ def parse(raw: Any) -> LanesRun | None:
 def load(state_dir: Path) -> LanesRun | None:
     """The last lanes run of this repository, or None when there is none (or it is unreadable)."""
     try:
-        return parse(json.loads(path(state_dir).read_text()))
+        return parse(surrogates.loads(path(state_dir).read_text()))
     except (OSError, ValueError):
         return None

@@ -49,12 +49,11 @@ def check(
 
 def loop_wall(worktree: Path) -> str:
     """The wall level the worktree's loop recorded, read only for a denial ("" if none)."""
-    import json
-
+    from .. import surrogates
     from ..paths import project_dir
 
     try:
-        data = json.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
+        data = surrogates.loads((project_dir(worktree) / "state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
     wall = data.get("wall") if isinstance(data, dict) else None

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import surrogates
 from ..errors import BridgeError
 from .refs import Refs
 from .repo import HEAD_REF, Shadow, exists
@@ -63,7 +64,7 @@ def parse(commit: str, raw: bytes) -> Snapshot:
 def _meta(message: str) -> Meta:
     _, _, body = message.partition("\n\n")
     try:
-        data: dict[str, Any] = json.loads(body)
+        data: dict[str, Any] = surrogates.loads(body)
     except ValueError:
         data = {}
     iteration = data.get("iteration")

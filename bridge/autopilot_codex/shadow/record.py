@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import surrogates
 from ..errors import BridgeError
 from ..fileio import atomic_write, read_text
 from . import repo, snapshot
@@ -61,7 +62,7 @@ def at_point(
 
 def read_list(path: Path) -> list[str]:
     try:
-        data = json.loads(read_text(path) or "[]")
+        data = surrogates.loads(read_text(path) or "[]")
     except ValueError:
         return []
     return [str(x) for x in data] if isinstance(data, list) else []
@@ -69,7 +70,7 @@ def read_list(path: Path) -> list[str]:
 
 def _iteration(store: Store) -> int | None:
     try:
-        data = json.loads(read_text(store.state_path) or "{}")
+        data = surrogates.loads(read_text(store.state_path) or "{}")
     except ValueError:
         return None
     value = data.get("iteration") if isinstance(data, dict) else None

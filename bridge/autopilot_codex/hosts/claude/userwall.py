@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ... import surrogates
 from ...errors import BridgeError
 from ...fileio import atomic_write
 from ...paths import state_home
@@ -91,7 +92,7 @@ def write(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
     lines = []
     if target.exists():
         try:
-            loaded = json.loads(target.read_text(encoding="utf-8"))
+            loaded = surrogates.loads(target.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise BridgeError(f"cannot read {target} as JSON ({exc}); nothing was written") from exc
         if not isinstance(loaded, dict):
@@ -169,7 +170,7 @@ def _take_back(doc: Any, change: Mapping[str, Any]) -> bool:
 def _read(path: Path) -> Any:
     """A JSON file's content; None when there is no file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return surrogates.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except ValueError as exc:

@@ -43,3 +43,11 @@ def test_nothing_spent_draws_nothing() -> None:
     assert chart.rows([], Spend(0, 0)) == ([], "")
     assert chart.rows([Entry("2026-01-01T00:00:00", "plan", "p")], Spend(0, 0)) == ([], "")
     assert chart.svg([], "") == ""
+
+
+def test_a_spend_no_loop_could_reach_draws_nothing_and_never_breaks_the_page() -> None:
+    # A hand-edited state: finite, so every reader takes it, but past what pygal can scale.
+    for huge in (1e308, float(10**300), 1e18):
+        assert chart.svg([chart.Row(0, 0, 0), chart.Row(1, huge, 1.0)], "seconds") == ""
+    # A large but real spend is still drawn.
+    assert "<svg" in chart.svg([chart.Row(0, 0, 0), chart.Row(1, 25_000.0, 1.0)], "seconds")

@@ -25,6 +25,9 @@ from ..spend import Spend
 from .timeline import Entry
 
 MANAGER = "manager"
+# Past this many dollars a figure is no loop's spend but a hand-edited state (finite, so every
+# reader takes it) that pygal cannot scale: no chart then; the table beside it has the numbers.
+DRAWABLE_USD = 1e12
 # Names each meter as the page's summary does ("rounds" for a rounds run's hosts).
 LABEL = "Spend over time, stacked: {} and {}"
 
@@ -76,7 +79,7 @@ def rows(entries: list[Entry], spend: Spend) -> tuple[list[Row], str]:
 
 def svg(found: list[Row], unit: str, implementer: str = "implementer") -> str:
     """The chart as one `<svg>` element, or "" when nothing was spent."""
-    if not found:
+    if not found or max(r.total for r in found) > DRAWABLE_USD:
         return ""
     import pygal  # type: ignore[import-untyped]  # lazily: a hook never draws
 

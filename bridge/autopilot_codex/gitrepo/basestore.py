@@ -66,7 +66,10 @@ def keep(worktree: Path, base: str) -> None:
     names = run_bytes(where, "rev-list", "--objects", "--no-walk", base, *since, objects=folder)
     listed = b"".join(line.split(b" ", 1)[0] + b"\n" for line in names.splitlines() if line)
     if listed:
-        pack = run_bytes(where, "pack-objects", "--stdout", stdin=listed, objects=folder)
+        # No delta search: a base's blobs seldom share content, and it cost half the copy.
+        pack = run_bytes(
+            where, "pack-objects", "--stdout", "-q", "--window=0", stdin=listed, objects=folder
+        )
         run_bytes(where, "index-pack", "--stdin", stdin=pack, objects=folder, alternate=False)
     try:
         run_bytes(

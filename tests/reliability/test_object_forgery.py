@@ -19,7 +19,7 @@ from autopilot_codex import gitrepo
 from autopilot_codex.checks import tree as checks_tree
 from autopilot_codex.cli import main
 from autopilot_codex.errors import BridgeError
-from tests.conftest import edit_payload, git, plan_body, review_body, run_launcher
+from tests.conftest import edit_payload, git, payload, plan_body, review_body, run_launcher
 from tests.fakes.openai_server import FakeOpenAI
 from tests.reviews import wait_reviews
 
@@ -101,3 +101,19 @@ def test_a_head_forged_before_the_first_digest_gives_no_digest(repo: Path) -> No
 
 def git_bytes(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+def test_a_stop_over_a_base_forged_before_the_plan_answers_and_names_it(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blob = git(repo, "rev-parse", "HEAD:README.md").strip()
+    rewrite(repo, blob, b"blob", f"# {HIDDEN}\n".encode())  # the work tree keeps its file
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--session-id", "sess-1", "g"]) == 0
+    capsys.readouterr()
+    hook = run_launcher(
+        ["hook", "Stop", "--host", "claude"], json.dumps(payload("Stop", repo)).encode()
+    )
+    assert hook.code == 0, hook.stderr
+    assert "do not hash to their names" in hook.stdout + hook.stderr
+    assert not manager.requests_for(schema="Verdict")

@@ -17,7 +17,10 @@ What git's own view would hide is shown or named anyway:
 - a large new file is shown up to a bound and named with its size and hash; past the number
   of files shown in full, each new file is still named with its size and hash;
 - settings in the git directory that run programs or hide content close the diff as a section
-  of their own (tamper.py).
+  of their own (tamper.py);
+- the base's commit, trees and blobs are read from the bridge's own object store, each named
+  by hashing it (basestore.py): a rewritten object in `.git/objects` cannot make an edit
+  read as unchanged.
 """
 
 from __future__ import annotations

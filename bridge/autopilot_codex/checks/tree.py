@@ -22,11 +22,19 @@ from pathlib import Path
 
 from .. import nofollow
 from ..errors import BridgeError
-from ..gitrepo import nested, run_bytes, statcache
+from ..gitrepo import basestore, nested, run_bytes, statcache
 
 
 def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
-    """The digest, or "" when git cannot tell (not a repository, git missing): never cached."""
+    """The digest, or "" when git cannot tell (not a repository, git missing, HEAD's objects
+    forged before the bridge first copied them): never cached."""
+    # HEAD's commit and trees as the bridge hashed them (gitrepo/basestore.py): a rewritten
+    # tree object of HEAD's would hide a staged edit from the status below.
+    commit = _git(worktree, "rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
+    try:
+        store = basestore.objects(worktree, commit.decode("ascii").strip()) if commit else None
+    except (BridgeError, UnicodeDecodeError):
+        return ""
     # Through the bridge's own stat data: the index's can be forged to hide an edit.
     out = _git(
         worktree,
@@ -39,6 +47,7 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
         "--no-renames",
         "--ignore-submodules=all",
         own=True,
+        objects=store,
     )
     # Untracked files by the in-tree .gitignore files alone: status would also apply
     # `.git/info/exclude`, which the implementer can write.
@@ -122,10 +131,18 @@ def _excluded(path: bytes, exclude: tuple[str, ...]) -> bool:
     return any(text == e or text.startswith(e.rstrip("/") + "/") for e in exclude)
 
 
-def _git(cwd: Path, *args: str, own: bool = False) -> bytes | None:
+def _git(
+    cwd: Path,
+    *args: str,
+    own: bool = False,
+    objects: Path | None = None,
+    ok: tuple[int, ...] = (0,),
+) -> bytes | None:
     """Through the hardened runner: a status would otherwise run the repository's fsmonitor.
-    `own`: with the bridge's own stat data (gitrepo/statcache.py), not the index's."""
+    `own`: with the bridge's own stat data (gitrepo/statcache.py), not the index's;
+    `objects`: the bridge's own object store first (gitrepo/basestore.py)."""
     try:
-        return run_bytes(cwd, *args, index_file=statcache.own_index(cwd) if own else None)
+        index = statcache.own_index(cwd) if own else None
+        return run_bytes(cwd, *args, index_file=index, objects=objects, ok_codes=ok)
     except BridgeError:
         return None

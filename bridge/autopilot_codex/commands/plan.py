@@ -100,6 +100,8 @@ def _planned(
 ) -> str:
     """The plan call and the new loop's state, once the tree is as the plan starts from."""
     base = gitrepo.head_sha(worktree)
+    # The base's objects into the bridge's own store, each hashed: the reviews read them there.
+    gitrepo.keep_base(worktree, base)
     # What nested repositories hold as the loop starts: the review compares their files with it.
     gitrepo.record_nested(worktree, store.nested_path)
     outcome = _ask_for_plan(worktree, goal, config, manager, store)

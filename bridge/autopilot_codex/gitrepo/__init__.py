@@ -8,11 +8,12 @@ the bridge's whole environment.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from ..errors import BridgeError
 from ..rails.secrets import is_secret_path
-from . import nested
+from . import basestore, nested
 from .inside import record as record_nested
 from .review import UNTRACKED_BYTES_MAX, UNTRACKED_FILES_MAX, Diff, changed_names, diff_since
 from .runner import Location, identity, locate, run_bytes, run_git
@@ -33,6 +34,7 @@ __all__ = [
     "git_path",
     "head_sha",
     "identity",
+    "keep_base",
     "locate",
     "nested",
     "record_nested",
@@ -75,3 +77,11 @@ def tracked_files(worktree: Path, *, limit: int = 400) -> tuple[list[str], int]:
     names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
     names = [n for n in names if not is_secret_path(n)]
     return names[:limit], len(names)
+
+
+def keep_base(worktree: Path, sha: str) -> None:
+    """Copy a base the bridge records into its own object store, hashing each object
+    (basestore.py). Objects already forged are not an error here: the first review of that
+    base copies again and fails, naming the base."""
+    with contextlib.suppress(BridgeError):
+        basestore.objects(worktree, sha)

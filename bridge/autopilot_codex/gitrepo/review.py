@@ -17,7 +17,10 @@ What git's own view would hide is shown or named anyway:
 - a large new file is shown up to a bound and named with its size and hash; past the number
   of files shown in full, each new file is still named with its size and hash;
 - settings in the git directory that run programs or hide content close the diff as a section
-  of their own (tamper.py).
+  of their own (tamper.py);
+- the base's commit, trees and blobs are read from the bridge's own object store, each named
+  by hashing it (basestore.py): a rewritten object in `.git/objects` cannot make an edit
+  read as unchanged.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 
 from .. import nofollow
 from ..rails.secrets import is_secret_path
-from . import ignored, inside, nested, statcache, tamper
+from . import basestore, ignored, inside, nested, statcache, tamper
 from .runner import run_bytes, run_git
 
 # Untracked files are diffed in Python: this many shown in full, each up to this size.
@@ -79,24 +82,32 @@ def diff_since(
             path == e or path.startswith(e.rstrip("/") + "/") for e in exclude
         )
 
-    # The work tree read through the bridge's own stat data, never the index's (statcache.py).
+    # The work tree read through the bridge's own stat data, never the index's (statcache.py),
+    # and the base through objects the bridge hashed, never the repository's (basestore.py).
     own = statcache.own_index(worktree)
+    store = basestore.objects(worktree, base)
     stats = run_bytes(
-        worktree, "diff", base, "--numstat", "-z", "--find-renames", *_DIFF_FLAGS, index_file=own
+        worktree,
+        *("diff", base, "--numstat", "-z", "--find-renames", *_DIFF_FLAGS),
+        index_file=own,
+        objects=store,
     )
     changed, carried, git_binary = _numstat(stats)
     flagged = {p: why for p, why in _flagged(worktree).items() if not hidden(p)}
     # A secret renamed or copied to an innocent name still carries the secret.
     secret = {p for p in changed if hidden(p)} | {new for old, new in carried if hidden(old)}
-    binary = {p for p in git_binary if p not in secret and _really_binary(worktree, base, p)}
+    binary = {p for p in git_binary if p not in secret and _really_binary(worktree, base, p, store)}
     skipped = sorted(secret | binary | set(flagged))
     spec = ["--", ".", *(f":(exclude,literal){p}" for p in skipped)] if skipped else []
     tracked = run_git(
-        worktree, "diff", base, "--text", "--find-renames", *_DIFF_FLAGS, *spec, index_file=own
+        worktree,
+        *("diff", base, "--text", "--find-renames", *_DIFF_FLAGS, *spec),
+        index_file=own,
+        objects=store,
     )
     parts = [tracked.rstrip("\n")] if tracked.strip() else []
     parts += [_binary_section(worktree, p) for p in sorted(binary)]
-    flagged_changed = _flagged_sections(worktree, base, flagged)
+    flagged_changed = _flagged_sections(worktree, base, flagged, store)
     parts += [text for _, text in flagged_changed]
     others = _names(run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z"))
     untracked = [p for p in others if not hidden(p)]
@@ -130,10 +141,12 @@ def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -
     `exclude` left out, files flagged skip-worktree or assume-unchanged included) from
     name-only git calls: for a prompt that names files, not their changes."""
     names_only = ("diff", base, "--name-only", "-z", "--find-renames", *_DIFF_FLAGS)
-    tracked = run_bytes(worktree, *names_only, index_file=statcache.own_index(worktree))
+    store = basestore.objects(worktree, base)
+    own = statcache.own_index(worktree)
+    tracked = run_bytes(worktree, *names_only, index_file=own, objects=store)
     others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
     names = [*_names(tracked), *_names(others)]
-    names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree))]
+    names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree), store)]
     return tuple(
         dict.fromkeys(
             shown(p)
@@ -204,7 +217,9 @@ def _flagged(worktree: Path) -> dict[str, str]:
     return flagged
 
 
-def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | None]:
+def _blobs(
+    worktree: Path, base: str, paths: list[str], store: Path | None
+) -> dict[str, bytes | None]:
     """`base:path` for each path as git stores it (None: the base has no such file).
 
     One `cat-file --batch` for all; a name with a newline cannot be asked this way, and reads
@@ -215,7 +230,7 @@ def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | Non
     if not asked:
         return found
     query = "".join(f"{base}:{p}\n" for p in asked).encode("utf-8", "surrogateescape")
-    out = run_bytes(worktree, "cat-file", "--batch", stdin=query)
+    out = run_bytes(worktree, "cat-file", "--batch", stdin=query, objects=store)
     pos = 0
     for path in asked:
         end = out.index(b"\n", pos)
@@ -229,11 +244,11 @@ def _blobs(worktree: Path, base: str, paths: list[str]) -> dict[str, bytes | Non
     return found
 
 
-def _really_binary(worktree: Path, base: str, path: str) -> bool:
+def _really_binary(worktree: Path, base: str, path: str, store: Path | None) -> bool:
     """Whether content git calls binary has a NUL byte (attributes can call any text binary)."""
     kind, data = nofollow.read(worktree, path)
     if kind == "missing":
-        data = _blobs(worktree, base, [path])[path]
+        data = _blobs(worktree, base, [path], store)[path]
     return data is None or b"\0" in data[:_SNIFF]
 
 
@@ -247,10 +262,12 @@ def _binary_section(worktree: Path, path: str) -> str:
     return f"diff --git a/{path} b/{path}\n# {what} (content not shown)"
 
 
-def _flagged_sections(worktree: Path, base: str, flagged: dict[str, str]) -> list[tuple[str, str]]:
+def _flagged_sections(
+    worktree: Path, base: str, flagged: dict[str, str], store: Path | None
+) -> list[tuple[str, str]]:
     """A diff of each flagged path whose work-tree content differs from the base's blob."""
     sections: list[tuple[str, str]] = []
-    blobs = _blobs(worktree, base, sorted(flagged))
+    blobs = _blobs(worktree, base, sorted(flagged), store)
     for path, why in sorted(flagged.items()):
         kind, now = nofollow.read(worktree, path)
         before = blobs[path]

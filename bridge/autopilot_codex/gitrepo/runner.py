@@ -231,6 +231,8 @@ def run_bytes(
     index_file: str | None = None,
     stdin: bytes | None = None,
     author: Mapping[str, str] | None = None,
+    objects: Path | None = None,
+    alternate: bool = True,
 ) -> bytes:
     """git's raw stdout; a one-line BridgeError when it fails. `path`: a path in a repository,
     or a repository named whole (the shadow history, shadow/, is a git directory of the
@@ -238,6 +240,9 @@ def run_bytes(
 
     `author`: GIT_AUTHOR_*/GIT_COMMITTER_* values for a commit (see `identity`); nothing else
     may be added to the child's environment this way.
+
+    `objects`: an object store of the bridge's own (basestore.py), searched first, with the
+    repository's store as its alternate (none when not `alternate`).
     """
     import subprocess  # for its exceptions; see _spawn
 
@@ -245,9 +250,13 @@ def run_bytes(
     blank = blanked(where.common_dir, where.git_dir, lambda: _filter_names(where))
     env = child_env(index_file=index_file, config=blank)
     env.update({k: v for k, v in (author or {}).items() if k.startswith(_IDENTITY)})
+    if objects is not None:
+        env["GIT_OBJECT_DIRECTORY"] = str(objects)
+        if alternate:
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(where.common_dir / "objects")
     place = where.work_tree
     try:
-        command = _walled(argv(where, args), where, args, index_file)
+        command = _walled(argv(where, args), where, args, index_file, objects)
         code, out, err = _spawn(command, place, env, stdin)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise BridgeError(f"git {args[0]} failed in {place}: {exc}") from exc
@@ -271,12 +280,14 @@ def _walled(
     where: Location,
     args: Sequence[str] = ("config",),
     index_file: str | None = None,
+    objects: Path | None = None,
 ) -> list[str]:
-    """`command` inside the supervisor's own sandbox (`sandbox/`), where this machine has one."""
+    """`command` inside the supervisor's own sandbox (`sandbox/`), where this machine has one.
+    `objects`, the bridge's own object store, is a git directory of the call's."""
     from ..sandbox import git_command
     from ..sandbox.outlive import bounded
 
-    dirs = (str(where.git_dir), str(where.common_dir))
+    dirs = (str(where.git_dir), str(where.common_dir), *([str(objects)] if objects else []))
     walled = git_command(command, str(where.work_tree), dirs, args, index_file)
     return bounded(walled, GIT_TIMEOUT_S)
 
@@ -333,9 +344,12 @@ def run_git(
     ok_codes: tuple[int, ...] = (0,),
     index_file: str | None = None,
     author: Mapping[str, str] | None = None,
+    objects: Path | None = None,
 ) -> str:
     """git's stdout as text (invalid UTF-8 replaced); see run_bytes."""
-    out = run_bytes(path, *args, ok_codes=ok_codes, index_file=index_file, author=author)
+    out = run_bytes(
+        path, *args, ok_codes=ok_codes, index_file=index_file, author=author, objects=objects
+    )
     return out.decode("utf-8", "replace")
 
 

@@ -135,7 +135,10 @@ class Effects:
         """What a Stop reads of git to judge the final diff, in one go before it decides."""
         diff = self.diff(base)
         tamper = tuple(f.line() for f in diff.findings)
-        return Facts(self.head(), diff, diff_key(diff), diff.empty, tamper)
+        head = self.head()
+        # The head may become the next task's base: its objects kept as they are now.
+        gitrepo.keep_base(self.store.worktree, head)
+        return Facts(head, diff, diff_key(diff), diff.empty, tamper)
 
     def seen(self, ctx: HookContext, state: State, facts: Facts | None) -> Seen:
         """What the verdict's prompt and call need (`Seen`), read once, under the hold."""

@@ -70,8 +70,17 @@ def nested_git(worktree: Path) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+# An empty file runs nothing and sets nothing, and a host's sandbox makes one where a path it
+# keeps from the implementer is missing (a mount point: Claude Code's makes
+# `.git/config.worktree`): compared, an empty file and no file read alike.
+EMPTY = "sha256:" + hashlib.sha256(b"").hexdigest()
+
+
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """Each file added, changed or removed between two scans, in words."""
+    """Each file added, changed or removed between two scans, in words (an empty file counted
+    as none: `EMPTY`)."""
+    before = {rel: digest for rel, digest in before.items() if digest != EMPTY}
+    after = {rel: digest for rel, digest in after.items() if digest != EMPTY}
     out = [f"{rel} (added)" for rel in sorted(after.keys() - before.keys())]
     out += [f"{rel} (changed)" for rel in sorted(before.keys() & after.keys()) if before[rel] != after[rel]]
     out += [f"{rel} (removed)" for rel in sorted(before.keys() - after.keys())]

@@ -138,6 +138,8 @@ def test_leftovers_of_killed_writers_break_nothing_later(
     assert state_of(planned)["tool_events"] == before + 1
     # The shadow history's own files (shadow/) are the loop's too.
     shadow = {"shadow.git", "shadow.lock", "shadow-turn"}
+    # And git's: the checked copy of the base's objects, the index of the bridge's own stat data.
+    git = {"base-objects", "git-index"}
     project_files = leftovers(
         store.dir,
         {
@@ -150,6 +152,7 @@ def test_leftovers_of_killed_writers_break_nothing_later(
             "hostfiles.json",
             "nested.json",
             *shadow,
+            *git,
         },
     )
     assert all(name.endswith(".tmp") for name in project_files), [

@@ -152,3 +152,18 @@ def test_changes_in_words() -> None:
     after = {"a": "1", "b": "9", "d": "4"}
     assert changes(before, after) == ["d (added)", "b (changed)", "c (removed)"]
     assert changes(before, before) == []
+
+
+def test_an_empty_file_reads_as_no_file(tree: Path) -> None:
+    # Claude Code's sandbox makes an empty file where a path it denies is missing (a mount
+    # point): `.git/config.worktree` appeared between the plan and the session's start and
+    # stopped every loop in a walled session. An empty file runs nothing and sets nothing.
+    before = scan(tree, GIT_RUN_FILES)
+    (tree / ".git" / "config.worktree").write_bytes(b"")
+    (tree / ".git" / "commondir").write_bytes(b"")
+    assert changes(before, scan(tree, GIT_RUN_FILES)) == []
+    # What it then holds is a change, and so is a file emptied.
+    (tree / ".git" / "config.worktree").write_text("[core]\n\tfsmonitor = ./x\n")
+    assert changes(before, scan(tree, GIT_RUN_FILES)) == [".git/config.worktree (added)"]
+    (tree / ".git" / "config").write_bytes(b"")
+    assert ".git/config (removed)" in changes(before, scan(tree, GIT_RUN_FILES))

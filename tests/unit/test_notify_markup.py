@@ -8,6 +8,7 @@ text goes in as text: `&`, `<` and `>` as entities, which the specification name
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ def system_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     sender.write_text("#!/bin/sh\nexit 0\n")
     sender.chmod(sender.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setattr(notify, "SYSTEM_BIN", (str(folder),))
-    monkeypatch.setattr(notify.sys, "platform", "linux")
+    monkeypatch.setattr(sys, "platform", "linux")
     return folder
 
 

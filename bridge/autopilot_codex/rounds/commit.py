@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_bytes, run_git, statcache
+from ..output import visible
 from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
@@ -43,9 +44,10 @@ class Committed:
 
 
 def subject(last_message: str, round_no: int) -> str:
-    """The commit's first line: the round's final message's first line, bounded."""
+    """The commit's first line: the round's final message's first line, bounded, with each
+    character a terminal obeys written out (`git log` prints it unfiltered without a pager)."""
     for line in strip(last_message).splitlines():
-        text = " ".join(line.strip().lstrip("#*-> ").split())
+        text = visible(" ".join(line.strip().lstrip("#*-> ").split()))
         if text:
             return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
     return f"autopilot-codex round {round_no}"

@@ -62,7 +62,10 @@ def _desktop(message: str) -> list[list[str]]:
         script = 'on run argv\ndisplay notification (item 1 of argv) with title "autopilot-codex"\nend run'
         return [[osascript, "-e", script, message]] if osascript else []
     desktop = _system("notify-send")
-    return [[desktop, "autopilot-codex", message]] if desktop else []
+    # The body is markup to a server that renders it (`<a href>`, `<img>`), and holds the
+    # implementer's text (a question left to the user): sent as text, as the spec escapes it.
+    body = message.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return [[desktop, "autopilot-codex", body]] if desktop else []
 
 
 def _command() -> list[str]:

@@ -80,8 +80,10 @@ class Asker:
         from ..manager.schemas import Task
 
         text = (
-            f"The refused task: {clip(title, 2000)}\nRefused for: {reason}: {clip(detail, 4000)}"
-            "\n\nIts diff against the work merged so far:\n"
+            f"The refused task: {clip(title, 2000)}\nRefused for: {reason}:\n"
+            # The checks' output and the conflicting files' names are the lane's text: data.
+            + prompts.framed("REFUSAL", clip(detail, 4000))
+            + "\n\nIts diff against the work merged so far:\n"
             + prompts.framed(
                 "DIFF", prompts.bound_diff(diff, max(2000, self.config.prompt_chars - 9000))
             )

@@ -160,7 +160,11 @@ def merge_tree(repo: Path, base: str, lane: str, scratch: Path) -> tuple[str | N
     odd = [d for d in drivers if "=" in d or "\n" in d]
     if odd:
         return None, f"the repository's config defines merge drivers lanes cannot switch off: {odd}"
-    blank = [arg for d in drivers for arg in ("-c", f"merge.{d}.driver=false")]
+    # And git's own `union`, no program but a silent merge of a conflict (both sides' lines),
+    # which `.git/info/attributes` or `merge.default` can name: a driver of the config's name
+    # comes before the built-in one.
+    names = list(dict.fromkeys([*drivers, "union"]))
+    blank = [arg for d in names for arg in ("-c", f"merge.{d}.driver=false")]
     args = (*blank, "merge-tree", "--write-tree", "--no-messages", "--name-only", base, lane)
     found = locate(repo)
     where = Location(scratch, found.git_dir, found.common_dir)

@@ -54,8 +54,11 @@ VERDICT_INSTRUCTIONS = ROLE + " The implementer ended its turn. " + VERDICT_RULE
 # one manager latency per Stop instead of two.
 JUDGEMENT_INSTRUCTIONS = (
     ROLE + " The implementer ended its turn and the final diff of the current task has not "
-    "been reviewed yet: answer with both parts in one object. In `review`: " + REVIEW_RULES
-    + " In `verdict`: " + VERDICT_RULES + " The verdict counts only when the review approves; "
+    "been reviewed yet: answer with both parts in one object. In `review`: "
+    + REVIEW_RULES
+    + " In `verdict`: "
+    + VERDICT_RULES
+    + " The verdict counts only when the review approves; "
     "a fix or reject is delivered instead."
 )
 
@@ -136,7 +139,9 @@ def plan_prompt(
         listing += f"\n... and {file_count - len(files)} more files"
     text = (
         f"Goal:\n{goal}\n\n"
-        f"Recent commits:\n{clip(chr(10).join(commits), 2000) or '(none)'}\n\n"
+        "Recent commits:\n"
+        + (framed("COMMITS", clip(chr(10).join(commits), 2000)) if commits else "(none)")
+        + "\n\n"
         + framed("FILES", clip(listing, max(1000, cap - 8000 - len(PLAN_INSTRUCTIONS))))
     )
     return _fit(Prompt(PLAN_INSTRUCTIONS, redact(text)), cap)
@@ -221,7 +226,10 @@ def verdict_prompt(
     if ledger:
         head += "\n\n" + clip(ledger, LEDGER_CHARS)
     head += f"\n\nCompleted tasks: {', '.join(completed) or 'none'}"
-    head += f"\nCommits since the loop began:\n{clip(chr(10).join(commits), 3000) or '(none)'}"
+    # Subjects the implementer wrote: data like its last message.
+    head += "\nCommits since the loop began:\n" + (
+        framed("COMMITS", clip(chr(10).join(commits), 3000)) if commits else "(none)"
+    )
     if last_review:
         head += f"\nLast review: {clip(last_review, 1500)}"
     if checks:
@@ -231,7 +239,9 @@ def verdict_prompt(
     if lost:
         # Seen by the bridge's shadow history (shadow/loss.py): the user's work a command of
         # this turn destroyed; it can be restored, but the turn that did it is not clean.
-        head += "\n\nWork that vanished this turn with no commit holding it (the bridge kept a copy):\n"
+        head += (
+            "\n\nWork that vanished this turn with no commit holding it (the bridge kept a copy):\n"
+        )
         head += framed("LOST", clip("\n".join(lost), 2000))
     head += "\n\nThe implementer's last message:\n" + framed("MESSAGE", clip(last_message, 4000))
     room = cap - len(instructions) - len(head) - 400

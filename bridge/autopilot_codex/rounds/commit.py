@@ -13,6 +13,9 @@ they are: the driver never stages a gitlink, since the next git to see one would
 it and run its config, and a gitlink the round staged itself is unstaged again (its commit as
 HEAD has it stays). They are named in the run's log. Hooks are off for this commit
 (`core.hooksPath=/dev/null`, `--no-verify`): they are files the round could have written.
+The index's stat data is not trusted either (a round can forge it so that `add` never reads an
+edited file): an entry whose file differs from its blob by the bridge's own stat data
+(gitrepo/statcache.py) loses its stat before `add`, which then hashes the file.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_bytes, run_git
+from ..gitrepo import EMPTY_TREE, head_sha, identity, nested, run_bytes, run_git, statcache
+from ..output import visible
 from ..rails.secrets import is_secret_path
 from .handoff import WORKSPACE
 from .markers import strip
@@ -40,9 +44,10 @@ class Committed:
 
 
 def subject(last_message: str, round_no: int) -> str:
-    """The commit's first line: the round's final message's first line, bounded."""
+    """The commit's first line: the round's final message's first line, bounded, with each
+    character a terminal obeys written out (`git log` prints it unfiltered without a pager)."""
     for line in strip(last_message).splitlines():
-        text = " ".join(line.strip().lstrip("#*-> ").split())
+        text = visible(" ".join(line.strip().lstrip("#*-> ").split()))
         if text:
             return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
     return f"autopilot-codex round {round_no}"
@@ -69,6 +74,7 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     secret = sorted({p for p in changed if is_secret_path(p)})
     inner = [r.path for r in nested.find(root)]
     committed = _gitlinks(root, "ls-tree", "-r", "HEAD")
+    _unstat(root)
     # Naming an ignored path, even to exclude it, makes `add` fail: the run's folder is
     # unstaged afterwards instead, should the round have un-ignored it.
     _git(root, "add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in [*secret, *inner]))
@@ -106,6 +112,21 @@ def _gitlinks(root: Path, *listing: str) -> set[tuple[str, str]]:
         if fields and fields[0] == "160000":
             found.add((path, fields[1] if listing[0] == "ls-files" else fields[2]))
     return found
+
+
+def _unstat(root: Path) -> None:
+    """Drop the index's stat data for each entry whose file the bridge's own index (same
+    entries, stat only the bridge's git wrote) finds changed: `add` then reads the file."""
+    own = statcache.own_index(root)
+    if own is None:
+        return
+    args = ("diff-files", "--name-only", "--ignore-submodules=all", "-z")
+    stale = {n for n in run_bytes(root, *SAFE, *args, index_file=own).split(b"\0") if n}
+    entries = run_bytes(root, *SAFE, "ls-files", "--stage", "-z").split(b"\0")
+    again = [e + b"\0" for e in entries if e and e.partition(b"\t")[2] in stale]
+    if again:
+        # The same entries (mode, blob, stage, path), given anew: with no stat.
+        run_bytes(root, *SAFE, "update-index", "-z", "--index-info", stdin=b"".join(again))
 
 
 def _unstage(root: Path, paths: list[str]) -> None:

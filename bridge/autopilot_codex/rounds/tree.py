@@ -4,7 +4,9 @@ A verifier's "I changed nothing" is checked, not believed. Comparing commits wou
 uncommitted edits, and comparing against HEAD would blame a round for edits an earlier round
 left uncommitted; so each side is a snapshot of the working tree (tracked and untracked files,
 the in-tree .gitignore files respected; `.git/info/exclude` and the index's skip-worktree and
-assume-unchanged flags, which a round can set, are not) written as a git tree through a private index. Nothing visible changes:
+assume-unchanged flags, which a round can set, are not) written as a git tree through a private index
+whose stat data only the bridge's git wrote (a round can forge `.git/index`'s, so that an edited
+file's entry keeps the old blob and git never reads the file). Nothing visible changes:
 no ref, no index, no stash — only unreferenced objects that git's gc collects.
 
 A nested repository or submodule is never entered: `add` leaves its path alone (a gitlink
@@ -21,7 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..gitrepo import git_path, nested, run_bytes, run_git
+from ..gitrepo import nested, run_bytes, run_git, statcache
 from .handoff import WORKSPACE
 
 
@@ -32,11 +34,12 @@ def _git(root: Path, index: str, *args: str) -> str:
 
 def snapshot(root: Path) -> str:
     """The working tree as a git tree id."""
-    index = git_path(root, "index")
+    # The stat cache makes `add -A` rehash only what changed: the bridge's own (statcache.py),
+    # never the user's index's, which a round can forge to hide an edit from git.
+    index = statcache.own_index(root)
     with tempfile.TemporaryDirectory(prefix="autopilot-codex-") as scratch:
         private = str(Path(scratch) / "index")
-        if index.exists():
-            # The real index's stat cache makes `add -A` rehash only what changed.
+        if index is not None:
             shutil.copyfile(index, private)
         _unflag(root, private)
         inner = nested.find(root)

@@ -31,7 +31,10 @@ INSTRUCTIONS = (
 
 def verdict_prompt(goal: str, commits: list[str], diff: str, cap: int) -> prompts.Prompt:
     head = "The objective (from the user):\n" + prompts.framed("OBJECTIVE", clip(goal, 4000))
-    head += f"\n\nCommits since the run began:\n{clip(chr(10).join(commits), 3000) or '(none)'}"
+    # Subjects a round's last message gave: the implementer's text, data like the diff.
+    head += "\n\nCommits since the run began:\n" + (
+        prompts.framed("COMMITS", clip(chr(10).join(commits), 3000)) if commits else "(none)"
+    )
     room = cap - len(INSTRUCTIONS) - len(head) - 400
     text = head + "\n\nThe whole diff since the run began:\n"
     text += prompts.framed("DIFF", prompts.bound_diff(redact(diff), max(room, 500)))

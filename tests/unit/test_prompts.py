@@ -9,7 +9,7 @@ from autopilot_codex.manager.prompts import Prompt, bound_diff, corrective, fram
 from autopilot_codex.state import Plan, Task
 
 NOTE = "Your previous answer could not be used"
-MARKERS = re.compile(r"<<<DATA ([A-Z]+) ([0-9a-f]{10})\n|\nDATA ([A-Z]+) ([0-9a-f]{10})>>>")
+MARKERS = re.compile(r"<<<DATA ([A-Z]+) ([0-9a-f]{32})\n|\nDATA ([A-Z]+) ([0-9a-f]{32})>>>")
 
 
 def markers(text: str) -> list[str]:
@@ -137,3 +137,13 @@ def test_each_file_gets_a_fair_share_and_the_smallest_are_whole() -> None:
 def test_a_diff_that_fits_is_sent_as_it_is() -> None:
     diff = section("a.py", ["x = 1"]) + section("b.py", ["y = 2"])
     assert bound_diff(diff, len(diff)) == diff
+
+
+def test_a_frames_nonce_is_too_long_for_a_body_to_close_its_own_frame() -> None:
+    # The nonce is the body's digest: a body holding its own closing marker is a fixed point
+    # of it, within reach at 40 bits, not at 128.
+    text = framed("DIFF", "x")
+    nonce = text.split("<<<DATA DIFF ", 1)[1].split("\n", 1)[0]
+    assert len(nonce) * 4 >= 128
+    # A lone surrogate in a body (a name git gave as bytes) frames, never crashes.
+    assert "\ud800" in framed("DIFF", "\ud800")

@@ -80,8 +80,14 @@ class Prompt:
         return len(self.instructions) + len(self.text)
 
 
+# The markers' nonce, in hex digits: derived from the body, so a prompt is the same each time
+# it is built (a replay, a cache), and long enough (128 bits) that no body can be made to
+# close its own frame (a fixed point of the digest: 40 bits were within a patient reach).
+NONCE_DIGITS = 32
+
+
 def framed(label: str, body: str) -> str:
-    nonce = hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    nonce = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:NONCE_DIGITS]
     return f"{UNTRUSTED_NOTE}\n<<<DATA {label} {nonce}\n{body}\nDATA {label} {nonce}>>>"
 
 
@@ -266,7 +272,7 @@ def corrective(prompt: Prompt, error: str, cap: int | None = None) -> Prompt:
     return Prompt(prompt.instructions, text + note)
 
 
-_CLOSING = re.compile(r"\nDATA ([A-Z]+) ([0-9a-f]{10})>>>")
+_CLOSING = re.compile(rf"\nDATA ([A-Z]+) ([0-9a-f]{{{NONCE_DIGITS}}})>>>")
 
 
 def _cut_data(text: str, excess: int) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ... import searchpath
 from ...errors import BridgeError
 from ...host import BROKEN, MISSING, NOTE, READY, HostReport, cli_absent
 from . import install as codex_install
@@ -25,7 +26,7 @@ INSTALL_CODEX = "autopilot-codex install codex --user"
 
 
 def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
-    binary = shutil.which("codex", path=env.get("PATH"))
+    binary = searchpath.which("codex", env.get("PATH"))
     if binary is None:
         return cli_absent(
             "Codex",

@@ -25,15 +25,18 @@ def work_tree_top(folder: Path) -> Path | None:
     return None
 
 
-def _bases(folders: tuple[Path, ...]) -> list[str]:
-    bases: list[str] = []
+def _trees(folders: tuple[Path, ...]) -> list[str]:
+    """The work trees of ``folders`` (each as named and as resolved), but one holding the home."""
+    home = os.path.normpath(os.environ.get("HOME") or "/")
+    trees: list[str] = []
     for folder in folders:
         if not folder.is_absolute():
             continue
         for form in (folder, Path(os.path.realpath(folder))):
             top = work_tree_top(form)
-            bases += [os.path.normpath(form), *([os.path.normpath(top)] if top else [])]
-    return bases
+            if top is not None and not _inside(home, os.path.normpath(top)):
+                trees.append(os.path.normpath(top))
+    return trees
 
 
 def _inside(entry: str, base: str) -> bool:
@@ -42,8 +45,9 @@ def _inside(entry: str, base: str) -> bool:
 
 def trusted_path(path: str, *folders: Path) -> str:
     """``path`` without its empty and relative entries, those with a `.` or `..` part, and
-    those inside one of ``folders`` or its git work tree (each as named and as resolved)."""
-    bases = _bases(folders)
+    those inside the git work tree of one of ``folders`` (as named and as resolved); a work tree
+    holding the home is not taken for the implementer's (as in the launcher)."""
+    bases = _trees(folders)
     kept: list[str] = []
     for entry in path.split(os.pathsep):
         if not entry.startswith("/") or {".", ".."} & set(entry.split("/")):

@@ -58,3 +58,17 @@ def test_the_rounds_driver_never_starts_a_host_cli_planted_in_the_tree(
     cmd = runner._dies_with_driver(["claude", "-p"], env, cwd)
     assert str(real) in cmd
     assert not any(str(tree) in word for word in cmd)
+
+
+def test_a_folder_outside_a_work_tree_or_a_tree_holding_the_home_keeps_its_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `install` run from the home keeps ~/.local/bin, where Claude Code puts `claude`; so does
+    # a home that is itself a repository (its writes there reach your shell anyway).
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    path = f"{home}/.local/bin:/usr/bin"
+    assert searchpath.trusted_path(path, home) == path
+    (home / ".git").mkdir()
+    assert searchpath.trusted_path(path, home) == path

@@ -13,6 +13,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 PLANTED = "#!/bin/sh\necho ran >> {log}\n"
@@ -141,3 +143,30 @@ def test_the_python_a_hook_starts_gets_a_path_without_the_work_tree(tmp_path: Pa
         assert entries, command
         assert all(e.startswith("/") and not e.startswith(str(tmp_path)) for e in entries), entries
     assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize("marker", [None, "active/loop", "active/.hidden", "rails/..odd", "link"])
+def test_the_no_loop_answer_before_bash_sees_the_markers_bash_sees(
+    tmp_path: Path, marker: str | None
+) -> None:
+    # `/bin/sh` answers a hook with no guarded loop before bash starts: a marker bash's
+    # nullglob and dotglob count (a dotfile, a dangling link) must keep the hook running.
+    home = tmp_path / "home"
+    for folder in ("active", "rails"):
+        (home / folder).mkdir(parents=True)
+    if marker == "link":
+        (home / "active" / "gone").symlink_to(tmp_path / "nowhere")
+    elif marker is not None:
+        (home / marker).write_text("")
+    reached = tmp_path / "reached"
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ntouch {reached}\n")
+    python.chmod(0o755)
+    env = {**os.environ, "AUTOPILOT_CODEX_HOME": str(home), "AUTOPILOT_CODEX_PYTHON": str(python)}
+    for shell in ("/bin/sh", "/bin/bash"):
+        reached.unlink(missing_ok=True)
+        launcher = str(ROOT / "bin" / "autopilot-codex")
+        subprocess.run(
+            [shell, launcher, "hook", "Stop"], env=env, input=b"{}", check=True, timeout=60
+        )
+        assert reached.exists() == (marker is not None), shell

@@ -98,6 +98,24 @@ def test_untrusted_or_modified_codex_hooks_say_what_to_run(
     assert "Not ready" in out
 
 
+def test_an_older_install_that_finds_bash_on_path_says_to_install_again(
+    env: Path, tmp_path: Path
+) -> None:
+    stand_in(env, "codex")
+    tgt = install_codex(tmp_path)
+    # What versions before the absolute `/bin/sh` wrote: `bash "<root>/bin/autopilot-codex" ...`.
+    for written in (tgt.hooks_file, tgt.hooks_file.with_name(codex_install.MANIFEST_NAME)):
+        written.write_text(written.read_text().replace('"/bin/sh \\"', '"bash \\"'))
+    document = json.loads(tgt.hooks_file.read_text())
+    assert document["hooks"]["Stop"][0]["hooks"][0]["command"].startswith("bash ")
+    # ... and trusted as such, so nothing else is wrong with it.
+    entries = trust_entries(str(tgt.hooks_file), document)
+    tgt.config_file.write_text(set_trust(tgt.config_file.read_text(), entries))
+    (line,) = lines_with(report(tmp_path), "Codex hooks:")
+    assert line.startswith("FIX") and "starts `bash` by name" in line
+    assert "`autopilot-codex install codex --user` again" in line
+
+
 def test_codex_without_our_hooks_is_a_fact_when_claude_is_ready(env: Path, tmp_path: Path) -> None:
     stand_in(env, "codex")
     stand_in(env, "claude")

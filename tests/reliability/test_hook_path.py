@@ -1,8 +1,10 @@
 """The hook commands as the hosts run them: `sh -c` with the host's PATH, in the session's
 folder. A PATH holding a relative folder (`node_modules/.bin`, `.`) resolves inside the work
 tree, where the implementer writes: a `bash` planted there runs for every hook, unwalled, as
-the user. Open: the commands name `bash` by name (docs/security.md names the fix: an absolute
-interpreter, and the rounds driver finding the hosts' CLIs without relative folders)."""
+the user. The commands start `/bin/sh` by its absolute path; the launcher takes bash from fixed
+places, and drops from PATH every entry that is empty, relative or inside the work tree before
+it runs any program by name (an absolute entry inside the tree, as direnv's `PATH_add bin`
+makes, is the implementer's too)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ def commands() -> list[str]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="open: the hook commands find bash on PATH")
 def test_no_hook_command_runs_a_program_planted_on_a_relative_path(tmp_path: Path) -> None:
     tree = tmp_path / "repo"
     planted = tree / "node_modules" / ".bin"
@@ -54,3 +55,118 @@ def test_no_hook_command_runs_a_program_planted_on_a_relative_path(tmp_path: Pat
             timeout=60,
         )
     assert not ran.exists(), ran.read_text()
+
+
+PLANTED_NAMES = (
+    "bash", "sh", "env", "flock", "cat", "cksum", "cut", "mkdir", "rm", "ln", "mv", "uname", "ps",
+    "readlink", "uv", "python3", "python3.11", "python",
+)  # fmt: skip
+PYTHONS = ("python3", *(f"python3.{minor}" for minor in range(10, 15)), "python")
+
+
+def planted_tree(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A work tree (cwd: a folder inside it) with every name planted in a relative PATH folder,
+    `.`, and an absolute folder inside the tree; the PATH that puts them first."""
+    tree = tmp_path / "repo"
+    (tree / ".git").mkdir(parents=True)
+    cwd = tree / "sub"
+    ran = tmp_path / "ran.log"
+    for folder in (cwd / "node_modules" / ".bin", cwd, tree / "bin"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in PLANTED_NAMES:
+            (folder / name).write_text(PLANTED.format(log=ran))
+            (folder / name).chmod(0o755)
+    path = f"node_modules/.bin:.::{tree}/bin:{tree}//sub/../bin:{os.environ['PATH']}"
+    return cwd, ran, path
+
+
+def test_the_launcher_runs_nothing_from_the_work_tree_at_bootstrap(tmp_path: Path) -> None:
+    # The Pythons on the real PATH are shadowed by ones too old to use, so the bootstrap stops
+    # at "needs Python" after it ran cksum, cat, mkdir, uname, ps, flock and the lookups.
+    cwd, ran, path = planted_tree(tmp_path)
+    old = tmp_path / "old-pythons"
+    old.mkdir()
+    for name in PYTHONS:
+        (old / name).write_text("#!/bin/sh\necho 0\n")
+        (old / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{path.replace(os.environ['PATH'], '')}{old}:/usr/bin:/bin"}
+    env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
+    env.pop("AUTOPILOT_CODEX_PYTHON", None)
+    done = subprocess.run(
+        ["/bin/sh", str(ROOT / "bin" / "autopilot-codex"), "bootstrap"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert "needs Python >= 3.10" in done.stderr, done.stderr
+    assert not ran.exists(), ran.read_text()
+
+
+def test_the_python_a_hook_starts_gets_a_path_without_the_work_tree(tmp_path: Path) -> None:
+    cwd, ran, path = planted_tree(tmp_path)
+    home = tmp_path / "home"
+    (home / "active").mkdir(parents=True)
+    (home / "active" / "loop").write_text("")
+    venv = home / "venv"
+    (venv / "bin").mkdir(parents=True)
+    seen = tmp_path / "path.txt"
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nprintf %s "$PATH" > {seen}\n')
+    (venv / "bin" / "python").chmod(0o755)
+    requirements = (ROOT / "bridge" / "requirements.txt").read_bytes()
+    stamp = subprocess.run(
+        ["cksum"], input=requirements, capture_output=True, check=True
+    ).stdout.split()[0]
+    (venv / ".autopilot-codex-stamp").write_bytes(stamp + b"\n")
+    env = {
+        **os.environ,
+        "PATH": path,
+        "CLAUDE_PLUGIN_ROOT": str(ROOT),
+        "AUTOPILOT_CODEX_HOME": str(home),
+    }
+    env.pop("AUTOPILOT_CODEX_PYTHON", None)
+    stop = next(c for c in commands() if "hook Stop --host claude" in c)
+    for command in (stop, f'/bin/sh "{ROOT}/bin/autopilot-codex" status'):
+        seen.unlink(missing_ok=True)
+        subprocess.run(
+            ["/bin/sh", "-c", command],
+            cwd=cwd,
+            env=env,
+            input=b"{}",
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+        entries = seen.read_text().split(":")
+        assert entries, command
+        assert all(e.startswith("/") and not e.startswith(str(tmp_path)) for e in entries), entries
+    assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize("marker", [None, "active/loop", "active/.hidden", "rails/..odd", "link"])
+def test_the_no_loop_answer_before_bash_sees_the_markers_bash_sees(
+    tmp_path: Path, marker: str | None
+) -> None:
+    # `/bin/sh` answers a hook with no guarded loop before bash starts: a marker bash's
+    # nullglob and dotglob count (a dotfile, a dangling link) must keep the hook running.
+    home = tmp_path / "home"
+    for folder in ("active", "rails"):
+        (home / folder).mkdir(parents=True)
+    if marker == "link":
+        (home / "active" / "gone").symlink_to(tmp_path / "nowhere")
+    elif marker is not None:
+        (home / marker).write_text("")
+    reached = tmp_path / "reached"
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\ntouch {reached}\n")
+    python.chmod(0o755)
+    env = {**os.environ, "AUTOPILOT_CODEX_HOME": str(home), "AUTOPILOT_CODEX_PYTHON": str(python)}
+    for shell in ("/bin/sh", "/bin/bash"):
+        reached.unlink(missing_ok=True)
+        launcher = str(ROOT / "bin" / "autopilot-codex")
+        subprocess.run(
+            [shell, launcher, "hook", "Stop"], env=env, input=b"{}", check=True, timeout=60
+        )
+        assert reached.exists() == (marker is not None), shell

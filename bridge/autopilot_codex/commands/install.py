@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .. import defaults, hosts, output
+from .. import defaults, hosts, output, searchpath
 from ..errors import BridgeError
 from ..paths import find_worktree
 from .doctor import Check, render, run_checks
@@ -158,7 +157,7 @@ def _uninstall_claude(environ: Mapping[str, str]) -> int:
 def _plugin_off(environ: Mapping[str, str]) -> tuple[bool, bool, str]:
     """(removed, failed, the line): the plugin removed by `claude`, or the command to run."""
     command = f"claude plugin uninstall {PLUGIN}"
-    claude = shutil.which("claude", path=environ.get("PATH", ""))
+    claude = searchpath.which("claude", environ.get("PATH", ""))
     if claude is None:
         return (
             False,

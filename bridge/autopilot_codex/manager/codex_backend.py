@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .. import surrogates
+from .. import searchpath, surrogates
 from ..hosts.codex.boundary import codex_home
 from ..hosts.codex.config_toml import top_level
 from . import Outcome
@@ -92,7 +91,7 @@ def make(model: str, config: Config) -> CodexManager:
 
 def problem(config: Config | None = None) -> str | None:
     """What keeps `codex exec` from answering, found without a model call, or None."""
-    binary = shutil.which("codex")
+    binary = searchpath.which("codex", None)
     if binary is None:
         return NOT_INSTALLED
     # A custom provider authenticates with its own key variable, not `codex login`.
@@ -218,7 +217,7 @@ class _Run:
         return [*cmd, "-"]  # the prompt is stdin: no argument-length limit, no shell
 
     def execute(self, timeout: float) -> tuple[Usage, str]:
-        binary = shutil.which("codex")
+        binary = searchpath.which("codex", None)
         if binary is None:
             raise Charged(Usage(), NotReady(NOT_INSTALLED))
         events_path, errors_path = self.scratch / "events.jsonl", self.scratch / "stderr.txt"

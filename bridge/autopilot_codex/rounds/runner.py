@@ -18,7 +18,6 @@ import contextlib
 import os
 import queue
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .. import hosts, nofollow
+from .. import hosts, nofollow, searchpath
 from ..errors import BridgeError
 from ..gitbinary import system_program
 from ..host import Estimate
@@ -125,7 +124,7 @@ def _spawn(
         extra["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     try:
         return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-            _dies_with_driver(cmd, env),
+            _dies_with_driver(cmd, env, cwd),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -137,15 +136,16 @@ def _spawn(
         raise BridgeError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from exc
 
 
-def _dies_with_driver(cmd: list[str], env: Mapping[str, str]) -> list[str]:
+def _dies_with_driver(cmd: list[str], env: Mapping[str, str], cwd: Path) -> list[str]:
     """The host started so that it is killed when the driver dies (Linux: `setpriv --pdeathsig`).
 
     The host has a session of its own, so a driver killed with -9 (or by the OOM killer) took
     nothing with it: the implementer went on working and spending, unsupervised and uncounted,
     and a resumed run started a second implementer in the same work tree. The tools the host
     started are left to end on their own (they are in its group, which nothing then signals).
-    The executable is looked up first: a missing one stays a round that cannot start."""
-    found = shutil.which(cmd[0], path=env.get("PATH", os.defpath))
+    The executable is looked up first, never in a folder the implementer writes (a relative
+    PATH entry, one inside the work tree): a missing one stays a round that cannot start."""
+    found = searchpath.which(cmd[0], env.get("PATH", os.defpath), cwd)
     if found is None:
         raise BridgeError(f"cannot start {cmd[0]}: not found")
     setpriv = system_program(SETPRIV) if sys.platform == "linux" else None

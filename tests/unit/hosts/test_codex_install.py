@@ -54,7 +54,7 @@ def test_user_install_writes_hooks_skills_and_trust(
     for event, groups in document["hooks"].items():
         (group,) = groups
         command = group["hooks"][0]["command"]
-        assert shlex.split(command) == ["bash", str(launcher), "hook", event, "--host", "codex"]
+        assert shlex.split(command) == ["/bin/sh", str(launcher), "hook", event, "--host", "codex"]
     assert document["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert sorted(p.name for p in (home / "skills").iterdir()) == [
         f"autopilot-codex-{name}" for name in SKILLS
@@ -222,10 +222,10 @@ def test_a_root_with_shell_characters_is_quoted(tmp_path: Path) -> None:
     shutil.copy(ROOT / "hooks" / "codex.json", root / "hooks" / "codex.json")
     hooks = codex_install.our_hooks(root)
     command = hooks["Stop"][0]["hooks"][0]["command"]
-    assert command.startswith("bash ")
+    assert command.startswith("/bin/sh ")
     # Codex runs the command through the shell: ask a real one what the words are.
     words = subprocess.run(
-        ["bash", "-c", "printf '%s\\n' " + command.removeprefix("bash ")],
+        ["bash", "-c", "printf '%s\\n' " + command.removeprefix("/bin/sh ")],
         capture_output=True,
         text=True,
         check=True,
@@ -245,3 +245,14 @@ def test_the_plugin_manifest_names_the_codex_hooks() -> None:
             for handler in group["hooks"]:
                 assert set(handler) == {"type", "command", "timeout"}
                 assert "--host codex" in handler["command"]
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash"])
+def test_a_group_of_an_older_install_is_still_ours(shell: str) -> None:
+    # Versions before the absolute `/bin/sh` wrote `bash "..."`: uninstall and doctor must
+    # still find those groups, or an upgrade leaves a hook that finds bash on PATH.
+    command = f'{shell} "/opt/old copy/bin/autopilot-codex" hook Stop --host codex'
+    group = {"hooks": [{"type": "command", "command": command}]}
+    assert codex_install.launcher_of(group) == "/opt/old copy/bin/autopilot-codex"
+    document = {"hooks": {"Stop": [group]}}
+    assert codex_install.without_ours(document)[1] == 1

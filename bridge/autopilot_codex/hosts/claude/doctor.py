@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ... import searchpath
 from ...host import MISSING, NOTE, READY, HostReport, cli_absent
 from .boundary import claude_dir
 
@@ -15,7 +15,7 @@ PLUGIN = "autopilot-codex"
 
 
 def report(env: Mapping[str, str]) -> HostReport:
-    binary = shutil.which("claude", path=env.get("PATH"))
+    binary = searchpath.which("claude", env.get("PATH"))
     if binary is None:
         return cli_absent(
             "Claude Code",

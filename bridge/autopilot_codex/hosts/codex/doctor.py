@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ... import searchpath
 from ...errors import BridgeError
 from ...host import BROKEN, MISSING, NOTE, READY, HostReport, cli_absent
 from . import install as codex_install
@@ -25,7 +26,7 @@ INSTALL_CODEX = "autopilot-codex install codex --user"
 
 
 def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
-    binary = shutil.which("codex", path=env.get("PATH"))
+    binary = searchpath.which("codex", env.get("PATH"))
     if binary is None:
         return cli_absent(
             "Codex",
@@ -143,8 +144,9 @@ def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:
 
 def _launcher_problem(hooks_file: Path, document: Mapping[str, Any], recorded: int) -> str:
     """A launcher our hooks run that is not there (each hook would exit 127, which Codex
-    ignores: the loop would go on unsupervised), or more groups of ours than one install
-    writes (every hook would answer twice); "" when neither."""
+    ignores: the loop would go on unsupervised), commands an older install wrote that find
+    bash on PATH, or more groups of ours than one install writes (every hook would answer
+    twice); "" when none."""
     hooks = document.get("hooks", {})
     launchers = [
         launcher
@@ -159,6 +161,18 @@ def _launcher_problem(hooks_file: Path, document: Mapping[str, Any], recorded: i
                 f"Codex hooks: {hooks_file} runs {launcher}, which is missing (moved or "
                 "deleted): every hook would fail and Codex would run the loop unsupervised"
             )
+    if any(
+        str(command).startswith("bash ")
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for group in groups
+        if codex_install.launcher_of(group) is not None
+        for command in _commands(group)
+    ):
+        return (
+            f"Codex hooks: {hooks_file} starts `bash` by name (an older install), so a bash "
+            "on a PATH folder the implementer writes would run for every hook, unwalled"
+        )
     if len(launchers) > recorded:
         return (
             f"Codex hooks: {hooks_file} holds {len(launchers)} groups of ours where one "

@@ -108,9 +108,10 @@ def read_hooks_file(path: Path) -> dict[str, Any]:
     return document
 
 
-# Our handler's command, from any copy of the plugin: `bash "<root>/bin/autopilot-codex" hook
-# <Event> --host codex`. The launcher path is group 1.
-OUR_COMMAND = re.compile(r'^bash "(.*/bin/autopilot-codex)" hook \S+ --host codex$')
+# Our handler's command, from any copy of the plugin: `/bin/sh "<root>/bin/autopilot-codex" hook
+# <Event> --host codex`, or `bash "..."` as older versions wrote it (found on PATH, where a
+# folder the implementer writes may come first). The launcher path is group 1.
+OUR_COMMAND = re.compile(r'^(?:/bin/sh|bash) "(.*/bin/autopilot-codex)" hook \S+ --host codex$')
 
 
 def launcher_of(group: Any) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -92,3 +93,27 @@ def unfolded_schemas(manager: FakeOpenAI) -> list[str | None]:
             ["Review", "Verdict"] if request.schema_name == "Judgement" else [request.schema_name]
         )
     return names
+
+
+def review_prompt_of_hidden_edit(
+    repo: Path, manager: FakeOpenAI, hide: Callable[[Path, str], None], text: str
+) -> str:
+    """The review prompt after a loop is planned, README.md is edited to hold `text`, and
+    `hide` forges the repository to hide the edit from git; what the manager was shown."""
+    from autopilot_codex.cli import main
+    from tests.conftest import edit_payload, plan_body, review_body, run_launcher
+
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert main(["-C", str(repo), "plan", "--review", "edit", "--session-id", "sess-1", "g"]) == 0
+    (repo / "README.md").write_text(f"# {text}\n")
+    hide(repo, "README.md")
+    manager.enqueue(review_body(), schema="Review")
+    hook = run_launcher(
+        ["hook", "PostToolUse", "--host", "claude"],
+        json.dumps(edit_payload(repo, "README.md")).encode(),
+    )
+    assert hook.code == 0, hook.stderr
+    wait_reviews(repo)
+    requests = manager.requests_for(schema="Review")
+    assert requests, "no review was asked"
+    return requests[0].prompt_text

@@ -21,18 +21,15 @@ from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import (
     Hook,
-    edit_payload,
     git,
     make_repo,
     payload,
     plan_body,
-    review_body,
-    run_launcher,
     state_of,
     verdict_body,
 )
 from tests.fakes.openai_server import FakeOpenAI
-from tests.reviews import wait_reviews
+from tests.reviews import review_prompt_of_hidden_edit
 
 HIDDEN = "HIDDEN-BY-A-FORGED-INDEX"
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
@@ -75,20 +72,8 @@ def test_the_forger_hides_the_edit_from_git_itself(repo: Path) -> None:
 def test_a_review_sees_an_edit_the_index_says_is_unchanged(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    manager.enqueue(plan_body(2), schema="Plan")
-    assert main(["-C", str(repo), "plan", "--review", "edit", "--session-id", "sess-1", "g"]) == 0
     capsys.readouterr()
-    (repo / "README.md").write_text(f"# {HIDDEN}\n")
-    forge(repo, "README.md")
-    manager.enqueue(review_body(), schema="Review")
-    hook = run_launcher(
-        ["hook", "PostToolUse", "--host", "claude"],
-        json.dumps(edit_payload(repo, "README.md")).encode(),
-    )
-    assert hook.code == 0, hook.stderr
-    wait_reviews(repo)
-    [request] = manager.requests_for(schema="Review")
-    assert HIDDEN in request.prompt_text
+    assert HIDDEN in review_prompt_of_hidden_edit(repo, manager, forge, HIDDEN)
 
 
 def test_the_checks_run_again_on_an_edit_the_index_says_is_unchanged(

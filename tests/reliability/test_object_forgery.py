@@ -19,9 +19,9 @@ from autopilot_codex import gitrepo
 from autopilot_codex.checks import tree as checks_tree
 from autopilot_codex.cli import main
 from autopilot_codex.errors import BridgeError
-from tests.conftest import edit_payload, git, payload, plan_body, review_body, run_launcher
+from tests.conftest import git, payload, plan_body, run_launcher
 from tests.fakes.openai_server import FakeOpenAI
-from tests.reviews import wait_reviews
+from tests.reviews import review_prompt_of_hidden_edit
 
 HIDDEN = "HIDDEN-BY-A-FORGED-OBJECT"
 
@@ -47,20 +47,8 @@ def test_the_forger_hides_the_edit_from_git_itself(repo: Path) -> None:
 def test_a_review_sees_an_edit_whose_base_object_was_rewritten(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    manager.enqueue(plan_body(2), schema="Plan")
-    assert main(["-C", str(repo), "plan", "--review", "edit", "--session-id", "sess-1", "g"]) == 0
     capsys.readouterr()
-    (repo / "README.md").write_text(f"# {HIDDEN}\n")
-    forge(repo, "README.md")
-    manager.enqueue(review_body(), schema="Review")
-    hook = run_launcher(
-        ["hook", "PostToolUse", "--host", "claude"],
-        json.dumps(edit_payload(repo, "README.md")).encode(),
-    )
-    assert hook.code == 0, hook.stderr
-    wait_reviews(repo)
-    requests = manager.requests_for(schema="Review")
-    assert requests and HIDDEN in requests[0].prompt_text
+    assert HIDDEN in review_prompt_of_hidden_edit(repo, manager, forge, HIDDEN)
 
 
 def test_a_base_forged_before_the_bridge_copied_it_fails_loudly(repo: Path) -> None:

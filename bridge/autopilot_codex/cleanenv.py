@@ -31,6 +31,11 @@ MANAGER_PREFIXES = ("OPENAI_",)
 # never a round's or a check's.
 DATABASE_NAMES = frozenset({"AUTOPILOT_CODEX_DATABASE_URL"})
 
+# The PATH the host gave the hook, before the launcher dropped the folders the implementer
+# writes (a repository's `.venv/bin`, `node_modules/.bin`): the bridge runs nothing from them,
+# but a round and a check run the implementer's code, walled, and find its tools there.
+USER_PATH = "AUTOPILOT_CODEX_USER_PATH"
+
 # A check's environment: what shells, compilers and test runners need, nothing that signs in.
 CHECK_NAMES = frozenset(
     {
@@ -70,7 +75,7 @@ def for_round(runner: Headless | None, environ: Mapping[str, str]) -> dict[str, 
         if SECRET_NAME.search(name) and not needed:
             continue
         env[name] = value
-    return env
+    return _user_path(env, environ)
 
 
 def for_check(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
@@ -87,4 +92,9 @@ def for_check(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str
         harmless = name in CHECK_NAMES or _starts(name, CHECK_PREFIXES)
         if name in listed or (harmless and not SECRET_NAME.search(name)):
             env[name] = value
-    return env
+    return _user_path(env, environ)
+
+
+def _user_path(env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    user = environ.get(USER_PATH)
+    return {**env, "PATH": user} if user else env

@@ -113,7 +113,10 @@ def test_the_python_a_hook_starts_gets_a_path_without_the_work_tree(tmp_path: Pa
     venv = home / "venv"
     (venv / "bin").mkdir(parents=True)
     seen = tmp_path / "path.txt"
-    (venv / "bin" / "python").write_text(f'#!/bin/sh\nprintf %s "$PATH" > {seen}\n')
+    kept = tmp_path / "user-path.txt"
+    (venv / "bin" / "python").write_text(
+        f'#!/bin/sh\nprintf %s "$PATH" > {seen}\nprintf %s "$AUTOPILOT_CODEX_USER_PATH" > {kept}\n'
+    )
     (venv / "bin" / "python").chmod(0o755)
     requirements = (ROOT / "bridge" / "requirements.txt").read_bytes()
     stamp = subprocess.run(
@@ -142,6 +145,8 @@ def test_the_python_a_hook_starts_gets_a_path_without_the_work_tree(tmp_path: Pa
         entries = seen.read_text().split(":")
         assert entries, command
         assert all(e.startswith("/") and not e.startswith(str(tmp_path)) for e in entries), entries
+        # The host's own PATH is kept aside for the implementer's walled code (checks, rounds).
+        assert kept.read_text() == path
     assert not ran.exists(), ran.read_text()
 
 

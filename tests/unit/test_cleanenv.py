@@ -73,3 +73,14 @@ def test_the_fleets_database_never_reaches_a_round_or_a_check() -> None:
     assert "AUTOPILOT_CODEX_DATABASE_URL" not in cleanenv.for_check(
         user, ["AUTOPILOT_CODEX_DATABASE_URL"]
     )
+
+
+def test_a_check_and_a_round_get_the_hosts_path_the_launcher_kept() -> None:
+    # The launcher drops the work tree's folders from PATH for everything the bridge starts;
+    # the implementer's code (a check, a round: walled) still finds its repository's tools.
+    environ = {**USER, "PATH": "/usr/bin:/bin", cleanenv.USER_PATH: "/repo/.venv/bin:/usr/bin"}
+    assert cleanenv.for_check(environ)["PATH"] == "/repo/.venv/bin:/usr/bin"
+    runner = hosts.get("claude").headless()
+    assert cleanenv.for_round(runner, environ)["PATH"] == "/repo/.venv/bin:/usr/bin"
+    # Without the launcher (the bridge run directly), the PATH it has.
+    assert cleanenv.for_check(USER)["PATH"] == "/bin"

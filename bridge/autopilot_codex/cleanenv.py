@@ -33,7 +33,9 @@ DATABASE_NAMES = frozenset({"AUTOPILOT_CODEX_DATABASE_URL"})
 
 # The PATH the host gave the hook, before the launcher dropped the folders the implementer
 # writes (a repository's `.venv/bin`, `node_modules/.bin`): the bridge runs nothing from them,
-# but a round and a check run the implementer's code, walled, and find its tools there.
+# but a check runs the implementer's code inside the supervisor's sandbox and finds its tools
+# there. A round's host never gets it back: the host process itself runs outside its own
+# sandbox, and would find a `bwrap` or a `git` planted there.
 USER_PATH = "AUTOPILOT_CODEX_USER_PATH"
 
 # A check's environment: what shells, compilers and test runners need, nothing that signs in.
@@ -75,7 +77,7 @@ def for_round(runner: Headless | None, environ: Mapping[str, str]) -> dict[str, 
         if SECRET_NAME.search(name) and not needed:
             continue
         env[name] = value
-    return _user_path(env, environ)
+    return env
 
 
 def for_check(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:

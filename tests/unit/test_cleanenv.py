@@ -75,12 +75,13 @@ def test_the_fleets_database_never_reaches_a_round_or_a_check() -> None:
     )
 
 
-def test_a_check_and_a_round_get_the_hosts_path_the_launcher_kept() -> None:
+def test_a_check_gets_the_hosts_path_the_launcher_kept_a_round_does_not() -> None:
     # The launcher drops the work tree's folders from PATH for everything the bridge starts;
-    # the implementer's code (a check, a round: walled) still finds its repository's tools.
+    # a check (the implementer's code, in the supervisor's sandbox) still finds the
+    # repository's tools. A round's host runs outside its own sandbox: never.
     environ = {**USER, "PATH": "/usr/bin:/bin", cleanenv.USER_PATH: "/repo/.venv/bin:/usr/bin"}
     assert cleanenv.for_check(environ)["PATH"] == "/repo/.venv/bin:/usr/bin"
     runner = hosts.get("claude").headless()
-    assert cleanenv.for_round(runner, environ)["PATH"] == "/repo/.venv/bin:/usr/bin"
+    assert cleanenv.for_round(runner, environ)["PATH"] == "/usr/bin:/bin"
     # Without the launcher (the bridge run directly), the PATH it has.
     assert cleanenv.for_check(USER)["PATH"] == "/bin"

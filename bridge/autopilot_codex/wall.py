@@ -8,6 +8,7 @@ sandbox needs. Standard library only, no I/O at import.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,12 @@ GIT_RUN_FILES: tuple[str, ...] = (
     "**/.git",
     "**/.gitmodules",
 )
+
+# Run files a sandbox must not list while they are absent: a sandbox that keeps a missing path
+# from being made puts an unreadable entry there, and git fails on an unreadable `commondir`
+# ("failed to read .git/commondir"), every git command of the implementer's with it. Absent,
+# such a file is left to the rails and the comparison at each session and round start.
+ONLY_WHEN_PRESENT: tuple[str, ...] = (".git/commondir",)
 
 # The top repository's own `info` folder (`attributes` names the filters its config defines):
 # kept read-only by the wall, not compared (the user edits `info/exclude` freely).
@@ -111,7 +118,12 @@ class WallSpec:
         instance, the top repository's `info`, and each nested repository's config and hooks.
         A `.git` link file is left to the comparison: the folder of the same name is written by
         every commit."""
-        tops = [literal(p) for p in self.run_files if literal(p) != ".git"]
+        tops = [
+            rel
+            for rel in map(literal, self.run_files)
+            if rel != ".git"
+            and (rel not in ONLY_WHEN_PRESENT or os.path.lexists(self.worktree / rel))
+        ]
         nested = [d / leaf for d in self.nested_git for leaf in ("config", "hooks")]
         if self.git_writable:
             rels = [*tops, GIT_INFO]

@@ -184,3 +184,23 @@ def test_prereqs_name_the_missing_tools_and_the_fix() -> None:
     assert no_apt.missing == ("socat",) and "socat" in no_apt.fix
     assert check_wall_prereqs("Darwin", which(set())).ok
     assert not check_wall_prereqs("Windows", which(set())).ok
+
+
+def test_an_absent_commondir_is_no_sandbox_path_or_every_git_in_the_wall_fails(
+    tmp_path: Path,
+) -> None:
+    # Claude Code's sandbox puts an unreadable entry where a denied path is missing, and git
+    # then fails on every command ("failed to read .git/commondir"): the walled implementer's
+    # git was broken. Absent, it is left to the rails and the comparison at each start.
+    (tmp_path / ".git").mkdir()
+    spec = hosts.roster().wall_spec(tmp_path, tmp_path / "state", tmp_path / "home", {})
+    deny = boundary_settings(spec)["sandbox"]["filesystem"]["denyWrite"]
+    assert str(tmp_path / ".git" / "commondir") not in deny
+    assert str(tmp_path / ".git" / "config") in deny
+    assert "Edit(/" + f"{tmp_path.as_posix()}/**/.git/commondir)" in (
+        boundary_settings(spec)["permissions"]["deny"]
+    )
+    # Present (planted, or a layout that has one), it is kept from being rewritten.
+    (tmp_path / ".git" / "commondir").write_text("elsewhere\n")
+    deny = boundary_settings(spec)["sandbox"]["filesystem"]["denyWrite"]
+    assert str(tmp_path / ".git" / "commondir") in deny

@@ -37,7 +37,7 @@ def loads(text: str | bytes) -> Any:
         data = json.loads(text, parse_int=None if few else _bounded)
     except RecursionError as exc:
         raise ValueError("JSON nested too deep") from exc
-    return scrub(data) if _ESCAPE.search(raw) is not None else data
+    return scrub(data) if possible(raw) else data
 
 
 def _bounded(digits: str) -> int:

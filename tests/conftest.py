@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -29,6 +30,13 @@ PLANTED_KEY = "sk-test-PLANTEDKEY-0123456789abcdefXYZ"
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+# A suite started in the background by a non-interactive shell (`cmd &`) inherits SIGINT
+# ignored, and so would every driver a test starts and then interrupts with a Ctrl-C: those
+# tests would hang on a driver that cannot hear it. Python's own handler here means a child's
+# SIGINT is back to its default at exec, as it is when the suite runs in a terminal or in CI.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Author",

@@ -281,8 +281,9 @@ def launcher(*args: str) -> list[str]:
 
 
 def hook_argv(event: str) -> list[str]:
-    """A hook exactly as hooks/hooks.json runs it: `bash <launcher> hook <event> --host claude`."""
-    return ["bash", *launcher("hook", event, "--host", "claude")]
+    """A hook exactly as hooks/hooks.json runs it: `/bin/sh <launcher> hook <event> --host claude`
+    (bash only when the launcher starts it)."""
+    return ["/bin/sh", *launcher("hook", event, "--host", "claude")]
 
 
 def hook_payload(event: str, cwd: Path, session: str = SESSION, **extra: Any) -> bytes:

@@ -17,7 +17,8 @@ helper's child does once it has taken the hook. Per case, medians of the childre
 
     python bench/child_profile.py [--cprofile]
 
-`--cprofile` prints each case's functions by cumulative CPU time (one run) instead.
+`--cprofile` prints each case's functions by cumulative CPU time (one run) instead, the first
+40 (BENCH_PSTATS=N for N).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from benchlib import (
 if TYPE_CHECKING:
     from autopilot_codex.helper_workers import Workers
 
+PSTATS_LINES = int(os.environ.get("BENCH_PSTATS", "40"))
 # The parts of a hook timed on their own: (module, attribute, label).
 PARTS = (
     ("autopilot_codex.store.load", "Store.load", "load"),
@@ -107,7 +109,7 @@ def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int
 
         prof = cProfile.Profile(time.process_time)
         prof.runcall(run_hook, argv, admitted)
-        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(PSTATS_LINES)
     else:
         run_hook(argv, admitted)
     after = _usage()

@@ -175,3 +175,52 @@ def test_the_no_loop_answer_before_bash_sees_the_markers_bash_sees(
             [shell, launcher, "hook", "Stop"], env=env, input=b"{}", check=True, timeout=60
         )
         assert reached.exists() == (marker is not None), shell
+
+
+def test_a_loops_hook_gets_the_same_path_from_sh_as_from_bash(tmp_path: Path) -> None:
+    # A loop's hook with its Python ready is answered by `/bin/sh` alone (no bash): its PATH
+    # rule is the same function bash runs, and must leave the same PATH, for the session's
+    # folder (reached through a link) and the host's project folder, each a work tree.
+    cwd, ran, path = planted_tree(tmp_path)
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "tools").mkdir()
+    link = tmp_path / "through-link"
+    link.symlink_to(cwd)
+    home = tmp_path / "home"
+    (home / "active").mkdir(parents=True)
+    (home / "active" / "loop").write_text("")
+    seen = tmp_path / "seen.txt"
+    python = tmp_path / "python"
+    python.write_text(
+        f'#!/bin/sh\nprintf "%s|%s|%s" "$PATH" "$AUTOPILOT_CODEX_USER_PATH" "$*" > {seen}\n'
+    )
+    python.chmod(0o755)
+    path = f"{project}/tools:{project}//tools/:/usr//bin:{path}"
+    env = {
+        **os.environ,
+        "PATH": path,
+        "CLAUDE_PROJECT_DIR": str(project),
+        "AUTOPILOT_CODEX_HOME": str(home),
+        "AUTOPILOT_CODEX_PYTHON": str(python),
+    }
+    launcher = str(ROOT / "bin" / "autopilot-codex")
+    found = []
+    for shell in ("/bin/sh", "/bin/bash"):
+        seen.unlink(missing_ok=True)
+        subprocess.run(
+            [shell, launcher, "hook", "Stop", "--host", "claude"],
+            cwd=link,
+            env=env,
+            input=b"{}",
+            check=True,
+            timeout=60,
+        )
+        found.append(seen.read_text())
+    assert found[0] == found[1]
+    kept, user, argv = found[0].split("|")
+    assert user == path
+    assert kept.split(":")[0] == "/usr/bin"
+    assert not any(e.startswith(str(tmp_path)) for e in kept.split(":")), kept
+    assert argv.endswith("hook Stop --host claude")
+    assert not ran.exists(), ran.read_text()

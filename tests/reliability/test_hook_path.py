@@ -224,3 +224,53 @@ def test_a_loops_hook_gets_the_same_path_from_sh_as_from_bash(tmp_path: Path) ->
     assert not any(e.startswith(str(tmp_path)) for e in kept.split(":")), kept
     assert argv.endswith("hook Stop --host claude")
     assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "/bin/bash"])
+def test_a_path_entry_linked_into_the_work_tree_is_the_work_trees(
+    tmp_path: Path, shell: str
+) -> None:
+    # A PATH folder outside the tree by its name, inside it by its target (a link the user
+    # made, or one an older install left): what the implementer plants in the tree's `bin`
+    # must not run at bootstrap, and the Python a hook starts must not get the entry either
+    # (as `searchpath.trusted_path` drops it for the bridge's own lookups).
+    cwd, ran, _ = planted_tree(tmp_path)
+    linked = tmp_path / "tools"
+    linked.symlink_to(cwd.parent / "bin")
+    old = tmp_path / "old-pythons"
+    old.mkdir()
+    for name in PYTHONS:
+        (old / name).write_text("#!/bin/sh\necho 0\n")
+        (old / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{linked}:{old}:/usr/bin:/bin"}
+    env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
+    env.pop("AUTOPILOT_CODEX_PYTHON", None)
+    launcher = str(ROOT / "bin" / "autopilot-codex")
+    done = subprocess.run(
+        [shell, launcher, "bootstrap"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert "needs Python >= 3.10" in done.stderr, done.stderr
+    assert not ran.exists(), ran.read_text()
+    home = tmp_path / "home"
+    (home / "active").mkdir(parents=True, exist_ok=True)
+    (home / "active" / "loop").write_text("")
+    seen = tmp_path / "seen.txt"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nprintf %s "$PATH" > {seen}\n')
+    python.chmod(0o755)
+    env["AUTOPILOT_CODEX_PYTHON"] = str(python)
+    subprocess.run(
+        [shell, launcher, "hook", "Stop", "--host", "claude"],
+        cwd=cwd,
+        env=env,
+        input=b"{}",
+        check=True,
+        timeout=60,
+    )
+    assert str(linked) not in seen.read_text().split(":"), seen.read_text()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.select import ManagerFactory
     from ...store import Store
-    from ..context import HookContext
+    from ..context import HookContext, Limits
 
 # The most of one verdict's or review's words the ledger keeps.
 LEDGER_TEXT = 20_000
@@ -79,6 +79,8 @@ class Hold:
     # The clock when the lock was taken, and the same moment as the records' time.
     now: float
     at: str
+    # The hook's limits (stall, no progress, how the user runs a command), read with the loop.
+    limits: Limits
     lines: list[Line] = field(default_factory=list)
     # Files beside the state (the finding ledger), written before the lines.
     beside: list[tuple[str, str]] = field(default_factory=list)
@@ -172,7 +174,7 @@ class Effects:
                 session = ctx.payload.session_id
                 state = ctx.charged(guards.claim(state, session, ctx.host.name))
                 state = inflight.reclaimed(self.store, session, state, now)
-            held = Hold(state, now, iso(now))
+            held = Hold(state, now, iso(now), ctx.limits)
             yield held
             # Only when the body did not raise: what it decided, then the save that seals it,
             # written by the store's hold as it ends.

@@ -133,7 +133,7 @@ def review(
     that ends the turn is the answer; else the Stop takes the slot and goes on to the
     verdict, whose call reviews the diff too when no review of it is cached (`fold`)."""
     state, guarded = caps.stop_guard(
-        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=held.now
+        state, stop_hook_active=ctx.payload.stop_hook_active, limits=held.limits, now=held.now
     )
     if guarded is not None:
         return finish(held, state, guarded)
@@ -274,7 +274,7 @@ def prepare_verdict(
         ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
         lost=seen.lost,
     )
-    limits, last_checks = ctx.limits, state.last_checks
+    limits, last_checks = held.limits, state.last_checks
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)

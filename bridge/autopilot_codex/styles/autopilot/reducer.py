@@ -17,8 +17,16 @@ from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
 from ...state import Finding, Plan, ReviewRecord, State, VerdictRecord
 from ..context import Limits
-from .caps import end, manager_failed, spend
-from .record import REVIEW_CACHE_SIZE, AutopilotRecord, evolve, of, position_of, task_of
+from .caps import end, manager_failed
+from .record import (
+    REVIEW_CACHE_SIZE,
+    AutopilotRecord,
+    evolve,
+    of,
+    position_of,
+    spend,
+    task_of,
+)
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -281,7 +289,7 @@ def overrule_reason(
     state: State, verdict: Verdict, checks_red: str, where: str | None = None
 ) -> str:
     """The block when the manager would end the loop or move on but a check is red.
-    `where`: the loop's position and spending (`caps.spend`), when the caller has it."""
+    `where`: the loop's position and spending (`record.spend`), when the caller has it."""
     would = "end the loop as done" if verdict.decision == "done" else "accept the current task"
     where = spend(state) if where is None else where
     parts = [

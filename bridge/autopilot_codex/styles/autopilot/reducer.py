@@ -6,8 +6,8 @@ the state, gives the new state and the hook's decision. Pure: no files, git, clo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
@@ -17,7 +17,8 @@ from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
 from ...state import Finding, Plan, ReviewRecord, State, VerdictRecord
 from ..context import Limits
-from .caps import end, manager_failed
+from . import idle, inflight
+from .caps import after_call, end, manager_failed
 from .record import (
     REVIEW_CACHE_SIZE,
     AutopilotRecord,
@@ -223,6 +224,37 @@ def apply_verdict(
     if verdict.decision == "abort":
         return end(state, "aborted", verdict.reason or "manager aborted", "verdict.abort")
     return _continue(state, verdict, head, limits, checks_red)
+
+
+def answered(
+    state: State,
+    asked: State,
+    outcome: Outcome[Any],
+    reduce: Callable[[State], Step],
+    *,
+    token: str,
+    event: str,
+    breach: bool,
+    now: float,
+) -> list[tuple[State, Decision, Outcome[Any] | None]]:
+    """A Stop's call answered, applied to the loop as the last hold loaded it (`asked`: as
+    the call was prepared; `reduce`: the verdict's or the folded answer's reducer). What the
+    hold decided, in the order of its lines; the last state is the one saved.
+
+    The call's slot and reservation go (nothing below reads them), and its real cost is
+    charged; a slot reclaimed meanwhile was charged its worst case too, which errs on the
+    side of the budget. A loop stopped or re-planned while the manager thought: the money is
+    spent, the answer is moot. Else the answer, paused on a second breach of the verdict's
+    contract (`idle.paused`), then ended if a cap was reached meanwhile (`caps.after_call`)."""
+    state = inflight.release(state, token)
+    if state.generation != asked.generation or state.status != "running":
+        return [(charge(state, outcome.cost_usd), allow(f"{event}.discarded"), outcome)]
+    state, decision = reduce(state)
+    if breach:
+        state, decision = idle.paused((state, decision))
+    capped = after_call(state, now) if decision.blocks else None
+    decided: list[tuple[State, Decision, Outcome[Any] | None]] = [(state, decision, outcome)]
+    return decided if capped is None else [*decided, (*capped, None)]
 
 
 def _continue(

@@ -359,26 +359,23 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
     # Whatever is on disk, with its plan: a loop stopped or re-planned meanwhile is seen so.
     with fx.hold(ctx, owner=False, plan=True) as held:
-        state = held.state
-        if state is None:
+        if held.state is None:
             return guards.allow(f"{step.event}.orphaned")
-        # The call came back: its slot and reservation go (nothing below reads them), and
-        # the real cost is charged below; a slot reclaimed meanwhile was charged its worst
-        # case too, which errs on the side of the budget.
-        state = inflight.release(state, token)
-        if state.generation != step.state.generation or state.status != "running":
-            # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
-            charged = guards.charge(state, outcome.cost_usd)
-            return finish(held, charged, guards.allow(f"{step.event}.discarded"), outcome)
-        state, decision = step.reduce(state, outcome, held)
-        if breach:
-            state, decision = idle.paused((state, decision))
-        capped = caps.after_call(state, held.now) if decision.blocks else None
-        if capped is None:
-            return finish(held, state, decision, outcome)
-        # Both lines first, then the one save seals them.
-        held.decided.append((state, decision, outcome))
-        return finish(held, *capped)
+        # Load → decide → commit: the answer applied in one call of the reducer, then every
+        # line it decided and the one save that seals them, written as the hold ends.
+        decided = reducer.answered(
+            held.state,
+            step.state,
+            outcome,
+            lambda state: step.reduce(state, outcome, held),
+            token=token,
+            event=step.event,
+            breach=breach,
+            now=held.now,
+        )
+        held.decided.extend(decided)
+        held.save = decided[-1][0]
+        return decided[-1][1]
 
 
 def finish(

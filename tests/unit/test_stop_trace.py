@@ -311,11 +311,14 @@ class FakeManager:
 # door, none for rounds): from 18 / 2, 22 / 14, 12 / 2 and 9 / 0; then when the autopilot
 # door came to be built as its first hold is taken: from 17 / 2 and 21 / 14; then when Claude
 # Code's and Codex's answers came to be written by one writer beside the reading they share,
-# shaped by each host's table: from 17 / 1, 21 / 13, 12 / 1 and 8 / 0). What is left: the
-# autopilot door asked for git's facts once no guard has answered (a guard stop runs no git).
+# shaped by each host's table: from 17 / 1, 21 / 13, 12 / 1 and 8 / 0; then when the
+# autopilot hold came to carry the hook's limits, the record its banner's spending text and
+# the door to read the finding ledger with git's facts: from 16 / 1 and 20 / 13). What is
+# left: the autopilot door asked for git's facts once no guard has answered (a guard stop
+# runs no git), and a verdict's rules asked in both holds (docs/architecture.md).
 BOUNDS = {
-    "autopilot cached": (16, 1),
-    "autopilot verdict": (20, 13),
+    "autopilot cached": (14, 1),
+    "autopilot verdict": (18, 11),
     "ralph": (12, 0),
     "rounds": (7, 0),
 }

@@ -19,6 +19,7 @@ from ...spend import of_state, usd
 from ...state import State, Status
 from ..context import Limits
 from .record import of
+from .record import spend as spend  # the position and spending text, with the record
 
 if TYPE_CHECKING:
     from ...manager.prompts import Prompt
@@ -158,11 +159,6 @@ def _off_context(message: str) -> str:
         f"{message}\nThe autopilot loop is no longer supervising this work. Finish the step in "
         "hand, start no new task, and end your turn with a short summary for the user."
     )
-
-
-def spend(state: State) -> str:
-    """The loop's position and spending, for banners and block reasons."""
-    return f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
 
 
 def estimate(ctx: HookContext, state: State, prompt: Prompt) -> float:

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from ...manager import Outcome
     from ...manager.select import ManagerFactory
     from ...store import Store
-    from ..context import HookContext
+    from ..context import HookContext, Limits
+    from .findings import Ledger
 
 # The most of one verdict's or review's words the ledger keeps.
 LEDGER_TEXT = 20_000
@@ -53,12 +54,14 @@ class Facts:
 class Seen:
     """What the verdict's call reads beyond the loop's record, in one look: the loop with its
     plan, git's facts (those given, or read now), the commits since the loop's base, what the
-    shadow history found lost this turn, and the settings the call is made with."""
+    shadow history found lost this turn, the finding ledger (the prompt's standing findings)
+    and the settings the call is made with."""
 
     state: State
     facts: Facts
     commits: list[str]
     lost: list[str]
+    ledger: Ledger
     settings: Config
 
 
@@ -71,7 +74,8 @@ class Hold:
     """One lock hold of a Stop: what the door read as it took the lock, and what the body
     leaves for it to write as the lock is let go, in this order: `lines`, the decisions'
     lines (`decided`, each as `record` writes it), then `save`, which seals them all in the
-    hold's one witness write."""
+    hold's one witness write. The finding ledger the rules left (`ledger`) is written first,
+    beside the state."""
 
     # The loop, loaded once; None when there is none (or, for a hold of the owner's,
     # when it is not running or not this session's).
@@ -79,9 +83,11 @@ class Hold:
     # The clock when the lock was taken, and the same moment as the records' time.
     now: float
     at: str
+    # The hook's limits (stall, no progress, how the user runs a command), read with the loop.
+    limits: Limits
     lines: list[Line] = field(default_factory=list)
-    # Files beside the state (the finding ledger), written before the lines.
-    beside: list[tuple[str, str]] = field(default_factory=list)
+    # The finding ledger as the Stop's rules left it, written beside the state before the lines.
+    ledger: Ledger | None = None
     decided: list[tuple[State, Decision, Outcome[Any] | None]] = field(default_factory=list)
     save: State | None = None
 
@@ -140,19 +146,33 @@ class Effects:
         gitrepo.keep_base(self.store.worktree, head)
         return Facts(head, diff, diff_key(diff), diff.empty, tamper)
 
-    def seen(self, ctx: HookContext, state: State, facts: Facts | None) -> Seen:
-        """What the verdict's prompt and call need (`Seen`), read once, under the hold."""
+    def judging(self, state: State, *, git: bool) -> tuple[Facts | None, Ledger]:
+        """What a Stop reads to judge the turn once no guard has answered, in one look: git's
+        facts (`facts`; none without `git`: the host waits for background work) and the
+        finding ledger (`findings_store.load`)."""
+        from . import findings_store
+
+        facts = self.facts(of(state).task_base_sha) if git else None
+        return facts, findings_store.load(self.store, state)
+
+    def seen(
+        self, ctx: HookContext, state: State, facts: Facts | None, ledger: Ledger | None = None
+    ) -> Seen:
+        """What the verdict's prompt and call need (`Seen`), read once, under the hold: the
+        facts and the ledger given (read in this hold, not written yet) or read now."""
         from ...config import for_loop
         from ...shadow.hook import lost_at_stop
+        from . import findings_store
 
         state = self.store.with_plan(state)
         facts = facts if facts is not None else self.facts(of(state).task_base_sha)
+        ledger = ledger if ledger is not None else findings_store.load(self.store, state)
         # What the loop was planned with (api, server, timeout), unless this hook's
         # environment says otherwise: a session started without the planning shell's
         # variables still works.
         settings = for_loop(state, self.environ, ctx.config)
         commits = self.commits(state.base_sha)
-        return Seen(state, facts, commits, lost_at_stop(self.store.dir), settings)
+        return Seen(state, facts, commits, lost_at_stop(self.store.dir), ledger, settings)
 
     @contextlib.contextmanager
     def hold(
@@ -172,11 +192,14 @@ class Effects:
                 session = ctx.payload.session_id
                 state = ctx.charged(guards.claim(state, session, ctx.host.name))
                 state = inflight.reclaimed(self.store, session, state, now)
-            held = Hold(state, now, iso(now))
+            held = Hold(state, now, iso(now), ctx.limits)
             yield held
             # Only when the body did not raise: what it decided, then the save that seals it,
             # written by the store's hold as it ends.
-            stored.beside.extend(held.beside)
+            if held.ledger is not None and state is not None:
+                from . import findings_store
+
+                stored.beside.extend(findings_store.files(self.store, state, held.ledger))
             stored.lines.extend(held.lines)
             stored.lines.extend(line(ctx, *decided) for decided in held.decided)
             stored.save = held.save

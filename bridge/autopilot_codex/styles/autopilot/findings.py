@@ -11,9 +11,12 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...contract import clip
+
+if TYPE_CHECKING:
+    from .record import AutopilotRecord
 
 Status = Literal["open", "fixed", "disputed", "waived"]
 # Findings still standing: delivered to the implementer (open) or no longer (disputed).
@@ -287,6 +290,24 @@ def standing_lines(ledger: Ledger, task: str, limit: int = 20) -> tuple[list[str
     """What a prompt shows of the ledger: the task's standing findings (`listing`) and the
     advisory ones just raised for the `ADVISORY_REPEATS`th time (`advisory_lines`)."""
     return listing(ledger, task, limit), advisory_lines(ledger, just_repeated=True)
+
+
+ADVISORY_VERDICT = (
+    "Advisory (code no task touched; recorded, not delivered, not a reason to continue):"
+)
+
+
+def with_standing(ledger: Ledger, own: AutopilotRecord) -> str:
+    """The verdict's view of the loop's last review, with the task's findings still standing
+    (a disputed one is the implementer's to answer in its message, and the verdict's to
+    weigh), and, once, the advisory findings the reviews keep raising: not a reason to go on."""
+    last_review = own.last_review.summary if own.last_review is not None else ""
+    lines, repeated = standing_lines(ledger, own.current_task or "wrap-up", limit=10)
+    if repeated:
+        lines += [ADVISORY_VERDICT, *repeated]
+    if not lines:
+        return last_review
+    return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
 
 
 def listing(ledger: Ledger, task: str | None = None, limit: int = 20) -> list[str]:

@@ -15,7 +15,6 @@ from .findings import Ledger, in_generation
 from .record import of, position_of, task_of
 
 if TYPE_CHECKING:
-    from ...config import Config
     from ...guards import Step
     from ...manager.prompts import Prompt
     from ...manager.schemas import Review
@@ -164,52 +163,6 @@ def view_lines(store: Store, state: State, task: str | None = None) -> list[str]
         shown.append(f"Advisory findings raised again ({len(repeated)}, not delivered):")
         shown += [f"  {line}" for line in repeated]
     return shown
-
-
-ADVISORY_VERDICT = (
-    "Advisory (code no task touched; recorded, not delivered, not a reason to continue):"
-)
-
-
-def with_standing(store: Store, state: State, last_review: str) -> str:
-    """The verdict's view of the last review, with the task's findings still standing (a
-    disputed one is the implementer's to answer in its message, and the verdict's to weigh),
-    and, once, the advisory findings the reviews keep raising: not a reason to go on."""
-    from .findings import standing_lines
-
-    ledger = load(store, state)
-    lines, repeated = standing_lines(ledger, of(state).current_task or "wrap-up", limit=10)
-    if repeated:
-        lines += [ADVISORY_VERDICT, *repeated]
-    if not lines:
-        return last_review
-    return (last_review + "\nStanding review findings:\n" + "\n".join(lines)).strip()
-
-
-@dataclasses.dataclass(frozen=True)
-class AtStop:
-    """What the finding ledger says at a Stop, read once: the pause its rules call for, and
-    a cached review's replay counted (with the ledger's files to write if it is used)."""
-
-    paused: Step | None
-    replayed: Step | None
-    files: list[tuple[str, str]]
-
-
-def at_stop(
-    store: Store, state: State, config: Config, replayed: Step | None, head: str | None
-) -> AtStop:
-    """The ledger loaded once for a Stop: the pause it calls for and the `replayed` review
-    counted, in one call of its rules (`convergence.at_stop`)."""
-    from . import convergence
-
-    ledger = load(store, state)
-    paused, turn = convergence.at_stop(state, ledger, config, replayed, head)
-    if turn is None:
-        return AtStop(paused, None, [])
-    state, decision, after = turn
-    written = files(store, state, after) if after != ledger else []
-    return AtStop(paused, (state, decision), written)
 
 
 def review_prompt(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import typedjson
+from ...spend import of_state
 from ...state import ReviewRecord, StyleRecord, Task, VerdictRecord
 
 if TYPE_CHECKING:
@@ -100,6 +101,12 @@ def position_of(state: State) -> tuple[int, int]:
     current = of(state).current_task
     index = ids.index(current) + 1 if current in ids else len(ids)
     return index, len(ids)
+
+
+def spend(state: State) -> str:
+    """The loop's position and spending, for banners and block reasons (the reducer's and
+    the endings' texts alike, so a verdict's banner needs no call of the caps)."""
+    return f"(iteration {state.iteration}/{state.max_iterations}, {of_state(state).total_text()})"
 
 
 def review_mode(state: State, environ: Mapping[str, str] = os.environ) -> str:

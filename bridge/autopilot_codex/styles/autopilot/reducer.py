@@ -6,8 +6,8 @@ the state, gives the new state and the hook's decision. Pure: no files, git, clo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ...config import check_specs
 from ...contract import PREFIX, findings_text, fix_reason, reject_reason, task_contract
@@ -17,8 +17,17 @@ from ...manager.answers import may_advance, restorable
 from ...seatbelt import with_seatbelt
 from ...state import Finding, Plan, ReviewRecord, State, VerdictRecord
 from ..context import Limits
-from .caps import end, manager_failed, spend
-from .record import REVIEW_CACHE_SIZE, AutopilotRecord, evolve, of, position_of, task_of
+from . import idle, inflight
+from .caps import after_call, end, manager_failed
+from .record import (
+    REVIEW_CACHE_SIZE,
+    AutopilotRecord,
+    evolve,
+    of,
+    position_of,
+    spend,
+    task_of,
+)
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -217,6 +226,37 @@ def apply_verdict(
     return _continue(state, verdict, head, limits, checks_red)
 
 
+def answered(
+    state: State,
+    asked: State,
+    outcome: Outcome[Any],
+    reduce: Callable[[State], Step],
+    *,
+    token: str,
+    event: str,
+    breach: bool,
+    now: float,
+) -> list[tuple[State, Decision, Outcome[Any] | None]]:
+    """A Stop's call answered, applied to the loop as the last hold loaded it (`asked`: as
+    the call was prepared; `reduce`: the verdict's or the folded answer's reducer). What the
+    hold decided, in the order of its lines; the last state is the one saved.
+
+    The call's slot and reservation go (nothing below reads them), and its real cost is
+    charged; a slot reclaimed meanwhile was charged its worst case too, which errs on the
+    side of the budget. A loop stopped or re-planned while the manager thought: the money is
+    spent, the answer is moot. Else the answer, paused on a second breach of the verdict's
+    contract (`idle.paused`), then ended if a cap was reached meanwhile (`caps.after_call`)."""
+    state = inflight.release(state, token)
+    if state.generation != asked.generation or state.status != "running":
+        return [(charge(state, outcome.cost_usd), allow(f"{event}.discarded"), outcome)]
+    state, decision = reduce(state)
+    if breach:
+        state, decision = idle.paused((state, decision))
+    capped = after_call(state, now) if decision.blocks else None
+    decided: list[tuple[State, Decision, Outcome[Any] | None]] = [(state, decision, outcome)]
+    return decided if capped is None else [*decided, (*capped, None)]
+
+
 def _continue(
     state: State, verdict: Verdict, head: str | None, limits: Limits, checks_red: str = ""
 ) -> Step:
@@ -281,7 +321,7 @@ def overrule_reason(
     state: State, verdict: Verdict, checks_red: str, where: str | None = None
 ) -> str:
     """The block when the manager would end the loop or move on but a check is red.
-    `where`: the loop's position and spending (`caps.spend`), when the caller has it."""
+    `where`: the loop's position and spending (`record.spend`), when the caller has it."""
     would = "end the loop as done" if verdict.decision == "done" else "accept the current task"
     where = spend(state) if where is None else where
     parts = [

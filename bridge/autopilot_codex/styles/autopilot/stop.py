@@ -27,7 +27,7 @@ from ...config import for_loop
 from ...guards import Decision
 from ...state import State
 from ..context import HookContext
-from . import caps, findings_store, idle, inflight, reducer
+from . import caps, convergence, findings, findings_store, idle, inflight, reducer
 from .effects import Effects, Facts, Hold, Seen
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
@@ -128,28 +128,30 @@ def review(
     ctx: HookContext, fx: Effects, held: Hold, state: State, token: str
 ) -> Decision | Checks | Pending:
     """The guards (`caps.stop_guard`), then the review without a call, in this order: the
-    pause the finding ledger calls for (reviews that go nowhere, issue 23), the host's background work, a waiting fix, then
-    the cached review of the final diff (unless reviews are off or per commit). A review
-    that ends the turn is the answer; else the Stop takes the slot and goes on to the
-    verdict, whose call reviews the diff too when no review of it is cached (`fold`)."""
+    finding ledger's pause (reviews that go nowhere, issue 23), the host's background work, a
+    waiting fix, the final diff's cached review (unless reviews are off or per commit). One
+    that ends the turn is the answer; else the Stop takes the slot for the verdict, whose
+    call reviews the diff too when no review of it is cached (`fold`)."""
     state, guarded = caps.stop_guard(
-        state, stop_hook_active=ctx.payload.stop_hook_active, limits=ctx.limits, now=held.now
+        state, stop_hook_active=ctx.payload.stop_hook_active, limits=held.limits, now=held.now
     )
     if guarded is not None:
         return finish(held, state, guarded)
     background = ctx.payload.background
     at_stop = review_mode(state, fx.environ) in ("stop", "edit")
-    # git's facts (none while the host waits for background work: nothing is judged then).
-    facts = None if background else fx.facts(of(state).task_base_sha)
+    # git's facts (none while the host waits for background work: nothing is judged then)
+    # and the finding ledger, in one look.
+    facts, ledger = fx.judging(state, git=not background)
     delivered = replayed = None
     if facts is not None:
         cached = of(state).cached_review(facts.key) if at_stop and not facts.empty else None
         delivered, replayed = reducer.at_stop(state, cached, facts.head)
-    ledger = findings_store.at_stop(
-        fx.store, state, ctx.config, replayed, facts.head if facts else None
+    # The ledger's rules in one call: the pause, and the replay counted.
+    paused, turn = convergence.at_stop(
+        state, ledger, ctx.config, replayed, facts.head if facts else None
     )
-    if ledger.paused is not None:
-        return finish(held, *ledger.paused)
+    if paused is not None:
+        return finish(held, *paused)
     if facts is None:
         return finish(held, state, waiting(background))
     if delivered is not None:
@@ -158,12 +160,12 @@ def review(
     if at_stop:
         if facts.empty:
             reviewed = guards.allow("review.empty")
-        elif ledger.replayed is None:
+        elif turn is None:
             reviewed, fold = guards.allow(FOLDED), True
         else:
             # The finding ledger's count of the replay, then the Stop's turn if it blocks.
-            state, reviewed = ledger.replayed
-            held.beside.extend(ledger.files)
+            state, reviewed, after = turn
+            held.ledger = after if after != ledger else None
             if reviewed.blocks or reviewed.event not in REVIEW_PASSED:
                 return finish(held, state, reviewed)
             # The review's line; the hold's one save seals it with what follows.
@@ -172,7 +174,7 @@ def review(
         state = slot(ctx, fx, held, state, token)
         held.save = state
         return Checks(state, reviewed, fold)
-    return prepare_verdict(ctx, fx, held, state, token, facts, fold=fold)
+    return prepare_verdict(ctx, fx, held, state, token, facts, fold=fold, ledger=ledger)
 
 
 def slot(
@@ -237,9 +239,11 @@ def prepare_verdict(
     facts: Facts | None,
     *,
     fold: bool,
+    ledger: findings.Ledger | None = None,
 ) -> Decision | Pending:
     """The verdict's call; with `fold`, the review of the final diff in the same call. The
-    facts the first hold read serve it unless checks ran (they may change the tree)."""
+    facts and the ledger the first hold read serve it unless checks ran (they may change
+    the tree; the first hold wrote the ledger)."""
     from ...manager import prompts
 
     checks_text = checks_red = ""
@@ -251,8 +255,8 @@ def prepare_verdict(
         results = run_checks(ctx, fx, state)
         state = state.evolve(last_checks=results)
         checks_text, checks_red = evidence_text(results), failure_reason(results)
-    # The loop's plan, the facts (read again after checks: they may change the tree), ...
-    seen = fx.seen(ctx, state, None if state.checks else facts)
+    # The loop's plan, the facts and the ledger (read again after checks), ...
+    seen = fx.seen(ctx, state, facts, ledger)
     state, facts = seen.state, seen.facts
     head, diff, key = facts.head, facts.diff, facts.key
     # Reviewed meanwhile (only a hook without the slot could have): the verdict alone.
@@ -266,15 +270,13 @@ def prepare_verdict(
         commits=seen.commits,
         diff=diff.text,
         last_message=ctx.payload.last_assistant_message,
-        last_review=findings_store.with_standing(
-            fx.store, state, last.summary if (last := of(state).last_review) else ""
-        ),
+        last_review=findings.with_standing(seen.ledger, of(state)),
         cap=ctx.config.prompt_chars,
         checks=checks_text,
         ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
         lost=seen.lost,
     )
-    limits, last_checks = ctx.limits, state.last_checks
+    limits, last_checks = held.limits, state.last_checks
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
@@ -357,26 +359,23 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
     # Whatever is on disk, with its plan: a loop stopped or re-planned meanwhile is seen so.
     with fx.hold(ctx, owner=False, plan=True) as held:
-        state = held.state
-        if state is None:
+        if held.state is None:
             return guards.allow(f"{step.event}.orphaned")
-        # The call came back: its slot and reservation go (nothing below reads them), and
-        # the real cost is charged below; a slot reclaimed meanwhile was charged its worst
-        # case too, which errs on the side of the budget.
-        state = inflight.release(state, token)
-        if state.generation != step.state.generation or state.status != "running":
-            # Stopped or re-planned while the manager thought: the money is spent, the answer is moot.
-            charged = guards.charge(state, outcome.cost_usd)
-            return finish(held, charged, guards.allow(f"{step.event}.discarded"), outcome)
-        state, decision = step.reduce(state, outcome, held)
-        if breach:
-            state, decision = idle.paused((state, decision))
-        capped = caps.after_call(state, held.now) if decision.blocks else None
-        if capped is None:
-            return finish(held, state, decision, outcome)
-        # Both lines first, then the one save seals them.
-        held.decided.append((state, decision, outcome))
-        return finish(held, *capped)
+        # Load → decide → commit: the answer applied in one call of the reducer, then every
+        # line it decided and the one save that seals them, written as the hold ends.
+        decided = reducer.answered(
+            held.state,
+            step.state,
+            outcome,
+            lambda state: step.reduce(state, outcome, held),
+            token=token,
+            event=step.event,
+            breach=breach,
+            now=held.now,
+        )
+        held.decided.extend(decided)
+        held.save = decided[-1][0]
+        return decided[-1][1]
 
 
 def finish(

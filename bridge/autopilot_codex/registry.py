@@ -15,11 +15,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from importlib import import_module
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .errors import BridgeError
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+class _Event(Protocol):
+    @property
+    def event(self) -> str: ...
+
+
+class _Hook(Protocol):
+    @property
+    def payload(self) -> _Event: ...
+
+
+H = TypeVar("H", bound=_Hook)
 
 
 class Registry(Generic[T]):
@@ -64,3 +78,16 @@ def member(module: str, attribute: str) -> Callable[[], Any]:
 
 def _member(module: str, attribute: str) -> Any:
     return getattr(import_module(module), attribute)
+
+
+class ByEvent(Generic[H, R]):
+    """A style's hooks as a table: the handler of the hook's event, else `rest`. The hook's
+    way from the entrance to its handler is then a lookup, with no frame of a dispatching
+    module between them (the Stop reaches the module that judges it in one hop)."""
+
+    def __init__(self, table: Mapping[str, Callable[[H], R]], rest: Callable[[H], R]) -> None:
+        self.table = dict(table)
+        self.rest = rest
+
+    def __call__(self, ctx: H) -> R:
+        return self.table.get(ctx.payload.event, self.rest)(ctx)

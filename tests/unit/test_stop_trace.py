@@ -313,12 +313,14 @@ class FakeManager:
 # Code's and Codex's answers came to be written by one writer beside the reading they share,
 # shaped by each host's table: from 17 / 1, 21 / 13, 12 / 1 and 8 / 0; then when the
 # autopilot hold came to carry the hook's limits, the record its banner's spending text and
-# the door to read the finding ledger with git's facts: from 16 / 1 and 20 / 13). What is
+# the door to read the finding ledger with git's facts: from 16 / 1 and 20 / 13; then when
+# the autopilot style's hooks became a table that hands the Stop to `stop` in one hop: from
+# 14 / 1 and 18 / 11). What is
 # left: the autopilot door asked for git's facts once no guard has answered (a guard stop
 # runs no git), and a verdict's rules asked in both holds (docs/architecture.md).
 BOUNDS = {
-    "autopilot cached": (14, 1),
-    "autopilot verdict": (18, 11),
+    "autopilot cached": (13, 1),
+    "autopilot verdict": (17, 11),
     "ralph": (12, 0),
     "rounds": (7, 0),
 }

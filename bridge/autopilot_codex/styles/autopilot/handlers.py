@@ -8,18 +8,18 @@ from ... import contract, gitrepo, guards
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...hosts import hostfiles
+from ...registry import ByEvent
 from ...state import State
 from ..context import HookContext
 from . import inflight, reducer
 from .effects import owned, record
 from .record import evolve, of, position_of, review_mode, task_of
-from .stop import on_stop
+from .stop import answer_stop
 
 
-def handle(ctx: HookContext) -> Answer:
+def rest(ctx: HookContext) -> Answer:
+    """The hooks but the Stop, which `handle` hands to `stop` directly."""
     event = ctx.payload.event
-    if event == "Stop":
-        return on_stop(ctx).answer
     if event == "PostToolUse":
         return on_post_tool(ctx).answer
     if event == "PostToolUseFailure":
@@ -38,6 +38,10 @@ def handle(ctx: HookContext) -> Answer:
 
         return answer(ctx)
     return ALLOW
+
+
+# The style's hooks: the Stop in one hop to the module that judges it, the rest here.
+handle: ByEvent[HookContext, Answer] = ByEvent({"Stop": answer_stop}, rest)
 
 
 # -- events ---------------------------------------------------------------------------------

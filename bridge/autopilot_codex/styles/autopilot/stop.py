@@ -11,8 +11,8 @@
 
 The lock is never held across a manager call or the checks, so a typed `stop` never waits.
 What the Stop touches beyond its state comes through one `Effects` value (a test hands it a
-fake clock); each hold is one call of it (`Effects.hold`), which writes what the steps leave
-in the `Hold` as the lock is let go.
+fake clock); each hold is one call of it (`Effects.hold`), which writes what the steps leave in
+the `Hold` as the lock is let go. The style's hook table hands the Stop here (`answer_stop`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .record import of, position_of, review_mode, task_of
 
 if TYPE_CHECKING:
     from ...config import Config
+    from ...hookio import Answer
     from ...manager import Outcome
     from ...manager.prompts import Prompt
 
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 STOP_POLL_S = 0.05
 # `review` found the final diff unreviewed: the verdict's call reviews it too.
 FOLDED = "review.folded"
+
+
+def answer_stop(ctx: HookContext) -> Answer:
+    return on_stop(ctx).answer
 
 
 def on_stop(ctx: HookContext, fx: Effects | None = None) -> Decision:

@@ -1,0 +1,46 @@
+"""Text the implementer writes never makes the supervisor's pattern matching run for hours.
+
+A pattern that backtracks (a lazy `.*?` before a closing that never comes, a backreference
+retried at every length, a lazy group before `\\s*$`) costs time growing with the square or
+the cube of the text's length. The implementer chooses that text: its last message (ralph's
+completion promise, a round's markers), a patch it hands a tool, a Makefile it leaves behind.
+Each test plays one such text, of a bounded size that the old reading took far longer than the
+test's generous timeout to read, through the real hook or command, and checks the outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.paths import project_dir
+from tests.conftest import Hook, cli, payload
+from tests.reliability.conftest import answer_of, blocks
+
+# A hang fails the test here; the linear readings answer in well under a second.
+GENEROUS_S = 120
+
+# ralph: 400k unclosed tags, each of which the lazy `<promise>(.*?)</promise>` read to the end;
+# 400k closed tags on one line, before each of which the line was read again from its start.
+UNCLOSED_TAGS = "<promise>" * 400_000
+CLOSED_TAGS = "Tried <promise>a</promise>" * 400_000
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_ralph_a_message_of_many_promise_tags_is_read_in_one_pass(
+    repo: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["-C", str(repo), "ralph", "--completion-promise", "ALL GREEN", "--session-id", "s-1"]
+    code, out = cli(capsys, *argv, "Make", "the", "tests", "pass.")
+    assert code == 0, out
+    message = UNCLOSED_TAGS + "\n<promise>ALL GREEN"
+    answer = answer_of(hook("Stop", payload("Stop", repo, "s-1", last_assistant_message=message)))
+    assert blocks(answer)  # no promise kept: the prompt goes back
+    # The promise on its own line after a line of closed ones still ends the loop.
+    message = CLOSED_TAGS + "\n<promise>ALL GREEN</promise>"
+    answer = answer_of(hook("Stop", payload("Stop", repo, "s-1", last_assistant_message=message)))
+    assert not blocks(answer)
+    last = json.loads((project_dir(repo) / "last.json").read_text())
+    assert last["why"] == "promise"

@@ -17,6 +17,7 @@ import pytest
 
 from autopilot_codex.paths import project_dir
 from tests.conftest import Hook, cli, payload
+from tests.integration.test_rounds_driver import READY, Script, drive, rounds_of
 from tests.reliability.conftest import answer_of, blocks
 
 # A hang fails the test here; the linear readings answer in well under a second.
@@ -44,3 +45,15 @@ def test_ralph_a_message_of_many_promise_tags_is_read_in_one_pass(
     assert not blocks(answer)
     last = json.loads((project_dir(repo) / "last.json").read_text())
     assert last["why"] == "promise"
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_rounds_a_message_of_one_long_backtick_run_is_read_in_one_pass(
+    repo: Path, script: Script
+) -> None:
+    # `(`+).*?\1` tried every length at every start of a 20k run: the cube of its length.
+    flood = "Said " + "`" * 20_000 + "a"
+    script([{**READY, "say": flood + "\n::potter(ready)"}, {"say": flood + "\n::potter(exit)"}])
+    code, record = drive(repo)
+    assert (code, record["rounds_used"]) == (0, 2)
+    assert [r.markers for r in rounds_of(repo)] == [["ready"], ["exit"]]

@@ -10,15 +10,18 @@ test's generous timeout to read, through the real hook or command, and checks th
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from autopilot_codex.paths import project_dir
-from tests.conftest import Hook, cli, payload
+from tests.conftest import Hook, HookRun, cli, payload
+from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import READY, Script, drive, rounds_of
-from tests.reliability.conftest import answer_of, blocks
+from tests.reliability.conftest import answer_of, blocks, start_loop
 
 # A hang fails the test here; the linear readings answer in well under a second.
 GENEROUS_S = 120
@@ -57,3 +60,38 @@ def test_rounds_a_message_of_one_long_backtick_run_is_read_in_one_pass(
     code, record = drive(repo)
     assert (code, record["rounds_used"]) == (0, 2)
     assert [r.markers for r in rounds_of(repo)] == [["ready"], ["exit"]]
+
+
+def codex_hook(
+    event: str,
+    data: dict[str, object],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> HookRun:
+    """`autopilot-codex hook EVENT --host codex`, in this process."""
+    from autopilot_codex.__main__ import run
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(data).encode())))
+    monkeypatch.setattr(sys, "argv", ["autopilot-codex", "hook", event, "--host", "codex"])
+    capsys.readouterr()
+    code = run()
+    out = capsys.readouterr()
+    return HookRun(code, out.out, out.err)
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_codex_a_patch_line_of_a_million_spaces_is_read_in_one_pass(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    start_loop(repo, manager, capsys)
+    # `: (.+?)\s*$` grew its lazy group one space at a time and ran `\s*` over the rest.
+    patch = (
+        "*** Begin Patch\n*** Add File: notes" + " " * 1_000_000 + "x\n+hi\n"
+        "*** Add File: .mcp.json\n+{}\n*** End Patch\n"
+    )
+    data = payload("PreToolUse", repo, tool_name="apply_patch", tool_input={"command": patch})
+    answer = answer_of(codex_hook("PreToolUse", data, capsys, monkeypatch))
+    assert blocks(answer), answer  # the settings file after the flood is still seen

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.paths import project_dir
-from tests.conftest import Hook, HookRun, cli, payload
+from tests.conftest import Hook, HookRun, cli, payload, plan_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import READY, Script, drive, rounds_of
 from tests.reliability.conftest import answer_of, blocks, start_loop
@@ -95,3 +95,15 @@ def test_codex_a_patch_line_of_a_million_spaces_is_read_in_one_pass(
     data = payload("PreToolUse", repo, tool_name="apply_patch", tool_input={"command": patch})
     answer = answer_of(codex_hook("PreToolUse", data, capsys, monkeypatch))
     assert blocks(answer), answer  # the settings file after the flood is still seen
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_plan_a_makefile_of_one_long_line_of_targets_is_read_in_one_pass(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The targets before `test` were tried at every count, each with a scan of the rest.
+    (repo / "Makefile").write_text("test " * 50_000 + "\nunit test:\n\tpytest\n")
+    manager.enqueue(plan_body(2), schema="Plan")
+    code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "s-1", "write", "it")
+    assert code == 0, out
+    assert "looks tested by `make test`" in out

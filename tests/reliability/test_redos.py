@@ -3,7 +3,8 @@
 A pattern that backtracks (a lazy `.*?` before a closing that never comes, a backreference
 retried at every length, a lazy group before `\\s*$`) costs time growing with the square or
 the cube of the text's length. The implementer chooses that text: its last message (ralph's
-completion promise, a round's markers), a patch it hands a tool, a Makefile it leaves behind.
+completion promise, a round's markers), a patch it hands a tool, a Makefile it leaves behind,
+the files whose diff is searched for credentials before the manager sees it.
 Each test plays one such text, of a bounded size that the old reading took far longer than the
 test's generous timeout to read, through the real hook or command, and checks the outcome.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.paths import project_dir
-from tests.conftest import Hook, HookRun, cli, payload, plan_body
+from tests.conftest import Hook, HookRun, cli, git, payload, plan_body, verdict_body
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_rounds_driver import READY, Script, drive, rounds_of
 from tests.reliability.conftest import answer_of, blocks, start_loop
@@ -107,3 +108,22 @@ def test_plan_a_makefile_of_one_long_line_of_targets_is_read_in_one_pass(
     code, out = cli(capsys, "-C", str(repo), "plan", "--session-id", "s-1", "write", "it")
     assert code == 0, out
     assert "looks tested by `make test`" in out
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_autopilot_a_diff_of_unclosed_key_headers_is_redacted_in_one_pass(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], hook: Hook
+) -> None:
+    start_loop(repo, manager, capsys, "--review", "off")
+    (repo / "notes.txt").write_text("notes\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-qm", "notes")
+    # A private key the review must never send, then 110k key headers that nothing closes:
+    # the lazy `-----BEGIN ... KEY-----[\s\S]*?-----END ...` read the whole diff from each.
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretbody\n-----END RSA PRIVATE KEY-----\n"
+    (repo / "notes.txt").write_text(key + "-----BEGIN PRIVATE KEY-----\n" * 110_000)
+    manager.enqueue(verdict_body("continue"), schema="Verdict")
+    answer = answer_of(hook("Stop", payload("Stop", repo, last_assistant_message="T1 done.")))
+    assert blocks(answer)
+    prompt = manager.requests_for(schema="Verdict")[-1].prompt_text
+    assert "-----BEGIN PRIVATE KEY-----" in prompt and "MIIEsecretbody" not in prompt

@@ -33,6 +33,13 @@ _IDS = frozenset(RULE_IDS)
 UNKNOWN = "unknown"
 
 
+# The longest command the rails read. Reading costs time with the length (about 45 us a
+# character at worst, measured, for a line of many short commands): past the host's timeout
+# (30 s for PreToolUse) the host kills the hook and runs the tool unjudged. A longer command is
+# denied as unreadable.
+MAX_COMMAND_CHARS = 128 * 1024
+
+
 def check(
     payload: HookInput, config: Config, worktree: Path, hosts: HostSet, host: Host | None = None
 ) -> str | None:
@@ -85,6 +92,13 @@ def _check(
 def check_command(
     command: str, config: Config, worktree: Path, cwd: str | None, hosts: HostSet
 ) -> str | None:
+    if len(command) > MAX_COMMAND_CHARS and "unreadable" not in config.rails_allow:
+        why = (
+            f"a command of {len(command)} characters is more than the rails read within the "
+            f"hook's time limit ({MAX_COMMAND_CHARS} at most); write long content with the file "
+            "tools, or in parts"
+        )
+        return _deny("unreadable", why)
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")

@@ -44,3 +44,40 @@ def test_a_command_too_long_to_read_in_the_hook_s_time_is_denied_unread(
     assert len(heredoc) < MAX_COMMAND_CHARS
     assert bash(hook, repo, heredoc) == ""
     assert "[force-push]" in bash(hook, repo, heredoc + "git push --force origin main")
+
+
+@pytest.mark.timeout(GENEROUS_S)
+def test_a_file_tool_naming_too_much_to_read_in_the_hook_s_time_is_denied_unread(
+    repo: Path,
+    manager: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    hook: Hook,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.reliability.test_redos import codex_hook
+
+    start_loop(repo, manager, capsys)
+    # A path of 500k folders: the run-file patterns' `**` was matched by copying the rest of
+    # the path at each folder, the square of its depth. No system opens a path this long as
+    # written; a tool that normalises it first (`a/../` collapses) would.
+    deep = str(repo / ("a/" * 500_000)) + "/x.txt"
+    data = payload(
+        "PreToolUse", repo, tool_name="Write", tool_input={"file_path": deep, "content": "x"}
+    )
+    answer = answer_of(hook("PreToolUse", data))
+    reason = str(answer.get("hookSpecificOutput", {}).get("permissionDecisionReason", ""))
+    assert "[unreadable]" in reason
+    # A patch naming 200k files before a settings file: each path is judged in a fraction of a
+    # millisecond, 200k of them past the host's timeout.
+    many = "".join(f"*** Add File: f{i}.txt\n+x\n" for i in range(200_000))
+    patch = f"*** Begin Patch\n{many}*** Add File: .mcp.json\n+{{}}\n*** End Patch\n"
+    data = payload("PreToolUse", repo, tool_name="apply_patch", tool_input={"command": patch})
+    answer = answer_of(codex_hook("PreToolUse", data, capsys, monkeypatch))
+    reason = str(answer.get("hookSpecificOutput", {}).get("permissionDecisionReason", ""))
+    assert "[unreadable]" in reason
+    # A patch of an ordinary size is judged path by path as ever.
+    patch = "*** Begin Patch\n*** Add File: notes.txt\n+x\n*** Add File: .mcp.json\n+{}\n"
+    data = payload("PreToolUse", repo, tool_name="apply_patch", tool_input={"command": patch})
+    answer = answer_of(codex_hook("PreToolUse", data, capsys, monkeypatch))
+    reason = str(answer.get("hookSpecificOutput", {}).get("permissionDecisionReason", ""))
+    assert "[host-settings]" in reason

@@ -132,10 +132,12 @@ def exposure_note() -> str:
     )
 
 
-_SECRET_VALUE = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|"
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
-)
+_TOKEN = re.compile(r"sk-[A-Za-z0-9_\-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}")
+# A private key's block is found header, then footer, in one pass: as one lazy pattern
+# (`BEGIN...[\s\S]*?END...`) it read to the text's end from each header nothing closes, the
+# square of a diff the implementer writes.
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
 
 
 def redact(text: str) -> str:
@@ -145,4 +147,16 @@ def redact(text: str) -> str:
     for value in [stored.api_key if stored else "", *values]:
         if len(value) >= 8:
             text = text.replace(value, "[REDACTED]")
-    return _SECRET_VALUE.sub("[REDACTED]", text)
+    return _TOKEN.sub("[REDACTED]", _without_keys(text))
+
+
+def _without_keys(text: str) -> str:
+    """The text with each private key's block, header to the nearest footer, redacted."""
+    pieces, at = [], 0
+    while (begin := _KEY_BEGIN.search(text, at)) is not None:
+        end = _KEY_END.search(text, begin.end())
+        if end is None:
+            break  # no later header is closed either
+        pieces += [text[at : begin.start()], "[REDACTED]"]
+        at = end.end()
+    return "".join(pieces) + text[at:]

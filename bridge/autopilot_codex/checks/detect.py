@@ -12,10 +12,8 @@ from pathlib import Path
 
 # `npm init` writes this script; proposing it would propose a check that always fails.
 _NPM_PLACEHOLDER = "no test specified"
-# A rule with `test` among its targets; not `test := value`, not `.PHONY: test`.
-_MAKE_TEST = re.compile(
-    r"^(?:[^:#=\s]+[ \t]+)*test(?:[ \t]+[^:#=\s]+)*[ \t]*:(?![=:]?=)", re.MULTILINE
-)
+# After a rule's colon, what makes it an assignment instead (`test := 1`, `test ::= 1`).
+_ASSIGNS = re.compile(r"[=:]?=")
 _MAX_READ = 256 * 1024
 # How deep to look for test files under a tests directory before giving up.
 _SCAN_LIMIT = 2_000
@@ -47,9 +45,24 @@ def _read(path: Path) -> str | None:
 def _make(root: Path) -> str | None:
     for name in ("GNUmakefile", "makefile", "Makefile"):
         text = _read(root / name)
-        if text is not None and _MAKE_TEST.search(text):
+        if text is not None and any(_names_test(line) for line in text.split("\n")):
             return "make test"
     return None
+
+
+def _names_test(line: str) -> bool:
+    """A rule with `test` among its targets; not `test := value`, not `.PHONY: test`.
+
+    Read word by word, once: the pattern it replaces (`^(?:[^:#=\\s]+[ \\t]+)*test...:`) tried
+    every count of targets before `test`, each with a scan of the rest of the line, the square
+    of a Makefile's longest line."""
+    colon = line.find(":")
+    targets = line[:colon]
+    if colon < 0 or _ASSIGNS.match(line, colon + 1) or targets[:1] in ("", " ", "\t"):
+        return False
+    if any(c in "#=" or (c.isspace() and c not in " \t") for c in targets):
+        return False
+    return "test" in targets.replace("\t", " ").split(" ")
 
 
 def _cargo(root: Path) -> str | None:

@@ -124,8 +124,14 @@ def cost_usd(usage: Usage, price: Price) -> float:
 
 
 def estimate_tokens(text: str) -> int:
-    """A deliberately high token estimate (3 characters a token) for budget checks."""
-    return len(text) // 3 + 1
+    """A deliberately high token estimate for budget checks: 3 ASCII characters a token, and
+    a token for every byte of any other character. The tokenizer reads bytes, and a character
+    it has no merge for (an emoji, a rare CJK one: 2 to 4 bytes) costs a token a byte; the
+    implementer writes the diff, and at 3 characters a token such text cost up to 12 times
+    its estimate."""
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    other_bytes = len(text.encode("utf-8", "surrogatepass")) - ascii_chars
+    return ascii_chars // 3 + other_bytes + 1
 
 
 # Answers the API completes and bills per manager call at most: the first, and one corrective

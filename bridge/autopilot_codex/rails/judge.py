@@ -33,6 +33,17 @@ _IDS = frozenset(RULE_IDS)
 UNKNOWN = "unknown"
 
 
+# The longest command the rails read. Reading costs time with the length (about 45 us a
+# character at worst, measured, for a line of many short commands): past the host's timeout
+# (30 s for PreToolUse) the host kills the hook and runs the tool unjudged. A longer command is
+# denied as unreadable.
+MAX_COMMAND_CHARS = 128 * 1024
+# The most files one tool call may name, and the longest path, for the same reason: each path is
+# judged in a fraction of a millisecond, and no system opens a path longer than this as written.
+MAX_PATHS = 10_000
+MAX_PATH_CHARS = 4096
+
+
 def check(
     payload: HookInput, config: Config, worktree: Path, hosts: HostSet, host: Host | None = None
 ) -> str | None:
@@ -75,7 +86,16 @@ def _check(
             return check_command(command, config, worktree, payload.cwd, hosts)
     for each in readers:
         reading = payload.tool_name in each.read_tools
-        for raw in each.touched_paths(payload.tool_name, payload.tool_input):
+        paths = each.touched_paths(payload.tool_name, payload.tool_input)
+        too_much = len(paths) > MAX_PATHS or any(len(p) > MAX_PATH_CHARS for p in paths)
+        if too_much and "unreadable" not in config.rails_allow:
+            why = (
+                f"a tool call naming more than {MAX_PATHS} files, or a path of more than "
+                f"{MAX_PATH_CHARS} characters, is more than the rails read within the hook's "
+                "time limit; name fewer files at a time"
+            )
+            return _deny("unreadable", why)
+        for raw in paths:
             reason = check_path(raw, config, worktree, hosts, reading=reading)
             if reason:
                 return reason
@@ -85,6 +105,13 @@ def _check(
 def check_command(
     command: str, config: Config, worktree: Path, cwd: str | None, hosts: HostSet
 ) -> str | None:
+    if len(command) > MAX_COMMAND_CHARS and "unreadable" not in config.rails_allow:
+        why = (
+            f"a command of {len(command)} characters is more than the rails read within the "
+            f"hook's time limit ({MAX_COMMAND_CHARS} at most); write long content with the file "
+            "tools, or in parts"
+        )
+        return _deny("unreadable", why)
     for pattern in config.rails_deny:
         if _search(pattern, command):
             return _deny("user-deny", f"denied by your configuration ({pattern})")

@@ -314,7 +314,9 @@ RULES: tuple[Rule, ...] = (
         "code that cannot be read before it runs",
         (
             "what cannot be read before it runs: shells nested more than 4 deep, or a command "
-            "behind more than 16 wrappers; a shell or an "
+            "behind more than 16 wrappers; a command of more than 131072 characters, or a tool "
+            "call naming more than 10000 files or a path of more than 4096 characters, more than "
+            "the hook reads within its time limit; a shell or an "
             "interpreter running code from its standard input when that input is unknown (a "
             "pipe from another program, or an unquoted heredoc, an `echo` or a here-string that "
             "expands a variable or a command the hook cannot know)",

@@ -14,7 +14,7 @@ READY = "::potter(ready)"
 EXIT = "::potter(exit)"
 
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
-_SPAN = re.compile(r"(`+).*?\1")
+_RUN = re.compile(r"`+")
 # At the end of a line (after prose or alone), optionally followed by spaces only.
 _AT_END = re.compile(r"(?:^|\s)(::potter\((ready|exit)\))\s*$")
 
@@ -41,8 +41,47 @@ def _prose_lines(text: str) -> list[tuple[int, str]]:
         if match:
             fence = match.group(1)
             continue
-        out.append((i, _SPAN.sub(lambda m: " " * len(m.group(0)), line)))
+        out.append((i, _blank_spans(line)))
     return out
+
+
+def _blank_spans(line: str) -> str:
+    """The line with each inline code span blanked, as `re.sub(r"(`+).*?\\1", spaces, line)`
+    would, in one pass over its runs of backticks: that pattern tries every length of a run at
+    every start, the cube of a long run's length, and the line is the implementer's.
+
+    From a backtick starting a run of r (what is left of it), the pattern takes the longest
+    k <= r whose k backticks come again after the first k: k = r when a later run is as long,
+    else the longest later run if it is over r/2, else r // 2 inside the run itself. A lone
+    backtick with none after it opens nothing."""
+    runs = [(m.start(), m.end()) for m in _RUN.finditer(line)]
+    longest = [0] * (len(runs) + 1)  # the longest run from each index on
+    for x in range(len(runs) - 1, -1, -1):
+        longest[x] = max(longest[x + 1], runs[x][1] - runs[x][0])
+    blanked: list[tuple[int, int]] = []
+    x, at = 0, runs[0][0] if runs else 0
+    while x < len(runs):
+        later, r = longest[x + 1], runs[x][1] - at
+        if 2 * later > r:
+            k = min(r, later)
+            x += 1
+            while runs[x][1] - runs[x][0] < k:
+                x += 1
+            end = runs[x][0] + k
+        elif r >= 2:
+            end = at + 2 * (r // 2)
+        else:
+            break  # a lone backtick and none after it
+        blanked.append((at, end))
+        if end == runs[x][1]:
+            x += 1
+            end = runs[x][0] if x < len(runs) else end
+        at = end
+    pieces, done = [], 0
+    for start, end in blanked:
+        pieces += [line[done:start], " " * (end - start)]
+        done = end
+    return "".join(pieces) + line[done:]
 
 
 def _marker_lines(text: str) -> dict[int, tuple[int, str]]:

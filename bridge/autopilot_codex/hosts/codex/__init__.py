@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 
     from ...host import Boundary, Headless, HostReport, Installer, SpendReader
 
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+# The rest of the line, trailing spaces cut in Python: a lazy `(.+?)\s*$` read the spaces
+# after each of its lengths, the square of a line the implementer writes.
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.M)
 
 # Events whose answers may carry hookSpecificOutput.additionalContext.
 CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit"})
@@ -88,7 +90,9 @@ class Codex(SharedDialect):
         if tool_name != "apply_patch":
             return []
         patch = tool_input.get("command") or tool_input.get("input") or ""
-        return _PATCH_PATH.findall(patch) if isinstance(patch, str) else []
+        if not isinstance(patch, str):
+            return []
+        return [path.rstrip() or path[:1] for path in _PATCH_PATH.findall(patch)]
 
     def is_settings_file(self, path: str) -> bool:
         path = path.replace("\\", "/")

@@ -17,6 +17,7 @@ blank lines does (claude-plugins-official#3632). Of several such tags the first 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from ... import defaults
@@ -32,9 +33,7 @@ HOST_BLOCK_CAP = 8
 DEFAULT_MAX_ITERATIONS = defaults.RALPH_MAX_ITERATIONS
 DEFAULT_STALL_LIMIT = defaults.STALL_LIMIT
 
-Why = Literal[
-    "promise", "max_iterations", "stalled", "deadline", "cancelled", "budget", "tokens"
-]
+Why = Literal["promise", "max_iterations", "stalled", "deadline", "cancelled", "budget", "tokens"]
 # How each ending of a Stop is named in the ledger (`ralph.<kind>`); its `Decision.why` is the
 # ending's `Why`. A Stop that blocks is "continue".
 KIND_OF_WHY: dict[str, str] = {
@@ -44,7 +43,7 @@ KIND_OF_WHY: dict[str, str] = {
     "deadline": "timed_out",
 }
 
-_TAG = re.compile(r"<promise>(.*?)</promise>", re.DOTALL)
+_OPEN, _CLOSE = "<promise>", "</promise>"
 _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
 
 
@@ -136,22 +135,41 @@ def _outside_fences(text: str) -> str:
     return "\n".join(kept)
 
 
+def _tags(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, inside) of each `<promise>...</promise>`, the nearest closing tag each, in
+    one pass: the text is the implementer's, and a pattern (`<promise>(.*?)</promise>`) read to
+    the end from each of many unclosed tags, the square of the text's length."""
+    at = 0
+    while (start := text.find(_OPEN, at)) >= 0:
+        inside = start + len(_OPEN)
+        close = text.find(_CLOSE, inside)
+        if close < 0:
+            return  # no later tag closes either
+        at = close + len(_CLOSE)
+        yield start, at, text[inside:close]
+
+
 def promise_met(last_message: str, promise: str) -> bool:
     """True only for `<promise>PROMISE</promise>` alone on its line(s), outside code fences."""
     wanted = normalise(promise)
     if not wanted or not last_message:
         return False
     text = _outside_fences(last_message.replace("\r\n", "\n").replace("\r", "\n"))
-    for match in _TAG.finditer(text):
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        line_end = text.find("\n", match.end())
-        before = text[line_start : match.start()]
-        after = text[match.end() : len(text) if line_end < 0 else line_end]
-        if before.strip() or after.strip():
+    seen = 0
+    for start, end, inside in _tags(text):
+        newline = text.rfind("\n", seen, start)
+        if newline < 0 and seen:
+            seen = end
+            continue  # after another tag on its line: a line is never read once per tag
+        seen = end
+        if text[newline + 1 : start].strip():
+            continue
+        line_end = text.find("\n", end)
+        if text[end : len(text) if line_end < 0 else line_end].strip():
             continue
         # The first tag on its own line is the answer: "<promise>NOT YET</promise>" followed
         # by the real one is not yet (the peer reads the first tag too).
-        return normalise(match.group(1)) == wanted
+        return normalise(inside) == wanted
     return False
 
 

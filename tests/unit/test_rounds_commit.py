@@ -72,3 +72,17 @@ def test_the_commit_takes_the_users_identity_from_their_own_git_config(
     assert commit_round(repo, "Added b.", 1, "run").sha
     who = git(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>")
     assert who == "Global User <global@example.com> / Global User <global@example.com>"
+
+
+def test_a_name_that_reads_as_pathspec_magic_unstages_only_itself(tmp_path: Path) -> None:
+    # A file the round named `:(glob)*` is unstaged by its name: read as a pathspec it would
+    # match every path, and the round's whole work would be left out of its commit.
+    from autopilot_codex.rounds.commit import _unstage
+
+    repo = make_repo(tmp_path / "r")
+    (repo / "a.txt").write_text("a\n")
+    (repo / ":(glob)*").write_text("x\n")
+    git(repo, "add", "-A")
+    _unstage(repo, [":(glob)*"])
+    staged = git(repo, "diff", "--cached", "--name-only").splitlines()
+    assert staged == ["a.txt"], staged

@@ -132,6 +132,8 @@ def _unstat(root: Path) -> None:
 def _unstage(root: Path, paths: list[str]) -> None:
     if not paths:
         return
+    # Names the round chose: each a path of its own, never pathspec magic (`:(glob)*`).
+    paths = [f":(literal){p}" for p in paths]
     if head_sha(root) == EMPTY_TREE:
         _git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *paths)
     else:

@@ -275,13 +275,17 @@ def prepare_verdict(
         lost=seen.lost,
     )
     limits, last_checks = ctx.limits, state.last_checks
+    unseen = seen.unseen
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
+        # A `done` or a task's advance hands on HEAD: one holding what the reviewed tree does
+        # not is overruled as a red check is (tests/reliability/test_head_unseen.py).
+        red = (
+            "\n\n".join(filter(None, [checks_red, unseen])) if claims_done(outcome) else checks_red
+        )
         if not fold:
-            return reducer.apply_verdict(
-                s, outcome, head, limits, now=last.at, checks_red=checks_red
-            )
+            return reducer.apply_verdict(s, outcome, head, limits, now=last.at, checks_red=red)
         return apply_folded(
             ctx,
             s,
@@ -291,7 +295,7 @@ def prepare_verdict(
             head,
             limits,
             now=last.at,
-            checks_red=checks_red,
+            checks_red=red,
             decided=last.decided,
         )
 
@@ -394,3 +398,14 @@ def finish(
     held.decided.append((state, decision, outcome))
     held.save = state
     return decision
+
+
+def claims_done(outcome: Outcome[Any]) -> bool:
+    """Whether the answer (a verdict, or a folded review and verdict) ends the loop or
+    advances the task."""
+    answer = outcome.value
+    verdict = getattr(answer, "verdict", answer)
+    return verdict is not None and (
+        getattr(verdict, "decision", "") == "done"
+        or bool(getattr(verdict, "current_task_done", False))
+    )

@@ -151,6 +151,31 @@ def sha256(root: Path, rel: str) -> str:
     return digest.hexdigest()
 
 
+def small(path: Path, limit: int, *, follow: bool = False) -> bytes | None:
+    """The bytes of `path` when it is a regular file of at most `limit` bytes; None for
+    anything else (missing, a link at the name unless `follow`, a fifo, a device, a folder, a
+    file too large). For the few files of git's own the bridge reads by name (`HEAD`, the
+    stash's log, a `.git` file): the implementer can put a fifo there, whose read waits for a
+    writer for ever, or a link to `/dev/zero`, whose read never ends. The open does not wait
+    and the type is taken from the opened file, so no swap after a look gets past it."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags if follow else flags | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None
+
+
 def lstat(root: Path, rel: str) -> os.stat_result:
     """`root/rel`'s own stat (a link's, not its target's), found inside `root`."""
     where, name = _split(rel)

@@ -15,7 +15,14 @@ from ..errors import BridgeError
 from ..rails.secrets import is_secret_path
 from . import basestore, nested
 from .inside import record as record_nested
-from .review import UNTRACKED_BYTES_MAX, UNTRACKED_FILES_MAX, Diff, changed_names, diff_since
+from .review import (
+    UNTRACKED_BYTES_MAX,
+    UNTRACKED_FILES_MAX,
+    Diff,
+    changed_names,
+    diff_since,
+    unseen_in_head,
+)
 from .runner import Location, identity, locate, run_bytes, run_git
 from .tamper import GitFinding, findings
 
@@ -42,6 +49,7 @@ __all__ = [
     "run_git",
     "toplevel",
     "tracked_files",
+    "unseen_in_head",
 ]
 
 # `git hash-object -t tree /dev/null`: the base of a repository without commits.

@@ -67,14 +67,9 @@ def found(worktree: Path, stage: bytes, others: bytes) -> list[Nested]:
 
 
 def small(path: Path) -> str:
-    """A small regular file's text; "" for anything else (a link, a fifo, a folder)."""
-    try:
-        info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _SMALL:
-            return ""
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
+    """A small regular file's text; "" for anything else (a link, a fifo, a folder), its type
+    taken from the file opened, so a fifo swapped in after a look cannot hang the read."""
+    return (nofollow.small(path, _SMALL) or b"").decode("utf-8", "replace")
 
 
 def git_dir(folder: Path) -> Path | None:

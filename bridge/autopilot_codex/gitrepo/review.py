@@ -157,6 +157,33 @@ def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -
     )
 
 
+def unseen_in_head(
+    worktree: Path, head: str, since: str | None, *, exclude: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """The tracked files the commits since `since` changed and whose content at `head` the
+    work tree does not hold (changed there or gone, flags not trusted): what those commits
+    carry that a review of the work tree never showed. A file new in the tree (HEAD holds
+    less) is not named, nor one HEAD holds as `since` did (a filter's file, say)."""
+    store = basestore.objects(worktree, head)
+    own = statcache.own_index(worktree)
+    args = ("diff", head, "--name-only", "-z", "--no-renames", *_DIFF_FLAGS)
+    names = _names(run_bytes(worktree, *args, index_file=own, objects=store))
+    names += [p for p, _ in _flagged_sections(worktree, head, _flagged(worktree), store)]
+    if since and names:
+        tree = ("diff-tree", "-r", "--name-only", "-z", "--no-renames", since, head, "--")
+        committed = set(
+            _names(run_bytes(worktree, *tree, objects=basestore.objects(worktree, since)))
+        )
+        names = [p for p in names if p in committed]
+    return tuple(
+        dict.fromkeys(
+            shown(p)
+            for p in names
+            if not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
+        )
+    )
+
+
 def shown(text: str) -> str:
     """Text for the manager and the logs: a name's bytes that are not UTF-8 (decoded by
     `os.fsdecode` as lone surrogates, which no JSON encoder or HTTP client will send) written

@@ -34,9 +34,12 @@ from pathlib import Path
 
 from ..errors import BridgeError
 from ..gitbinary import git_binary
+from ..nofollow import small
 from .filters import blanked
 
 GIT_TIMEOUT_S = 60
+# A `.git` file or `commondir`: one line naming a folder.
+_DOT_GIT_MAX = 64 * 1024
 
 # `-c key=value` pairs, each with the git version that first reads the key or value. A key an
 # older git does not know is ignored by it.
@@ -116,8 +119,13 @@ def locate(path: Path) -> Location:
         if dot.is_dir():
             return _location(folder, dot)
         if dot.is_file():
+            # Read as a small regular file without waiting: swapped for a fifo or a huge file
+            # after the look, it would hang or fill the memory of every hook.
+            data = small(dot, _DOT_GIT_MAX, follow=True)
             try:
-                line = dot.read_text(encoding="utf-8").strip()
+                if data is None:
+                    raise OSError("not a small regular file")
+                line = data.decode("utf-8").strip()
             except (OSError, UnicodeDecodeError) as exc:
                 raise BridgeError(f"{dot} is unreadable: {exc}") from exc
             if line.startswith("gitdir:"):
@@ -138,7 +146,10 @@ def _location(work_tree: Path, git_dir: Path) -> Location:
     pointer = git_dir / "commondir"
     if pointer.is_file():
         try:
-            common = (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
+            data = small(pointer, _DOT_GIT_MAX, follow=True)
+            if data is None:
+                raise OSError("not a small regular file")
+            common = (git_dir / data.decode("utf-8").strip()).resolve()
         except (OSError, UnicodeDecodeError, RuntimeError):
             common = git_dir
     return Location(work_tree, git_dir, common)

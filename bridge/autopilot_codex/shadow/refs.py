@@ -2,6 +2,9 @@
 
 Read as data: `for-each-ref` through the runner for the refs, Python for HEAD and the stash's
 reflog (the entries under the top one live only there, so dropping one leaves no ref behind).
+The implementer writes both files in a session: each is read only as a regular file, of a
+bounded size, without waiting (`nofollow.small`), as a fifo or a link to `/dev/zero` there would
+hang the snapshot's worker, which holds the shadow's lock.
 """
 
 from __future__ import annotations
@@ -9,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fileio import read_text
+from .. import nofollow
 from ..gitrepo.runner import Location, run_bytes
 
 STASH = "refs/stash"
+_HEAD_MAX = 64 * 1024
+# A stash's log larger than this (hundreds of thousands of entries) reads as none: the
+# snapshots before it keep its entries, and their loss is named.
+_STASH_LOG_MAX = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,15 +63,16 @@ def read(user: Location) -> Refs:
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
         refs[name] = sha
-    head = (read_text(user.git_dir / "HEAD") or "").strip()
-    return Refs(head, refs, stash_entries(user))
+    # An old git could keep HEAD as a link (`core.preferSymlinkRefs`): followed, to a regular file.
+    head = nofollow.small(user.git_dir / "HEAD", _HEAD_MAX, follow=True) or b""
+    return Refs(head.decode("utf-8", "replace").strip(), refs, stash_entries(user))
 
 
 def stash_entries(user: Location) -> tuple[tuple[str, str], ...]:
-    try:
-        text = (user.common_dir / "logs" / STASH).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data = nofollow.small(user.common_dir / "logs" / STASH, _STASH_LOG_MAX)
+    if data is None:
         return ()
+    text = data.decode("utf-8", "replace")
     found = []
     for line in text.splitlines():
         fields, _, message = line.partition("\t")

@@ -63,6 +63,9 @@ class Seen:
     lost: list[str]
     ledger: Ledger
     settings: Config
+    # What HEAD holds that the reviewed work tree does not (`unseen_in_head`): "" or why a
+    # `done` or a task's advance is overruled.
+    unseen: str = ""
 
 
 # An event line the body of a hold leaves for the door to write: its name and fields.
@@ -172,7 +175,9 @@ class Effects:
         # variables still works.
         settings = for_loop(state, self.environ, ctx.config)
         commits = self.commits(state.base_sha)
-        return Seen(state, facts, commits, lost_at_stop(self.store.dir), ledger, settings)
+        unseen = unseen_in_head(self.store, facts.head, of(state).task_base_sha)
+        lost = lost_at_stop(self.store.dir)
+        return Seen(state, facts, commits, lost, ledger, settings, unseen)
 
     @contextlib.contextmanager
     def hold(
@@ -297,3 +302,23 @@ def line(
             error=outcome.error,
         )
     return decision.event, fields
+
+
+def unseen_in_head(store: Store, head: str | None, since: str | None) -> str:
+    """What the commits since the task's base put in HEAD that the work tree, the one the
+    manager reviews, does not hold: "" when nothing (or no commit yet), else the words that
+    overrule a `done` or a task's advance."""
+    if not head:
+        return ""
+    try:
+        names = gitrepo.unseen_in_head(store.worktree, head, since, exclude=store.excluded())
+    except gitrepo.BridgeError as exc:
+        names = (f"(HEAD could not be compared with the work tree: {exc})",)
+    if not names:
+        return ""
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (
+        f"HEAD ({head[:12]}) holds changes the work tree does not, and the manager reviews the "
+        f"work tree: {shown}. Commit the work tree as reviewed (or put those files back as "
+        "HEAD has them), then end your turn."
+    )

@@ -41,6 +41,7 @@ def apply_folded(
     *,
     now: str,
     checks_red: str,
+    unseen: str = "",
     decided: list[tuple[State, Decision, Outcome[Any] | None]] | None = None,
 ) -> Step:
     """The folded answer applied: the review part, then (if it passed) the verdict part.
@@ -80,5 +81,11 @@ def apply_folded(
         decided.append((state, decision, None))
     # Already charged with the review part: the verdict part is free.
     return reducer.apply_verdict(
-        state, Outcome(judgement.verdict), head, limits, now=now, checks_red=checks_red
+        state,
+        Outcome(judgement.verdict),
+        head,
+        limits,
+        now=now,
+        checks_red=checks_red,
+        unseen=unseen,
     )

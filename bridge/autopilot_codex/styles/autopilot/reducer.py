@@ -199,14 +199,19 @@ def apply_verdict(
     *,
     now: str,
     checks_red: str = "",
+    unseen: str = "",
 ) -> Step:
     """`checks_red`: the failure text of the user's checks on this tree, "" when they passed or
-    there are none. A red check overrules `done` and a task advance; an abort stands."""
+    there are none. A red check overrules `done` and a task advance; an abort stands. So does
+    `unseen` (`gitrepo.unseen_in_head`): a done or an advance hands on HEAD, and one holding
+    what the reviewed tree does not was never shown to the manager."""
     state = charge(state, outcome.cost_usd)
     state = state.evolve(iteration=state.iteration + 1)
     verdict = outcome.value
     if verdict is None:
         return manager_failed(state, outcome.error or "no answer", "verdict.unavailable", limits)
+    if unseen and (verdict.decision == "done" or verdict.current_task_done):
+        checks_red = "\n\n".join(filter(None, [checks_red, unseen]))
     record = VerdictRecord(
         decision=verdict.decision,
         reason=verdict.reason,

@@ -281,25 +281,17 @@ def prepare_verdict(
         ledger=findings_store.findings_prompt(ctx, state, diff.files) if fold else None,
         lost=seen.lost,
     )
-    limits, last_checks = held.limits, state.last_checks
+    limits, last_checks, unseen = held.limits, state.last_checks, seen.unseen
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
+        # A red check, or what HEAD holds that the reviewed tree does not, overrules a done.
+        red = {"checks_red": checks_red, "unseen": unseen}
         if not fold:
-            return reducer.apply_verdict(
-                s, outcome, head, limits, now=last.at, checks_red=checks_red
-            )
+            return reducer.apply_verdict(s, outcome, head, limits, now=last.at, **red)
+        files, decided = diff.files, last.decided
         return apply_folded(
-            ctx,
-            s,
-            outcome,
-            key,
-            diff.files,
-            head,
-            limits,
-            now=last.at,
-            checks_red=checks_red,
-            decided=last.decided,
+            ctx, s, outcome, key, files, head, limits, now=last.at, **red, decided=decided
         )
 
     if not fold:

@@ -108,7 +108,8 @@ def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int
     spent: dict[str, float] = {}
     if not profile:
         _time_parts(spent)  # instrumentation, counted in `setup`
-    loaded = set(sys.modules)
+    # Only when profiling: the set touches every module's name, copying pages of the helper's.
+    loaded = set(sys.modules) if profile else set()
     before = _usage()
     if profile:
         import cProfile

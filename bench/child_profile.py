@@ -18,7 +18,7 @@ helper's child does once it has taken the hook. Per case, medians of the childre
     python bench/child_profile.py [--cprofile]
 
 `--cprofile` prints each case's functions by cumulative CPU time (one run) instead, the first
-40 (BENCH_PSTATS=N for N).
+40 (BENCH_PSTATS=N for N), and who calls those whose names match BENCH_CALLERS (a pattern).
 """
 
 from __future__ import annotations
@@ -50,12 +50,19 @@ if TYPE_CHECKING:
     from autopilot_codex.helper_workers import Workers
 
 PSTATS_LINES = int(os.environ.get("BENCH_PSTATS", "40"))
+# With --cprofile: who calls the functions whose names match this pattern (e.g. `project_key`).
+CALLERS = os.environ.get("BENCH_CALLERS", "")
 # The parts of a hook timed on their own: (module, attribute, label).
 PARTS = (
     ("autopilot_codex.store.load", "Store.load", "load"),
     ("autopilot_codex.fileio", "atomic_write_bytes", "writes"),
     ("autopilot_codex.shadow.background", "spawn", "starts"),
     ("autopilot_codex.styles.autopilot.background", "spawn", "starts"),
+)
+# More parts to time, as `module:attribute:label` separated by commas (BENCH_PARTS): a part
+# that runs inside another is counted in both.
+EXTRA_PARTS = tuple(
+    tuple(part.split(":")) for part in os.environ.get("BENCH_PARTS", "").split(",") if part
 )
 
 
@@ -78,7 +85,7 @@ def _timed(spent: dict[str, float], label: str, original: Callable[..., object])
 
 
 def _time_parts(spent: dict[str, float]) -> None:
-    for module_name, attr, label in PARTS:
+    for module_name, attr, label in PARTS + EXTRA_PARTS:
         owner: object = importlib.import_module(module_name)
         name = attr
         if "." in attr:
@@ -101,6 +108,8 @@ def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int
     spent: dict[str, float] = {}
     if not profile:
         _time_parts(spent)  # instrumentation, counted in `setup`
+    # Only when profiling: the set touches every module's name, copying pages of the helper's.
+    loaded = set(sys.modules) if profile else set()
     before = _usage()
     if profile:
         import cProfile
@@ -109,10 +118,16 @@ def child_run(event: str, payload: bytes, profile: bool, start: tuple[float, int
 
         prof = cProfile.Profile(time.process_time)
         prof.runcall(run_hook, argv, admitted)
-        pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(PSTATS_LINES)
+        stats = pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative")
+        stats.print_stats(PSTATS_LINES)
+        if CALLERS:
+            stats.print_callers(CALLERS)
     else:
         run_hook(argv, admitted)
     after = _usage()
+    if profile:
+        # A module the helper did not preload is imported by every hook's child.
+        print("imported in the child:", sorted(set(sys.modules) - loaded), file=sys.stderr)
     figures = {
         "start": start[0],
         "start faults": start[1],

@@ -48,6 +48,8 @@ class Files:
         # Each status change this Store wrote, as (status before, state after): the caller
         # tells the user of it (`announce`), once, as only the writer under the lock sees it.
         self.moved: list[tuple[str, State]] = []
+        # The state file's text this Store last read or wrote, and the status in it.
+        self._read: tuple[str | None, object] = (None, None)
 
     def excluded(self) -> tuple[str, ...]:
         """The loop's own files, kept out of every diff when the state home sits in the repo."""

@@ -99,8 +99,10 @@ class Store(Markers):
         if not isinstance(state.plan, UnloadedPlan) and not self.plan_path.exists():
             self.save_plan(state.plan)
         text = state.to_json()
-        before = (parsed(read_text(self.state_path)) or {}).get("status")
-        on_disk = read_text(self.marker)
+        # Read once: the status it had (`moved`) and what the witness still vouches for.
+        on_disk = read_text(self.state_path)
+        before = self._status_of(on_disk)
+        marker_on_disk = read_text(self.marker)
         if isinstance(before, str) and before != state.status:
             self.moved.append((before, state))
         # A clean `done` is the loop's own ending, and a driver's run ends when the user's own
@@ -112,13 +114,21 @@ class Store(Markers):
         marker = None
         if state.status == "running" or (not ending and self.guarded()):
             marker = marker_text(state)
-        self._vouch(text, marker, on_disk)
+        self._vouch(text, on_disk, marker, marker_on_disk)
         if marker is not None:
             self._write_markers(marker)
         atomic_write(self.state_path, text)
+        self._read = (text, state.status)
         if ending and state.status != "running":
             self.release()
         return state
+
+    def _status_of(self, text: str | None) -> object:
+        """The status the state file's `text` holds: the last one this Store read or wrote
+        when it is that very text (a hold's save follows its load), else parsed from it."""
+        if text is not None and text == self._read[0]:
+            return self._read[1]
+        return (parsed(text) or {}).get("status")
 
     def load(self, *, with_plan: bool = True) -> State | None:
         """The current state, None when there is none. Corrupt state is moved aside.
@@ -160,6 +170,8 @@ class Store(Markers):
             self._quarantine(f"not valid JSON ({problem} at line {exc.lineno})")
         except ValueError as exc:  # nested too deep, a number too large
             self._quarantine(f"not valid JSON ({exc})")
+        # The status as written, before any migration: what `save` compares (`_status_of`).
+        self._read = (text, data.get("status") if isinstance(data, dict) else None)
         if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
             version = data["schema_version"]
             if version > SCHEMA_VERSION:

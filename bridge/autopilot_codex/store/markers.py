@@ -28,7 +28,7 @@ class Markers(Sealed):
         text = read_text(self.state_path)
         if text is not None and self.witness_path.exists():
             with contextlib.suppress(BridgeError, witness.Damaged):
-                self._vouch(text, None, read_text(self.marker))
+                self._vouch(text, text, None, read_text(self.marker))
         for path in (self.marker, self.rails):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

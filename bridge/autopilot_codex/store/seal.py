@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 
 from .. import ledger, witness
-from ..fileio import acquire, atomic_write, read_text, release
+from ..fileio import acquire, atomic_write, release
 from ..witness import Damaged, Witness
 from .events import Events
 
@@ -28,9 +28,11 @@ class Sealed(Events):
         end = ledger.end(self.events_path)
         return Witness(ledger=end, origin=end)
 
-    def _vouch(self, text: str, marker: str | None, marker_on_disk: str | None) -> None:
+    def _vouch(
+        self, text: str, on_disk: str | None, marker: str | None, marker_on_disk: str | None
+    ) -> None:
         """The witness first, then the marker and the state: a crash between leaves files it
-        still vouches for.
+        still vouches for. `on_disk`: the state file as the caller read it under the lock.
 
         The witness is read afresh (the caller holds the lock): another process may have
         written since this one loaded. The ledger's anchor moves to where the ledger verifiably
@@ -43,9 +45,7 @@ class Sealed(Events):
             seen = seen.evolve(origin=anchor)
         else:
             anchor, _ = ledger.verify(self.events_path, key, seen.ledger, seen.serial)
-        seen = seen.after(
-            text, read_text(self.state_path), marker=marker, marker_on_disk=marker_on_disk
-        )
+        seen = seen.after(text, on_disk, marker=marker, marker_on_disk=marker_on_disk)
         self._write_witness(seen.evolve(ledger=anchor), key)
         # Anchored past every line appended so far: the lock's release has none to add.
         self._appended = False

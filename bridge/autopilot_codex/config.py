@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import defaults, surrogates
 from .defaults import REVIEW_MODES
 from .errors import BridgeError
-from .paths import state_home, this_hook
+from .paths import state_home
 
 if TYPE_CHECKING:
     from .checks.records import CheckSpec
@@ -167,13 +167,6 @@ def load_config(
     """Strict when `warnings` is None (a command: refuse a bad value); otherwise each bad
     value is skipped for the next source of that setting and described in `warnings`."""
     global _LAST  # noqa: PLW0603 - one reading remembered per process
-    hook = this_hook() if not overrides and environ is None and home is None else None
-    known = hook.get("config") if hook is not None else None
-    if isinstance(known, _Read) and (warnings is not None or not known.said):
-        # The hook's own reading (`paths.OneHook`): the file is not read again in this hook.
-        if warnings is not None:
-            warnings.extend(known.said)
-        return known.config
     env = os.environ if environ is None else environ
     sources: list[dict[str, tuple[str, Any]]] = []  # highest priority first
     sources.append(
@@ -203,19 +196,7 @@ def load_config(
         warnings.extend(said)
     if not sources[0] and not isinstance(raw, OSError):
         _LAST = (key, config, tuple(said or ()))
-    if hook is not None and said is not None:
-        hook["config"] = _Read(config, tuple(said))
     return config
-
-
-class _Read:
-    """One hook's reading of its settings, with what it ignored (`load_with_warnings`)."""
-
-    __slots__ = ("config", "said")
-
-    def __init__(self, config: Config, said: tuple[str, ...]) -> None:
-        self.config = config
-        self.said = said
 
 
 def load_with_warnings() -> tuple[Config, str]:

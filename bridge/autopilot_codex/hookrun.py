@@ -18,7 +18,7 @@ from .config import Config, load_with_warnings
 from .errors import BridgeError
 from .failclosed import COUNT_FILE
 from .hookio import ALLOW, Answer
-from .paths import OneHook, project_dir
+from .paths import project_dir
 from .styles.context import HookContext, selected_manager
 
 if TYPE_CHECKING:
@@ -29,13 +29,7 @@ if TYPE_CHECKING:
 
 def run_hook(argv: list[str], admitted: Admitted, manager: ManagerFactory | None = None) -> int:
     """A hook must never break the host's session: a failure becomes a non-blocking answer,
-    except in a walled loop, where it denies or blocks (`failclosed`) and never wedges it.
-    What cannot change within the hook is worked out once in it (`paths.OneHook`)."""
-    with OneHook():
-        return _run(argv, admitted, manager)
-
-
-def _run(argv: list[str], admitted: Admitted, manager: ManagerFactory | None) -> int:
+    except in a walled loop, where it denies or blocks (`failclosed`) and never wedges it."""
     event = argv[0] if argv else ""
     name = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else defaults.HOST
     try:

@@ -63,50 +63,14 @@ def find_worktree(start: str | Path) -> Path | None:
     return Path(found) if found is not None else None
 
 
-# What one hook worked out once (`OneHook`): None outside a hook.
-_HOOK: dict[str, object] | None = None
-
-
-class OneHook:
-    """`with OneHook():` around one hook (`hookrun.run_hook`): what cannot change within it is
-    worked out once (a guard stop asked for its worktree's key 9 times: the store's folder,
-    both markers, the shadow's folder; and read the settings twice, `config.load_config`).
-    Only for the hook's length: a helper's child is one hook and ends with it, but the direct
-    path and the tests run hooks one after the other in one process, and a worktree moved (or
-    a link changed) or the settings edited between two hooks must be seen."""
-
-    def __enter__(self) -> None:
-        global _HOOK  # noqa: PLW0603 - one hook's memory, set and cleared here only
-        self._outer = _HOOK
-        if _HOOK is None:
-            _HOOK = {}
-
-    def __exit__(self, *_: object) -> None:
-        global _HOOK  # noqa: PLW0603
-        _HOOK = self._outer
-
-
-def this_hook() -> dict[str, object] | None:
-    """The memory of the hook being answered (`OneHook`), None outside one."""
-    return _HOOK
-
-
 def project_key(worktree: str | Path) -> str:
     """One key per worktree: two worktrees of one repository are two loops."""
-    named = os.fspath(worktree)
-    hook = _HOOK
-    known = hook.get(f"key {named}") if hook is not None else None
-    if isinstance(known, str):
-        return known
     import hashlib
 
-    real = os.path.realpath(named)
+    real = os.path.realpath(worktree)
     digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in os.path.basename(real))[:40]
-    key = f"{name or 'root'}-{digest}"
-    if hook is not None:
-        hook[f"key {named}"] = key
-    return key
+    return f"{name or 'root'}-{digest}"
 
 
 def project_dir(worktree: str | Path, home: Path | None = None) -> Path:

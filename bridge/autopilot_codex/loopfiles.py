@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import surrogates
 from .defaults import STYLE
+from .nofollow import small
 from .state_file import migrate
 
 STATE = "state.json"
@@ -34,21 +34,8 @@ MAX_BYTES = 64 * 1024 * 1024
 def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
     """A regular file's bytes, None otherwise. The loop's own files are never links, so a link
     is not followed (it may point at anything of the user's); a FIFO or device would block or
-    never end, so it is not read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    never end, so it is not read (`nofollow.small`)."""
+    return small(path, limit)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

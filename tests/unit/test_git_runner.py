@@ -40,6 +40,24 @@ def test_a_linked_worktree_is_found_through_its_git_file(tmp_path: Path) -> None
     assert gitrepo.run_git(linked, "status", "--porcelain").splitlines() == [" M a.txt"]
 
 
+def test_a_git_file_and_a_commondir_reached_through_links_are_read_as_git_reads_them(
+    tmp_path: Path,
+) -> None:
+    # git follows a link at `.git` and at `commondir` (a setup that keeps them elsewhere): the
+    # bridge finds the repository the same way, reading small regular files at the link's end.
+    main, linked = _linked(tmp_path)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (linked / ".git").rename(kept / "git-file")
+    (linked / ".git").symlink_to(kept / "git-file")
+    git_dir = main / ".git" / "worktrees" / "linked"
+    (git_dir / "commondir").rename(kept / "commondir")
+    (git_dir / "commondir").symlink_to(kept / "commondir")
+    where = runner.locate(linked)
+    assert where.git_dir == git_dir.resolve()
+    assert where.common_dir == (main / ".git").resolve()
+
+
 # A file that exists and cannot be read, even by root: reading /proc/self/mem at offset 0 fails.
 _UNREADABLE = Path("/proc/self/mem")
 needs_proc = pytest.mark.skipif(not _UNREADABLE.is_file(), reason="needs Linux's /proc")

@@ -280,14 +280,16 @@ def test_costs_come_from_the_loops_settings(
     monkeypatch.setenv("AUTOPILOT_CODEX_PROMPT_CHARS", "30000")
     code, out = run(capsys, "-C", str(repo), "ask", "--costs")
     assert code == 0
-    # gpt-6.2-sol: 2 x (10,001 tokens x $2/M + 4,000 x $10/M) = $0.12
-    assert "| autopilot-codex ask | up to $0.12 |" in out
+    # The prompt counts a token a byte (the true ceiling), 30,001 tokens, and the retry adds
+    # its note's 2,200 (it was 10,001 tokens and no note: $0.12 and $0.48):
+    # gpt-6.2-sol: 2 x (30,001 tokens x $2/M + 4,000 x $10/M) + 2,200 x $2/M = $0.20
+    assert "| autopilot-codex ask | up to $0.20 |" in out
     assert "| settle it yourself | $0 | none |" in out
     assert "1 of 30 iterations" in out
     start(repo, manager, capsys, "--model", "gpt-6.2-astra", "--max-iterations", "9")
     code, out = run(capsys, "-C", str(repo), "ask", "--costs")
-    # gpt-6.2-astra: 2 x (10,001 x $8/M + 4,000 x $40/M) = $0.48
-    assert "| autopilot-codex ask | up to $0.48 |" in out and "1 of 9 iterations" in out
+    # gpt-6.2-astra: 2 x (30,001 x $8/M + 4,000 x $40/M) + 2,200 x $8/M = $0.82
+    assert "| autopilot-codex ask | up to $0.82 |" in out and "1 of 9 iterations" in out
     assert "3 left for task T1" in out and "Budget: $0.0" in out
     assert git(repo, "status", "--porcelain") == ""
 

@@ -18,6 +18,7 @@ from autopilot_codex.manager import codex_backend, select
 from autopilot_codex.manager.pricing import (
     BILLED_ATTEMPTS,
     MOST_EXPENSIVE,
+    RETRY_NOTE_TOKENS,
     Usage,
     cost_usd,
     estimate_tokens,
@@ -57,12 +58,16 @@ def test_the_codex_worst_case_adds_its_overhead_and_uncapped_output(codex_log: P
     prompt = "x" * 3_000
     got = select.worst_case_usd(codex_config(MODEL), MODEL, prompt, 4_000)
     tokens_in = estimate_tokens(prompt + " " * codex_backend.OVERHEAD_CHARS)
-    once = cost_usd(Usage(tokens_in, 0, codex_backend.OUTPUT_CAP_TOKENS), price_for(MODEL))
-    assert got == pytest.approx(BILLED_ATTEMPTS * once)
+
+    def attempts(tokens: int, output: int) -> float:
+        # The first attempt, then each corrective retry with its note (the true ceiling).
+        first = cost_usd(Usage(tokens, 0, output), price_for(MODEL))
+        retry = cost_usd(Usage(tokens + RETRY_NOTE_TOKENS, 0, output), price_for(MODEL))
+        return first + (BILLED_ATTEMPTS - 1) * retry
+
+    assert got == pytest.approx(attempts(tokens_in, codex_backend.OUTPUT_CAP_TOKENS))
     openai = select.worst_case_usd(Config(manager="openai", model=MODEL), MODEL, prompt, 4_000)
-    assert openai == pytest.approx(
-        BILLED_ATTEMPTS * cost_usd(Usage(estimate_tokens(prompt), 0, 4_000), price_for(MODEL))
-    )
+    assert openai == pytest.approx(attempts(estimate_tokens(prompt), 4_000))
     # More output asked for than the cap: the larger figure is budgeted.
     assert select.worst_case_usd(codex_config(MODEL), MODEL, prompt, 64_000) > got
 

@@ -53,7 +53,8 @@ def test_an_endless_loop_stops_before_its_budget_is_spent(
     endless: Path, manager: FakeOpenAI, hook: Hook
 ) -> None:
     # Room for a few calls: each verdict is estimated at its maximum output, for the answer and
-    # a corrective retry, before it is made (about $0.085 here), and costs $0.004.
+    # a corrective retry, its prompt at a token a byte, before it is made (about $0.09 here),
+    # and costs $0.004.
     used = json.loads(state_path(endless).read_text())["budget_used_usd"]
     edit_state(endless, budget_usd=used + 0.1, max_iterations=100)
 

@@ -11,6 +11,7 @@ from autopilot_codex.manager.pricing import (
     Usage,
     ceiling_usd,
     cost_usd,
+    estimate_tokens,
     parse_override,
     price_for,
     row_for,
@@ -94,10 +95,22 @@ def test_override_prices_replace_the_table(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_the_worst_case_covers_the_retry_and_the_long_context_rate() -> None:
-    # 2999 characters estimate 1000 tokens: (1000*2 + 1000*10) per 1M, twice.
-    assert ceiling_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.024)
-    # 900000 characters estimate 300001 tokens, above 272K: 300001 * 1 * 2 per 1M, twice.
-    assert ceiling_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(1.200004)
+    # The estimate is a token a byte, plus one (the only true ceiling: a token is at least a
+    # byte), and the retry adds its note's 2,200 (it was 3 characters a token and no note,
+    # 0.024 and 1.200004 here).
+    # 2999 characters estimate 3000 tokens: (3000*2 + 1000*10) + (5200*2 + 1000*10) per 1M.
+    assert ceiling_usd("x" * 2_999, 1_000, SOL) == pytest.approx(0.0364)
+    # 900000 characters estimate 900001 tokens, above 272K: (900001 + 902201) * 1 * 2 per 1M.
+    assert ceiling_usd("x" * 900_000, 0, Price(1.0, 0.0, 1.0)) == pytest.approx(3.604404)
+
+
+def test_the_token_estimate_is_a_token_a_byte_whatever_the_text() -> None:
+    """A token is at least one byte, so a token a byte is the one count no text can pass:
+    crafted ASCII no merge fits costs about a token a character, an emoji 4 a character."""
+    assert estimate_tokens("") == 1
+    assert estimate_tokens("a1!" * 1_000) == 3_001
+    assert estimate_tokens("\U0001f600" * 1_000) == 4_001
+    assert estimate_tokens("\udc80") == 4  # a lone surrogate, as `surrogatepass` writes it
 
 
 def test_a_server_s_token_counts_are_read_as_positive_whole_numbers_only() -> None:
@@ -106,3 +119,32 @@ def test_a_server_s_token_counts_are_read_as_positive_whole_numbers_only() -> No
     assert Usage.reported(1200, 200, 300) == Usage(1200, 200, 300)
     assert Usage.reported(-5, 2.5, None) == Usage(0, 0, 0)
     assert Usage.reported(0, "7", 40) == Usage(0, 0, 40)
+
+
+@pytest.mark.parametrize("cap", [None, 3_000])
+def test_the_worst_case_covers_the_corrective_retry_s_note(cap: int | None) -> None:
+    """The retry sends the prompt again with a note naming what was wrong, up to 500
+    characters of an error that may quote the answer (4 bytes each at worst): the worst case
+    holds both attempts at a token a byte and the full output, the note included."""
+    from autopilot_codex.manager.prompts import Prompt, corrective
+
+    first = Prompt("instructions\n", "DATA " + "a1!" * 800)
+    retry = corrective(first, "\U0001f600" * 5_000, cap)
+
+    def billed(prompt: Prompt) -> float:
+        # The server reads the instructions and the input apart: a separator between them.
+        text = prompt.instructions + "\n" + prompt.text
+        return cost_usd(Usage(len(text.encode("utf-8")), 0, 1_000), SOL)
+
+    worst = ceiling_usd(first.instructions + first.text, 1_000, SOL)
+    assert billed(first) + billed(retry) <= worst
+
+
+def test_the_retry_note_bound_holds_the_longest_note() -> None:
+    from autopilot_codex.manager.pricing import RETRY_NOTE_TOKENS
+    from autopilot_codex.manager.prompts import NOTE_ERROR_CHARS, Prompt, corrective
+
+    first = Prompt("i", "t")
+    note = corrective(first, "\U0001f600" * NOTE_ERROR_CHARS).text[len(first.text) :]
+    # The note, plus the separator between instructions and input.
+    assert len(note.encode("utf-8")) + 1 <= RETRY_NOTE_TOKENS

@@ -124,24 +124,31 @@ def cost_usd(usage: Usage, price: Price) -> float:
 
 
 def estimate_tokens(text: str) -> int:
-    """A deliberately high token estimate for budget checks: 3 ASCII characters a token, and
-    a token for every byte of any other character. The tokenizer reads bytes, and a character
-    it has no merge for (an emoji, a rare CJK one: 2 to 4 bytes) costs a token a byte; the
-    implementer writes the diff, and at 3 characters a token such text cost up to 12 times
-    its estimate."""
-    ascii_chars = len(text.encode("ascii", "ignore"))
-    other_bytes = len(text.encode("utf-8", "surrogatepass")) - ascii_chars
-    return ascii_chars // 3 + other_bytes + 1
+    """A true ceiling on the tokens `text` costs, for budget checks: a token for every UTF-8
+    byte. The tokenizer reads bytes and a token is at least one, so no text costs more;
+    counting fewer is no ceiling: an emoji it has no merge for costs a token a byte (4), and
+    ASCII the merges do not fit (`a1!a1!...`, letters and punctuation interleaved) up to a
+    token a character, 3 times the 3 characters a token this once counted."""
+    return len(text.encode("utf-8", "surrogatepass")) + 1
 
 
 # Answers the API completes and bills per manager call at most: the first, and one corrective
 # retry when it was invalid. Transport failures (429, 5xx, refused) produce no billed answer.
 BILLED_ATTEMPTS = 2
 
+# What the corrective retry sends beyond the first prompt (`prompts.corrective`): a note of
+# about 110 ASCII characters and the error clipped to 500 characters (`NOTE_ERROR_CHARS`), 4
+# bytes each at worst, and the separator a request puts between instructions and input. The
+# note is added whole, and cutting the prompt to its cap only takes bytes away.
+RETRY_NOTE_TOKENS = 2_200
+
 
 def ceiling_usd(prompt: str, max_output_tokens: int, price: Price) -> float:
     """What one manager call could cost at most (`select.worst_case_usd` adds the backend's
     own text and output cap); the budget guard refuses a call that could take spending past
-    the budget."""
-    once = cost_usd(Usage(estimate_tokens(prompt), 0, max_output_tokens), price)
-    return BILLED_ATTEMPTS * once
+    the budget. Every billed attempt at a token a byte and the full output, the retries with
+    their note."""
+    tokens = estimate_tokens(prompt)
+    first = cost_usd(Usage(tokens, 0, max_output_tokens), price)
+    retry = cost_usd(Usage(tokens + RETRY_NOTE_TOKENS, 0, max_output_tokens), price)
+    return first + (BILLED_ATTEMPTS - 1) * retry

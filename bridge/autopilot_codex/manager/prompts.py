@@ -256,13 +256,19 @@ def verdict_prompt(
     return _fit(Prompt(instructions, redact(text)), cap)
 
 
+# How much of the error a corrective retry's note quotes; `pricing.RETRY_NOTE_TOKENS` bounds
+# the note's bytes from it.
+NOTE_ERROR_CHARS = 500
+
+
 def corrective(prompt: Prompt, error: str, cap: int | None = None) -> Prompt:
     """The prompt again with a note on what was wrong, after every DATA block so the model does
     not read it as data. The prompt stays whole when it fits `cap`; otherwise only the excess
     is cut, from the end of the data bodies (last block first), markers kept."""
     note = (
         "\n\nYour previous answer could not be used: "
-        f"{clip(error, 500)}. Answer again with one JSON object that matches the schema exactly."
+        f"{clip(error, NOTE_ERROR_CHARS)}. "
+        "Answer again with one JSON object that matches the schema exactly."
     )
     text = prompt.text
     if cap is not None:

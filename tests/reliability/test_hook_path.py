@@ -84,16 +84,23 @@ def test_the_launcher_runs_nothing_from_the_work_tree_at_bootstrap(tmp_path: Pat
     # The Pythons on the real PATH are shadowed by ones too old to use, so the bootstrap stops
     # at "needs Python" after it ran cksum, cat, mkdir, uname, ps, flock and the lookups.
     cwd, ran, path = planted_tree(tmp_path)
+    bootstrapped(tmp_path, cwd, path.replace(os.environ["PATH"], ""), "/bin/sh")
+    assert not ran.exists(), ran.read_text()
+
+
+def bootstrapped(tmp_path: Path, cwd: Path, first: str, shell: str) -> dict[str, str]:
+    """`bootstrap` run by `shell` in `cwd` with PATH `first` then Pythons too old to use, so
+    it stops at "needs Python" after its lookups; the environment it ran with."""
     old = tmp_path / "old-pythons"
     old.mkdir()
     for name in PYTHONS:
         (old / name).write_text("#!/bin/sh\necho 0\n")
         (old / name).chmod(0o755)
-    env = {**os.environ, "PATH": f"{path.replace(os.environ['PATH'], '')}{old}:/usr/bin:/bin"}
+    env = {**os.environ, "PATH": f"{first}{old}:/usr/bin:/bin"}
     env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
     env.pop("AUTOPILOT_CODEX_PYTHON", None)
     done = subprocess.run(
-        ["/bin/sh", str(ROOT / "bin" / "autopilot-codex"), "bootstrap"],
+        [shell, str(ROOT / "bin" / "autopilot-codex"), "bootstrap"],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -102,7 +109,7 @@ def test_the_launcher_runs_nothing_from_the_work_tree_at_bootstrap(tmp_path: Pat
         timeout=60,
     )
     assert "needs Python >= 3.10" in done.stderr, done.stderr
-    assert not ran.exists(), ran.read_text()
+    return env
 
 
 def test_the_python_a_hook_starts_gets_a_path_without_the_work_tree(tmp_path: Path) -> None:
@@ -237,26 +244,9 @@ def test_a_path_entry_linked_into_the_work_tree_is_the_work_trees(
     cwd, ran, _ = planted_tree(tmp_path)
     linked = tmp_path / "tools"
     linked.symlink_to(cwd.parent / "bin")
-    old = tmp_path / "old-pythons"
-    old.mkdir()
-    for name in PYTHONS:
-        (old / name).write_text("#!/bin/sh\necho 0\n")
-        (old / name).chmod(0o755)
-    env = {**os.environ, "PATH": f"{linked}:{old}:/usr/bin:/bin"}
-    env["AUTOPILOT_CODEX_HOME"] = str(tmp_path / "home")
-    env.pop("AUTOPILOT_CODEX_PYTHON", None)
-    launcher = str(ROOT / "bin" / "autopilot-codex")
-    done = subprocess.run(
-        [shell, launcher, "bootstrap"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert "needs Python >= 3.10" in done.stderr, done.stderr
+    env = bootstrapped(tmp_path, cwd, f"{linked}:", shell)
     assert not ran.exists(), ran.read_text()
+    launcher = str(ROOT / "bin" / "autopilot-codex")
     home = tmp_path / "home"
     (home / "active").mkdir(parents=True, exist_ok=True)
     (home / "active" / "loop").write_text("")

@@ -41,17 +41,25 @@ def every_byte(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def test_a_diff_of_characters_outside_ascii_never_spends_past_the_budget(
-    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
-) -> None:
+def a_diff_at_the_edge_of_the_budget(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], unit: str
+) -> float:
+    """A planned loop whose tracked file now holds `unit` 80,000 times, its budget set to what
+    it spent plus 1.01 times the question's worst case; the budget."""
     plan(repo, manager)
     capsys.readouterr()
     (repo / "notes.txt").write_text("notes\n")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-qm", "notes")
-    (repo / "notes.txt").write_text("\U0001f600" * 80_000 + "\n")  # 4 bytes each
+    (repo / "notes.txt").write_text(unit * 80_000 + "\n")
     worst = worst_case(repo, manager)
-    budget = set_budget(repo, lambda used: used + 1.01 * worst)
+    return set_budget(repo, lambda used: used + 1.01 * worst)
+
+
+def test_a_diff_of_characters_outside_ascii_never_spends_past_the_budget(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    budget = a_diff_at_the_edge_of_the_budget(repo, manager, capsys, "\U0001f600")  # 4 bytes
 
     def bill(request: LoggedRequest) -> Reply:
         return Reply(body=consultation(), input_tokens=tokens(request.prompt_text))
@@ -66,15 +74,8 @@ def test_a_diff_of_characters_outside_ascii_never_spends_past_the_budget(
 def test_a_diff_of_crafted_ascii_never_spends_past_the_budget(
     repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plan(repo, manager)
-    capsys.readouterr()
-    (repo / "notes.txt").write_text("notes\n")
-    git(repo, "add", "notes.txt")
-    git(repo, "commit", "-qm", "notes")
     # Letters, digits and punctuation interleaved: no merge fits, about a token a character.
-    (repo / "notes.txt").write_text("a1!" * 80_000 + "\n")
-    worst = worst_case(repo, manager)
-    budget = set_budget(repo, lambda used: used + 1.01 * worst)
+    budget = a_diff_at_the_edge_of_the_budget(repo, manager, capsys, "a1!")
     billed: list[LoggedRequest] = []
 
     def bill(request: LoggedRequest) -> Reply:

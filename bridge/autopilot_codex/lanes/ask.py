@@ -56,7 +56,11 @@ class Asker:
 
         files, count = gitrepo.tracked_files(root)
         recent = gitrepo.commits_since(root, gitrepo.EMPTY_TREE, limit=10)
-        prompt = prompts.plan_prompt(goal, files, count, recent, self.config.prompt_chars)
+        prompt = _fit(
+            self.config.prompt_chars,
+            lambda n: prompts.plan_prompt(goal, files, count, recent, n),
+            lambda made: _size(made.instructions + " " + made.text),
+        )
         # A plan that is no graph (a cycle, an unknown id) gets the corrective retries of
         # every manager answer (`manager.answers`), as `plan` does.
         return self._ask(Plan, prompt.instructions, prompt.text)
@@ -65,14 +69,15 @@ class Asker:
         from ..manager.schemas import Review
 
         room = max(2000, self.config.prompt_chars - 6000)
-        if len(diff) > room:
+        # In bytes, as the call's hold prices text: a character may cost four.
+        if _size(diff) > room:
             # Cut, the review could not see what is past the cut: never approved unseen
             # (as the queue refuses a diff longer than it keeps whole). Nothing is asked.
             return False, (
-                f"The lane's diff is {len(diff)} characters, more than the review reads whole "
+                f"The lane's diff is {_size(diff)} bytes, more than the review reads whole "
                 f"({room}): split the task so each part can be reviewed."
             )
-        text = f"The task: {clip(title, 2000)}\n\nIts diff:\n" + prompts.framed("DIFF", diff)
+        text = f"The task: {_clip(title, 2000)}\n\nIts diff:\n" + prompts.framed("DIFF", diff)
         answer = self._ask(Review, REVIEW_INSTRUCTIONS, text)
         return answer.decision == "approve", answer.summary
 
@@ -80,12 +85,17 @@ class Asker:
         from ..manager.schemas import Task
 
         text = (
-            f"The refused task: {clip(title, 2000)}\nRefused for: {reason}:\n"
+            f"The refused task: {_clip(title, 2000)}\nRefused for: {reason}:\n"
             # The checks' output and the conflicting files' names are the lane's text: data.
-            + prompts.framed("REFUSAL", clip(detail, 4000))
+            + prompts.framed("REFUSAL", _clip(detail, 4000))
             + "\n\nIts diff against the work merged so far:\n"
             + prompts.framed(
-                "DIFF", prompts.bound_diff(diff, max(2000, self.config.prompt_chars - 9000))
+                "DIFF",
+                _fit(
+                    max(2000, self.config.prompt_chars - 9000),
+                    lambda n: prompts.bound_diff(diff, n),
+                    _size,
+                ),
             )
         )
         return self._ask(Task, FOLLOW_UP_INSTRUCTIONS, text)
@@ -107,17 +117,46 @@ class Asker:
     ) -> tuple[M | None, float, str | None]:
         # A call a killed driver made (and paid) before this step was recorded: what it cost
         # is not known, so its worst case is counted with this one's, as its hold was.
-        cut = self._worst(schema) if begun_before() else 0.0
+        worst = self._worst(schema)
+        if _ceiling(self.config, instructions + " " + text, schema) > worst:
+            # Held at `worst` from the budget: a call that could cost more is never made.
+            raise BridgeError("the manager's prompt could cost more than the call's hold")
+        cut = worst if begun_before() else 0.0
         outcome = self.manager.ask(schema, instructions, text)
         return outcome.value, outcome.cost_usd + cut, outcome.error
 
     def _worst(self, schema: type[BaseModel]) -> float:
-        from ..manager.select import worst_case_usd
+        """What a call is held at (`begin.worst_usd`): a prompt of `prompt_chars` bytes."""
+        return _ceiling(self.config, "x" * self.config.prompt_chars, schema)
 
-        plan = schema.__name__ == "Plan"
-        tokens = self.config.plan_output_tokens if plan else self.config.max_output_tokens
-        prompt = "x" * self.config.prompt_chars
-        return float(worst_case_usd(self.config, self.config.model, prompt, tokens))
+
+def _ceiling(config: Config, prompt: str, schema: type[BaseModel]) -> float:
+    from ..manager.select import worst_case_usd
+
+    plan = schema.__name__ == "Plan"
+    tokens = config.plan_output_tokens if plan else config.max_output_tokens
+    return float(worst_case_usd(config, config.model, prompt, tokens))
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _clip(text: str, room: int) -> str:
+    return _fit(room, lambda n: clip(text, n), _size)
+
+
+def _fit(room: int, build: Callable[[int], T], measure: Callable[[T], int]) -> T:
+    """What `build` makes for a bound of `room` characters, the bound narrowed until it takes
+    at most `room` UTF-8 bytes too (a character may be four): the bytes are what a call's hold
+    prices."""
+    limit = room
+    while True:
+        made = build(limit)
+        size = measure(made)
+        if size <= room or limit <= 1:
+            return made
+        limit = max(1, min(limit - 1, limit * room // size))
 
 
 class Metered(Protocol):

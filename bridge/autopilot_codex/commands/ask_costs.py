@@ -24,7 +24,8 @@ def costs(*, cwd: str | Path) -> str:
     config = load_config()
     state = _loop(cwd)
     model = of(state).model if state else config.model
-    # Every manager prompt is bounded by prompt_chars, so one worst case covers ask and verdict.
+    # Every manager prompt is bounded by prompt_chars, so one worst case covers ask and verdict
+    # (for ASCII: each call's own hold prices its text's bytes).
     call = worst_case_usd(config, model, "x" * config.prompt_chars, config.max_output_tokens)
     limit = max_consultations(config)
     iterations = state.max_iterations if state else config.max_iterations
@@ -54,8 +55,9 @@ def costs(*, cwd: str | Path) -> str:
     ]
     lines = [
         f"What settling a question costs (manager {model}; worst case of one call: "
-        f"{config.prompt_chars:,}-character prompt, {config.max_output_tokens:,} output tokens, "
-        "an invalid first answer retried once):",
+        f"{config.prompt_chars:,}-character prompt of ASCII, {config.max_output_tokens:,} "
+        "output tokens, an invalid first answer retried once; a character outside ASCII may "
+        "cost up to 4 tokens, and each call is held at its own text's bytes):",
         "| option | manager cost | what it costs the loop |",
         "|---|---|---|",
         *(f"| {a} | {b} | {c} |" for a, b, c in rows),

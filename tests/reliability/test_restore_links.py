@@ -4,11 +4,12 @@ outside. Nothing outside is written or removed; the links are replaced by what w
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Hook, cli, make_repo, payload
+from tests.conftest import Hook, cli, git, make_repo, payload
 from tests.integration.test_shadow import bash, start_loop
 
 
@@ -51,3 +52,25 @@ def test_a_path_outside_the_work_tree_is_refused(
     code, out = cli(capsys, "-C", str(repo), "restore", "--force", "1", "../outside.txt")
     assert code != 0 and "not inside" in out, out
     assert (tmp_path / "outside.txt").read_text() == "outside\n"
+
+
+def test_a_git_link_swapped_in_before_a_restore_moves_no_other_repositorys_refs(
+    tmp_path: Path, hook: Hook, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.git` replaced by a `gitdir:` file naming another repository of the user's: the
+    restore's refs (branches, HEAD, the stash) would be written there, moving its branches."""
+    repo = make_repo(tmp_path / "repo")
+    # The user's second clone of the project, working on a branch of its own.
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    git(other, "checkout", "-q", "-b", "theirs")
+    before = git(other, "symbolic-ref", "HEAD"), git(other, "for-each-ref")
+    start_loop(repo, capsys)
+    hook("Stop", payload("Stop", repo))
+    shutil.move(str(repo / ".git"), str(tmp_path / "repo-git"))
+    (repo / ".git").write_text(f"gitdir: {other / '.git'}\n")
+
+    code, out = cli(capsys, "-C", str(repo), "restore", "--force", "1")
+
+    assert (git(other, "symbolic-ref", "HEAD"), git(other, "for-each-ref")) == before
+    assert code != 0 and "another repository" in out, out

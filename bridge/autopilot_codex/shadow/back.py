@@ -13,6 +13,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 
+from ..errors import BridgeError
 from ..gitrepo.runner import run_bytes
 from . import refs
 from .history import Snapshot, find
@@ -29,6 +30,7 @@ class Restored:
 
 
 def restore(shadow: Shadow, ident: str, path: str | None = None) -> Restored:
+    _same_repository(shadow)
     target = find(shadow, ident)
     present = take(shadow, "before restore").snapshot
     written, removed = _files(shadow, present, target, path)
@@ -38,6 +40,23 @@ def restore(shadow: Shadow, ident: str, path: str | None = None) -> Restored:
     # What the restore removed is in `present`, not lost: the next hook compares with this.
     take(shadow, f"restored {target.meta.n}", notice=False)
     return Restored(present, written, removed, moved)
+
+
+def _same_repository(shadow: Shadow) -> None:
+    """The repository the work tree's `.git` names now is the one the history was kept for
+    (whose objects the shadow borrows, `repo.create`): a `.git` swapped for a `gitdir:` file
+    naming another would have its refs, HEAD and stash written by the restore."""
+    try:
+        kept = (shadow.dir / "objects" / "info" / "alternates").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        kept = "?"
+    kept = kept.strip()
+    if os.path.realpath(kept) != os.path.realpath(shadow.user.common_dir / "objects"):
+        raise BridgeError(
+            f"{shadow.worktree}/.git now names another repository ({shadow.user.common_dir}) "
+            f"than the one this history was kept for ({kept.removesuffix('/objects')}): "
+            "restore refused; put .git back as it was first"
+        )
 
 
 def _files(

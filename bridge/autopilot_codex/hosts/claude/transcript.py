@@ -5,11 +5,13 @@ tokens), and where the host priced the message itself, its `costUSD`: that figur
 it is; only a message without one is priced by the table (`prices`).
 
 Read incrementally (`spendfile`): only the bytes after the offset kept in the loop's state, and
-only whole lines, so a hook's cost does not grow with the transcript. Claude Code writes one
-message's usage on several lines (one per content block), so a message id counts once; the last
-ids seen are kept for a message split across two reads. Subagents and background tasks write
-records of their own beside the session's (`related`), read the same way. Standard library
-only: the hook path imports it.
+only whole lines, so a hook's cost does not grow with the transcript. Claude Code streams one
+message onto several lines (one per content block), the same id on each and the output count
+growing (the first line holds a placeholder), so a message is charged at its highest line: a
+later line adds only what it holds above what was charged. The last ids seen, and what each
+was charged (`SpendRead.totals`), are kept for a message split across two reads. Subagents
+and background tasks write records of their own beside the session's (`related`), read the
+same way. Standard library only: the hook path imports it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ TOKEN_KINDS = (
     "cache_creation_input_tokens",
 )
 
-# Message ids remembered across reads: duplicates are written next to each other.
+# Message ids remembered across reads: a message's lines are written next to each other.
 SEEN_KEPT = 4
 # Subagent records looked at per hook at most, so a folder filled with files cannot make every
 # hook slow without end; one that has not grown since the last look costs a stat.
@@ -46,19 +48,29 @@ class TranscriptReader:
         # Each line names its own model: a line the implementer appends only adds spend, so
         # the payload's model is not needed here.
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
-        recent = list(last.seen)
+        # What each recent message was charged: its four counts and the host's cost in
+        # micro-dollars (5 numbers an id, as `totals` keeps them; none from an older cursor).
+        flat = list(last.totals)
+        charged = {
+            m: (*flat[5 * n : 5 * n + 5], 0, 0, 0, 0, 0)[:5] for n, m in enumerate(last.seen)
+        }
         usd, tokens, unknown = 0.0, 0, set[str]()
 
         def on_line(line: bytes) -> None:
-            nonlocal recent, usd, tokens
+            nonlocal usd, tokens
             found = _usage(line, since)
             if found is None:
                 return
             message_id, model, counts, cost = found
             if message_id:
-                if message_id in recent:
-                    return
-                recent = (recent + [message_id])[-SEEN_KEPT:]
+                now = (*counts, round((cost or 0.0) * 1e6))
+                before = charged.pop(message_id, (0,) * 5)
+                charged[message_id] = tuple(map(max, now, before))
+                while len(charged) > SEEN_KEPT:
+                    del charged[next(iter(charged))]
+                # Only what this line holds above the message's highest line so far.
+                a, b, c, d, micro = (max(0, n - o) for n, o in zip(now, before, strict=True))
+                counts, cost = (a, b, c, d), None if cost is None else micro / 1e6
             tokens += sum(counts)
             # The host's own figure where it wrote one; the user's own row still comes first
             # (a plan user's "free"), the table only where neither says.
@@ -75,11 +87,12 @@ class TranscriptReader:
             return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
         return SpendRead(
             got.offset,
-            tuple(recent),
+            tuple(charged),
             usd,
             tokens,
             tuple(sorted(unknown)),
             head=got.head,
+            totals=tuple(n for counted in charged.values() for n in counted),
             tampered=got.tampered,
         )
 

@@ -34,6 +34,8 @@ TOKEN_KINDS = (
     "cache_creation_input_tokens",
 )
 
+# A server-side web search, billed apart from tokens ($10 per 1,000 searches).
+WEB_SEARCH_USD = 0.01
 # Message ids remembered across reads: a message's lines are written next to each other.
 SEEN_KEPT = 4
 # Subagent records looked at per hook at most, so a folder filled with files cannot make every
@@ -48,7 +50,7 @@ class TranscriptReader:
         # Each line names its own model: a line the implementer appends only adds spend, so
         # the payload's model is not needed here.
         own: Mapping[str, Price] | None = prices if isinstance(prices, Mapping) else None
-        # What each recent message was charged: its four counts and the host's cost in
+        # What each recent message was charged: its four counts and its line's dollars in
         # micro-dollars (5 numbers an id, as `totals` keeps them; none from an older cursor).
         flat = list(last.totals)
         charged = {
@@ -61,26 +63,29 @@ class TranscriptReader:
             found = _usage(line, since)
             if found is None:
                 return
-            message_id, model, counts, cost = found
+            message_id, model, counts, cost, (hour_writes, searches) = found
+            # The host's own figure where it wrote one; the user's own row still comes first
+            # (a plan user's "free"), the table only where neither says.
+            mine = any(model.startswith(p) for p in own or {})
+            if cost is None or mine:
+                price, known = price_of(model, own)
+                if not known:
+                    unknown.add(model or "(no model)")
+                cost = price.usd(*counts)
+                if not mine:  # what the four counts leave out, at Anthropic's rates
+                    cost += hour_writes * max(0.0, 2 * price.input - price.cache_write) / 1e6
+                    cost += searches * WEB_SEARCH_USD
             if message_id:
-                now = (*counts, round((cost or 0.0) * 1e6))
+                now = (*counts, round(cost * 1e6))
                 before = charged.pop(message_id, (0,) * 5)
                 charged[message_id] = tuple(map(max, now, before))
                 while len(charged) > SEEN_KEPT:
                     del charged[next(iter(charged))]
                 # Only what this line holds above the message's highest line so far.
                 a, b, c, d, micro = (max(0, n - o) for n, o in zip(now, before, strict=True))
-                counts, cost = (a, b, c, d), None if cost is None else micro / 1e6
+                counts, cost = (a, b, c, d), micro / 1e6
             tokens += sum(counts)
-            # The host's own figure where it wrote one; the user's own row still comes first
-            # (a plan user's "free"), the table only where neither says.
-            if cost is not None and not any(model.startswith(p) for p in own or {}):
-                usd += cost
-                return
-            price, known = price_of(model, own)
-            if not known:
-                unknown.add(model or "(no model)")
-            usd += price.usd(*counts)
+            usd += cost
 
         got = scan(path, last.offset, last.head, on_line, needles=(b'"usage"',))
         if got is None:
@@ -116,10 +121,11 @@ class TranscriptReader:
 
 def _usage(
     line: bytes, since: str
-) -> tuple[str, str, tuple[int, int, int, int], float | None] | None:
-    """(message id, model, (input, output, cache read, cache write), the host's own cost) of
-    an assistant line at or after `since`, None for any other line. The cost is the line's
-    `costUSD` where Claude Code wrote one, None where it did not."""
+) -> tuple[str, str, tuple[int, int, int, int], float | None, tuple[int, int]] | None:
+    """(message id, model, (input, output, cache read, cache write), the host's own cost,
+    (cache writes at the one-hour rate, web searches)) of an assistant line at or after
+    `since`, None for any other line. The cost is the line's `costUSD` where Claude Code wrote
+    one, None where it did not."""
     if b'"usage"' not in line:
         return None  # most lines are tool results and user turns: skip them unparsed
     try:
@@ -132,7 +138,13 @@ def _usage(
     if since and isinstance(stamp, str) and stamp[:19] < since[:19]:
         return None  # before the loop started: not the loop's spend
     found = message_usage(record)
-    return None if found is None else (*found, _cost(record.get("costUSD")))
+    if found is None:
+        return None
+    usage = record["message"]["usage"]
+    writes, tools = usage.get("cache_creation"), usage.get("server_tool_use")
+    hour = count(writes.get("ephemeral_1h_input_tokens")) if isinstance(writes, dict) else 0
+    searches = count(tools.get("web_search_requests")) if isinstance(tools, dict) else 0
+    return (*found, _cost(record.get("costUSD")), (min(hour, found[2][3]), searches))
 
 
 def message_usage(record: Mapping[str, Any]) -> tuple[str, str, tuple[int, int, int, int]] | None:

@@ -34,6 +34,8 @@ TOKEN_KINDS = (
     "cache_creation_input_tokens",
 )
 
+# The line Claude Code writes where it compacted the conversation (its call's usage unwritten).
+COMPACTED = b'"compact_boundary"'
 # A server-side web search, billed apart from tokens ($10 per 1,000 searches).
 WEB_SEARCH_USD = 0.01
 # Message ids remembered across reads: a message's lines are written next to each other.
@@ -57,13 +59,25 @@ class TranscriptReader:
             m: (*flat[5 * n : 5 * n + 5], 0, 0, 0, 0, 0)[:5] for n, m in enumerate(last.seen)
         }
         usd, tokens, unknown = 0.0, 0, set[str]()
+        latest = last.model  # the model the record last named, for a compaction's price
 
         def on_line(line: bytes) -> None:
-            nonlocal usd, tokens
+            nonlocal usd, tokens, latest
+            summarised = _compaction(line, since)
+            if summarised is not None:
+                # Its call's usage is written nowhere: charged at its ceiling, the tokens
+                # summarised as uncached input, the summary as output.
+                price, known = price_of(latest, own)
+                if not known:
+                    unknown.add(latest or "(no model)")
+                tokens += sum(summarised)
+                usd += price.usd(summarised[0], summarised[1], 0, 0)
+                return
             found = _usage(line, since)
             if found is None:
                 return
             message_id, model, counts, cost, (hour_writes, searches) = found
+            latest = model or latest
             # The host's own figure where it wrote one; the user's own row still comes first
             # (a plan user's "free"), the table only where neither says.
             mine = any(model.startswith(p) for p in own or {})
@@ -87,7 +101,7 @@ class TranscriptReader:
             tokens += sum(counts)
             usd += cost
 
-        got = scan(path, last.offset, last.head, on_line, needles=(b'"usage"',))
+        got = scan(path, last.offset, last.head, on_line, needles=(b'"usage"', COMPACTED))
         if got is None:
             return replace(last, usd=0.0, tokens=0, unknown=(), tampered="")
         return SpendRead(
@@ -98,6 +112,7 @@ class TranscriptReader:
             tuple(sorted(unknown)),
             head=got.head,
             totals=tuple(n for counted in charged.values() for n in counted),
+            model=latest,
             tampered=got.tampered,
         )
 
@@ -117,6 +132,25 @@ class TranscriptReader:
         except OSError:
             return []
         return [f"{folder}/{name}" for name in names[:SUBAGENTS_KEPT]]
+
+
+def _compaction(line: bytes, since: str) -> tuple[int, int] | None:
+    """(tokens summarised, tokens of the summary) of a compaction's boundary line at or after
+    `since` (`compactMetadata.preTokens`, `postTokens`), None for any other line."""
+    if COMPACTED not in line:
+        return None
+    try:
+        record = surrogates.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("subtype") != "compact_boundary":
+        return None
+    stamp, metadata = record.get("timestamp"), record.get("compactMetadata")
+    if record.get("type") != "system" or not isinstance(metadata, dict):
+        return None
+    if since and isinstance(stamp, str) and stamp[:19] < since[:19]:
+        return None
+    return count(metadata.get("preTokens")), count(metadata.get("postTokens"))
 
 
 def _usage(

@@ -118,20 +118,22 @@ class TranscriptReader:
 
     def related(self, path: str, after: float) -> list[str]:
         """Claude Code writes each subagent's messages, foreground or background, to a record
-        of its own beside the session's: `<session>/subagents/agent-<id>.jsonl`."""
+        of its own beside the session's: `<session>/subagents/agent-<id>.jsonl`, and a
+        workflow's agents' one folder deeper (`subagents/workflows/<run id>/`): every agent
+        record under that folder counts, however deep (links not followed)."""
         if not path.endswith(".jsonl"):
             return []
-        folder = path[: -len(".jsonl")] + "/subagents"
-        try:
-            with os.scandir(folder) as entries:
-                names = sorted(
-                    e.name
-                    for e in entries
-                    if e.name.startswith("agent-") and e.name.endswith(".jsonl")
-                )
-        except OSError:
-            return []
-        return [f"{folder}/{name}" for name in names[:SUBAGENTS_KEPT]]
+        found: list[str] = []
+        for root, folders, names in os.walk(path[: -len(".jsonl")] + "/subagents"):
+            folders.sort()
+            found += [
+                f"{root}/{name}"
+                for name in names
+                if name.startswith("agent-") and name.endswith(".jsonl")
+            ]
+            if len(found) >= SUBAGENTS_KEPT:
+                break
+        return sorted(found)[:SUBAGENTS_KEPT]
 
 
 def _compaction(line: bytes, since: str) -> tuple[int, int] | None:

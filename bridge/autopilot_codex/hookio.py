@@ -9,7 +9,7 @@ version never breaks us, and wrong types read as absent rather than raising.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import surrogates
@@ -138,13 +138,15 @@ class Answer:
     context: str = ""
     # A one-line banner for the user.
     message: str = ""
+    # End the host's turn now, for this reason (PostToolUse: a cap reached mid-turn).
+    halt: str = ""
 
     def with_message(self, message: str) -> Answer:
         """Add a user-facing line, keeping whatever the answer already decides."""
         if not message:
             return self
         joined = f"{self.message}\n{message}" if self.message else message
-        return Answer(self.block, self.deny, self.context, joined)
+        return replace(self, message=joined)
 
 
 ALLOW = Answer()
@@ -196,6 +198,8 @@ class SharedDialect:
             out["hookSpecificOutput"] = {"hookEventName": name, **specific}
         if answer.message:
             out["systemMessage"] = answer.message
+        if answer.halt:
+            out |= {"continue": False, "stopReason": answer.halt}
         return json.dumps(out, ensure_ascii=False) if out else ""
 
     def shell_command(self, tool_name: str, tool_input: Mapping[str, Any]) -> str | None:

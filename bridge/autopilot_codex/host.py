@@ -160,7 +160,8 @@ class SpendRead:
     Also what the next look needs to trust the record and to count it once: `head`, a digest
     of the bytes already read (their start and the end before `offset`), so a record rewritten
     under the reader is noticed; `totals` and `model`, a host's running totals and the model in
-    force at `offset` (Codex records totals, not each call), and its plan; `tampered`: why this look found the
+    force at `offset` (Codex records totals, not each call; for Claude Code, what each of
+    the last messages was charged), and its plan; `tampered`: why this look found the
     record rewritten or cut short ("" when it did not). The spend already counted is never
     taken back."""
 

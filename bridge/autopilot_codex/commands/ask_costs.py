@@ -11,6 +11,7 @@ from pathlib import Path
 from ..config import load_config
 from ..errors import BridgeError
 from ..paths import find_worktree
+from ..spend import of_state
 from ..spend import usd as money
 from ..state import State
 from ..store import Store
@@ -63,10 +64,9 @@ def costs(*, cwd: str | Path) -> str:
         *(f"| {a} | {b} | {c} |" for a, b, c in rows),
     ]
     if state is not None:
-        rest = max(0.0, state.budget_usd - state.budget_used_usd)
+        spent = of_state(state)  # the loop's one figure: the implementer's spend too
         lines.append(
-            f"Budget: {money(state.budget_used_usd)} of {money(state.budget_usd)} used, "
-            f"{money(rest)} "
+            f"Budget: {spent.total_text()} used, {money(spent.left or 0.0)} "
             f"left; iteration {state.iteration}/{state.max_iterations}; "
             f"no-progress streak {of(state).no_progress_streak}."
         )

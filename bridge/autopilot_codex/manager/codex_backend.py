@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from .. import searchpath, surrogates
 from ..hosts.codex.boundary import codex_home
 from ..hosts.codex.config_toml import top_level
+from ..hosts.codex.round_model import model_of
 from . import Outcome
 from .attempts import Charged, Invalid, ask
 from .pricing import MOST_EXPENSIVE, Price, Usage, price_for
@@ -149,8 +150,9 @@ def price(model: str, config: Config) -> Price:
 
 def _price(model: str | None) -> Price:
     """The price of the model Codex will use. Its events do not name the model, so without
-    `-m` it is the one in the user's config; a model we cannot name is charged at the top."""
-    model = model or _top_level("model")
+    `-m` it is the one in the user's config, in Codex's order (the selected profile's model
+    before the top-level one); a model we cannot name is charged at the top."""
+    model = model or model_of(["-"], os.environ)
     return price_for(model) if model else MOST_EXPENSIVE
 
 

@@ -4,14 +4,16 @@ compaction, a session start). The Stop, the one that judges, reads top to bottom
 
 from __future__ import annotations
 
-from ... import contract, gitrepo, guards
+from dataclasses import replace
+
+from ... import contract, gitrepo, guards, meters
 from ...guards import Decision
 from ...hookio import ALLOW, Answer
 from ...hosts import hostfiles
 from ...registry import ByEvent
 from ...state import State
 from ..context import HookContext
-from . import inflight, reducer
+from . import caps, inflight, reducer
 from .effects import owned, record
 from .record import evolve, of, position_of, review_mode, task_of
 from .stop import answer_stop
@@ -103,6 +105,15 @@ def on_post_tool(ctx: HookContext) -> Decision:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
         state = ctx.charged(state)
+        capped = meters.over(state, None, state.budget_usd)
+        if capped is not None and capped[0] == "stopped_budget":
+            # A turn that spends the budget ends here, not at its Stop.
+            status, reason = capped
+            state, decision = caps.end(state, status, reason, f"tool.{status}")
+            record(ctx, state, decision, None)
+            ctx.store.save(state)
+            halt = f"{contract.PREFIX} {status}: {reason}"
+            return replace(decision, answer=replace(decision.answer, halt=halt))
         decision = guards.allow("tool")
         delivered = reducer.take_pending(state, at_stop=False)
         if delivered is not None:

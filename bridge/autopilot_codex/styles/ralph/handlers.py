@@ -8,6 +8,7 @@ never raced: it takes the same lock, and a hook that comes after it finds the lo
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ... import guards, meters
@@ -47,8 +48,8 @@ def handle(ctx: HookContext) -> Answer:
     if event == "Stop":
         return on_stop(ctx)
     if event in ("PostToolUse", "PostToolUseFailure"):
-        on_tool(ctx)
-    elif event == "PreCompact":
+        return on_tool(ctx)
+    if event == "PreCompact":
         on_pre_compact(ctx)
     elif event == "SessionStart":
         return hostfiles.session_start(ctx.store, ctx.payload.source) or on_session_start(ctx)
@@ -191,12 +192,22 @@ def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
     return saved
 
 
-def on_tool(ctx: HookContext) -> None:
-    """A tool ran (or failed: a red test run is work too): the worker is not idle."""
+def on_tool(ctx: HookContext) -> Answer:
+    """A tool ran (or failed: a red test run is work too): the worker is not idle. A turn
+    that spends the budget ends here, not at its Stop: the loop ends and the host is told to
+    end the turn."""
     with holding(ctx) as held:
         state = mine(ctx, held.state)
-        if state is not None:
-            held.save = guards.on_tool(ctx.charged(state))
+        if state is None:
+            return ALLOW
+        state = guards.on_tool(ctx.charged(state))
+        held.save = state
+        cap = meters.exceeded(meters.reading(state, None, state.budget_usd or None))
+        if cap is None or cap[0] != "budget":
+            return ALLOW
+        status = meters.STATUS[cap[0]]
+        ended = capped_end(held, state, status, cap[1], meters.clock())
+        return replace(ended, halt=f"{PREFIX} ralph {status}: {cap[1]}")
 
 
 def on_pre_compact(ctx: HookContext) -> None:

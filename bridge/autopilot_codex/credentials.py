@@ -73,8 +73,7 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
     """Write the login atomically into a folder only the user can enter; returns the file."""
     target = path(home)
     folder = target.parent
-    repo = find_worktree(folder)
-    if repo is not None:
+    if (repo := find_worktree(folder)) is not None:
         # A key inside a repository can be committed, and the implementer works there.
         raise BridgeError(
             f"the state home {folder.parent} is inside the git repository {repo}: a key kept "
@@ -105,8 +104,7 @@ def remove(home: Path | None = None) -> bool:
 
 def api_key() -> str:
     """The key a manager call uses: the stored one, else the environment's, else ""."""
-    stored = load()
-    if stored is not None:
+    if (stored := load()) is not None:
         return stored.api_key
     return os.environ.get(KEY_VAR, "").strip()
 

@@ -50,7 +50,11 @@ def parse_own(raw: object) -> dict[str, Price]:
             value = row.get(kind)
             if value is None and kind.startswith("cache") and "input" in numbers:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10_000:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value < 10_000
+            ):
                 raise ValueError(f"{model}.{kind} must be dollars per million tokens")
             numbers[kind] = float(value)
         rows[model] = Price(

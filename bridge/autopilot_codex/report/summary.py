@@ -69,8 +69,7 @@ def _elapsed(files: LoopFiles, now: float) -> float:
 
 
 def _last(files: LoopFiles, now: float) -> float:
-    ended = number(files.run_end(), "end")
-    if ended:
+    if ended := number(files.run_end(), "end"):
         return ended
     for event in reversed(files.events):
         stamp = text(event, "ts")

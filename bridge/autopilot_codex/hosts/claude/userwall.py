@@ -116,8 +116,7 @@ def write(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
 
 def lines(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> list[str]:
     """`install`'s report of the wall it wrote, or found in place."""
-    done = write(boundary, target, worktree)
-    if done:
+    if done := write(boundary, target, worktree):
         return done
     return [f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."]
 

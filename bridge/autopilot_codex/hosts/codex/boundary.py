@@ -87,9 +87,7 @@ def prepare_worktree(spec: WallSpec) -> None:
             path.mkdir(parents=True, exist_ok=True)
 
 
-def boundary_config(
-    spec: WallSpec, exists: Callable[[Path], bool] = Path.exists
-) -> dict[str, Any]:
+def boundary_config(spec: WallSpec, exists: Callable[[Path], bool] = Path.exists) -> dict[str, Any]:
     """The same boundary as `boundary_overrides`, as the config layer it makes."""
     return {
         "default_permissions": PROFILE,
@@ -164,8 +162,7 @@ def _legacy_missing(docs: Docs, mode: Any) -> tuple[bool, list[str]]:
     if mode == "workspace-write":
         if first_value(docs, ("sandbox_workspace_write", "network_access")) is True:
             missing.append("sandbox_workspace_write.network_access is true: the network is open")
-        roots = first_value(docs, ("sandbox_workspace_write", "writable_roots"))
-        if roots:
+        if roots := first_value(docs, ("sandbox_workspace_write", "writable_roots")):
             missing.append(f"sandbox_workspace_write.writable_roots adds writable paths: {roots}")
     return True, missing
 
@@ -217,7 +214,9 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 # What `inherit = "core"` keeps: none of the names the wall hides.
-_CORE_ENV = frozenset({"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"})
+_CORE_ENV = frozenset(
+    {"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"}
+)
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -241,7 +240,9 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
         inherited = policy["inherit"] != "none" and (
             policy["inherit"] != "core" or name in _CORE_ENV
         )
-        gone = not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
+        gone = (
+            not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
+        )
         if not gone:
             missing.append(
                 f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"
@@ -292,7 +293,9 @@ class CodexBoundary:
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)
 
-    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+    def fixes(
+        self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
+    ) -> list[str]:
         if status.level == "on":
             return []
         config = codex_home(env, home) / "config.toml"

@@ -81,7 +81,8 @@ def parse_state(data: object) -> State:
             if kind is None:
                 raise typedjson.Invalid(style, f"a {style} loop keeps no record of its own")
             own = typedjson.load(kind, raw, style)
-            if misplaced := data.keys() & {f.name for f in dataclasses.fields(kind)}:
+            misplaced = data.keys() & {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+            if misplaced:
                 raise typedjson.Invalid(min(misplaced), f"belongs in the {style} record")
         data["plan"] = {"summary": "", "tasks": []}
     state = typedjson.load(State, data).evolve(plan=UNLOADED_PLAN, own=own)

@@ -99,10 +99,8 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         last = tails.get(text(record, "command"))
         if not tail and last is not None and text(last, "started_at") <= at:
             tail = text(last, "tail")  # a ledger written before each run kept its own
-    else:
-        named = _named(event, record)
-        if named is not None:
-            title, detail = named[0], named[1] or detail
+    elif (named := _named(event, record)) is not None:
+        title, detail = named[0], named[1] or detail
     decision = text(record, "decision")
     if plain := _plain(event, detail):
         title = plain

@@ -192,7 +192,9 @@ def _profile_missing(
     for target in _protectable(spec, exists):
         if _access(target, rules) == "write":
             missing.append(f'the implementer may write {target} (set it to "read")')
-    wider = [str(p) for p, v in rules.items() if v == "write" and not _inside(p, spec.worktree)]
+    wider = [
+        str(p) for p, v in rules.items() if v == "write" and not p.is_relative_to(spec.worktree)
+    ]
     wider += [k for k, v in specials.items() if v == "write"]
     if wider:
         missing.append(f"the profile makes paths outside the worktree writable: {wider}")
@@ -203,14 +205,8 @@ def _profile_missing(
 
 def _access(target: Path, rules: Mapping[Path, Any]) -> Any:
     # The most specific rule that covers the target decides.
-    covering = [p for p in rules if p == target or p in target.parents]
-    if not covering:
-        return None
-    return rules[max(covering, key=lambda p: len(p.parts))]
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    covering = [p for p in rules if target.is_relative_to(p)]
+    return rules[max(covering, key=lambda p: len(p.parts))] if covering else None
 
 
 # What `inherit = "core"` keeps: none of the names the wall hides.

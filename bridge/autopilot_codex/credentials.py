@@ -43,13 +43,11 @@ def load(home: Path | None = None) -> Credentials | None:
         data = surrogates.loads(path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
-        return None
-    key = data.get("api_key")
-    if not isinstance(key, str) or not key.strip():
+    key = _text(data.get("api_key")) if isinstance(data, dict) else ""
+    if not key:
         return None
     return Credentials(
-        api_key=key.strip(),
+        api_key=key,
         base_url=_text(data.get("base_url")),
         organization=_text(data.get("organization")),
     )
@@ -87,9 +85,8 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise BridgeError(f"{folder} is not a folder of yours: nothing was stored")
     folder.chmod(0o700)
-    text = json.dumps(asdict(creds), indent=2) + "\n"
     # Created 0600 before anything is written into it.
-    atomic_write(target, text)
+    atomic_write(target, json.dumps(asdict(creds), indent=2) + "\n")
     return target
 
 

@@ -22,6 +22,7 @@ from ...errors import BridgeError
 from ...fileio import atomic_write
 from . import trust as codex_trust
 from .boundary import codex_home as codex_folder
+from .boundary import toml_string
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"
@@ -345,7 +346,7 @@ def _project_trusted(config: Path, repo: Path) -> bool:
     try:
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError:  # Python 3.10: look for the table Codex writes
-        return f"[projects.{codex_trust.toml_string(str(repo))}]" in config.read_text()
+        return f"[projects.{toml_string(str(repo))}]" in config.read_text()
     try:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError:

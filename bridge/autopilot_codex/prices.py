@@ -29,6 +29,11 @@ class Price:
         ) / 1_000_000
 
 
+def count(value: object) -> int:
+    """A token count as written, 0 for anything that is not a whole number above 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def longest(model: str, table: Mapping[str, Price] | None) -> Price | None:
     """The row of the longest prefix in `table` that starts `model`, or None."""
     found = [prefix for prefix in table or () if model.startswith(prefix)]

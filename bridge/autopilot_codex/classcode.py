@@ -77,10 +77,7 @@ def _exec(source: object, globals: dict[str, object] | None = None, locals: obje
 
 def save() -> None:
     """Keep what this process compiled, when it compiled anything; never raises."""
-    if not _added:
-        return
-    path = cache_path()
-    if path is None:
+    if not _added or (path := cache_path()) is None:
         return
     merged = {**_loaded, **_added}
     if len(merged) > MAX_ENTRIES:
@@ -120,13 +117,7 @@ def _read(path: str | None) -> dict[str, CodeType]:
             or info.st_mode & 0o022
         ):
             return {}
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        table = marshal.loads(b"".join(chunks))
+        table = marshal.loads(b"".join(iter(lambda: os.read(fd, 1 << 20), b"")))
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     finally:

@@ -52,14 +52,10 @@ CHECK_NAMES = frozenset(
 CHECK_PREFIXES = ("LC_", "XDG_", "PYTHON", "GIT_AUTHOR_", "GIT_COMMITTER_")
 
 
-def _starts(name: str, prefixes: Iterable[str]) -> bool:
-    return any(name.startswith(p) for p in prefixes)
-
-
 def is_manager_name(name: str) -> bool:
     """The manager's key or server, the fleet's database, or a bridge setting that says it
     holds a secret."""
-    if _starts(name, MANAGER_PREFIXES) or name in DATABASE_NAMES:
+    if name.startswith(MANAGER_PREFIXES) or name in DATABASE_NAMES:
         return True
     return name.startswith("AUTOPILOT_CODEX_") and bool(SECRET_NAME.search(name))
 
@@ -69,15 +65,12 @@ def for_round(runner: Headless | None, environ: Mapping[str, str]) -> dict[str, 
     round's host (its headless `runner`) does not itself need. Bridge settings
     (`AUTOPILOT_CODEX_HOME`, …) stay: the round's hooks need them to find the loop."""
     names, prefixes = runner.credentials(environ) if runner is not None else (set(), ())
-    env: dict[str, str] = {}
-    for name, value in environ.items():
-        if is_manager_name(name):
-            continue
-        needed = name in names or _starts(name, prefixes)
-        if SECRET_NAME.search(name) and not needed:
-            continue
-        env[name] = value
-    return env
+    return {
+        name: value
+        for name, value in environ.items()
+        if not is_manager_name(name)
+        and (not SECRET_NAME.search(name) or name in names or name.startswith(prefixes))
+    }
 
 
 def for_check(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str, str]:
@@ -91,12 +84,8 @@ def for_check(environ: Mapping[str, str], extra: Iterable[str] = ()) -> dict[str
     for name, value in environ.items():
         if is_manager_name(name) or name.startswith("AUTOPILOT_CODEX_"):
             continue
-        harmless = name in CHECK_NAMES or _starts(name, CHECK_PREFIXES)
+        harmless = name in CHECK_NAMES or name.startswith(CHECK_PREFIXES)
         if name in listed or (harmless and not SECRET_NAME.search(name)):
             env[name] = value
-    return _user_path(env, environ)
-
-
-def _user_path(env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
     user = environ.get(USER_PATH)
     return {**env, "PATH": user} if user else env

@@ -34,7 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         read_in(args.reader)
         if args.command == "hook":
-            return _hook(args.event, args.host)
+            from .gate import hook_main
+
+            # The same path the launcher takes: gate first, then the engine.
+            return hook_main([args.event, "--host", args.host])
         if args.command in ("install", "uninstall"):
             from .commands.install import main as host_install
 
@@ -277,8 +280,9 @@ def _ask(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, 
     from .commands.ask import ask
 
     words = " ".join(args.question)
-    question = sys.stdin.read() if words.strip() == "-" else words
-    return 0, ask(cwd=cwd, question=question, session_id=session)
+    return 0, ask(
+        cwd=cwd, question=sys.stdin.read() if words.strip() == "-" else words, session_id=session
+    )
 
 
 def _login(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
@@ -328,8 +332,7 @@ def _register_views() -> None:
     from .commands.restore import run as restore
     from .commands.views import VIEWS, as_json_of
 
-    VERBS.update(VIEWS, completion=_completion, restore=restore)
-    VERBS.update(FLEET)
+    VERBS.update(VIEWS | FLEET, completion=_completion, restore=restore)
     for name in ("plan", "ask", "doctor"):
         VERBS[name] = as_json_of(name, VERBS[name])
 
@@ -344,13 +347,6 @@ def _host_session() -> tuple[str, str | None]:
         if session:
             return host.name, session
     return "", None
-
-
-def _hook(event: str, host: str) -> int:
-    """The same path the launcher takes: gate first, then the engine."""
-    from .gate import hook_main
-
-    return hook_main([event, "--host", host])
 
 
 def _verb(words: list[str]) -> str:

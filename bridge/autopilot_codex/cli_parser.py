@@ -43,7 +43,12 @@ def parser() -> argparse.ArgumentParser:
     stop = sub.add_parser("stop", help="stop the loop now; the hooks become no-ops")
     stop.add_argument("reason", nargs="*", help="why, kept in the state")
 
-    _resume_parser(sub)
+    resume = sub.add_parser(
+        "resume", help="resume a paused or stopped loop, or give a running one new caps"
+    )
+    _caps(
+        resume, "the new USD cap (default: unchanged)", "the new iteration cap (default: unchanged)"
+    )
     doctor = sub.add_parser("doctor", help="check that everything a loop needs is in place")
     doctor.add_argument(
         "--probe",
@@ -108,15 +113,6 @@ def _caps(verb: Any, budget: str, iterations: str) -> None:
         help="stop after this much wall time since the start: 2h, 90m, 1h30m (0 = none)",
     )
     verb.add_argument("--session-id", default=None, help="the host session that owns the loop")
-
-
-def _resume_parser(sub: Any) -> None:
-    resume = sub.add_parser(
-        "resume", help="resume a paused or stopped loop, or give a running one new caps"
-    )
-    _caps(
-        resume, "the new USD cap (default: unchanged)", "the new iteration cap (default: unchanged)"
-    )
 
 
 def _other_parsers(sub: Any) -> None:

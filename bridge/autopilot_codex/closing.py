@@ -15,6 +15,4 @@ def closing(message: str, spent: Spend) -> str:
     message = message.rstrip()
     if message and not message.endswith((".", "!", "?")):
         message += "."
-    return (
-        f"{message} Spent: {spent.text()}; see what it did: {terminal_command('report')}."
-    )
+    return f"{message} Spent: {spent.text()}; see what it did: {terminal_command('report')}."

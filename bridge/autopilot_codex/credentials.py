@@ -43,13 +43,11 @@ def load(home: Path | None = None) -> Credentials | None:
         data = surrogates.loads(path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
-        return None
-    key = data.get("api_key")
-    if not isinstance(key, str) or not key.strip():
+    key = _text(data.get("api_key")) if isinstance(data, dict) else ""
+    if not key:
         return None
     return Credentials(
-        api_key=key.strip(),
+        api_key=key,
         base_url=_text(data.get("base_url")),
         organization=_text(data.get("organization")),
     )
@@ -73,8 +71,7 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
     """Write the login atomically into a folder only the user can enter; returns the file."""
     target = path(home)
     folder = target.parent
-    repo = find_worktree(folder)
-    if repo is not None:
+    if (repo := find_worktree(folder)) is not None:
         # A key inside a repository can be committed, and the implementer works there.
         raise BridgeError(
             f"the state home {folder.parent} is inside the git repository {repo}: a key kept "
@@ -88,9 +85,8 @@ def save(creds: Credentials, home: Path | None = None) -> Path:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise BridgeError(f"{folder} is not a folder of yours: nothing was stored")
     folder.chmod(0o700)
-    text = json.dumps(asdict(creds), indent=2) + "\n"
     # Created 0600 before anything is written into it.
-    atomic_write(target, text)
+    atomic_write(target, json.dumps(asdict(creds), indent=2) + "\n")
     return target
 
 
@@ -105,8 +101,7 @@ def remove(home: Path | None = None) -> bool:
 
 def api_key() -> str:
     """The key a manager call uses: the stored one, else the environment's, else ""."""
-    stored = load()
-    if stored is not None:
+    if (stored := load()) is not None:
         return stored.api_key
     return os.environ.get(KEY_VAR, "").strip()
 

@@ -21,6 +21,7 @@ checks do not carry over, the first `git` on PATH is used (documented in docs/se
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from collections.abc import Sequence
@@ -75,9 +76,8 @@ def trusted(candidate: Path, system_places: Sequence[str] = SYSTEM_PLACES) -> bo
     if not real.is_file() or not os.access(real, os.X_OK):
         return False
     home = Path.home().resolve() if "HOME" in os.environ else None
-    for place in (candidate, real):
-        if home is not None and (place == home or home in place.parents):
-            return False
+    if home is not None and any(place.is_relative_to(home) for place in (candidate, real)):
+        return False
     return all(_root_only(p) for p in (real, real.parent, candidate.parent.resolve()))
 
 
@@ -85,10 +85,7 @@ def trusted(candidate: Path, system_places: Sequence[str] = SYSTEM_PLACES) -> bo
 def system_program(places: tuple[str, ...]) -> str | None:
     """The first of `places` that is trusted (bubblewrap, timeout, setpriv), or None: a
     system program the bridge starts is found as git is, never from a PATH."""
-    for place in places:
-        if trusted(Path(place), places):
-            return place
-    return None
+    return next((place for place in places if trusted(Path(place), places)), None)
 
 
 def _root_only(place: Path) -> bool:
@@ -113,9 +110,5 @@ def git_version(binary: str) -> tuple[int, ...]:
         ).stdout.decode("ascii", "replace")
     except (OSError, subprocess.TimeoutExpired):
         return ()
-    numbers = []
-    for part in out.split()[-1].split(".") if out.split() else []:
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
+    parts = out.split()[-1].split(".") if out.split() else []
+    return tuple(int(part) for part in itertools.takewhile(str.isdigit, parts))

@@ -20,7 +20,7 @@ from typing import Any
 from . import hosts
 from .paths import state_home
 from .runfiles import nested_git
-from .wall import Level, Prereqs, WallSpec, sandbox_usable
+from .wall import Level, WallSpec, sandbox_usable
 
 
 @dataclass(frozen=True)
@@ -90,15 +90,11 @@ def host_wall(
     level: Level = status.level
     if not usable:
         level = "off"
-        missing = [*_prereq_missing(prereqs), *missing]
+        absent = [f"{tool} is not installed: the sandbox cannot start" for tool in prereqs.missing]
+        missing = [*absent, *prereqs.notes, *missing]
         if prereqs.fix:
             fixes = [prereqs.fix, *fixes]
     return HostWall(host, level, tuple(missing), tuple(fixes))
-
-
-def _prereq_missing(prereqs: Prereqs) -> list[str]:
-    out = [f"{tool} is not installed: the sandbox cannot start" for tool in prereqs.missing]
-    return out + list(prereqs.notes)
 
 
 def headline(wall: HostWall, *, limit: int = 8) -> str:

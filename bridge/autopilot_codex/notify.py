@@ -37,8 +37,7 @@ def notify(event: dict[str, Any], message: str) -> None:
     """Tell the user, detached; never raises."""
     with contextlib.suppress(Exception):
         commands = [*_desktop(message)]
-        command = _command()
-        if command:
+        if command := _command():
             commands.append([*command, message])
         if commands:
             worktree = event.get("worktree")

@@ -29,6 +29,11 @@ class Price:
         ) / 1_000_000
 
 
+def count(value: object) -> int:
+    """A token count as written, 0 for anything that is not a whole number above 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def longest(model: str, table: Mapping[str, Price] | None) -> Price | None:
     """The row of the longest prefix in `table` that starts `model`, or None."""
     found = [prefix for prefix in table or () if model.startswith(prefix)]
@@ -50,7 +55,11 @@ def parse_own(raw: object) -> dict[str, Price]:
             value = row.get(kind)
             if value is None and kind.startswith("cache") and "input" in numbers:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10_000:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 <= value < 10_000
+            ):
                 raise ValueError(f"{model}.{kind} must be dollars per million tokens")
             numbers[kind] = float(value)
         rows[model] = Price(

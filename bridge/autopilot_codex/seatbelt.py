@@ -11,9 +11,7 @@ def unguarded(wall: str) -> bool:
 
 
 def seatbelt_note(wall: str) -> str:
-    if not unguarded(wall):
-        return ""
-    return "UNGUARDED: the rails are a seatbelt, not a wall"
+    return "UNGUARDED: the rails are a seatbelt, not a wall" if unguarded(wall) else ""
 
 
 def with_seatbelt(message: str, wall: str) -> str:

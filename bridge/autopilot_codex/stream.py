@@ -67,12 +67,9 @@ def join(old: str, new: str) -> str:
 
 def action(name: str, payload: object) -> str:
     """A tool call as one short line for the view: its name and what it works on."""
-    detail = ""
-    if isinstance(payload, dict):
-        for key in ("command", "file_path", "path", "pattern", "url"):
-            if isinstance(payload.get(key), str) and payload[key]:
-                detail = payload[key]
-                break
+    found = payload if isinstance(payload, dict) else {}
+    keys = ("command", "file_path", "path", "pattern", "url")
+    detail = next((found[k] for k in keys if isinstance(found.get(k), str) and found[k]), "")
     text = f"{name}: {detail}" if detail else name
     text = " ".join(text.split())
     return text if len(text) <= ACTION_MAX else text[: ACTION_MAX - 1] + "…"

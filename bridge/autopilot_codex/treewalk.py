@@ -94,8 +94,7 @@ def walk(root: Path, folder: str = "") -> Tree:
         enter(partial(_top, root, folder), folder.split("/") if folder else [], bool(folder))
         while stack:
             fd, parts, nested, rest = stack[-1]
-            name = next(rest, None)
-            if name is None:
+            if (name := next(rest, None)) is None:
                 os.close(fd)
                 stack.pop()
             else:

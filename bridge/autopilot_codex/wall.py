@@ -127,9 +127,10 @@ class WallSpec:
         nested = [d / leaf for d in self.nested_git for leaf in ("config", "hooks")]
         if self.git_writable:
             rels = [*tops, GIT_INFO]
-            return _unique([*(self.worktree / rel for rel in rels), *nested])
+            return list(dict.fromkeys([*(self.worktree / rel for rel in rels), *nested]))
         rest = [rel for rel in tops if not rel.startswith(".git/")]
-        return _unique([self.worktree / ".git", *(self.worktree / rel for rel in rest), *nested])
+        top = [self.worktree / ".git", *(self.worktree / rel for rel in rest)]
+        return list(dict.fromkeys([*top, *nested]))
 
     def protected_folders(self) -> list[Path]:
         """The protected paths that are folders (a pattern that goes on below its top)."""
@@ -145,7 +146,7 @@ class WallSpec:
     def hidden_paths(self) -> list[Path]:
         """Everything the implementer must not read, the state home first."""
         creds = [self.home / rel for rel in CREDENTIALS_IN_HOME]
-        return _unique([self.state_home, *creds, *self.logins, *self.deny_read])
+        return list(dict.fromkeys([self.state_home, *creds, *self.logins, *self.deny_read]))
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,8 @@ class WallStatus:
 
     @classmethod
     def judge(cls, sandboxed: bool, missing: list[str]) -> WallStatus:
-        if not sandboxed:
-            return cls("off", tuple(missing))
-        return cls("partly" if missing else "on", tuple(missing))
+        level: Level = ("partly" if missing else "on") if sandboxed else "off"
+        return cls(level, tuple(missing))
 
 
 @dataclass(frozen=True)
@@ -227,16 +227,6 @@ def check_wall_prereqs(
     if which("apt-get") is None:
         fix = f"install {packages} with your package manager"
     return Prereqs(ok=False, missing=tuple(absent), fix=fix)
-
-
-def _unique(paths: list[Path]) -> list[Path]:
-    seen: set[Path] = set()
-    out: list[Path] = []
-    for path in paths:
-        if path not in seen:
-            seen.add(path)
-            out.append(path)
-    return out
 
 
 def config_folder(env: Mapping[str, str], home: Path, variable: str, default: str) -> Path:

@@ -60,8 +60,7 @@ def worktree_of(cwd: str | Path) -> Path:
     from ..loopindex import find_loop
 
     with contextlib.suppress(OSError, ValueError):
-        found = find_loop(os.path.realpath(cwd))
-        if found is not None:
+        if (found := find_loop(os.path.realpath(cwd))) is not None:
             return Path(found[0])
     worktree = find_worktree(cwd)
     if worktree is None:

@@ -47,8 +47,7 @@ def ask(
     if manager is selected:
         from ..manager.select import configured_problem
 
-        problem = configured_problem(config)
-        if problem:
+        if problem := configured_problem(config):
             raise BridgeError(f"no answer: {problem}")
     asked = _prepare(store, config, question, session_id)
     from ..manager.ask_schema import Consultation

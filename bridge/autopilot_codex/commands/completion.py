@@ -193,9 +193,8 @@ def fish(top: list[Option], verbs: list[Verb]) -> str:
         if verb.words:
             lines.append(f"complete -c {PROG} -n {seen} -a {_fish_text(' '.join(verb.words))}")
         for option in verb.options:
-            parts = [f"complete -c {PROG} -n {seen}"]
-            for flag in option.flags:
-                parts.append(f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
+            flags = (f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in option.flags)
+            parts = [f"complete -c {PROG} -n {seen}", *flags]
             if option.choices:
                 parts.append(f"-x -a {_fish_text(' '.join(option.choices))}")
             elif option.takes_value:

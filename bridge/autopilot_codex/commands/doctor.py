@@ -81,8 +81,7 @@ def run_checks(
         checks.append(Check(True, f"git worktree: {worktree}"))
     else:
         checks.append(Check(True, f"{cwd} is not in a git repository (loops run inside one)", True))
-    checks.append(home_check())
-    return checks
+    return [*checks, home_check()]
 
 
 def home_check() -> Check:
@@ -138,8 +137,7 @@ def reach_check(config: Config) -> Check:
     from ..manager.select import backend_name
     from .doctor_reach import reach_line
 
-    ok, text, note = reach_line(backend_name(config), config)
-    return Check(ok, text, note)
+    return Check(*reach_line(backend_name(config), config))
 
 
 def wall_checks(worktree: Path | None, *, verbose: bool = False) -> list[Check]:
@@ -158,9 +156,7 @@ def wall_checks(worktree: Path | None, *, verbose: bool = False) -> list[Check]:
         else [Check(True, NO_REPOSITORY, note=True)]
     )
     key = key_line()
-    if key:
-        checks.append(Check(True, key, note=True))
-    return checks
+    return [*checks, Check(True, key, note=True)] if key else checks
 
 
 NO_REPOSITORY = "wall: no git repository here, so nothing to guard; doctor in one says its wall"

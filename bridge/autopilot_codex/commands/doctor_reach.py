@@ -35,38 +35,35 @@ def reach_line(backend: str, config: Config) -> tuple[bool, str, bool]:
     from ..manager.openai_backend import OpenAIManager
 
     manager = OpenAIManager(model=config.model, base_url=config.base_url, timeout_s=REACH_TIMEOUT_S)
-    where = manager.url
+
+    def said(ok: bool, what: str) -> tuple[bool, str, bool]:
+        return ok, f"manager: {manager.url} {what}", False
+
     try:
         models = [m.id for m in manager.client.models.list()]
     except openai.AuthenticationError:
-        return False, f"manager: {where} refused the key (401); check it or run `login`", False
+        return said(False, "refused the key (401); check it or run `login`")
     except openai.PermissionDeniedError:
-        return False, f"manager: {where} refused the key (403); check its access", False
+        return said(False, "refused the key (403); check its access")
     except openai.NotFoundError:
         # A compatible server without a model list: it answered, which is what we learn.
-        return True, f"manager: {where} answers (it has no model list to check)", False
+        return said(True, "answers (it has no model list to check)")
     except openai.APIStatusError as exc:
-        return False, f"manager: {where} answered HTTP {exc.status_code} to its model list", False
+        return said(False, f"answered HTTP {exc.status_code} to its model list")
     except openai.APITimeoutError:
-        return (
-            False,
-            f"manager: {where} is not answering (nothing within {REACH_TIMEOUT_S:g}s); check "
-            "that the server is up, and OPENAI_BASE_URL",
-            False,
+        wait = f"nothing within {REACH_TIMEOUT_S:g}s"
+        return said(
+            False, f"is not answering ({wait}); check that the server is up, and OPENAI_BASE_URL"
         )
     except openai.APIConnectionError:
-        return (
-            False,
-            f"manager: {where} cannot be reached (no connection); check OPENAI_BASE_URL and the "
-            "network",
-            False,
+        return said(
+            False, "cannot be reached (no connection); check OPENAI_BASE_URL and the network"
         )
     if config.model not in models and models:
         served = ", ".join(models[:SHOWN_MODELS]) + (", ..." if len(models) > SHOWN_MODELS else "")
-        return (
+        return said(
             False,
-            f"manager: {where} does not serve the model {config.model}; it serves: {served}. "
+            f"does not serve the model {config.model}; it serves: {served}. "
             "Set AUTOPILOT_CODEX_MODEL to one of them",
-            False,
         )
-    return True, f"manager: {where} answers and offers {config.model} (free check)", False
+    return said(True, f"answers and offers {config.model} (free check)")

@@ -264,14 +264,13 @@ def _submit(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[in
 
 
 def _worker(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
-    code = worker(
+    return worker(
         lanes=args.lanes,
         runs=args.runs,
         executor_id=args.executor_id,
         push_every_s=args.push_every,
         take_over=args.take_over,
-    )
-    return code, ""
+    ), ""
 
 
 FLEET: dict[str, Verb] = {"submit": _submit, "worker": _worker}

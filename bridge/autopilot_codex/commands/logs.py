@@ -29,14 +29,11 @@ def line(record: dict[str, Any]) -> str:
     """time, event, decision, reason, cost: one line, whatever else the record holds."""
     when = text(record, "ts")[:19].replace("T", " ")
     parts = [when, text(record, "event", "?")]
-    decision = text(record, "decision")
-    if decision:
+    if decision := text(record, "decision"):
         parts.append(f"[{decision}]")
-    reason = text(record, "reason") or text(record, "line") or text(record, "error")
-    if reason:
+    if reason := text(record, "reason") or text(record, "line") or text(record, "error"):
         parts.append(" ".join(reason.split())[:200])
-    cost = charged(record)
-    if cost:
+    if cost := charged(record):
         parts.append(usd(cost))
     return " ".join(parts)
 
@@ -121,8 +118,7 @@ def follow(
     count = 0
     while polls is None or count < polls:
         count += 1
-        info = _stat(path)
-        if info is not None:
+        if (info := _stat(path)) is not None:
             if inode is not None and (info.st_ino != inode or info.st_size < offset):
                 offset, held = 0, b""
             inode = info.st_ino

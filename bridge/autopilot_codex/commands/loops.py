@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -73,10 +72,7 @@ def every(home: Path | None = None, now: float | None = None) -> list[Loop]:
     found = []
     for name in names:
         folder = projects / name
-        try:
-            if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                continue
-        except OSError:
+        if folder.is_symlink() or not folder.is_dir():
             continue
         files = loopfiles.load(folder)
         lanes = _lanes_record(folder)

@@ -9,8 +9,6 @@ from typing import NoReturn
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A wrong value is one line naming what is accepted, never argparse's whole usage."""
-
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message.removeprefix('argument ')} (see {self.prog} --help)\n")
 

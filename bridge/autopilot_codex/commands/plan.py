@@ -79,7 +79,9 @@ def plan(
     dirty_lines = settle(worktree, dirty)
     stashed = dirty == "stash" and bool(dirty_lines)
     try:
-        return _planned(worktree, goal, config, manager, store, previous, session_id, host, wall, dirty_lines)
+        return _planned(
+            worktree, goal, config, manager, store, previous, session_id, host, wall, dirty_lines
+        )
     except BridgeError as exc:
         if not stashed:
             raise
@@ -187,8 +189,7 @@ def _refuse_unusable(goal: str, config: Config, manager: ManagerFactory) -> None
     if manager is selected:
         from ..manager.select import configured_problem
 
-        problem = configured_problem(config)
-        if problem:
+        if problem := configured_problem(config):
             raise BridgeError(problem)
 
 

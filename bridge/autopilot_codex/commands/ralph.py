@@ -134,10 +134,9 @@ def _started(record: RalphRecord, iterations: int, host: str, wall: str = "") ->
         finish = f"No completion promise: the loop runs {runs}."
     else:
         finish = "No completion promise and no cap: the loop runs until cancelled or stalled."
-    cancel = _cancel(host)
     return (
         f"{PREFIX} ralph loop started: iteration 1/{cap}. Each time you end your turn, "
-        f"the same prompt comes back until the loop ends. {finish} Cancel with {cancel}.\n\n"
+        f"the same prompt comes back until the loop ends. {finish} Cancel with {_cancel(host)}.\n\n"
         + (f"{wall}\n\n" if wall else "")
         + record.prompt
     )

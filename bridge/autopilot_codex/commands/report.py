@@ -14,11 +14,6 @@ from . import no_loop, worktree_of
 REPORT = "report.html"
 
 
-def default_path(folder: Path) -> Path:
-    """Beside the loop's state, never in the worktree: a report is not the project's file."""
-    return folder / REPORT
-
-
 def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
     worktree = worktree_of(cwd)
     folder = project_dir(worktree)
@@ -37,7 +32,8 @@ def report(*, cwd: str, out: str | None = None, open_it: bool = False) -> str:
     from ..report.render import render
 
     page = render(files, worktree)
-    target = Path(out).expanduser() if out else default_path(folder)
+    # By default beside the loop's state, never in the worktree: a report is not the project's.
+    target = Path(out).expanduser() if out else folder / REPORT
     if not target.is_absolute():
         target = Path(cwd) / target
     try:

@@ -32,8 +32,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, str]:
     from . import worktree_of
 
-    worktree = worktree_of(cwd)
-    shadow = repo.at(worktree)
+    shadow = repo.at(worktree_of(cwd))
     store = Store(shadow.worktree)
     if args.list or args.ident is None:
         if repo.exists(shadow):
@@ -66,18 +65,17 @@ def table(snapshots: list[Snapshot]) -> str:
     if not snapshots:
         return "No snapshots here yet: a loop keeps them from its start."
     rows = [("ID", "TIME", "POINT", "FILES", "ITERATION", "LOST")]
-    for snap in snapshots:
-        meta = snap.meta
-        rows.append(
-            (
-                str(meta.n),
-                meta.when(),
-                meta.point,
-                str(meta.changed),
-                "-" if meta.iteration is None else str(meta.iteration),
-                str(len(meta.lost)) if meta.lost else "",
-            )
+    rows += [
+        (
+            str(meta.n),
+            meta.when(),
+            meta.point,
+            str(meta.changed),
+            "-" if meta.iteration is None else str(meta.iteration),
+            str(len(meta.lost)) if meta.lost else "",
         )
+        for meta in (snap.meta for snap in snapshots)
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join(
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows

@@ -104,8 +104,7 @@ def _accepted(changed: list[str]) -> str:
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:
-    capped = meters.over(state, meters.clock(), None)
-    if capped is not None:
+    if (capped := meters.over(state, meters.clock(), None)) is not None:
         flag = "--max-tokens N" if capped[0] == "stopped_tokens" else "--max-duration TIME"
         raise BridgeError(f"{capped[1]}; resume with a larger one: {entry('resume')} {flag}")
     if (budget if budget is not None else state.budget_usd) <= meters.total_usd(state):

@@ -33,8 +33,7 @@ def lanes_wanted(args: argparse.Namespace) -> bool:
     if not args.resume:
         return False
     root = toplevel(args.cwd.resolve())
-    last = load(home_of(root))
-    if last is not None:
+    if (last := load(home_of(root))) is not None:
         return last.status not in ("complete",)
     # A driver killed before it first wrote the run's file: the database knows the run.
     from ..durable import app

@@ -67,8 +67,7 @@ class SpendPlace:
         """The config folder the variable names, and the default one besides (a process the
         implementer starts without the variable writes there)."""
         folders = {os.path.expanduser(f"~/{self.default}")}
-        configured = os.environ.get(self.variable, "").strip()
-        if configured:
+        if configured := os.environ.get(self.variable, "").strip():
             folders.add(os.path.expanduser(configured))
         return {os.path.normpath(f) for f in folders} | {_real(f) for f in folders}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from ..errors import BridgeError
@@ -94,13 +95,7 @@ def commits(files: LoopFiles, entries: list[Entry], worktree: Path) -> list[Comm
 
 
 def grouped(found: list[Commit]) -> list[Group]:
-    groups: list[Group] = []
-    for commit in found:
-        if groups and groups[-1].owner == commit.owner:
-            groups[-1].commits.append(commit)
-        else:
-            groups.append(Group(commit.owner, [commit]))
-    return groups
+    return [Group(owner, list(run)) for owner, run in groupby(found, key=lambda c: c.owner)]
 
 
 def _owners(files: LoopFiles, entries: list[Entry]) -> Callable[[str, str, float], str]:

@@ -44,14 +44,12 @@ def outcome(files: LoopFiles) -> str:
 
 def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
     entries = timeline.build(files)
-    found = commits.commits(files, entries, worktree)
     done = strings(files.state, "completed_tasks")
     current = text(files.state, "current_task")
     tasks = [
         Task(text(t, "id"), text(t, "title"), text(t, "id") in done, text(t, "id") == current)
         for t in items(files.plan, "tasks")
     ]
-    kinds = sorted({e.kind for e in entries})
     spend = of_files(files)
     run = lanes.section(worktree)
     chart_rows, unit = chart.rows(entries, spend)
@@ -72,8 +70,8 @@ def context(files: LoopFiles, worktree: Path) -> dict[str, Any]:
         "lanes": run if isinstance(run, lanes.Lanes) else None,
         "lanes_note": run if isinstance(run, str) else "",
         "entries": entries,
-        "kinds": kinds,
-        "groups": commits.grouped(found),
+        "kinds": sorted({e.kind for e in entries}),
+        "groups": commits.grouped(commits.commits(files, entries, worktree)),
         "chart": chart.svg(chart_rows, unit, spend.implementer_name),
         "checks": [text(c, "command") for c in items(files.state, "checks")],
         "generated": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -45,13 +45,12 @@ def build(files: LoopFiles, spend: Spend, now: float | None = None) -> Summary:
     rounds = files.rounds()
     done = strings(state, "completed_tasks")
     planned = items(files.plan, "tasks")
-    tasks = f"{len(done)}/{len(planned)}" if planned else ""
     return Summary(
         spend=spend,
         tokens=int(number(state, "implementer_tokens") + sum(number(r, "tokens") for r in rounds)),
         elapsed=duration(_elapsed(files, now)),
         iterations=_iterations(files),
-        tasks=tasks,
+        tasks=f"{len(done)}/{len(planned)}" if planned else "",
         next_command=_next(files),
         banner=_banner(files.status, len(done), len(planned)),
     )
@@ -63,14 +62,12 @@ def _elapsed(files: LoopFiles, now: float) -> float:
     started = number(files.state, "started_epoch") or number(header, "started")
     if not started:
         return 0.0
-    running = files.status in ("running", "paused")
-    end = now if running else _last(files, now)
+    end = now if files.status in ("running", "paused") else _last(files, now)
     return max(0.0, end - started)
 
 
 def _last(files: LoopFiles, now: float) -> float:
-    ended = number(files.run_end(), "end")
-    if ended:
+    if ended := number(files.run_end(), "end"):
         return ended
     for event in reversed(files.events):
         stamp = text(event, "ts")

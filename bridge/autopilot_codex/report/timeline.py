@@ -60,8 +60,7 @@ def build(files: LoopFiles) -> list[Entry]:
     entries = [_entry(event, reviews, tails) for event in files.events]
     for record in files.rounds():
         entries.append(_round(record))
-        said = _manager(record)
-        if said is not None:
+        if (said := _manager(record)) is not None:
             entries.append(said)
     return sorted(entries, key=lambda e: (e.at, e.rank))
 
@@ -91,8 +90,7 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
     findings: list[Finding] = []
     tail = ""
     if event.startswith("review."):
-        found = reviews.take(event.split(".", 1)[1], at)
-        if found is not None:
+        if (found := reviews.take(event.split(".", 1)[1], at)) is not None:
             detail = text(found, "summary") or detail
             findings = [_finding(f) for f in items(found, "findings")]
     elif event == "checks.run":
@@ -101,13 +99,10 @@ def _entry(record: dict[str, Any], reviews: _ReviewIndex, tails: dict[str, Any])
         last = tails.get(text(record, "command"))
         if not tail and last is not None and text(last, "started_at") <= at:
             tail = text(last, "tail")  # a ledger written before each run kept its own
-    else:
-        named = _named(event, record)
-        if named is not None:
-            title, detail = named[0], named[1] or detail
+    elif (named := _named(event, record)) is not None:
+        title, detail = named[0], named[1] or detail
     decision = text(record, "decision")
-    plain = _plain(event, detail)
-    if plain:
+    if plain := _plain(event, detail):
         title = plain
     elif decision and kind != "check" and decision not in title:
         title = f"{title}: {decision}"
@@ -184,13 +179,11 @@ def _round(record: dict[str, Any]) -> Entry:
         lines.insert(0, "cause: " + (text(record, "detail") or f"{outcome}, exit code {code}"))
     if changed:
         lines.append("changed: " + ", ".join(changed[:20]))
-    markers = strings(record, "markers")
-    if markers:
+    if markers := strings(record, "markers"):
         lines.append("markers: " + " ".join(markers))
     checks = strings(record, "checks")
     passed = record.get("checks_passed")
-    commit = text(record, "commit")
-    if commit:
+    if commit := text(record, "commit"):
         lines.append(f"commit {commit[:12]}")
     return Entry(
         at=iso(number(record, "end") or number(record, "start")),

@@ -246,8 +246,7 @@ def _network_missing(spec: WallSpec, loose: Docs) -> list[str]:
             "sandbox.network.strictAllowlist is not true: hosts off the list are not refused"
         )
     allowed = {h for _, d in loose for h in _list(d, ("sandbox", "network", "allowedDomains"))}
-    extra = sorted(str(h) for h in allowed - set(spec.allow_hosts))
-    if extra:
+    if extra := sorted(str(h) for h in allowed - set(spec.allow_hosts)):
         missing.append(f"the network reaches hosts off the allowlist: {extra}")
     return missing
 
@@ -291,7 +290,9 @@ class ClaudeBoundary:
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)
 
-    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+    def fixes(
+        self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
+    ) -> list[str]:
         fixes = []
         if any(not m.startswith(NOT_STRICT) for m in status.missing):
             fixes.append(

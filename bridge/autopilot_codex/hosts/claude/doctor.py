@@ -22,24 +22,16 @@ def report(env: Mapping[str, str]) -> HostReport:
             "`claude` is not on PATH (Claude Code): install Claude Code "
             "(https://code.claude.com), then run `autopilot-codex install`",
         )
+    cli = (READY, f"Claude Code CLI: {binary}")
     found = _claude_plugin(env)
     if found is None:
         missing = (
             f"the {PLUGIN} plugin is not installed in Claude Code: run `autopilot-codex "
             "install` (check with `claude plugin list`)"
         )
-        return HostReport(
-            "Claude Code", MISSING, ((READY, f"Claude Code CLI: {binary}"), (MISSING, missing))
-        )
-    return HostReport(
-        "Claude Code",
-        READY,
-        (
-            (READY, f"Claude Code CLI: {binary}"),
-            (READY, f"Claude Code plugin: {found}"),
-            *spend_notes(env),
-        ),
-    )
+        return HostReport("Claude Code", MISSING, (cli, (MISSING, missing)))
+    plugin = (READY, f"Claude Code plugin: {found}")
+    return HostReport("Claude Code", READY, (cli, plugin, *spend_notes(env)))
 
 
 # Claude Code's default model with an API key (2.1.332).

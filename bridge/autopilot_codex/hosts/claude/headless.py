@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...prices import count
 from ...stream import action, join
 from .prices import price_of
-from .transcript import TOKEN_KINDS, count, message_usage
+from .transcript import TOKEN_KINDS, message_usage
 
 if TYPE_CHECKING:
     from ...host import Argv, Estimate

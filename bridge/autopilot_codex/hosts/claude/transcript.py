@@ -23,6 +23,7 @@ from typing import Any
 
 from ... import surrogates
 from ...host import SpendRead
+from ...prices import count
 from ..spendfile import scan
 from .prices import Price, price_of
 
@@ -204,8 +205,3 @@ def _cost(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10_000:
         return None
     return float(value)
-
-
-def count(value: object) -> int:
-    """A token count as written, 0 for anything that is not a whole number above 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -109,17 +109,14 @@ def write(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> l
     which = (
         f"for {worktree}" if worktree else "(a repository's own paths join it at its first plan)"
     )
-    lines.append(f"Wrote the wall {which} into {target}:")
-    lines.append(json.dumps(boundary, indent=2))
-    return lines
+    return [*lines, f"Wrote the wall {which} into {target}:", json.dumps(boundary, indent=2)]
 
 
 def lines(boundary: Mapping[str, Any], target: Path, worktree: Path | None) -> list[str]:
     """`install`'s report of the wall it wrote, or found in place."""
-    done = write(boundary, target, worktree)
-    if done:
-        return done
-    return [f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."]
+    return write(boundary, target, worktree) or [
+        f"The wall{f' for {worktree}' if worktree else ''} is already in {target}."
+    ]
 
 
 def unwall() -> list[str]:

@@ -87,9 +87,7 @@ def prepare_worktree(spec: WallSpec) -> None:
             path.mkdir(parents=True, exist_ok=True)
 
 
-def boundary_config(
-    spec: WallSpec, exists: Callable[[Path], bool] = Path.exists
-) -> dict[str, Any]:
+def boundary_config(spec: WallSpec, exists: Callable[[Path], bool] = Path.exists) -> dict[str, Any]:
     """The same boundary as `boundary_overrides`, as the config layer it makes."""
     return {
         "default_permissions": PROFILE,
@@ -164,8 +162,7 @@ def _legacy_missing(docs: Docs, mode: Any) -> tuple[bool, list[str]]:
     if mode == "workspace-write":
         if first_value(docs, ("sandbox_workspace_write", "network_access")) is True:
             missing.append("sandbox_workspace_write.network_access is true: the network is open")
-        roots = first_value(docs, ("sandbox_workspace_write", "writable_roots"))
-        if roots:
+        if roots := first_value(docs, ("sandbox_workspace_write", "writable_roots")):
             missing.append(f"sandbox_workspace_write.writable_roots adds writable paths: {roots}")
     return True, missing
 
@@ -195,7 +192,9 @@ def _profile_missing(
     for target in _protectable(spec, exists):
         if _access(target, rules) == "write":
             missing.append(f'the implementer may write {target} (set it to "read")')
-    wider = [str(p) for p, v in rules.items() if v == "write" and not _inside(p, spec.worktree)]
+    wider = [
+        str(p) for p, v in rules.items() if v == "write" and not p.is_relative_to(spec.worktree)
+    ]
     wider += [k for k, v in specials.items() if v == "write"]
     if wider:
         missing.append(f"the profile makes paths outside the worktree writable: {wider}")
@@ -206,18 +205,14 @@ def _profile_missing(
 
 def _access(target: Path, rules: Mapping[Path, Any]) -> Any:
     # The most specific rule that covers the target decides.
-    covering = [p for p in rules if p == target or p in target.parents]
-    if not covering:
-        return None
-    return rules[max(covering, key=lambda p: len(p.parts))]
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    covering = [p for p in rules if target.is_relative_to(p)]
+    return rules[max(covering, key=lambda p: len(p.parts))] if covering else None
 
 
 # What `inherit = "core"` keeps: none of the names the wall hides.
-_CORE_ENV = frozenset({"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"})
+_CORE_ENV = frozenset(
+    {"HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP"}
+)
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -241,7 +236,9 @@ def _env_missing(spec: WallSpec, docs: Docs) -> list[str]:
         inherited = policy["inherit"] != "none" and (
             policy["inherit"] != "core" or name in _CORE_ENV
         )
-        gone = not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
+        gone = (
+            not inherited or _matches(name, patterns) or (bool(only) and not _matches(name, only))
+        )
         if not gone:
             missing.append(
                 f"the shell inherits ${name} (add it to shell_environment_policy.exclude)"
@@ -292,7 +289,9 @@ class CodexBoundary:
     def judge(self, spec: WallSpec, layers: Mapping[str, Mapping[str, Any]]) -> WallStatus:
         return effective_status(spec, layers)
 
-    def fixes(self, status: WallStatus, home: Path, env: Mapping[str, str], system: str) -> list[str]:
+    def fixes(
+        self, status: WallStatus, home: Path, env: Mapping[str, str], system: str
+    ) -> list[str]:
         if status.level == "on":
             return []
         config = codex_home(env, home) / "config.toml"

@@ -21,7 +21,6 @@ def top_level(config: Path, key: str) -> str:
     for line in text.splitlines():
         if line.lstrip().startswith("["):
             break
-        found = pattern.match(line)
-        if found:
+        if found := pattern.match(line):
             return (found.group(1) or found.group(2) or "").strip()
     return ""

@@ -45,8 +45,7 @@ def report(env: Mapping[str, str], repo: Path | None) -> HostReport:
             line += f": run `autopilot-codex install codex {scope}` again"
         if state != MISSING:
             lines.append((state, line))
-    plugin = _codex_plugin(config)
-    if plugin is not None:
+    if (plugin := _codex_plugin(config)) is not None:
         lines.append(plugin)
     states = {state for state, _ in lines[1:]}
     if not states:
@@ -118,8 +117,7 @@ def _codex_file(hooks_file: Path, config: Path) -> tuple[str, str]:
     expected = _trust_expected(str(hooks_file), document, groups)
     if expected is None:
         return BROKEN, f"Codex hooks: ours were removed from {hooks_file}"
-    wrong = _launcher_problem(hooks_file, document, len(groups))
-    if wrong:
+    if wrong := _launcher_problem(hooks_file, document, len(groups)):
         return BROKEN, wrong
     if sys.version_info < (3, 11):
         return READY, f"Codex hooks: {hooks_file} (trust unchecked: that needs Python 3.11)"

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...prices import count
 from ...stream import action
 from . import prices, round_model
 
@@ -71,14 +72,14 @@ class CodexHeadless:
             state.finished = True
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             assert isinstance(usage, dict)
-            input_, output = _count(usage, "input_tokens"), _count(usage, "output_tokens")
+            input_, output = count(usage.get("input_tokens")), count(usage.get("output_tokens"))
             state.tokens = (state.tokens or 0) + input_ + output
             price, known = prices.price_of(state.model, state.own_prices)
             if not known:
                 state.unpriced = state.model or UNNAMED
             # One turn may be several requests: whether one passed the long-context threshold
             # is not told, so none is taken to have.
-            spent = prices.usd(price, input_, _count(usage, "cached_input_tokens"), 0, output)
+            spent = prices.usd(price, input_, count(usage.get("cached_input_tokens")), 0, output)
             state.cost_usd = (state.cost_usd or 0.0) + spent
         elif kind == "turn.failed":
             error = event.get("error")
@@ -87,11 +88,6 @@ class CodexHeadless:
 
 # How `status` names the model of a round whose command line and config name none.
 UNNAMED = "codex's default model"
-
-
-def _count(usage: Mapping[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def key_names(environ: Mapping[str, str]) -> set[str]:

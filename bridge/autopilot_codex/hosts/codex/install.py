@@ -22,6 +22,7 @@ from ...errors import BridgeError
 from ...fileio import atomic_write
 from . import trust as codex_trust
 from .boundary import codex_home as codex_folder
+from .boundary import toml_string
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"
@@ -46,9 +47,8 @@ class Target:
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
-    home = codex_folder(env, Path.home())
     # Codex names hooks files by their resolved path in trust keys (a symlinked CODEX_HOME too).
-    return home.resolve()
+    return codex_folder(env, Path.home()).resolve()
 
 
 def project_root(cwd: Path) -> Path:
@@ -84,8 +84,7 @@ def _double_quoted(text: str) -> str:
 def our_hooks(plugin_root: Path = PLUGIN_ROOT) -> dict[str, list[dict[str, Any]]]:
     """``hooks/codex.json``'s groups with the plugin root filled in (user and project hooks
     get no ``PLUGIN_ROOT`` variable)."""
-    template = (plugin_root / HOOKS_TEMPLATE).read_text(encoding="utf-8")
-    document = json.loads(template)
+    document = json.loads((plugin_root / HOOKS_TEMPLATE).read_text(encoding="utf-8"))
     root = _double_quoted(str(plugin_root))
     for groups in document["hooks"].values():
         for group in groups:
@@ -210,7 +209,6 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
         *_missing_dirs(tgt.hooks_file.parent),
         *_missing_dirs(tgt.config_file.parent),
     ]
-    created_config = not tgt.config_file.exists()
     entries = {}
     for event, g in placed:
         group = merged["hooks"][event][g]
@@ -229,7 +227,7 @@ def install(tgt: Target, plugin_root: Path = PLUGIN_ROOT) -> list[str]:
         "groups": [{"event": e, "group": merged["hooks"][e][g]} for e, g in placed],
         "skills": [str(dest) for _, dest in skills],
         "config_file": str(tgt.config_file),
-        "created_config": created_config,
+        "created_config": not tgt.config_file.exists(),
         "trust_keys": [],
     }
     # The manifest first: whatever fails after this, uninstall can still clean up.
@@ -345,7 +343,7 @@ def _project_trusted(config: Path, repo: Path) -> bool:
     try:
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError:  # Python 3.10: look for the table Codex writes
-        return f"[projects.{codex_trust.toml_string(str(repo))}]" in config.read_text()
+        return f"[projects.{toml_string(str(repo))}]" in config.read_text()
     try:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError:

@@ -26,8 +26,7 @@ LONG_CONTEXT_TOKENS = pricing.LONG_CONTEXT_TOKENS
 
 def price_of(model: str, own: Mapping[str, Price] | None = None) -> tuple[Price, bool]:
     """The model's row and whether it was known; the dearest row when it was not."""
-    mine = longest(model, own)
-    if mine is not None:
+    if (mine := longest(model, own)) is not None:
         return mine, True
     row = pricing.row_for(model) if model else None
     return (TABLE[row], True) if row is not None else (DEAREST, False)
@@ -43,6 +42,7 @@ def usd(
     plain = input - cached - cache_write
     factor_in, factor_out = (2.0, 1.5) if long else (1.0, 1.0)
     return (
-        factor_in * (plain * price.input + cached * price.cache_read + cache_write * price.cache_write)
+        factor_in
+        * (plain * price.input + cached * price.cache_read + cache_write * price.cache_write)
         + factor_out * output * price.output
     ) / 1_000_000

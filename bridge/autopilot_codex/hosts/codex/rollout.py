@@ -23,7 +23,7 @@ from typing import Any
 
 from ... import surrogates
 from ...host import SpendRead
-from ...prices import Price
+from ...prices import Price, count
 from ..spendfile import scan
 from . import prices as table
 
@@ -170,19 +170,19 @@ def _totals(usage: object) -> Totals:
     """(input, cached, cache write, output) of a usage object or a kept list; output counts the
     reasoning tokens once, whether or not the host folded them in."""
     if isinstance(usage, list):
-        numbers = [_count(v) for v in usage[:4]] + [0] * (4 - len(usage[:4]))
+        numbers = [count(v) for v in usage[:4]] + [0] * (4 - len(usage[:4]))
         return numbers[0], numbers[1], numbers[2], numbers[3]
     if not isinstance(usage, dict):
         return NONE
-    input_, output = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-    reasoning = _count(usage.get("reasoning_output_tokens"))
-    total = _count(usage.get("total_tokens"))
+    input_, output = count(usage.get("input_tokens")), count(usage.get("output_tokens"))
+    reasoning = count(usage.get("reasoning_output_tokens"))
+    total = count(usage.get("total_tokens"))
     if reasoning and total >= input_ + output + reasoning:
         output += reasoning  # the total says reasoning was not in the output count
     return (
         input_,
-        _count(usage.get("cached_input_tokens")),
-        _count(usage.get("cache_write_input_tokens")),
+        count(usage.get("cached_input_tokens")),
+        count(usage.get("cache_write_input_tokens")),
         output,
     )
 
@@ -193,9 +193,3 @@ def _max(a: Totals, b: Totals) -> Totals:
 
 def _minus(a: Totals, b: Totals) -> Totals:
     return a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]
-
-
-def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return 0
-    return value

@@ -45,7 +45,8 @@ def children(path: str, after: float) -> list[str]:
                 found += [
                     (entry.stat(follow_symlinks=False).st_mtime, entry.path)
                     for entry in entries
-                    if entry.name.startswith("rollout-") and entry.name.endswith(".jsonl")
+                    if entry.name.startswith("rollout-")
+                    and entry.name.endswith(".jsonl")
                     and entry.path != path
                 ]
         except OSError:

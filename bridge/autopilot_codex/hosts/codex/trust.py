@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import BridgeError
+from .boundary import toml_string
 
 # PascalCase hook event → the label Codex uses in trust keys and hashes.
 EVENT_LABELS = {
@@ -84,9 +85,7 @@ def trust_entries(hooks_file: str, document: Mapping[str, Any]) -> dict[str, str
     """Key → hash for every command handler of a ``hooks.json`` document."""
     entries: dict[str, str] = {}
     hooks = document.get("hooks")
-    if not isinstance(hooks, Mapping):
-        return entries
-    for event, groups in hooks.items():
+    for event, groups in hooks.items() if isinstance(hooks, Mapping) else ():
         if event not in EVENT_LABELS or not isinstance(groups, list):
             continue
         for g, group in enumerate(groups):
@@ -101,13 +100,6 @@ def trust_entries(hooks_file: str, document: Mapping[str, Any]) -> dict[str, str
 
 
 # -- config.toml text editing ------------------------------------------------------------------
-
-
-def toml_string(value: str) -> str:
-    """A TOML basic string."""
-    out = value.replace("\\", "\\\\").replace('"', '\\"')
-    out = out.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return f'"{out}"'
 
 
 def _header(key: str) -> str:

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from autopilot_codex.config import Config
 from autopilot_codex.manager import codex_backend, select
 from autopilot_codex.manager.codex_backend import NOT_INSTALLED, NOT_LOGGED_IN, CodexManager
-from autopilot_codex.manager.pricing import Usage, cost_usd, price_for
+from autopilot_codex.manager.pricing import Usage, cost_usd, estimate_tokens, price_for
 from autopilot_codex.manager.schemas import Judgement, Plan, Review, Verdict
 from tests.conftest import plan_body, review_body, verdict_body
 from tests.e2e.codex_cli import CODEX_VERSION, CodexInstallError, ensure_codex
@@ -346,6 +346,10 @@ def test_a_hung_manager_is_killed_at_the_deadline(
     # It waited what was left of the call's 3 s, however slow the machine was.
     assert 0 < float(waited.group(1)) <= 3
     assert _children_under(tmp_path / "tmp") == []
+    # The model may have answered, and been billed, unseen: the call is charged at its ceiling
+    # (its prompt a token a byte, Codex's own text and its output cap), never at nothing.
+    ceiling = Usage(estimate_tokens("i p") + codex_backend.OVERHEAD_CHARS, 0, 32_000)
+    assert outcome.cost_usd >= cost_usd(ceiling, make(timeout=3).price) > 0
 
 
 def test_auto_selection(codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,7 @@ from ..hosts.codex.config_toml import top_level
 from ..hosts.codex.round_model import model_of
 from . import Outcome
 from .attempts import Charged, Invalid, ask
-from .pricing import MOST_EXPENSIVE, Price, Usage, price_for
+from .pricing import MOST_EXPENSIVE, Price, Usage, price_for, unseen
 from .prompts import Prompt
 
 if TYPE_CHECKING:
@@ -250,6 +250,10 @@ class _Run:
                 proc.wait()
         usage, failure = _read_events(events_path.read_text(encoding="utf-8", errors="replace"))
         if code is None:
+            # Killed before its answer: the request it had not finished charged at its
+            # ceiling, beside what the events say it used.
+            text = self.prompt_file.read_text(encoding="utf-8") + " " * OVERHEAD_CHARS
+            usage += unseen(text, output_cap(0))
             raise Charged(usage, ExecFailed(f"codex exec timed out after {timeout:.3g}s"))
         if code != 0:
             tail = errors_path.read_text(encoding="utf-8", errors="replace")

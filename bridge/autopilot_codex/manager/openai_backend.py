@@ -17,7 +17,7 @@ from .. import credentials
 from . import Outcome
 from .attempts import Charged, Invalid, ask
 from .openai_errors import describe, public_url, retry_wait
-from .pricing import Price, Usage, price_for
+from .pricing import Price, Usage, price_for, unseen
 from .prompts import Prompt
 
 if TYPE_CHECKING:
@@ -141,6 +141,9 @@ class OpenAIManager:
                     store=False,
                     timeout=timeout,
                 )
+        except openai.APITimeoutError as exc:
+            text = request.instructions + " " + request.text
+            raise Charged(unseen(text, self.max_output_tokens), exc) from exc
         except openai.OpenAIError as exc:
             raise Charged(Usage(), exc) from exc
         usage = Usage()

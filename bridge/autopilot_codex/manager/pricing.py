@@ -132,6 +132,13 @@ def estimate_tokens(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass")) + 1
 
 
+def unseen(text: str, output_tokens: int) -> Usage:
+    """What an attempt whose answer never reached us (a timeout) may have cost: the server may
+    have answered, and billed it, after we stopped waiting. Charged at its ceiling, a token a
+    byte and the full output, so a run of such calls never spends past the budget unseen."""
+    return Usage(estimate_tokens(text), 0, output_tokens)
+
+
 # Answers the API completes and bills per manager call at most: the first, and one corrective
 # retry when it was invalid. Transport failures (429, 5xx, refused) produce no billed answer.
 BILLED_ATTEMPTS = 2

@@ -20,6 +20,7 @@ import pytest
 from autopilot_codex.cli import main
 from tests.conftest import (
     Hook,
+    Script,
     git,
     payload,
     plan_body,
@@ -145,3 +146,24 @@ def test_an_unchanged_tree_ends_the_loop_as_before(
     out = hook("Stop", payload("Stop", repo)).json
     assert outside.exists()
     assert state_of(repo)["status"] == "done", out
+
+
+READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.\n::potter(ready)"}
+EXIT = {"say": "Every requirement checked against the files.\n::potter(exit)"}
+
+
+def test_a_rounds_run_with_checks_and_a_manager_accepts_an_exit(
+    repo: Path, script: Script, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The order of the looks: the checks' digest copies HEAD (a round's commit) into the
+    bridge's object store before the manager's diff reads the run's base, HEAD's ancestor. A
+    base copied after a descendant must still be copied whole, or every exit is refused as
+    "manager unavailable" and the run only ends at its round cap."""
+    from autopilot_codex.rounds import driver
+    from tests.integration.test_rounds_driver import drive
+
+    monkeypatch.setattr(driver, "sleep", lambda _s: None)
+    script([READY, EXIT])
+    manager.enqueue(verdict_body("done"), schema="Verdict")
+    code, record = drive(repo, "--manager", "openai", "--check", "true")
+    assert (code, record["status"], record["rounds_used"]) == (0, "complete", 2), record

@@ -152,6 +152,38 @@ READY = {"write": {"hello.txt": "hello\n"}, "commit": "add hello", "say": "Done.
 EXIT = {"say": "Every requirement checked against the files.\n::potter(exit)"}
 
 
+def test_a_tree_changed_while_the_rounds_manager_judged_it_is_not_accepted(
+    repo: Path, script: Script
+) -> None:
+    """The rounds driver's twin: a verifier's exit is accepted on the manager's word about the
+    tree it read; a process a round left running (an unwalled round's `setsid` child) commits
+    a change while the manager judges. The run goes on, and the change meets the next verifier."""
+    import io
+
+    from autopilot_codex.rounds import driver
+    from autopilot_codex.rounds.driver import RunOptions, run
+    from autopilot_codex.rounds.view import PlainView
+
+    looked: list[str] = []
+
+    def manager(worktree: Path, base: str) -> bool:
+        looked.append(git(worktree, "diff", "--stat", base))
+        if len(looked) == 1:  # the left-over process, while the manager reads
+            _commits_hidden(worktree)
+        return True
+
+    script([READY, EXIT, EXIT, EXIT])
+    out = io.StringIO()
+    opts = RunOptions(worktree=repo, goal="g", implementer="claude")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(driver, "sleep", lambda _s: None)
+        record = run(opts, view=PlainView(out), manager=manager)
+    assert record["status"] == "complete", out.getvalue()
+    assert "hidden.py" not in looked[0]
+    # Not accepted on the first exit: the second verifier's look shows the change.
+    assert len(looked) == 2 and "hidden.py" in looked[1], out.getvalue()
+
+
 def test_a_rounds_run_with_checks_and_a_manager_accepts_an_exit(
     repo: Path, script: Script, manager: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,10 +61,14 @@ def keep(worktree: Path, base: str) -> None:
     except OSError as exc:
         raise BridgeError(f"the base's object store {folder} cannot be made: {exc}") from exc
     where = locate(worktree)
-    since = [f"^{k}" for k in kept[-SINCE:]]
+    # The base's commit, then what its tree holds that the kept ones' trees do not. Trees, not
+    # commits: a kept commit excluded excludes its ancestors too, so a base copied after a
+    # descendant (the checks' digest keeps HEAD first) would lose its own commit.
+    since = [f"^{k}^{{tree}}" for k in kept[-SINCE:]]
     # Already-copied objects are read from this store, never the repository's.
-    names = run_bytes(where, "rev-list", "--objects", "--no-walk", base, *since, objects=folder)
-    listed = b"".join(line.split(b" ", 1)[0] + b"\n" for line in names.splitlines() if line)
+    names = run_bytes(where, "rev-list", "--objects", f"{base}^{{tree}}", *since, objects=folder)
+    listed = base.encode() + b"\n"
+    listed += b"".join(line.split(b" ", 1)[0] + b"\n" for line in names.splitlines() if line)
     if listed:
         # No delta search: a base's blobs seldom share content, and it cost half the copy.
         pack = run_bytes(

@@ -3,11 +3,12 @@ call the whole diff since the start done (`driver`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..checks.evidence import record_tamper, store_watch
 from ..checks.run import CheckResult, failure_reason, run_checks, status_line
+from ..checks.tree import tree_hash
 from ..errors import BridgeError
 from . import caps
 from .handoff import WORKSPACE
@@ -18,7 +19,9 @@ from .view import View
 ManagerCheck = Callable[[Path, str], bool]
 
 
-def manager_done(manager: ManagerCheck, run: Run, view: View) -> bool:
+def manager_done(
+    manager: ManagerCheck, run: Run, view: View, checked: Sequence[CheckResult] = ()
+) -> bool:
     """The manager's word on the whole diff; an unreachable manager accepts nothing, nor is a
     manager asked once a cap is reached (the run then ends at that cap).
 
@@ -33,13 +36,21 @@ def manager_done(manager: ManagerCheck, run: Run, view: View) -> bool:
     if hasattr(manager, "budget_left"):
         manager.budget_left = None if budget is None else max(0.0, budget - run.cost_usd)
     spent = float(getattr(manager, "cost_usd", 0.0))
+    # The tree judged: the trees the checks' run began on and left, else its digest now. A
+    # process a round left running that changes it meanwhile gets no exit accepted.
+    looked = [h for r in checked for h in (r.tree_hash, r.tree_hash_after)]
+    looked = looked or [tree_hash(run.root, exclude=(WORKSPACE,))]
     try:
-        return manager(run.root, run.header.base_sha)
+        done = manager(run.root, run.header.base_sha)
     except BridgeError as exc:
         view.note(f"manager unavailable, the exit is not accepted: {exc}")
         return False
     finally:
         run.manager_usd += float(getattr(manager, "cost_usd", 0.0)) - spent
+    if done and tree_hash(run.root, exclude=(WORKSPACE,)) not in looked:
+        view.note("the work tree changed while the manager judged it, the exit is not accepted")
+        return False
+    return done
 
 
 def user_checks(run: Run, view: View) -> list[CheckResult]:

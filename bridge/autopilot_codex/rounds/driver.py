@@ -248,7 +248,7 @@ def _one_round(
     green = None if not checks else passed(checks)
     done, manager_before = None, run.manager_usd
     if manager is not None and verified and green is not False:
-        done = manager_done(manager, run, view)
+        done = manager_done(manager, run, view, checks)
     facts = RoundFacts(step.role, step.wrap_up, result.outcome, markers, bool(changed), done, green)
     nxt = decide(facts, progress(run, opts.max_retries))
     nxt = capped(run, _broken(run, step.role, nxt, result, changed, opts))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import contract, gitrepo, guards
+from ...checks.tree import tree_hash
 from ...guards import Decision
 from ...state import State
 from . import inflight
@@ -48,6 +49,10 @@ class Facts:
     key: str
     empty: bool
     tamper: tuple[str, ...] = ()
+    # The tree's digest (`checks.tree.tree_hash`) taken before the diff, when asked (a loop
+    # without checks; with them, their run's digests serve): a verdict acts only on this
+    # tree (`stop.MOVED`).
+    tree: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,8 @@ class Hold:
     # The hook's limits (stall, no progress, how the user runs a command), read with the loop.
     limits: Limits
     lines: list[Line] = field(default_factory=list)
+    # The tree's digest as the hold began, when asked (`look`): the tree a verdict acts on.
+    tree: str = ""
     # The finding ledger as the Stop's rules left it, written beside the state before the lines.
     ledger: Ledger | None = None
     decided: list[tuple[State, Decision, Outcome[Any] | None]] = field(default_factory=list)
@@ -109,6 +116,8 @@ class Effects:
     # The worktree's diff since a commit, without the loop's own files.
     diff: Callable[[str], gitrepo.Diff]
     commits: Callable[[str], list[str]]
+    # The tree's digest as the checks see it (`checks.tree.tree_hash`).
+    tree: Callable[[], str]
     # This hook's name on the loop's slot while it holds it (`inflight.new_token`).
     token: str
 
@@ -126,6 +135,7 @@ class Effects:
             head=lambda: gitrepo.head_sha(store.worktree),
             diff=lambda base: loop_diff(store, base),
             commits=lambda base: gitrepo.commits_since(store.worktree, base),
+            tree=lambda: tree_hash(store.worktree, exclude=store.excluded()),
             token=inflight.new_token(),
         )
 
@@ -140,14 +150,16 @@ class Effects:
         with fx.hold(ctx, claim=claim) as held:
             yield fx, held
 
-    def facts(self, base: str) -> Facts:
-        """What a Stop reads of git to judge the final diff, in one go before it decides."""
+    def facts(self, base: str, *, look: bool = False) -> Facts:
+        """What a Stop reads of git to judge the final diff, in one go before it decides;
+        `look`: the tree's digest first."""
+        tree = self.tree() if look else ""
         diff = self.diff(base)
         tamper = tuple(f.line() for f in diff.findings)
         head = self.head()
         # The head may become the next task's base: its objects kept as they are now.
         gitrepo.keep_base(self.store.worktree, head)
-        return Facts(head, diff, diff_key(diff), diff.empty, tamper)
+        return Facts(head, diff, diff_key(diff), diff.empty, tamper, tree)
 
     def judging(self, state: State, *, git: bool) -> tuple[Facts | None, Ledger]:
         """What a Stop reads to judge the turn once no guard has answered, in one look: git's
@@ -155,7 +167,7 @@ class Effects:
         finding ledger (`findings_store.load`)."""
         from . import findings_store
 
-        facts = self.facts(of(state).task_base_sha) if git else None
+        facts = self.facts(of(state).task_base_sha, look=not state.checks) if git else None
         return facts, findings_store.load(self.store, state)
 
     def seen(
@@ -181,7 +193,13 @@ class Effects:
 
     @contextlib.contextmanager
     def hold(
-        self, ctx: HookContext, *, owner: bool = True, claim: bool = False, plan: bool = False
+        self,
+        ctx: HookContext,
+        *,
+        owner: bool = True,
+        claim: bool = False,
+        plan: bool = False,
+        look: bool = False,
     ) -> Iterator[Hold]:
         """One lock hold: load → (the body decides) → commit.
 
@@ -189,7 +207,9 @@ class Effects:
         whatever is on disk. `claim`: the Stop's first hold, which sees the loop as this hook
         does: the host recorded (`guards.claim`), what the implementer spent charged
         (`HookContext.charged`, the host's records), and the slots of dead or overdue callers
-        taken back (`inflight.reclaimed`, their lines written)."""
+        taken back (`inflight.reclaimed`, their lines written). `look`: the tree's digest
+        first, before the lock (`Hold.tree`)."""
+        tree = self.tree() if look else ""
         with self.store.hold(with_plan=plan) as stored:
             state = mine(ctx, stored.state) if owner else stored.state
             now = self.clock()
@@ -197,7 +217,7 @@ class Effects:
                 session = ctx.payload.session_id
                 state = ctx.charged(guards.claim(state, session, ctx.host.name))
                 state = inflight.reclaimed(self.store, session, state, now)
-            held = Hold(state, now, iso(now), ctx.limits)
+            held = Hold(state, now, iso(now), ctx.limits, tree=tree)
             yield held
             # Only when the body did not raise: what it decided, then the save that seals it,
             # written by the store's hold as it ends.

@@ -42,6 +42,15 @@ if TYPE_CHECKING:
 STOP_POLL_S = 0.05
 # `review` found the final diff unreviewed: the verdict's call reviews it too.
 FOLDED = "review.folded"
+# The tree a verdict acts on (the last hold's look) is none the Stop looked at (the facts'
+# digest, or the trees the checks' run began on and left, read before the facts): a process
+# left running changed it meanwhile, so no review showed it and no check ran on it. This
+# overrules a `done` or a task's advance, as a red check does.
+MOVED = (
+    "The work tree changed after the manager's look at it (a process still running, or one a "
+    "check left, writes it): nothing ends or advances on a tree nobody judged. Stop what "
+    "writes the tree, then end your turn."
+)
 
 
 def answer_stop(ctx: HookContext) -> Answer:
@@ -282,11 +291,16 @@ def prepare_verdict(
         lost=seen.lost,
     )
     limits, last_checks, unseen = held.limits, state.last_checks, seen.unseen
+    # The tree looked at: the facts' digest, or the trees the checks' run began on and left.
+    ran = tuple(h for r in last_checks for h in (r.tree_hash, r.tree_hash_after))
+    looked = ran if state.checks else (facts.tree,)
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
-        # A red check, or what HEAD holds that the reviewed tree does not, overrules a done.
-        red = {"checks_red": checks_red, "unseen": unseen}
+        # A red check, what HEAD holds that the reviewed tree does not, or a tree changed
+        # since the look, overrules a done.
+        moved = "" if last.tree in looked else MOVED
+        red = {"checks_red": checks_red, "unseen": "\n\n".join(filter(None, [unseen, moved]))}
         if not fold:
             return reducer.apply_verdict(s, outcome, head, limits, now=last.at, **red)
         files, decided = diff.files, last.decided
@@ -355,7 +369,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
     # Whatever is on disk, with its plan: a loop stopped or re-planned meanwhile is seen so.
-    with fx.hold(ctx, owner=False, plan=True) as held:
+    with fx.hold(ctx, owner=False, plan=True, look=True) as held:
         if held.state is None:
             return guards.allow(f"{step.event}.orphaned")
         # Load → decide → commit: the answer applied in one call of the reducer, then every

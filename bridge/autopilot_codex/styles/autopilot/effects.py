@@ -36,6 +36,14 @@ if TYPE_CHECKING:
 
 # The most of one verdict's or review's words the ledger keeps.
 LEDGER_TEXT = 20_000
+# The tree a verdict acts on (the last hold's look) is not the one the Stop looked at
+# (`Effects.looked`): a process left running changed it meanwhile, so no review showed it and
+# no check ran on it. This overrules a `done` or a task's advance, as a red check does.
+MOVED = (
+    "The work tree changed after the manager's look at it (a process still running, or one a "
+    "check left, writes it): nothing ends or advances on a tree nobody judged. Stop what "
+    "writes the tree, then end your turn."
+)
 
 
 @dataclass(frozen=True)
@@ -49,10 +57,6 @@ class Facts:
     key: str
     empty: bool
     tamper: tuple[str, ...] = ()
-    # The tree's digest (`checks.tree.tree_hash`) taken before the diff, when asked (a loop
-    # without checks; with them, their run's digests serve): a verdict acts only on this
-    # tree (`stop.MOVED`).
-    tree: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,9 @@ class Seen:
     # What HEAD holds that the reviewed work tree does not (`unseen_in_head`): "" or why a
     # `done` or a task's advance is overruled.
     unseen: str = ""
+    # The trees the call is prepared on, and how its last hold looks again (`looked`).
+    looked: tuple[str, ...] = ()
+    look: Callable[[], str] | None = None
 
 
 # An event line the body of a hold leaves for the door to write: its name and fields.
@@ -150,16 +157,14 @@ class Effects:
         with fx.hold(ctx, claim=claim) as held:
             yield fx, held
 
-    def facts(self, base: str, *, look: bool = False) -> Facts:
-        """What a Stop reads of git to judge the final diff, in one go before it decides;
-        `look`: the tree's digest first."""
-        tree = self.tree() if look else ""
+    def facts(self, base: str) -> Facts:
+        """What a Stop reads of git to judge the final diff, in one go before it decides."""
         diff = self.diff(base)
         tamper = tuple(f.line() for f in diff.findings)
         head = self.head()
         # The head may become the next task's base: its objects kept as they are now.
         gitrepo.keep_base(self.store.worktree, head)
-        return Facts(head, diff, diff_key(diff), diff.empty, tamper, tree)
+        return Facts(head, diff, diff_key(diff), diff.empty, tamper)
 
     def judging(self, state: State, *, git: bool) -> tuple[Facts | None, Ledger]:
         """What a Stop reads to judge the turn once no guard has answered, in one look: git's
@@ -167,7 +172,7 @@ class Effects:
         finding ledger (`findings_store.load`)."""
         from . import findings_store
 
-        facts = self.facts(of(state).task_base_sha, look=not state.checks) if git else None
+        facts = self.facts(of(state).task_base_sha) if git else None
         return facts, findings_store.load(self.store, state)
 
     def seen(
@@ -189,7 +194,19 @@ class Effects:
         commits = self.commits(state.base_sha)
         unseen = unseen_in_head(self.store, facts.head, of(state).task_base_sha)
         lost = lost_at_stop(self.store.dir)
-        return Seen(state, facts, commits, lost, ledger, settings, unseen)
+        return Seen(
+            state, facts, commits, lost, ledger, settings, unseen, *self.looked(state, facts)
+        )
+
+    def looked(self, state: State, facts: Facts) -> tuple[tuple[str, ...], Callable[[], str]]:
+        """The tree a verdict's call is prepared on, and how its last hold looks again: the
+        reviewed diff's key (read again only for a verdict: a Stop that makes no call pays
+        nothing), or, with checks, the trees their run began on and left."""
+        if state.checks:
+            ran = (h for r in state.last_checks for h in (r.tree_hash, r.tree_hash_after))
+            return tuple(ran), self.tree
+        base = of(state).task_base_sha
+        return (facts.key,), lambda: diff_key(self.diff(base))
 
     @contextlib.contextmanager
     def hold(
@@ -199,7 +216,7 @@ class Effects:
         owner: bool = True,
         claim: bool = False,
         plan: bool = False,
-        look: bool = False,
+        look: Callable[[], str] | None = None,
     ) -> Iterator[Hold]:
         """One lock hold: load → (the body decides) → commit.
 
@@ -208,8 +225,8 @@ class Effects:
         does: the host recorded (`guards.claim`), what the implementer spent charged
         (`HookContext.charged`, the host's records), and the slots of dead or overdue callers
         taken back (`inflight.reclaimed`, their lines written). `look`: the tree's digest
-        first, before the lock (`Hold.tree`)."""
-        tree = self.tree() if look else ""
+        taken first, before the lock (`Hold.tree`)."""
+        tree = look() if look is not None else ""
         with self.store.hold(with_plan=plan) as stored:
             state = mine(ctx, stored.state) if owner else stored.state
             now = self.clock()

@@ -28,7 +28,7 @@ from ...guards import Decision
 from ...state import State
 from ..context import HookContext
 from . import caps, convergence, findings, findings_store, idle, inflight, reducer
-from .effects import Effects, Facts, Hold, Seen
+from .effects import MOVED, Effects, Facts, Hold, Seen
 from .fold import REVIEW_PASSED, apply_folded
 from .record import of, position_of, review_mode, task_of
 
@@ -42,15 +42,6 @@ if TYPE_CHECKING:
 STOP_POLL_S = 0.05
 # `review` found the final diff unreviewed: the verdict's call reviews it too.
 FOLDED = "review.folded"
-# The tree a verdict acts on (the last hold's look) is none the Stop looked at (the facts'
-# digest, or the trees the checks' run began on and left, read before the facts): a process
-# left running changed it meanwhile, so no review showed it and no check ran on it. This
-# overrules a `done` or a task's advance, as a red check does.
-MOVED = (
-    "The work tree changed after the manager's look at it (a process still running, or one a "
-    "check left, writes it): nothing ends or advances on a tree nobody judged. Stop what "
-    "writes the tree, then end your turn."
-)
 
 
 def answer_stop(ctx: HookContext) -> Answer:
@@ -291,9 +282,7 @@ def prepare_verdict(
         lost=seen.lost,
     )
     limits, last_checks, unseen = held.limits, state.last_checks, seen.unseen
-    # The tree looked at: the facts' digest, or the trees the checks' run began on and left.
-    ran = tuple(h for r in last_checks for h in (r.tree_hash, r.tree_hash_after))
-    looked = ran if state.checks else (facts.tree,)
+    looked = seen.looked
 
     def reduce(s: State, outcome: Outcome[Any], last: Hold) -> guards.Step:
         s = s.evolve(last_checks=last_checks)
@@ -330,8 +319,10 @@ class Pending:
     prompt: Prompt
     # The settings the call is made with (`effects.Seen.settings`).
     settings: Config
-    # The answer applied in the last hold (the records' time is that hold's).
+    # The answer applied in the last hold (the records' time is that hold's), and how that
+    # hold looks at the tree again first.
     reduce: Callable[[State, Outcome[Any], Hold], guards.Step]
+    look: Callable[[], str] | None
     event: str
 
 
@@ -355,7 +346,7 @@ def reserve(
         held.save = inflight.reserve(state, token, worst)
     else:  # the slot taken now, with the call's worst case on it
         held.save = slot(ctx, fx, held, state, token, worst)
-    return Pending(held.save, schema, prompt, seen.settings, reduce, kind)
+    return Pending(held.save, schema, prompt, seen.settings, reduce, seen.look, kind)
 
 
 def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) -> Decision:
@@ -369,7 +360,7 @@ def call(ctx: HookContext, fx: Effects, step: Decision | Pending, token: str) ->
     outcome: Outcome[Any] = manager.ask(schema, step.prompt.instructions, step.prompt.text)
     outcome, breach = idle.ask(manager, schema, step.state, step.prompt, outcome)
     # Whatever is on disk, with its plan: a loop stopped or re-planned meanwhile is seen so.
-    with fx.hold(ctx, owner=False, plan=True, look=True) as held:
+    with fx.hold(ctx, owner=False, plan=True, look=step.look) as held:
         if held.state is None:
             return guards.allow(f"{step.event}.orphaned")
         # Load → decide → commit: the answer applied in one call of the reducer, then every

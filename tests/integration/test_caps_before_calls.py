@@ -104,12 +104,16 @@ def test_a_question_after_the_token_cap_is_not_answered_by_the_manager(
     transcript = tmp_path / "session.jsonl"
     spend(transcript, "m1", 1500)
     tool = payload("PostToolUse", repo, transcript_path=str(transcript), tool_name="Bash")
-    hook("PostToolUse", {**tool, "tool_input": {"command": "ls"}})
+    # The tool call that takes the tokens past the cap ends the loop and the turn there (a
+    # turn that never ends would go on past any cap checked only at its Stop).
+    ended = hook("PostToolUse", {**tool, "tool_input": {"command": "ls"}}).json
+    assert ended["continue"] is False
+    assert "token limit reached: 1500 of 1000 tokens (500 over)" in ended["stopReason"]
+    assert state_of(repo)["status"] == "stopped_tokens"
     asked = payload(
         "PreToolUse", repo, tool_name="AskUserQuestion", tool_input=QUESTION, tool_use_id="q1"
     )
     answer = hook("PreToolUse", asked).json
-    assert "token limit reached: 1500 of 1000 tokens (500 over)" in answer["systemMessage"]
     assert answer.get("hookSpecificOutput", {}).get("permissionDecision") != "deny"
     assert manager.requests_for(schema="Consultation") == []
     hook("Stop", payload("Stop", repo, transcript_path=str(transcript)))
@@ -117,7 +121,7 @@ def test_a_question_after_the_token_cap_is_not_answered_by_the_manager(
     assert manager.requests_for(schema="Review") == []
 
 
-def test_a_background_review_after_the_token_cap_is_deferred_without_a_call(
+def test_an_edit_past_the_token_cap_starts_no_background_review(
     repo: Path, manager: FakeOpenAI, capsys: Capsys, hook: Hook, tmp_path: Path
 ) -> None:
     plan(capsys, repo, manager, "--max-tokens", "1000")
@@ -126,18 +130,13 @@ def test_a_background_review_after_the_token_cap_is_deferred_without_a_call(
     (repo / "file1.txt").write_text("x")
     edit = edit_payload(repo)
     edit["transcript_path"] = str(transcript)
-    hook("PostToolUse", edit)
-    deadline = time.monotonic() + 60
-    while "review.deferred" not in events(repo):
-        assert time.monotonic() < deadline, events(repo)
-        time.sleep(0.05)
+    # The edit's hook ends the loop at the cap, the meter named, before any review starts.
+    ended = hook("PostToolUse", edit).json
+    assert ended["continue"] is False
+    assert "token limit reached: 1500 of 1000 tokens (500 over)" in ended["stopReason"]
+    assert state_of(repo)["status"] == "stopped_tokens"
+    assert "review.started" not in events(repo)
     assert manager.requests_for(schema="Review") == []
-    # The deferral names the meter that caused it, not the budget.
-    lines = (project_dir(repo) / "events.jsonl").read_text().splitlines()
-    deferred = [r for r in map(json.loads, lines) if r["event"] == "review.deferred"]
-    assert [(r["reason"], r["why"]) for r in deferred] == [
-        ("tokens", "token limit reached: 1500 of 1000 tokens (500 over)")
-    ]
 
 
 def test_a_background_review_that_would_pass_the_budget_is_deferred_as_budget(

@@ -62,3 +62,16 @@ def test_an_autopilot_loop_ends_the_turn_that_spends_its_budget(
     answer = halted(run.stdout)
     assert "budget" in answer["stopReason"]
     assert state_of(repo)["status"] == "stopped_budget"
+
+
+def test_a_ralph_loop_ends_the_turn_that_passes_its_token_cap(
+    repo: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The other caps alike: a turn that never ends would go on past a token cap too."""
+    ralph(capsys, repo, "--max-iterations", "50", "--max-tokens", "20000")
+    transcript = tmp_path / "sess-1.jsonl"
+    claude_message(transcript, "m1", 30_000)
+    run = hook("PostToolUse", after_a_tool(repo, transcript), capsys, monkeypatch, "claude")
+    answer = halted(run.stdout)
+    assert "token limit" in answer["stopReason"]
+    assert state_of(repo)["status"] == "stopped_tokens"

@@ -105,9 +105,10 @@ def on_post_tool(ctx: HookContext) -> Decision:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
         state = ctx.charged(state)
-        capped = meters.over(state, None, state.budget_usd)
-        if capped is not None and capped[0] == "stopped_budget":
-            # A turn that spends the budget ends here, not at its Stop.
+        capped = meters.over(state, meters.clock(), state.budget_usd)
+        if capped is not None:
+            # A turn that reaches a cap (the budget, the tokens, the time) ends here, not at
+            # its Stop: a turn that never ends would otherwise go on past it.
             status, reason = capped
             state, decision = caps.end(state, status, reason, f"tool.{status}")
             record(ctx, state, decision, None)

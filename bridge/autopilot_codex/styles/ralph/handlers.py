@@ -194,19 +194,20 @@ def end(store: Store, state: State, why: str, reason: str, now: float) -> State:
 
 def on_tool(ctx: HookContext) -> Answer:
     """A tool ran (or failed: a red test run is work too): the worker is not idle. A turn
-    that spends the budget ends here, not at its Stop: the loop ends and the host is told to
-    end the turn."""
+    that reaches a cap (the budget, the tokens, the time) ends here, not at its Stop: the
+    loop ends and the host is told to end the turn."""
     with holding(ctx) as held:
         state = mine(ctx, held.state)
         if state is None:
             return ALLOW
         state = guards.on_tool(ctx.charged(state))
         held.save = state
-        cap = meters.exceeded(meters.reading(state, None, state.budget_usd or None))
-        if cap is None or cap[0] != "budget":
+        now = meters.clock()
+        cap = meters.exceeded(meters.reading(state, now, state.budget_usd or None))
+        if cap is None:
             return ALLOW
         status = meters.STATUS[cap[0]]
-        ended = capped_end(held, state, status, cap[1], meters.clock())
+        ended = capped_end(held, state, status, cap[1], now)
         return replace(ended, halt=f"{PREFIX} ralph {status}: {cap[1]}")
 
 

@@ -153,9 +153,9 @@ def clean(command: Command, where: Where) -> str | None:
 
 def branch_delete(command: Command, where: Where) -> str | None:
     args = _git_args(command, "branch")
-    if args is None:
-        return None
-    if set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args):
+    if args is not None and (
+        set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args)
+    ):
         return "branch deletion loses commits"
     return None
 
@@ -357,8 +357,4 @@ def resolve(raw: str, cwd: str) -> Path:
 
 
 def inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
+    return path.is_relative_to(root)

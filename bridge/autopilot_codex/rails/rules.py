@@ -273,8 +273,7 @@ def environment(command: Command, where: Where) -> str | None:
     secret = next((v for v in command.expands if SECRET_VAR.fullmatch(v)), None)
     if secret:
         return f"${secret} holds a credential"
-    argv = command.argv
-    name = command.name
+    argv, name = command.argv, command.name
     if name in (*_DECLARES, "local", "readonly") and any(
         re.fullmatch(r"-\w*p\w*", a) for a in argv
     ):
@@ -305,8 +304,7 @@ def environment(command: Command, where: Where) -> str | None:
 
 
 def rm(command: Command, where: Where) -> str | None:
-    worktree = where.worktree
-    argv = command.argv
+    worktree, argv = where.worktree, command.argv
     if command.name != "rm":
         return None
     options = [w for w in argv[1:] if w.startswith("-")]

@@ -84,10 +84,9 @@ def run_checks(
         at = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
         seen = watch.take() if watch is not None else {}
         outcome = proc.run(item.command, worktree, env, limit, network=network)
-        if watch is not None:
-            changed = watch.settle(item.command, seen)
-            if changed:
-                outcome = replace(outcome, tampered=tuple(changed))
+        changed = watch.settle(item.command, seen) if watch is not None else []
+        if changed:
+            outcome = replace(outcome, tampered=tuple(changed))
         runs.append((item, at, outcome))
     after = tree_hash(worktree, exclude=exclude)
     return [_result(item, at, outcome, redact, before, after) for item, at, outcome in runs]
@@ -158,14 +157,12 @@ def failure_reason(results: Sequence[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+_SAID = {"pass": "passed", "fail": "FAILED", "error": "could NOT run", "timeout": "TIMED OUT"}
+
+
 def status_line(r: CheckResult) -> str:
     """One line per check, for `status`, the ledger and the texts above."""
-    outcome = {
-        "pass": "passed",
-        "fail": "FAILED",
-        "error": "could NOT run",
-        "timeout": "TIMED OUT",
-    }[r.status]
+    outcome = _SAID[r.status]
     code = "" if r.exit_code is None else f", exit {r.exit_code}"
     note = f" ({r.note})" if r.note else ""
     return f"`{r.command}` {outcome}{code} in {r.duration_s:.1f} s at {r.started_at}{note}"
@@ -239,9 +236,7 @@ def _judge(outcome: proc.Outcome) -> tuple[CheckStatus, str]:
 
 def _tail(output: bytes) -> str:
     text = output.decode("utf-8", "replace").replace("\r\n", "\n")
-    lines = text.rstrip("\n").splitlines()[-TAIL_LINES:]
-    tail = "\n".join(lines)
-    return tail[-TAIL_CHARS:]
+    return "\n".join(text.rstrip("\n").splitlines()[-TAIL_LINES:])[-TAIL_CHARS:]
 
 
 class _Redact:

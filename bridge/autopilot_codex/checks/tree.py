@@ -36,19 +36,9 @@ def tree_hash(worktree: Path, *, exclude: tuple[str, ...] = ()) -> str:
     except (BridgeError, UnicodeDecodeError):
         return ""
     # Through the bridge's own stat data: the index's can be forged to hide an edit.
-    out = _git(
-        worktree,
-        "--no-optional-locks",
-        "status",
-        "--porcelain=v2",
-        "-z",
-        "--branch",
-        "--untracked-files=no",
-        "--no-renames",
-        "--ignore-submodules=all",
-        own=True,
-        objects=store,
-    )
+    status = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=no")
+    quiet = ("--no-renames", "--ignore-submodules=all")
+    out = _git(worktree, "--no-optional-locks", *status, *quiet, own=True, objects=store)
     # Untracked files by the in-tree .gitignore files alone: status would also apply
     # `.git/info/exclude`, which the implementer can write.
     others = _git(worktree, *nested.OTHERS)

@@ -71,11 +71,10 @@ class Watch:
             new = read(path)
             if new == old or self.excused(path, before):
                 continue
-            if old is not None and old.startswith((b"symlink:", b"unreadable: ")):
-                changed.append(path.name)  # nothing to restore from; still a change
-                continue
-            with contextlib.suppress(OSError):
-                _put_back(path, old)
+            # A link or an unreadable file before: nothing to restore from; still a change.
+            if old is None or not old.startswith((b"symlink:", b"unreadable: ")):
+                with contextlib.suppress(OSError):
+                    _put_back(path, old)
             changed.append(path.name)
         if changed:
             self.tampered.append((command, changed))

@@ -35,6 +35,7 @@ APP_VERSION = "autopilot-codex-durable-1"
 # DBOS's own default executor id, for callers that do not name one.
 LOCAL_EXECUTOR = "local"
 _SQLITE_NAME = "system.sqlite"
+_SQLITE = "sqlite:///"
 LISTENER_POLL_S = 0.2
 
 
@@ -51,24 +52,14 @@ _current: Launched | None = None
 def database_url() -> str:
     """`AUTOPILOT_CODEX_DATABASE_URL` when set, else a SQLite file under the state home."""
     configured = os.environ.get(DATABASE_URL_ENV, "").strip()
-    if configured:
-        return configured
-    return f"sqlite:///{state_home() / 'durable' / _SQLITE_NAME}"
+    return configured or f"{_SQLITE}{state_home() / 'durable' / _SQLITE_NAME}"
 
 
 def database_exists(url: str | None = None) -> bool:
     """Whether there may be anything to read: a SQLite file not made yet holds nothing (and is
     not made by asking); any other database is asked."""
     url = url or database_url()
-    prefix = "sqlite:///"
-    return not url.startswith(prefix) or Path(url[len(prefix) :]).exists()
-
-
-def _make_sqlite_folder(url: str) -> None:
-    # DBOS creates the SQLite file but not its folder; private, as the rest of the state home.
-    prefix = "sqlite:///"
-    if url.startswith(prefix):
-        Path(url[len(prefix) :]).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return not url.startswith(_SQLITE) or Path(url.removeprefix(_SQLITE)).exists()
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
@@ -106,7 +97,10 @@ def launch(url: str | None = None, executor_id: str | None = None) -> Launched:
             return wanted
         if _current is not None:
             _destroy()
-        _make_sqlite_folder(wanted.url)
+        if wanted.url.startswith(_SQLITE):
+            # DBOS makes the SQLite file but not its folder; private, as the rest of the state home.
+            folder = Path(wanted.url.removeprefix(_SQLITE)).parent
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         _quiet_console()
         from dbos import DBOS, DBOSConfig
 

@@ -82,8 +82,7 @@ def commits_since(worktree: Path, base: str, *, limit: int = 50) -> list[str]:
 
 def tracked_files(worktree: Path, *, limit: int = 400) -> tuple[list[str], int]:
     out = run_bytes(worktree, "ls-files", "-z")
-    names = [n for n in out.decode("utf-8", "replace").split("\0") if n]
-    names = [n for n in names if not is_secret_path(n)]
+    names = [n for n in out.decode("utf-8", "replace").split("\0") if n and not is_secret_path(n)]
     return names[:limit], len(names)
 
 

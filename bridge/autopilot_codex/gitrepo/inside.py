@@ -53,13 +53,9 @@ def changes(
 ) -> Inner:
     now = current(worktree, baseline)
     before = baseline or {}
-    found: list[Change] = []
-    for path in sorted(set(now) | set(before)):
-        old, new = before.get(path), now.get(path)
-        if hidden(path) or _same(old, new):
-            continue
-        found.append(Change(path, old, new))
-    return Inner(tuple(nested.find(worktree)), tuple(found))
+    every = (Change(p, before.get(p), now.get(p)) for p in sorted(set(now) | set(before)))
+    found = tuple(c for c in every if not hidden(c.path) and not _same(c.before, c.now))
+    return Inner(tuple(nested.find(worktree)), found)
 
 
 def _same(old: Entry | None, new: Entry | None) -> bool:
@@ -70,14 +66,12 @@ def _same(old: Entry | None, new: Entry | None) -> bool:
 
 def sections(worktree: Path, inner: Inner, render: Callable[..., str], *, shown: int) -> list[str]:
     """The review's text for `inner`: a file shown whole while `shown` lasts, then named."""
-    parts: list[str] = []
-    for n, change in enumerate(inner.files):
-        if n == NAMED_MAX:
-            parts.append(
-                f"# ... and {len(inner.files) - n} more changes inside nested repositories"
-            )
-            break
-        parts.append(_section(worktree, change, render, full=n < shown))
+    named = inner.files[:NAMED_MAX]
+    parts = [_section(worktree, c, render, full=n < shown) for n, c in enumerate(named)]
+    if len(inner.files) > NAMED_MAX:
+        parts.append(
+            f"# ... and {len(inner.files) - NAMED_MAX} more changes inside nested repositories"
+        )
     return parts
 
 

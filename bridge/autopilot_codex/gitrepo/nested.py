@@ -93,10 +93,8 @@ def head(folder: Path) -> str:
     where = git_dir(folder)
     if where is None:
         return ""
-    common = where
     pointer = small(where / "commondir").strip()
-    if pointer:
-        common = where / pointer
+    common = where / pointer if pointer else where
     value = small(where / "HEAD").strip()
     for _ in range(5):  # a symbolic ref may name another; git stops at five as well
         if not value.startswith("ref:"):
@@ -104,8 +102,7 @@ def head(folder: Path) -> str:
         ref = value[len("ref:") :].strip()
         if ".." in ref.split("/") or not ref.startswith("refs/"):
             return ""
-        value = small(where / ref).strip() or small(common / ref).strip()
-        value = value or _packed(common, ref)
+        value = small(where / ref).strip() or small(common / ref).strip() or _packed(common, ref)
     return value if _SHA.fullmatch(value) else ""
 
 
@@ -164,10 +161,7 @@ def manifest(
     worktree: Path, nested: list[Nested], previous: Mapping[str, Entry] | None = None
 ) -> Manifest:
     """The files of every nested repository, one manifest."""
-    found: Manifest = {}
-    for repo in nested:
-        found.update(scan(worktree, repo.path, previous))
-    return found
+    return {rel: e for repo in nested for rel, e in scan(worktree, repo.path, previous).items()}
 
 
 def digest(worktree: Path, repos: list[Nested]) -> bytes:

@@ -78,9 +78,7 @@ def diff_since(
     """
 
     def hidden(path: str) -> bool:
-        return is_secret_path(path) or any(
-            path == e or path.startswith(e.rstrip("/") + "/") for e in exclude
-        )
+        return is_secret_path(path) or _excluded(path, exclude)
 
     # The work tree read through the bridge's own stat data, never the index's (statcache.py),
     # and the base through objects the bridge hashed, never the repository's (basestore.py).
@@ -110,8 +108,8 @@ def diff_since(
     flagged_changed = _flagged_sections(worktree, base, flagged, store)
     parts += [text for _, text in flagged_changed]
     others = _names(run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z"))
-    untracked = [p for p in others if not hidden(p)]
-    untracked = [p for p in untracked if not p.endswith("/")]  # nested repositories: below
+    # Nested repositories (a name ending in "/"): below.
+    untracked = [p for p in others if not hidden(p) and not p.endswith("/")]
     for n, path in enumerate(untracked):
         parts.append(_new_file(worktree, path, full=n < UNTRACKED_FILES_MAX))
     recorded = nested.load(baseline) if baseline else None
@@ -147,14 +145,8 @@ def changed_names(worktree: Path, base: str, *, exclude: tuple[str, ...] = ()) -
     others = run_bytes(worktree, "ls-files", "--others", *_PER_DIR, "-z")
     names = [*_names(tracked), *_names(others)]
     names += [p for p, _ in _flagged_sections(worktree, base, _flagged(worktree), store)]
-    return tuple(
-        dict.fromkeys(
-            shown(p)
-            for p in names
-            if not is_secret_path(p)
-            and not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
-        )
-    )
+    kept = (p for p in names if not is_secret_path(p) and not _excluded(p, exclude))
+    return tuple(dict.fromkeys(map(shown, kept)))
 
 
 def unseen_in_head(
@@ -175,13 +167,7 @@ def unseen_in_head(
             _names(run_bytes(worktree, *tree, objects=basestore.objects(worktree, since)))
         )
         names = [p for p in names if p in committed]
-    return tuple(
-        dict.fromkeys(
-            shown(p)
-            for p in names
-            if not any(p == e or p.startswith(e.rstrip("/") + "/") for e in exclude)
-        )
-    )
+    return tuple(dict.fromkeys(shown(p) for p in names if not _excluded(p, exclude)))
 
 
 def shown(text: str) -> str:
@@ -194,6 +180,10 @@ def shown(text: str) -> str:
 def exclude_lines(exclude: tuple[str, ...]) -> tuple[str, ...]:
     """The `.git/info/exclude` lines the loop itself may have written for its own folders."""
     return tuple(f"{e.strip('/')}/" for e in exclude) + tuple(f"/{e.strip('/')}/" for e in exclude)
+
+
+def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
+    return any(path == e or path.startswith(e.rstrip("/") + "/") for e in exclude)
 
 
 def _names(output: bytes) -> list[str]:
@@ -234,13 +224,10 @@ def _flagged(worktree: Path) -> dict[str, str]:
     assume-unchanged (a lowercase tag) entries of `ls-files -v`."""
     flagged: dict[str, str] = {}
     for entry in run_bytes(worktree, "ls-files", "-v", "-z").split(b"\0"):
-        if len(entry) < 3:
-            continue
-        tag, name = entry[:1].decode("ascii", "replace"), os.fsdecode(entry[2:])
-        if tag == "S":
-            flagged[name] = "skip-worktree: git's diff does not look at this file"
-        elif tag.islower():
-            flagged[name] = "assume-unchanged: git's diff does not look at this file"
+        tag = entry[:1].decode("ascii", "replace")
+        if len(entry) >= 3 and (tag == "S" or tag.islower()):
+            flag = "skip-worktree" if tag == "S" else "assume-unchanged"
+            flagged[os.fsdecode(entry[2:])] = f"{flag}: git's diff does not look at this file"
     return flagged
 
 
@@ -306,16 +293,12 @@ def _flagged_sections(
 
 
 def _unified(path: str, before: bytes | None, now: bytes | None) -> str:
-    if (before is not None and b"\0" in before[:_SNIFF]) or (
-        now is not None and b"\0" in now[:_SNIFF]
-    ):
+    if any(data is not None and b"\0" in data[:_SNIFF] for data in (before, now)):
         return "# binary: " + (_describe(now) if now is not None else "removed")
     import difflib  # only a diff with untracked text loads it, not every hook reaching git
 
-    old = _text(before or b"")
-    new = _text(now or b"")
-    lines = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="")
-    return "\n".join(lines)
+    old, new = _text(before or b""), _text(now or b"")
+    return "\n".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm=""))
 
 
 def _text(data: bytes) -> list[str]:
@@ -356,8 +339,7 @@ def _ignored(worktree: Path, hidden: Callable[[str], bool]) -> list[str]:
     lines = []
     for name in names[:IGNORED_MAX]:
         kind, data = nofollow.read(worktree, name.rstrip("/"))
-        what = _describe(data) if data is not None else kind
-        lines.append(f"# - {name} ({what})")
+        lines.append(f"# - {name} ({_describe(data) if data is not None else kind})")
     if len(names) > IGNORED_MAX:
         lines.append(f"# ... and {len(names) - IGNORED_MAX} more")
     if not lines:

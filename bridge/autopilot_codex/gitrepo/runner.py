@@ -85,17 +85,9 @@ OVERRIDES: tuple[tuple[str, str], ...] = (
     ("tag.gpgSign", "false"),  # 2.23
 )
 
+_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 # Environment: only these are kept from the bridge's own; the rest is set here.
-_KEPT = (
-    "TMPDIR",
-    "SYSTEMROOT",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-)
+_KEPT = ("TMPDIR", "SYSTEMROOT", *_IDENTITY, "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
 @dataclass(frozen=True)
@@ -119,13 +111,8 @@ def locate(path: Path) -> Location:
         if dot.is_dir():
             return _location(folder, dot)
         if dot.is_file():
-            # Read as a small regular file without waiting: swapped for a fifo or a huge file
-            # after the look, it would hang or fill the memory of every hook.
-            data = small(dot, _DOT_GIT_MAX, follow=True)
             try:
-                if data is None:
-                    raise OSError("not a small regular file")
-                line = data.decode("utf-8").strip()
+                line = _one_line(dot)
             except (OSError, UnicodeDecodeError) as exc:
                 raise BridgeError(f"{dot} is unreadable: {exc}") from exc
             if line.startswith("gitdir:"):
@@ -141,17 +128,21 @@ def locate(path: Path) -> Location:
     raise BridgeError(f"{path} is not a git repository")
 
 
+def _one_line(path: Path) -> str:
+    # Read as a small regular file without waiting: swapped for a fifo or a huge file after
+    # the look, it would hang or fill the memory of every hook.
+    data = small(path, _DOT_GIT_MAX, follow=True)
+    if data is None:
+        raise OSError("not a small regular file")
+    return data.decode("utf-8").strip()
+
+
 def _location(work_tree: Path, git_dir: Path) -> Location:
     common = git_dir
     pointer = git_dir / "commondir"
     if pointer.is_file():
-        try:
-            data = small(pointer, _DOT_GIT_MAX, follow=True)
-            if data is None:
-                raise OSError("not a small regular file")
-            common = (git_dir / data.decode("utf-8").strip()).resolve()
-        except (OSError, UnicodeDecodeError, RuntimeError):
-            common = git_dir
+        with contextlib.suppress(OSError, UnicodeDecodeError, RuntimeError):
+            common = (git_dir / _one_line(pointer)).resolve()
     return Location(work_tree, git_dir, common)
 
 
@@ -192,14 +183,9 @@ def child_env(
 
 def argv(where: Location, args: Sequence[str]) -> list[str]:
     """The full command line: binary, explicit repository, every override, then `args`."""
-    head = [git_binary(), "--no-pager", "--no-replace-objects"]
-    head += [f"--git-dir={where.git_dir}", f"--work-tree={where.work_tree}"]
-    for key, value in OVERRIDES:
-        head += ["-c", f"{key}={value}"]
-    return [*head, *args]
-
-
-_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+    repo = [f"--git-dir={where.git_dir}", f"--work-tree={where.work_tree}"]
+    overrides = [arg for key, value in OVERRIDES for arg in ("-c", f"{key}={value}")]
+    return [git_binary(), "--no-pager", "--no-replace-objects", *repo, *overrides, *args]
 
 
 def identity(path: Path) -> dict[str, str]:
@@ -358,10 +344,9 @@ def run_git(
     objects: Path | None = None,
 ) -> str:
     """git's stdout as text (invalid UTF-8 replaced); see run_bytes."""
-    out = run_bytes(
+    return run_bytes(
         path, *args, ok_codes=ok_codes, index_file=index_file, author=author, objects=objects
-    )
-    return out.decode("utf-8", "replace")
+    ).decode("utf-8", "replace")
 
 
 def _filter_names(where: Location) -> list[str]:
@@ -387,7 +372,5 @@ def _filter_names(where: Location) -> list[str]:
     for record in proc.stdout.split(b"\0"):
         key = record.partition(b"\n")[0].decode("utf-8", "replace")
         if key.startswith("filter.") and key.count(".") >= 2:
-            name = key[len("filter.") : key.rindex(".")]
-            if name not in names:
-                names.append(name)
-    return names
+            names.append(key[len("filter.") : key.rindex(".")])
+    return list(dict.fromkeys(names))

@@ -70,11 +70,7 @@ def findings(path: Path, *, own_excludes: tuple[str, ...] = ()) -> list[GitFindi
     `own_excludes`: lines of `.git/info/exclude` the bridge wrote itself (not reported).
     """
     where = locate(path)
-    found = _config(path)
-    found += _hooks(where)
-    found += _info(where, own_excludes)
-    found += _replace_refs(path)
-    return found
+    return _config(path) + _hooks(where) + _info(where, own_excludes) + _replace_refs(path)
 
 
 def _config(path: Path) -> list[GitFinding]:
@@ -113,12 +109,15 @@ def _generic(key: str) -> str:
 
 
 def _hooks(where: Location) -> list[GitFinding]:
-    folder = where.common_dir / "hooks"
+    names = _hook_names(where.common_dir / "hooks")
+    return [GitFinding("hook", f"hooks/{n}", "runs on git commands") for n in names]
+
+
+def _hook_names(folder: Path) -> list[str]:
     try:
-        names = sorted(p.name for p in folder.iterdir() if not p.name.endswith(".sample"))
+        return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".sample"))
     except OSError:
         return []
-    return [GitFinding("hook", f"hooks/{n}", "runs on git commands") for n in names]
 
 
 def _info(where: Location, own_excludes: tuple[str, ...]) -> list[GitFinding]:
@@ -175,11 +174,7 @@ def nested_findings(worktree: Path, repos: list[str]) -> list[GitFinding]:
             if _RUNS.match(_generic(key)) and value.strip().lower() not in _OFF:
                 what = f"runs {value!r} in git there (never run by the bridge)"
                 found.append(GitFinding("nested", f"{path}/ {key}", what))
-        try:
-            hooks = sorted(h.name for h in (where / "hooks").iterdir())
-        except OSError:
-            hooks = []
-        for hook in (h for h in hooks if not h.endswith(".sample")):
+        for hook in _hook_names(where / "hooks"):
             found.append(GitFinding("nested", f"{path}/ hooks/{hook}", "runs on git there"))
     return found
 

@@ -212,9 +212,7 @@ class _Loop:
 
     def _start_ready(self) -> None:
         for task in graph.ready(planned_graph(self.run), self.run.merged(), self._started()):
-            if len(self.lanes) >= self.run.lanes:
-                return
-            if not self._start(self.run.task(task.id.strip())):
+            if len(self.lanes) >= self.run.lanes or not self._start(self.run.task(task.id.strip())):
                 return
 
     def _started(self) -> set[str]:

@@ -31,7 +31,7 @@ from .ask import for_backend
 from .begin import LanesOptions, new_run_id, refuse_unfinished
 from .driver import drive, home_of
 from .lane import interrupted
-from .record import RECORD_EVENT, load, parse
+from .record import RECORD_EVENT, load, parse, raw_of
 
 WORKFLOW = "autopilot_codex.lanes.run"
 # Workflow states that mean an attempt is still under way (its executor may recover it).
@@ -120,11 +120,11 @@ def _next(
         raise BridgeError("no unfinished lanes run to resume here")
     attempts = DBOS.list_workflows(workflow_id_prefix=prefix(key, last.run), sort_desc=True)
     if not attempts:  # a run from before runs were durable: its file is all there is
-        return prefix(key, last.run) + "1", (opts, last.run, _raw(last))
+        return prefix(key, last.run) + "1", (opts, last.run, raw_of(last))
     latest = attempts[0]
     record = DBOS.get_event(latest.workflow_id, RECORD_EVENT, timeout_seconds=0)
     n = int(latest.workflow_id.rsplit(":", 1)[1]) + 1
-    return prefix(key, last.run) + str(n), (opts, last.run, record or _raw(last))
+    return prefix(key, last.run) + str(n), (opts, last.run, record or raw_of(last))
 
 
 def _recoverable(wid: str, key: str) -> None:
@@ -168,12 +168,6 @@ def _under_way(db: Any, key: str) -> tuple[str, LanesOptions] | None:
     if not args or not isinstance(args[0], LanesOptions):
         return None
     return str(found[0].workflow_id), args[0]
-
-
-def _raw(run: Any) -> dict[str, Any]:
-    from .record import raw_of
-
-    return raw_of(run)
 
 
 def _wait(wid: str) -> dict[str, Any]:

@@ -71,8 +71,7 @@ def command(spec: LaneSpec) -> list[str]:
     argv += ["--implementer", spec.implementer, "--manager", "none"]
     if spec.rounds:
         argv += ["--rounds", str(spec.rounds)]
-    for check in spec.checks:
-        argv += ["--check", check]
+    argv += [arg for check in spec.checks for arg in ("--check", check)]
     return [*argv, "--", spec.contract]
 
 
@@ -225,8 +224,7 @@ def used(record: dict[str, Any] | None, held: Amount) -> Amount:
 def attach(spec: LaneSpec, pid: int, start: int, folder: Path) -> Lane:
     """Watch a lane a killed driver left running; its output files are where it left them."""
     now = time.time()
-    out, log = folder / FINAL, folder / LOG
-    return Lane(spec, Orphan(pid, start), out, log, now, now, start)
+    return Lane(spec, Orphan(pid, start), folder / FINAL, folder / LOG, now, now, start)
 
 
 def wait_any(lanes: Sequence[Lane], poll_s: float = 0.05) -> None:

@@ -157,7 +157,6 @@ def remove(repo: Path, run: str, task_id: str) -> bool:
             return False
         if _nested(place):
             return False
-    if place.exists():
         shutil.rmtree(place)
     if admin.exists():
         shutil.rmtree(admin)

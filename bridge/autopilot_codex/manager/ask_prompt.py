@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..contract import clip, task_contract
 from ..credentials import redact
 from ..state import Plan, Task
-from .prompts import ROLE, Prompt, bound_diff, framed
+from .prompts import ROLE, Prompt, bound_diff, fit, framed
 
 ASK_INSTRUCTIONS = (
     ROLE + " The implementer is in the middle of a turn and asks you one question about the "
@@ -52,8 +52,4 @@ def ask_prompt(
     room = cap - len(ASK_INSTRUCTIONS) - len(head) - len(asked) - 400
     text = head + "\n\nDiff of the current task so far (committed and uncommitted):\n"
     text += framed("DIFF", bound_diff(redact(diff), max(room, 500)) or "(no changes yet)")
-    text = redact(text + asked)
-    # The hard cap, whatever the inputs: nothing longer than `cap` characters leaves.
-    if len(ASK_INSTRUCTIONS) + len(text) > cap:
-        text = clip(text, max(0, cap - len(ASK_INSTRUCTIONS)))
-    return Prompt(ASK_INSTRUCTIONS, text)
+    return fit(Prompt(ASK_INSTRUCTIONS, redact(text + asked)), cap)

@@ -90,12 +90,12 @@ def ask(
         except Charged as charged:
             used, error = charged.usage, charged.error
         else:
-            usage += used
-            cost += cost_usd(used, backend.price)
-            return Outcome(value, cost, usage, None, attempts, corrections)
+            error = None
         # Each request is priced on its own: the long-context rate is per request.
         usage += used
         cost += cost_usd(used, backend.price)
+        if error is None:
+            return Outcome(value, cost, usage, None, attempts, corrections)
         if isinstance(error, Invalid) and corrections < CORRECTIVE_ATTEMPTS:
             corrections += 1
             request = corrective(original, str(error), cap)

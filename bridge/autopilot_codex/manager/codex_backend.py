@@ -212,8 +212,7 @@ class _Run:
         # Hooks off is a must: an unknown feature is an error, so an old Codex fails loudly.
         cmd += ["--disable", "hooks", "--json", "--color", "never"]
         cmd += ["-c", f"model_instructions_file={json.dumps(str(self.system_file))}"]
-        for setting in LEAN:
-            cmd += ["-c", setting]
+        cmd += [arg for setting in LEAN for arg in ("-c", setting)]
         cmd += ["--output-schema", str(self.schema_file), "-o", str(self.answer_file)]
         cmd += ["-m", self.model] if self.model else []
         return [*cmd, "-"]  # the prompt is stdin: no argument-length limit, no shell
@@ -289,10 +288,8 @@ def _read_events(text: str) -> tuple[Usage, str]:
 
 def _last_error_line(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    for line in reversed(lines):
-        if line.lower().startswith("error"):
-            return line
-    return lines[-1] if lines else ""
+    errors = [line for line in lines if line.lower().startswith("error")]
+    return (errors or lines or [""])[-1]
 
 
 def _failure(code: int, message: str) -> Exception:

@@ -146,17 +146,15 @@ class OpenAIManager:
             raise Charged(unseen(text, self.max_output_tokens), exc) from exc
         except openai.OpenAIError as exc:
             raise Charged(Usage(), exc) from exc
-        usage = Usage()
         try:
             body = raw.http_response.json()
         except (json.JSONDecodeError, ValueError) as exc:
-            raise Charged(usage, Invalid("the answer was not JSON")) from exc
+            raise Charged(Usage(), Invalid("the answer was not JSON")) from exc
         usage = _usage(body)
         if _cut_at_the_cap(body):
             raise Charged(usage, Invalid(self._cut_off()))
         try:
-            parsed = raw.parse()
-            value = _extract(parsed, self.api)
+            value = _extract(raw.parse(), self.api)
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
             raise Charged(

@@ -104,11 +104,11 @@ def bound_diff(diff: str, limit: int) -> str:
     parts = [part.rstrip("\n") for part in _PART.split(diff) if part.strip()]
     summary = ["Diff too large to send whole; per-file summary (+added/-removed lines):"]
     for part in parts:
-        first = part.splitlines()[0]
+        lines = part.splitlines()
+        first = lines[0]
         if not first.startswith("diff --git "):
             continue
         name = first.split(" b/", 1)[-1] if " b/" in first else first[:120]
-        lines = part.splitlines()
         added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
         removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
         summary.append(f"  {name[:200]}  +{added} -{removed}")
@@ -150,7 +150,7 @@ def plan_prompt(
         + "\n\n"
         + framed("FILES", clip(listing, max(1000, cap - 8000 - len(PLAN_INSTRUCTIONS))))
     )
-    return _fit(Prompt(PLAN_INSTRUCTIONS, redact(text)), cap)
+    return fit(Prompt(PLAN_INSTRUCTIONS, redact(text)), cap)
 
 
 def review_prompt(
@@ -170,7 +170,7 @@ def review_prompt(
     text = (
         head + "\n\nDiff since the task started:\n" + framed("DIFF", bound_diff(redact(diff), room))
     )
-    return _fit(Prompt(REVIEW_INSTRUCTIONS, redact(text)), cap)
+    return fit(Prompt(REVIEW_INSTRUCTIONS, redact(text)), cap)
 
 
 # The open findings and the files changed outside the task, in a review prompt.
@@ -189,14 +189,12 @@ def ledger_text(
 ) -> str:
     """What earlier reviews of the task left open, and what changed outside the task;
     `advisory`: the advisory findings just raised for the third time, shown once."""
-    parts = []
-    if open_findings:
-        parts.append(
-            "Open findings from earlier reviews of this task (close, keep or restate each):\n"
-            + "\n".join(f"  {line}" for line in open_findings)
-        )
-    else:
-        parts.append("Open findings from earlier reviews of this task: none.")
+    parts = [
+        "Open findings from earlier reviews of this task (close, keep or restate each):\n"
+        + "\n".join(f"  {line}" for line in open_findings)
+        if open_findings
+        else "Open findings from earlier reviews of this task: none."
+    ]
     if advisory:
         parts.append(ADVISORY_NOTE + "\n" + "\n".join(f"  {line}" for line in advisory))
     if elsewhere:
@@ -253,7 +251,7 @@ def verdict_prompt(
     room = cap - len(instructions) - len(head) - 400
     text = head + "\n\nUncommitted and committed diff of the current task:\n"
     text += framed("DIFF", bound_diff(redact(diff), max(room, 500)))
-    return _fit(Prompt(instructions, redact(text)), cap)
+    return fit(Prompt(instructions, redact(text)), cap)
 
 
 # How much of the error a corrective retry's note quotes; `pricing.RETRY_NOTE_TOKENS` bounds
@@ -323,7 +321,7 @@ def _context(goal: str, plan: Plan, task: Task | None, position: tuple[int, int]
     )
 
 
-def _fit(prompt: Prompt, cap: int) -> Prompt:
+def fit(prompt: Prompt, cap: int) -> Prompt:
     """The hard cap: whatever the inputs, nothing longer than `cap` characters leaves."""
     if len(prompt) <= cap:
         return prompt

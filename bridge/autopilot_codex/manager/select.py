@@ -68,10 +68,7 @@ def select(config: Config) -> ManagerFactory:
     if name not in BACKENDS:
         raise BridgeError(BACKENDS.unknown(name))
 
-    def make(model: str, cfg: Config) -> Manager:
-        return BACKENDS.get(name).make(model, cfg)
-
-    return make
+    return lambda model, cfg: BACKENDS.get(name).make(model, cfg)
 
 
 def selected(model: str, config: Config) -> Manager:

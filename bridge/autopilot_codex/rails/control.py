@@ -206,8 +206,6 @@ def reads_unknown_code(command: Command) -> bool:
 def _sources(command: Command) -> tuple[list[str], bool] | None:
     """An interpreter's code arguments and whether it names a script; None if not one."""
     argv, name = command.argv, command.name
-    pieces: list[str] = []
-    script = False
     if _PYTHON.fullmatch(name):
         pieces, script = _after(argv, r"-[a-zA-Z]*c", ("-W", "-X"))
     elif name in _NODE:

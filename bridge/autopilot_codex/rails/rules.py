@@ -153,9 +153,9 @@ def clean(command: Command, where: Where) -> str | None:
 
 def branch_delete(command: Command, where: Where) -> str | None:
     args = _git_args(command, "branch")
-    if args is None:
-        return None
-    if set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args):
+    if args is not None and (
+        set(_shorts(args)) & set("dD") or any(_flag(a, "delete", 3) for a in args)
+    ):
         return "branch deletion loses commits"
     return None
 
@@ -273,8 +273,7 @@ def environment(command: Command, where: Where) -> str | None:
     secret = next((v for v in command.expands if SECRET_VAR.fullmatch(v)), None)
     if secret:
         return f"${secret} holds a credential"
-    argv = command.argv
-    name = command.name
+    argv, name = command.argv, command.name
     if name in (*_DECLARES, "local", "readonly") and any(
         re.fullmatch(r"-\w*p\w*", a) for a in argv
     ):
@@ -305,8 +304,7 @@ def environment(command: Command, where: Where) -> str | None:
 
 
 def rm(command: Command, where: Where) -> str | None:
-    worktree = where.worktree
-    argv = command.argv
+    worktree, argv = where.worktree, command.argv
     if command.name != "rm":
         return None
     options = [w for w in argv[1:] if w.startswith("-")]
@@ -357,8 +355,4 @@ def resolve(raw: str, cwd: str) -> Path:
 
 
 def inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
+    return path.is_relative_to(root)

@@ -11,24 +11,10 @@ import fnmatch
 
 # Matched against the file's name.
 NAME_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    ".git-credentials",
-    "*.secret",
-    "*.secrets",
-)
+    ".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    ".npmrc", ".pypirc", ".netrc", ".git-credentials", "*.secret", "*.secrets",
+)  # fmt: skip
 # Templates that hold no values by convention: reviewed like any file, writable.
 TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 # `credentials` with a data extension is a credential store; `credentials.py` is code.

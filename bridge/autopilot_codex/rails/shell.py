@@ -186,19 +186,17 @@ def _command(
     for child in node.named_children:
         kind = child.type
         if kind == "variable_assignment":
-            name, _value = _assignment(child, scope)
-            assigned.append(name)
-            continue
-        if kind in _REDIRECTS:
+            assigned.append(_assignment(child, scope)[0])
+        elif kind in _REDIRECTS:
             redirects.append(child)
-            continue
-        if kind == "command_name" and child.named_children:
-            child = child.named_children[0]
-        value = word(child, scope.env)
-        # An unquoted expansion is split into words: `x="git push -f"; $x` runs `git`.
-        words += value.split() if child.type == "simple_expansion" else [value]
-        if opaque(child, scope.env):
-            built.append(value)
+        else:
+            if kind == "command_name" and child.named_children:
+                child = child.named_children[0]
+            value = word(child, scope.env)
+            # An unquoted expansion is split into words: `x="git push -f"; $x` runs `git`.
+            words += value.split() if child.type == "simple_expansion" else [value]
+            if opaque(child, scope.env):
+                built.append(value)
     targets, fed, opaque_stdin = redirect_targets(redirects, scope.env)
     raw = Command(
         tuple(words),

@@ -20,14 +20,10 @@ _READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 # Options of `read`/`mapfile` that take a value, so the value is not read as a name.
 _READ_VALUED = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u", "-C", "-c", "-O", "-s"})
 # Writers that name the file they write: the option before it, or their last word.
-_OUTPUT_OPTIONS = {
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
     "curl": ("-o", "--output"),
     "wget": ("-O", "--output-document"),
-    "tee": (),
-    "cp": (),
-    "mv": (),
-    "install": (),
-    "ln": (),
+    **dict.fromkeys(("tee", "cp", "mv", "install", "ln"), ()),
 }
 
 

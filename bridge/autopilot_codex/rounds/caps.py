@@ -14,13 +14,14 @@ from .decide import Next
 from .rollout import Raise as Raise
 from .rollout import RunHeader, RunLog, RunRaise
 
-# The endings a raise can take back, and the flag that raises each.
-RAISES = {
-    "round_limit": "--rounds N",
-    "budget": "--budget USD",
-    "tokens": "--max-tokens N",
-    "duration": "--max-duration TIME",
+# The endings a raise can take back: the flag that raises each, its `Raise` field, its name.
+_CAPS = {
+    "round_limit": ("--rounds N", "rounds", "round limit"),
+    "budget": ("--budget USD", "budget_usd", "budget"),
+    "tokens": ("--max-tokens N", "max_tokens", "token limit"),
+    "duration": ("--max-duration TIME", "max_seconds", "time limit"),
 }
+RAISES = {ending: flag for ending, (flag, _, _) in _CAPS.items()}
 
 
 def reading(
@@ -68,11 +69,12 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
     ended = log.end.status if log.end is not None else None
     if ended is not None and ended not in RAISES:
         raise BridgeError(f"nothing to resume: the last run ended ({ended})")
-    flag = RAISES.get(ended or "")
-    if flag is not None and getattr(given, _FIELD[ended or ""]) is None:
-        raise BridgeError(
-            f"the last run ended at its {_NAME[ended or '']}; raise it to go on: run --resume {flag}"
-        )
+    if ended is not None:
+        flag, field, name = _CAPS[ended]
+        if getattr(given, field) is None:
+            raise BridgeError(
+                f"the last run ended at its {name}; raise it to go on: run --resume {flag}"
+            )
     if not given.given():
         return None
     r = of_log(log, now)
@@ -95,20 +97,6 @@ def raise_record(log: RunLog, given: Raise, now: float) -> RunRaise | None:
             f"{meters.duration(elapsed)} ago; give more than that"
         )
     return RunRaise(kind="raise", run=log.header.run, at=now, **given.given())
-
-
-_FIELD = {
-    "round_limit": "rounds",
-    "budget": "budget_usd",
-    "tokens": "max_tokens",
-    "duration": "max_seconds",
-}
-_NAME = {
-    "round_limit": "round limit",
-    "budget": "budget",
-    "tokens": "token limit",
-    "duration": "time limit",
-}
 
 
 def unseen(

@@ -88,16 +88,8 @@ def commit_round(root: Path, last_message: str, round_no: int, run: str) -> Comm
     kept = tuple(sorted(moved | (set(inner) - {p for p, _ in committed})))
     if not _git(root, "diff", "--cached", "--name-only", "-z").strip("\0"):
         return Committed("", left_out, kept)
-    run_git(
-        root,
-        *SAFE,
-        "commit",
-        "--no-verify",
-        "-q",
-        "-m",
-        message(last_message, round_no, run),
-        author=identity(root),
-    )
+    text = message(last_message, round_no, run)
+    run_git(root, *SAFE, "commit", "--no-verify", "-q", "-m", text, author=identity(root))
     return Committed(head_sha(root), left_out, kept)
 
 

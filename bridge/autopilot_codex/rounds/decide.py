@@ -85,11 +85,8 @@ def decide(facts: RoundFacts, progress: Progress) -> Next:
     if facts.outcome != "ok":
         if progress.failures > progress.max_retries:
             return Next("error", f"{progress.failures} failed attempts in a row")
-        return _gate(
-            Next("retry", f"round failed ({facts.outcome})", facts.role, facts.wrap_up),
-            progress,
-            counted=False,
-        )
+        # Not counted: a retry uses up no round, so it meets no round limit.
+        return Next("retry", f"round failed ({facts.outcome})", facts.role, facts.wrap_up)
     if facts.markers.exit and facts.role == "verify" and not facts.project_files_changed:
         if facts.checks_passed is False:
             return _gate(Next("continue", "verified, but the checks did not pass"), progress)
@@ -104,10 +101,8 @@ def decide(facts: RoundFacts, progress: Progress) -> Next:
     return _gate(Next("continue", "work remains"), progress)
 
 
-def _gate(step: Next, progress: Progress, *, counted: bool = True) -> Next:
+def _gate(step: Next, progress: Progress) -> Next:
     """Stop at the round limit; mark the last round for the wrap-up prompt."""
-    if not counted:
-        return step
     if progress.rounds_used >= progress.rounds:
         return Next("round_limit", f"round limit {progress.rounds} reached")
     wrap_up = progress.rounds_used + 1 >= progress.rounds

@@ -321,12 +321,6 @@ def _back_off(run: Run, nxt: Next, result: RoundResult, opts: RunOptions, view: 
         (opts.sleep or sleep)(wait)
 
 
-def _run_files_held(run: Run, step: Next) -> Next:
-    """Before a round starts its host: a run file changed since the start stops the run."""
-    why = hostfiles.stop_if_changed(run.store, f"round {run.rounds_used + 1}")
-    return Next("tampered", why) if why else step
-
-
 def run(
     opts: RunOptions,
     *,
@@ -351,7 +345,8 @@ def run(
         h = state.header
         refuse_loosening(h.implementer, opts.host_args)
         state.wall = round_wall(h.implementer, root, env)
-        view.note(f"{h.rounds} {'round' if h.rounds == 1 else 'rounds'} at most; handoff file {h.handoff}")
+        plural = "" if h.rounds == 1 else "s"
+        view.note(f"{h.rounds} round{plural} at most; handoff file {h.handoff}")
         # Held for the whole run, released however it ends: every round gets the rails.
         with hold(root, h.goal, h.run, h.rounds, (opts.wall, opts.wall_missing)) as held:
             try:
@@ -364,7 +359,9 @@ def run(
                 # Every cap before every round: a resumed run's clock may have run out meanwhile.
                 step = capped(state, step)
                 while step.runs_a_round:
-                    step = _run_files_held(state, step)
+                    # Before a round starts its host: a run file changed since the start stops it.
+                    why = hostfiles.stop_if_changed(state.store, f"round {state.rounds_used + 1}")
+                    step = Next("tampered", why) if why else step
                     if step.runs_a_round:
                         step = capped(state, _one_round(state, step, opts, view, env, manager))
             except KeyboardInterrupt:

@@ -86,12 +86,8 @@ def _blank_spans(line: str) -> str:
 
 def _marker_lines(text: str) -> dict[int, tuple[int, str]]:
     """line index -> (column where the marker starts, marker name)."""
-    found: dict[int, tuple[int, str]] = {}
-    for i, line in _prose_lines(text):
-        match = _AT_END.search(line)
-        if match:
-            found[i] = (match.start(1), match.group(2))
-    return found
+    matches = ((i, _AT_END.search(line)) for i, line in _prose_lines(text))
+    return {i: (m.start(1), m.group(2)) for i, m in matches if m}
 
 
 def parse(message: str) -> Markers:

@@ -160,8 +160,7 @@ Record = RunHeader | RoundRecord | RunEnd | RunRaise
 
 def line(record: Record) -> bytes:
     """One record as the rollout stores it: a JSON line."""
-    text = json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n"
-    return text.encode("utf-8")
+    return (json.dumps(typedjson.dump(record), ensure_ascii=False, sort_keys=True) + "\n").encode()
 
 
 def append(path: Path, record: Record) -> None:
@@ -181,14 +180,11 @@ def _drop_torn_tail(handle: IO[bytes]) -> None:
     handle.seek(max(0, size - 1))
     if handle.read(1) == b"\n":
         return
-    keep = 0
-    step = 4096
-    pos = size
+    keep, pos = 0, size
     while pos > 0:
-        start = max(0, pos - step)
+        start = max(0, pos - 4096)
         handle.seek(start)
-        chunk = handle.read(pos - start)
-        at = chunk.rfind(b"\n")
+        at = handle.read(pos - start).rfind(b"\n")
         if at >= 0:
             keep = start + at + 1
             break

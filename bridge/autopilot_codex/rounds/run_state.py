@@ -71,10 +71,8 @@ def capped(run: Run, step: Next) -> Next:
 def resumed(
     log: rollout.RunLog, root: Path, custody: Custody, store: Store, max_retries: int
 ) -> tuple[Run, Next]:
-    run = Run(
-        log.header, root, custody, store, rounds_usd=log.rounds_usd, manager_usd=log.manager_usd
-    )
-    run.tokens = log.tokens
+    run = Run(log.header, root, custody, store, tokens=log.tokens)
+    run.rounds_usd, run.manager_usd = log.rounds_usd, log.manager_usd
     for r in log.rounds:
         if r.outcome == "ok":
             run.rounds_used, run.failures = run.rounds_used + 1, 0

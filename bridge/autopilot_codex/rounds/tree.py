@@ -81,8 +81,8 @@ def _add_excluded(root: Path, index: str) -> None:
     """Add the files `add -A` left out for `.git/info/exclude` alone (the in-tree .gitignore
     files are the change's own, and in the snapshot): a round can write that file."""
     args = ("ls-files", "--others", "--exclude-per-directory=.gitignore", "-z")
-    names = [n for n in run_bytes(root, *args, index_file=index).split(b"\0") if n]
-    names = [n for n in names if not n.endswith(b"/")]  # a nested repository: _stand_in
+    listed = run_bytes(root, *args, index_file=index).split(b"\0")
+    names = [n for n in listed if n and not n.endswith(b"/")]  # a nested repository: _stand_in
     if names:
         stdin = b"\0".join(names) + b"\0"
         run_bytes(root, "update-index", "--add", "-z", "--stdin", index_file=index, stdin=stdin)

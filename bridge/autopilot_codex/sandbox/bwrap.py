@@ -38,15 +38,13 @@ def argv(
         head.append("--new-session")
     head += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     planned = mounts(rules)
-    for mount in planned:
-        head += _flags(mount)
+    head += [flag for mount in planned for flag in _flags(mount)]
     # A hidden folder is an empty tmpfs, made read-only once everything inside it is mounted
     # (a mount point cannot be made in a read-only one): nothing is written there unseen.
     for mount in planned:
         if mount.kind == "hide" and mount.folder:
             head += ["--remount-ro", mount.path]
-    for name, value in rules.env:
-        head += ["--setenv", name, value]
+    head += [arg for name, value in rules.env for arg in ("--setenv", name, value)]
     return [*head, "--chdir", cwd, "--", *command]
 
 

@@ -22,20 +22,11 @@ from .rules import Rules
 Writes = Literal["nothing", "git", "tree"]
 # What each writing subcommand the supervisor runs may write; every other one only reads.
 WRITES: dict[str, Writes] = {
-    "add": "git",
-    "commit": "git",
-    "commit-tree": "git",
-    "hash-object": "git",
-    "index-pack": "git",
-    "pack-objects": "git",
-    "symbolic-ref": "git",
-    "mktree": "git",
-    "read-tree": "git",
-    "update-ref": "git",
-    "reset": "git",
-    "rm": "git",
-    "update-index": "git",
-    "write-tree": "git",
+    **dict.fromkeys(
+        ("add", "commit", "commit-tree", "hash-object", "index-pack", "pack-objects"), "git"
+    ),
+    **dict.fromkeys(("symbolic-ref", "mktree", "read-tree", "update-ref", "reset", "rm"), "git"),
+    **dict.fromkeys(("update-index", "write-tree"), "git"),
     "stash": "tree",
     # `restore` (shadow/back.py) writes the files of a snapshot back into the work tree.
     "checkout-index": "tree",

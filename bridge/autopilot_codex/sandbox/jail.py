@@ -66,12 +66,8 @@ def probe(system: str | None = None) -> Wall:
         return Wall(name, False, why=f"no sandbox the supervisor can use on {name}")
     binary = bwrap.find()
     if binary is None:
-        return Wall(
-            name,
-            False,
-            why="bubblewrap is not installed in a system folder",
-            fix="sudo apt-get install -y bubblewrap (or your system's bubblewrap package)",
-        )
+        fix = "sudo apt-get install -y bubblewrap (or your system's bubblewrap package)"
+        return Wall(name, False, why="bubblewrap is not installed in a system folder", fix=fix)
     return _tried(Wall(name, True, binary))
 
 
@@ -93,12 +89,8 @@ def _tried(candidate: Wall) -> Wall:
             return candidate
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = lines[-1] if lines else f"exit {proc.returncode}"
-    return Wall(
-        candidate.system,
-        False,
-        why=f"{candidate.binary} cannot start a sandbox here: {detail}",
-        fix=USERNS_FIX if linux else "",
-    )
+    why = f"{candidate.binary} cannot start a sandbox here: {detail}"
+    return Wall(candidate.system, False, why=why, fix=USERNS_FIX if linux else "")
 
 
 def wrap(

@@ -34,9 +34,7 @@ def restore(shadow: Shadow, ident: str, path: str | None = None) -> Restored:
     target = find(shadow, ident)
     present = take(shadow, "before restore").snapshot
     written, removed = _files(shadow, present, target, path)
-    moved: tuple[str, ...] = ()
-    if path is None:
-        moved = _refs(shadow, target.meta.refs)
+    moved = _refs(shadow, target.meta.refs) if path is None else ()
     # What the restore removed is in `present`, not lost: the next hook compares with this.
     take(shadow, f"restored {target.meta.n}", notice=False)
     return Restored(present, written, removed, moved)
@@ -114,13 +112,8 @@ def _refs(shadow: Shadow, want: refs.Refs) -> tuple[str, ...]:
     if want.head and not want.head.startswith("ref: "):
         tips.append(want.head)
     if tips:
-        pack = shadow.git(
-            "pack-objects",
-            "--revs",
-            "--stdout",
-            "-q",
-            stdin=("\n".join([*tips, "--not", *now.tips()]) + "\n").encode("ascii"),
-        )
+        wanted = ("\n".join([*tips, "--not", *now.tips()]) + "\n").encode("ascii")
+        pack = shadow.git("pack-objects", "--revs", "--stdout", "-q", stdin=wanted)
         run_bytes(shadow.user, "index-pack", "--stdin", stdin=pack)
     if moved:
         lines = "".join(f"update {n} {want.refs[n]}\n" for n in moved)

@@ -59,10 +59,8 @@ class Refs:
 
 def read(user: Location) -> Refs:
     out = run_bytes(user, "for-each-ref", "--format=%(objectname) %(refname)")
-    refs = {}
-    for line in out.decode("utf-8", "surrogateescape").splitlines():
-        sha, _, name = line.partition(" ")
-        refs[name] = sha
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    refs = {name: sha for sha, _, name in (line.partition(" ") for line in lines)}
     # An old git could keep HEAD as a link (`core.preferSymlinkRefs`): followed, to a regular file.
     head = nofollow.small(user.git_dir / "HEAD", _HEAD_MAX, follow=True) or b""
     return Refs(head.decode("utf-8", "replace").strip(), refs, stash_entries(user))

@@ -53,13 +53,9 @@ class Shadow:
         ok: tuple[int, ...] = (0,),
         author: Mapping[str, str] | None = None,
     ) -> bytes:
+        index = index or self.index
         return run_bytes(
-            self.where,
-            *args,
-            stdin=stdin,
-            index_file=index or self.index,
-            ok_codes=ok,
-            author=author,
+            self.where, *args, stdin=stdin, index_file=index, ok_codes=ok, author=author
         )
 
     def excluded(self) -> list[str]:

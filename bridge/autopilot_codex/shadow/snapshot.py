@@ -88,13 +88,9 @@ def take_held(
         refs=now_refs,
     )
     parents = ["-p", before.commit] if before else []
-    commit = (
-        shadow.git(
-            "commit-tree", tree, *parents, stdin=meta.message().encode("utf-8"), author=AUTHOR
-        )
-        .decode()
-        .strip()
-    )
+    message = meta.message().encode("utf-8")
+    out = shadow.git("commit-tree", tree, *parents, stdin=message, author=AUTHOR)
+    commit = out.decode().strip()
     _keep(shadow, commit, now_refs, before)
     shadow.git("update-ref", HEAD_REF, commit, before.commit if before else "")
     return Taken(Snapshot(commit, tree, meta), new=True, lost=lost)
@@ -108,14 +104,8 @@ def _stage_paths(shadow: Shadow, paths: Sequence[str]) -> None:
         if full != root and full.is_relative_to(root):
             inside.append(full.relative_to(root).as_posix())
     if inside:
-        shadow.git(
-            "update-index",
-            "--add",
-            "--remove",
-            "-z",
-            "--stdin",
-            stdin=b"\0".join(p.encode("utf-8", "surrogateescape") for p in inside),
-        )
+        names = b"\0".join(p.encode("utf-8", "surrogateescape") for p in inside)
+        shadow.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
 
 
 def _stage_all(shadow: Shadow) -> None:
@@ -130,17 +120,8 @@ def _stage_all(shadow: Shadow) -> None:
 
 
 def _stage_ignored(shadow: Shadow, excluded: list[str]) -> None:
-    out = shadow.git(
-        "ls-files",
-        "-z",
-        "--others",
-        "--ignored",
-        "--exclude-standard",
-        "--directory",
-        "--",
-        ".",
-        *excluded,
-    )
+    args = ("-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
+    out = shadow.git("ls-files", *args, *excluded)
     room = IGNORED_TOTAL_MAX
     chosen = []
     for raw in out.split(b"\0"):
@@ -164,14 +145,8 @@ def _keep(shadow: Shadow, commit: str, now: refs.Refs, before: Snapshot | None) 
     old = [before.commit, *before.meta.refs.tips()] if before else []
     new = [t for t in now.tips() if t not in set(old)]
     wanted = "\n".join([commit, *new, "--not", *old]) + "\n"
-    shadow.git(
-        "pack-objects",
-        "--revs",
-        "-q",
-        "--window=0",
-        str(shadow.dir / "objects" / "pack" / "pack"),
-        stdin=wanted.encode("ascii"),
-    )
+    pack = str(shadow.dir / "objects" / "pack" / "pack")
+    shadow.git("pack-objects", "--revs", "-q", "--window=0", pack, stdin=wanted.encode("ascii"))
     if new:
         lines = "".join(f"update refs/kept/{t} {t}\n" for t in new)
         shadow.git("update-ref", "--stdin", stdin=lines.encode("ascii"))

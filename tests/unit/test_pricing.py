@@ -15,6 +15,7 @@ from autopilot_codex.manager.pricing import (
     parse_override,
     price_for,
     row_for,
+    unseen,
 )
 
 SOL = Price(2.00, 0.10, 10.00)
@@ -148,3 +149,10 @@ def test_the_retry_note_bound_holds_the_longest_note() -> None:
     note = corrective(first, "\U0001f600" * NOTE_ERROR_CHARS).text[len(first.text) :]
     # The note, plus the separator between instructions and input.
     assert len(note.encode("utf-8")) + 1 <= RETRY_NOTE_TOKENS
+
+
+def test_an_unseen_answer_is_charged_at_its_ceiling() -> None:
+    """A timed-out attempt: its prompt a token a byte (`estimate_tokens`), the whole output."""
+    text = "\u00e9t\u00e9 " * 10  # 6 bytes a word
+    assert unseen(text, 4_000) == Usage(estimate_tokens(text), 0, 4_000)
+    assert unseen(text, 4_000).input_tokens == 61

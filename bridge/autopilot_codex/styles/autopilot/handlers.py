@@ -105,7 +105,7 @@ def on_post_tool(ctx: HookContext) -> Decision:
             return guards.allow("ignored")
         state = guards.on_tool(guards.claim(state, payload.session_id, ctx.host.name))
         state = ctx.charged(state)
-        capped = meters.over(state, meters.clock(), state.budget_usd)
+        capped = meters.over(state, inflight.clock(), state.budget_usd)
         if capped is not None:
             # A turn that reaches a cap (the budget, the tokens, the time) ends here, not at
             # its Stop: a turn that never ends would otherwise go on past it.

@@ -145,6 +145,9 @@ def check_command(
     env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})
     unknown: str | None = None
     for part in shell.commands(command, env, cwd or str(worktree)):
+        patched = _patched(part, config, worktree, hosts)
+        if patched:
+            return patched
         normal = " ".join(part.argv)
         denied = next((p for p in config.rails_deny if normal and _search(p, normal)), None)
         if denied:
@@ -157,6 +160,23 @@ def check_command(
             # A rule that names what the line does says more than "cannot be named".
             unknown = unknown or _deny(rule_id, why)
     return unknown
+
+
+# A shell command Codex takes for its patch tool and applies itself, unseen by its hooks as one.
+_PATCHERS = ("apply_patch", "applypatch")
+
+
+def _patched(part: shell.Command, config: Config, worktree: Path, hosts: HostSet) -> str | None:
+    """The denial of a path the patch of an `apply_patch` shell command names, as the tool's."""
+    if part.name not in _PATCHERS:
+        return None
+    text = part.argv[1] if len(part.argv) > 1 else part.stdin or ""
+    for each in hosts.members:
+        for raw in each.touched_paths("apply_patch", {"command": text}):
+            reason = check_path(str(Path(part.cwd, raw)), config, worktree, hosts)
+            if reason:
+                return reason
+    return None
 
 
 def _findings(command: shell.Command, where: Where) -> Iterator[tuple[str, str]]:

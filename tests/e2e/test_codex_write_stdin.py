@@ -15,10 +15,14 @@ from pathlib import Path
 import pytest
 
 from autopilot_codex.commands import install
+from autopilot_codex.hosts.codex.boundary import boundary_overrides, prepare_worktree
+from autopilot_codex.wall import check_wall_prereqs
 
 from .autopilot_helpers import Autopilot
 from .codex_fixtures import CodexRunner
 from .fake_codex_model import Call, FakeCodexModel, Turn
+from .test_wall_e2e import KEY, Scene
+from .test_wall_e2e import scene as scene  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -72,3 +76,42 @@ def test_codex_a_bare_shell_for_write_stdin_to_type_into_is_denied(
     assert not (git_repo / "typed-unjudged.txt").exists(), "write_stdin ran unjudged"
     assert not calls["typed"]
     assert "[unreadable]" in fake_codex.model_requests[1].raw
+
+
+def test_codex_walled_no_program_keeps_a_terminal_for_write_stdin(
+    codex: CodexRunner, fake_codex: FakeCodexModel, scene: Scene
+) -> None:
+    """A program the rails cannot name as a reader of commands (`xargs` naming its program,
+    an editor's `:!`, a pager's `!`) still takes what `write_stdin` types, later, unread: the
+    wall takes the terminal away (`features.unified_exec_tty=false`), so `exec_command` keeps
+    no session with an open standard input whatever it starts."""
+    if not check_wall_prereqs().ok:
+        pytest.skip("the hosts' sandbox needs its tools (bubblewrap, socat)")
+    spec = scene.spec()
+    prepare_worktree(spec)
+    calls = {"typed": False}
+
+    def chooser(raw: str, headers: dict[str, str]) -> Turn | None:
+        if '"function_call_output"' not in raw:
+            return Call(
+                "exec_command", {"cmd": "xargs -I{} touch {}", "tty": True, "yield_time_ms": 500}
+            )
+        found = _SESSION.findall(raw)
+        if found and not calls["typed"]:
+            calls["typed"] = True
+            return Call(
+                "write_stdin",
+                {
+                    "session_id": int(found[-1]),
+                    "chars": "typed-unread.txt\n",
+                    "yield_time_ms": 1000,
+                },
+            )
+        return "Done."
+
+    fake_codex.chooser = chooser
+    extra_args = [arg for item in boundary_overrides(spec) for arg in ("-c", item)]
+    run = codex("work", extra_args=extra_args, extra_env={"OPENAI_API_KEY": KEY})
+    assert run.ok, run.describe()
+    assert not (scene.repo / "typed-unread.txt").exists(), "write_stdin reached a walled program"
+    assert not calls["typed"]

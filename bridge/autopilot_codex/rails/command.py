@@ -31,12 +31,21 @@ class Command:
     too_deep: bool = False
     # It reads the output of an earlier pipeline stage (known or not).
     piped: bool = False
+    # Its standard input is a file it names (`< f`): neither a pipe nor the terminal.
+    stdin_file: bool = False
     # Why the program it runs cannot be named before it runs (`unknown`), or "".
     unknown: str = ""
 
     @property
     def name(self) -> str:
         return self.argv[0] if self.argv else ""
+
+    @property
+    def reads_later(self) -> bool:
+        """Nothing on the line gives its standard input (no pipe, heredoc or file): it is the
+        tool's, a terminal another tool types into after the line was judged (Codex's
+        `write_stdin`, which no hook sees)."""
+        return self.stdin is None and not self.piped and not self.stdin_file
 
 
 def output_of(command: Command | None) -> str | None:

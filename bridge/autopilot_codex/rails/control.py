@@ -200,7 +200,19 @@ def interpreter_code(command: Command) -> str:
 def reads_unknown_code(command: Command) -> bool:
     """An interpreter whose code is its standard input, and that input is not known."""
     found = _sources(command)
-    return found is not None and found == ([], False) and command.piped
+    if found is None or found[0] or (found[1] and not _interactive(command)):
+        return False
+    return command.piped or command.reads_later
+
+
+def _interactive(command: Command) -> bool:
+    """`python3 -i tool.py`, `node -i`: it reads code from its standard input after the script."""
+    flags = command.argv[
+        1 : next((i for i, w in enumerate(command.argv) if i and w[:1] != "-"), None)
+    ]
+    if _PYTHON.fullmatch(command.name):
+        return any(re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", w) for w in flags)
+    return command.name in _NODE and any(w in ("-i", "--interactive") for w in flags)
 
 
 def _sources(command: Command) -> tuple[list[str], bool] | None:

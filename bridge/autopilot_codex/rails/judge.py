@@ -19,7 +19,7 @@ from pathlib import Path
 from ..config import Config, config_file
 from ..hookio import HookInput
 from ..paths import state_home, state_home_str
-from . import shell
+from . import mcp, shell
 from .records import RULE_IDS, RULES
 from .rules import Where
 
@@ -84,6 +84,8 @@ def _check(
         command = each.shell_command(payload.tool_name, payload.tool_input)
         if command is not None:
             return check_command(command, config, worktree, payload.cwd, hosts)
+    if payload.tool_name.startswith(mcp.PREFIX):
+        return _check_mcp(payload, config, worktree, hosts)
     for each in readers:
         reading = payload.tool_name in each.read_tools
         paths = each.touched_paths(payload.tool_name, payload.tool_input)
@@ -99,6 +101,25 @@ def _check(
             reason = check_path(raw, config, worktree, hosts, reading=reading)
             if reason:
                 return reason
+    return None
+
+
+def _check_mcp(payload: HookInput, config: Config, worktree: Path, hosts: HostSet) -> str | None:
+    """An MCP server's tool: each string in its input judged as a path it writes, each command
+    field as a shell line (`mcp`). Text that cannot be a path (a newline, past any path's
+    length) is judged as a path by nothing."""
+    found = mcp.strings(payload.tool_input, MAX_PATHS)
+    if len(found) > MAX_PATHS and "unreadable" not in config.rails_allow:
+        return _deny("unreadable", f"a tool call of more than {MAX_PATHS} strings is not read")
+    for raw in found:
+        if raw and "\n" not in raw and len(raw) <= MAX_PATH_CHARS:
+            reason = check_path(raw, config, worktree, hosts)
+            if reason:
+                return reason
+    for line in mcp.commands(payload.tool_input):
+        reason = check_command(line, config, worktree, payload.cwd, hosts)
+        if reason:
+            return reason
     return None
 
 
@@ -124,6 +145,9 @@ def check_command(
     env.update({k: os.environ[k] for k in ("TMPDIR",) if os.environ.get(k, "").strip()})
     unknown: str | None = None
     for part in shell.commands(command, env, cwd or str(worktree)):
+        patched = _patched(part, config, worktree, hosts)
+        if patched:
+            return patched
         normal = " ".join(part.argv)
         denied = next((p for p in config.rails_deny if normal and _search(p, normal)), None)
         if denied:
@@ -136,6 +160,23 @@ def check_command(
             # A rule that names what the line does says more than "cannot be named".
             unknown = unknown or _deny(rule_id, why)
     return unknown
+
+
+# A shell command Codex takes for its patch tool and applies itself, unseen by its hooks as one.
+_PATCHERS = ("apply_patch", "applypatch")
+
+
+def _patched(part: shell.Command, config: Config, worktree: Path, hosts: HostSet) -> str | None:
+    """The denial of a path the patch of an `apply_patch` shell command names, as the tool's."""
+    if part.name not in _PATCHERS:
+        return None
+    text = part.argv[1] if len(part.argv) > 1 else part.stdin or ""
+    for each in hosts.members:
+        for raw in each.touched_paths("apply_patch", {"command": text}):
+            reason = check_path(str(Path(part.cwd, raw)), config, worktree, hosts)
+            if reason:
+                return reason
+    return None
 
 
 def _findings(command: shell.Command, where: Where) -> Iterator[tuple[str, str]]:

@@ -33,3 +33,13 @@ def targets(redirects: list[Any], env: Mapping[str, str]) -> tuple[list[str], st
                     more, _, _ = targets([inner], env)
                     found += more
     return found, fed, opaque
+
+
+def stdin_from_file(redirects: list[Any]) -> bool:
+    """Does one of these redirections give the standard input a file (`< f`, `0<f`, `<&3`)?"""
+    for redirect in redirects:
+        if redirect.type != "file_redirect" or redirect.child_by_field_name("descriptor"):
+            continue
+        if any(c.type in ("<", "<&", "<>") for c in redirect.children):
+            return True
+    return False

@@ -62,12 +62,18 @@ def unreadable(command: Command, where: Where) -> str | None:
     if command.too_deep:
         return "shells or wrappers nested this deep are not read; write the command plainly"
     readers = command.name in SHELLS or command.name in ("source", ".")
-    if command.piped and readers and _reads_stdin(command.argv):
+    if readers and _reads_stdin(command.argv) and (command.piped or command.reads_later):
         return unread_stdin(command, "a script")
     return None
 
 
 def unread_stdin(command: Command, what: str) -> str:
+    if not command.piped:
+        return (
+            f"{command.name} left reading its standard input runs {what} typed into it later "
+            "(Codex's write_stdin), which no hook reads; give it on the line: `-c`, a file, "
+            "or a quoted heredoc (<<'EOF')"
+        )
     return (
         f"{command.name} runs {what} from its standard input, which cannot be read first "
         "(a pipe, or a heredoc that expands what the hook cannot know: quote its delimiter, "

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import parser, shellwrap, unknown
 from .command import Command, output_of
+from .redirects import stdin_from_file
 from .redirects import targets as redirect_targets
 from .shellwords import expand_text, opaque, split_outside_quotes, text, word
 
@@ -208,6 +209,7 @@ def _command(
         fed if fed is not None else stdin,
         scope.wrappers,
         piped=opaque_stdin or (piped and fed is None and stdin is None),
+        stdin_file=stdin_from_file(redirects),
         unknown=unknown.indirection(scope.env, [node, *redirects]),
     )
     for child in (*node.named_children, *outer):
@@ -321,6 +323,7 @@ def _unwrap_and_emit(raw: Command, scope: _Scope, built: list[str] | None = None
         raw.wrappers + tuple(found.wrappers),
         too_deep=found.too_deep,
         piped=raw.piped,
+        stdin_file=raw.stdin_file,
         unknown=why,
     )
     _emit(scope, command)

@@ -17,7 +17,7 @@ def word(node: Any, env: Mapping[str, str]) -> str:
     if kind == "raw_string":
         return text(node)[1:-1]
     if kind in ("string", "translated_string"):
-        return "".join(_string_part(c, env) for c in node.named_children)
+        return _quoted(node, env)
     if kind == "ansi_c_string":
         return _ansi_c(text(node)[2:-1])
     if kind == "concatenation":
@@ -30,6 +30,23 @@ def word(node: Any, env: Mapping[str, str]) -> str:
     if kind == "command_substitution":
         return _echoed(node, env)
     return text(node)
+
+
+def _quoted(node: Any, env: Mapping[str, str]) -> str:
+    """A double-quoted word, with what lies between its parts (the parser leaves a newline
+    out of every part; the shell keeps it)."""
+    raw, base = bytes(node.text or b""), node.start_byte
+
+    def between(start: int, end: int) -> str:
+        return raw[start - base : end - base].decode("utf-8", "replace")
+
+    at = node.children[0].end_byte if node.children else base
+    parts: list[str] = []
+    for child in node.named_children:
+        parts += [between(at, child.start_byte), _string_part(child, env)]
+        at = child.end_byte
+    end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
+    return "".join([*parts, between(at, end)])
 
 
 def _string_part(node: Any, env: Mapping[str, str]) -> str:

@@ -37,6 +37,9 @@ _LOOSENING_FLAGS = (
     "--add-dir", "--profile", "-p",
 )  # fmt: skip
 _CONFIG_FLAGS = ("--config", "-c")
+# The feature that gives `exec_command` a terminal, which `write_stdin` (no hook sees it)
+# types into later: off behind the wall, and no caller's flag turns it back on.
+_TTY = "unified_exec_tty"
 # Config layers, strongest first: `-c` overrides, the project's `.codex/config.toml`, the
 # user's `$CODEX_HOME/config.toml`, the system's.
 LAYERS: tuple[str, ...] = ("overrides", "project", "user", "system")
@@ -95,6 +98,7 @@ def boundary_config(spec: WallSpec, exists: Callable[[Path], bool] = Path.exists
             PROFILE: {"filesystem": filesystem_table(spec, exists), "network": {"enabled": False}}
         },
         "shell_environment_policy": {"exclude": list(spec.hidden_env)},
+        "features": {_TTY: False},
     }
 
 
@@ -109,6 +113,8 @@ def boundary_overrides(spec: WallSpec, exists: Callable[[Path], bool] = Path.exi
         f"permissions.{PROFILE}.filesystem={{{fs}}}",
         f"permissions.{PROFILE}.network.enabled=false",
         f"shell_environment_policy.exclude=[{exclude}]",
+        # No terminal for `exec_command`: `write_stdin` types into one unseen by any hook.
+        f"features.{_TTY}=false",
     ]
 
 
@@ -268,7 +274,7 @@ class CodexBoundary:
             *(key.replace("=", " = ", 1) for key in boundary_overrides(spec)),
             "",
             f"(They name this worktree, {spec.worktree}: run this again in another repository "
-            "for its own. Where the file already has a [permissions...] or "
+            "for its own. Where the file already has a [permissions...], [features] or "
             "[shell_environment_policy] table, put the matching key in that table instead: TOML "
             "refuses a table defined twice.)",
         ]
@@ -310,8 +316,10 @@ class CodexBoundary:
                 found.append(arg)
             config = flag_value(args, i, _CONFIG_FLAGS)
             key = config[1].split("=", 1)[0].strip() if config else ""
-            if key.split(".", 1)[0] in _WALL_KEYS:
+            if key.split(".", 1)[0] in _WALL_KEYS or key == f"features.{_TTY}":
                 found.append(f"-c {config[1] if config else key}")
+            if flag_value(args, i, ("--enable",)) == ("--enable", _TTY):
+                found.append(f"--enable {_TTY}")
         return found
 
     def prepare(self, spec: WallSpec) -> None:

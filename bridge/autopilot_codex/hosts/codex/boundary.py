@@ -153,6 +153,9 @@ def effective_status(
         mode = None if chooser is None else chooser.get("sandbox_mode")
         enabled, missing = _legacy_missing(docs, mode)
     missing += _env_missing(spec, docs)
+    if first_value(docs, ("features", _TTY)) is not False:
+        # `write_stdin` types into a command's terminal, and no hook sees what it types.
+        missing.append(f"features.{_TTY} is not false: a command keeps a terminal to type into")
     return WallStatus.judge(enabled, missing)
 
 

@@ -1,0 +1,60 @@
+"""The loop's own files in the state home, which an unguarded implementer writes: a fifo put
+at `state.json` or `events.jsonl` (or a link to an endless device) made every reader wait for
+a writer for ever, so the user's `stop`, typed in another terminal to end the loop, hung, as
+did `status`, `cancel` and `resume`. Each is read only as a regular file, opened without
+waiting: such a file reads as damaged (the rails kept until the user's stop, which ends them).
+A hang is found by a generous timeout that fails the test, not by a timing margin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autopilot_codex.paths import project_dir
+from tests.conftest import cli
+
+HANG_S = 60
+
+
+def command(repo: Path, *verb: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "autopilot_codex", "-C", str(repo), *verb],
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{' '.join(verb)}` hung on a special file in the state home")
+
+
+@pytest.mark.parametrize("name", ["state.json", "events.jsonl"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_the_users_commands_never_hang_on_a_special_file_in_the_state_home(
+    repo: Path, capsys: pytest.CaptureFixture[str], name: str, kind: str
+) -> None:
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "s1", "make", "it")
+    assert code == 0, out
+    path = project_dir(repo) / name
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+    for verb in (["status", "--json"], ["status"]):
+        # Read as damaged: said (and, for the state, moved aside), the rails kept.
+        done = command(repo, *verb)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+
+    done = command(repo, "stop")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "rails are off" in done.stdout or "loop stopped" in done.stdout, done.stdout
+    for verb in (["resume"], ["cancel"], ["status"]):
+        done = command(repo, *verb)
+        assert done.returncode in (0, 1), done.stdout + done.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex.paths import project_dir
+from autopilot_codex.paths import project_dir, state_home
 from tests.conftest import cli
 
 HANG_S = 60
@@ -58,3 +58,19 @@ def test_the_users_commands_never_hang_on_a_special_file_in_the_state_home(
     for verb in (["resume"], ["cancel"], ["status"]):
         done = command(repo, *verb)
         assert done.returncode in (0, 1), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("index", ["active", "rails"])
+def test_a_special_file_among_the_markers_hangs_no_command_and_no_hook(
+    repo: Path, capsys: pytest.CaptureFixture[str], index: str
+) -> None:
+    """The markers' indexes are read by every hook and every command that finds its loop."""
+    code, out = cli(capsys, "-C", str(repo), "ralph", "--session-id", "s1", "make", "it")
+    assert code == 0, out
+    os.mkfifo(state_home() / index / "planted")
+    (state_home() / index / "endless").symlink_to("/dev/zero")
+
+    done = command(repo, "status")
+    assert done.returncode == 0 and "ralph" in done.stdout, done.stdout + done.stderr
+    done = command(repo, "stop")
+    assert done.returncode == 0 and "loop stopped" in done.stdout, done.stdout + done.stderr

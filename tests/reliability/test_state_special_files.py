@@ -74,3 +74,13 @@ def test_a_special_file_among_the_markers_hangs_no_command_and_no_hook(
     assert done.returncode == 0 and "ralph" in done.stdout, done.stdout + done.stderr
     done = command(repo, "stop")
     assert done.returncode == 0 and "loop stopped" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_special_file_at_the_settings_hangs_no_command(repo: Path) -> None:
+    """`config.json` is read by every hook that reaches a loop and by most commands."""
+    state_home().mkdir(parents=True, exist_ok=True)
+    os.mkfifo(state_home() / "config.json")
+
+    done = command(repo, "ralph", "--session-id", "s1", "make", "it")
+
+    assert done.returncode == 1 and "config.json" in done.stdout, done.stdout + done.stderr

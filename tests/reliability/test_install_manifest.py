@@ -78,3 +78,23 @@ def test_a_record_of_this_repositorys_own_install_still_takes_it_back(
     code, out = cli(capsys, "-C", str(repo), "uninstall", "codex", "--project")
     assert code == 0, out
     assert not (repo / ".codex").exists() and not (repo / ".agents").exists()
+
+
+@pytest.mark.parametrize("link", [".codex", ".agents"])
+def test_a_project_install_writes_nothing_through_a_link_out_of_the_repository(
+    tmp_path: Path, codex_home: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    """A repository's `.codex` (or `.agents`) made a link to the user's Codex home: the
+    project install would merge its hooks into the user's own hooks file, for every session."""
+    repo = make_repo(tmp_path / "repo")
+    mine = codex_home if link == ".codex" else tmp_path / "user-home" / "agents"
+    mine.mkdir(parents=True, exist_ok=True)
+    (mine / "hooks.json").write_text(json.dumps(THEIRS_HOOKS))
+    before = sorted(p.name for p in mine.iterdir())
+    (repo / link).symlink_to(mine)
+
+    code, out = cli(capsys, "-C", str(repo), "install", "codex", "--project", "--unguarded")
+
+    assert code != 0 and link in out, out
+    assert sorted(p.name for p in mine.iterdir()) == before, out
+    assert json.loads((mine / "hooks.json").read_text()) == THEIRS_HOOKS, out

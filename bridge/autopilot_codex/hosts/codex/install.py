@@ -66,6 +66,10 @@ def target(scope: str, *, env: Mapping[str, str], cwd: Path) -> Target:
     if scope == "user":
         return Target("user", home / "hooks.json", home / "skills", config)
     repo = project_root(cwd)
+    for place in (repo / ".codex", repo / ".agents", repo / ".agents" / "skills"):
+        # A link planted there would have the install write, and uninstall remove, elsewhere.
+        if place.is_symlink() or not place.resolve().is_relative_to(repo):
+            raise BridgeError(f"{place} is a link out of the repository: nothing was written")
     return Target(
         "project", repo / ".codex" / "hooks.json", repo / ".agents" / "skills", config, repo
     )

@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .fileio import opened, regular_bytes
+
 _FIELD = b', "mac": "'
 _HEX = 64
 _SUFFIX = len(_FIELD) + _HEX + 2  # the field, the digest, the closing quote and brace
@@ -35,7 +37,7 @@ class Anchor(NamedTuple):
 def append(path: Path, key: bytes, record: dict[str, Any]) -> None:
     body = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8", "surrogateescape")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = opened(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         _lock(fd, exclusive=True)
         size = os.fstat(fd).st_size
@@ -56,11 +58,13 @@ def verify(
     witness was put back from an older copy.
     """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = opened(path)
     except FileNotFoundError:
         if anchor.size:
             return anchor, "events.jsonl was removed"
         return anchor, None
+    except OSError as exc:
+        return anchor, f"events.jsonl is unreadable ({exc.strerror})"
     try:
         _lock(fd, exclusive=False)
         size = os.fstat(fd).st_size
@@ -91,9 +95,11 @@ def audit(path: Path, key: bytes, origin: Anchor, anchor: Anchor) -> str | None:
     from the last anchor on) cannot see, a line rewritten before the anchor. For the user's
     `resume`, not for every hook."""
     try:
-        data = path.read_bytes()
+        data = regular_bytes(path)
     except FileNotFoundError:
         data = b""
+    except OSError as exc:
+        return f"events.jsonl is unreadable ({exc.strerror})"
     if len(data) < max(origin.size, anchor.size):
         return f"events.jsonl was cut short ({len(data)} of {anchor.size} bytes)"
     position, previous = origin.size, origin.mac
@@ -111,7 +117,7 @@ def end(path: Path) -> Anchor:
     """Where the ledger ends now, unverified: the anchor of a loop taken over from a release
     that did not seal its lines (from here on, every line must be sealed)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = opened(path)
     except FileNotFoundError:
         return Anchor()
     try:
@@ -127,7 +133,7 @@ def newest(path: Path, anchor: Anchor) -> dict[str, float]:
     what a loop whose state and witness were put back from an older copy had reached."""
     found = {"budget_used_usd": 0.0, "iteration": 0.0, "witness": 0.0}
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(opened(path), "rb") as handle:
             handle.seek(anchor.size)
             rest = handle.read()
     except OSError:

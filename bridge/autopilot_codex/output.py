@@ -6,8 +6,10 @@ import sys
 
 
 def out(text: str) -> None:
-    """stdout: for a hook, JSON or nothing; for a command, what the user or model reads."""
+    """stdout: for a hook, JSON or nothing; for a command, what the user or model reads.
+    Every line is `visible`: a refusal quotes a setting's or a file's name as well."""
     if text:
+        text = visible(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
@@ -19,6 +21,7 @@ def terminal_command(verb: str) -> str:
 
 def err(text: str) -> None:
     if text:
+        text = visible(text)
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
         sys.stderr.flush()
 

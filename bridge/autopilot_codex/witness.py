@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import surrogates
+from .fileio import regular_text
 from .ledger import Anchor
 
 # The witness format this module writes; a witness without it is from an older release.
@@ -135,7 +136,7 @@ def _canonical(body: dict[str, object]) -> str:
 def read(path: Path, key: bytes) -> Witness | None:
     """The witness, None when there is no file; raises Damaged when it cannot be trusted."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = regular_text(path)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -131,6 +131,8 @@ def prune(
     """`snapshots_only`: name only the folders that hold a shadow history (to ask first)."""
     age = parse_age(older_than)
     home = home or state_home()
+    if (home / "projects").is_symlink():
+        return f"Nothing pruned: {home / 'projects'} is a link, not the state home's own folder."
     projects = (home / "projects").resolve()
     chosen = [loop for loop in every(home, now) if loop.ended and loop.age_s >= age]
     if not chosen:
@@ -141,7 +143,7 @@ def prune(
         # Checked again just before: the folder must still be a real directory in projects/.
         if folder.is_symlink() or folder.resolve().parent != projects:
             continue
-        if not _still_ended(home, folder):
+        if not _still_ended(home, folder) or not _a_loops(folder):
             continue
         if snapshots_only and not (folder / "shadow.git").is_dir():
             continue
@@ -151,6 +153,15 @@ def prune(
             f"{'would remove' if dry_run else 'removed'} {loop.key} ({loop.status}, {loop.worktree or '?'})"
         )
     return "\n".join(lines) or "Nothing to prune."
+
+
+def _a_loops(folder: Path) -> bool:
+    """A loop's folder holds one of its records; any other folder there is not a loop's."""
+    records = (loopfiles.STATE, loopfiles.EVENTS, loopfiles.RESULT, Path(*loopfiles.ROLLOUT))
+    return (
+        any(os.path.lexists(folder / name) for name in records)
+        or (folder / LANES / LANES_RECORD).is_file()
+    )
 
 
 def _still_ended(home: Path, folder: Path) -> bool:

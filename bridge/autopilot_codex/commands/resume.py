@@ -59,6 +59,8 @@ def resume(
         if state.status in TERMINAL:
             raise BridgeError(f"the loop is {state.status}; plan a new goal with {entry('plan')}")
         _check_caps(state, budget, iterations)
+        if state.status != "running" and (why := hostfiles.unnamed(store, state)):
+            return f"autopilot-codex: not resumed: {why}; then {how_to_resume(state)}."
         if state.status == "running":
             # After a crash the user resumes from a new session: the running loop goes to it
             # (only the user types `resume`; a driver's loop stays with its driver).

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from .. import surrogates
+from ..errors import BridgeError
 from ..store import Store
 from ..styles import of
 from . import entry, no_loop, worktree_of
@@ -47,10 +48,14 @@ def rails_only(store: Store) -> str | None:
 
 def _raw(store: Store) -> str:
     """The file as stored, indented for reading; a damaged file is shown, not repaired."""
+    from ..fileio import regular_text
+
     try:
-        text = store.state_path.read_text(encoding="utf-8")
+        text = regular_text(store.state_path)
     except FileNotFoundError:
         return '{"status": "idle"}'
+    except OSError as exc:  # a fifo or a device there: said, never waited on
+        raise BridgeError(f"cannot read {store.state_path}: {exc.strerror}") from exc
     try:
         data = surrogates.loads(text)
     except ValueError:

@@ -19,6 +19,7 @@ from ..runfiles import changes, scan
 
 if TYPE_CHECKING:
     from ..hookio import Answer
+    from ..state import State
     from ..store import Store
 
 MANIFEST = "hostfiles.json"
@@ -65,17 +66,32 @@ def stop_if_changed(store: Store, at: str) -> str:
             record(store)
             store.append_event("hostfiles.recorded", decision="recorded", at=at)
             return ""
-        found = changes(before, _current(store))
-        if not found:
-            return ""
-        more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
-        reason = (
-            "a file the host or git reads to decide what to run changed since the loop started: "
-            f"{', '.join(found[:NAMED])}{more}. Check it; a loop resumed or started again "
-            "accepts the files as they are then"
-        )
-        store.save(state.evolve(status="stopped", stop_reason=reason))
-        store.append_event("hostfiles.changed", decision="stopped", at=at, files=found)
+        return stopped(store, state, at, changes(before, _current(store)))
+
+
+def unnamed(store: Store, state: State) -> str:
+    """`resume`, under its lock: a run file changed that no stop named yet (planted where the
+    wall cannot hold it, then the loop stopped or paused another way) stops the loop now,
+    named; "" when none did or the loop's stop named them, which the resume then accepts."""
+    before = _recorded(store)
+    if before is None or (state.stop_reason or "").startswith(CHANGED):
+        return ""
+    return stopped(store, state, "resume", changes(before, _current(store)))
+
+
+CHANGED = "a file the host or git reads to decide what to run changed"
+
+
+def stopped(store: Store, state: State, at: str, found: list[str]) -> str:
+    if not found:
+        return ""
+    more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
+    reason = (
+        f"{CHANGED} since the loop started: {', '.join(found[:NAMED])}{more}. Check it; a "
+        "loop resumed or started again accepts the files as they are then"
+    )
+    store.save(state.evolve(status="stopped", stop_reason=reason))
+    store.append_event("hostfiles.changed", decision="stopped", at=at, files=found)
     return reason
 
 

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .. import ledger, surrogates, witness_key
+from ..fileio import opened
 from ..state import now_iso
 from .files import Files
 
@@ -26,12 +27,12 @@ class Events(Files):
     def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
         """The last events, read from the end of the file so a long ledger costs nothing."""
         try:
-            with self.events_path.open("rb") as handle:
+            with os.fdopen(opened(self.events_path), "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 size = handle.tell()
                 handle.seek(max(0, size - 64 * 1024 * max(1, count // 50 + 1)))
                 lines = handle.read().splitlines()[-count:]
-        except FileNotFoundError:
+        except OSError:
             return []
         events = []
         for raw in lines:

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 
 from .. import ledger, surrogates, typedjson, witness, witness_key
 from ..errors import BridgeError, StateCorrupt, permission_denied
-from ..fileio import atomic_write, read_text
+from ..fileio import atomic_write, read_text, regular_text
 from ..state import (
     SCHEMA_VERSION,
     UNLOADED_PLAN,
@@ -145,7 +145,7 @@ class Store(Markers):
     def _load(self, with_plan: bool) -> State | None:  # noqa: C901 - one check per way a file can be bad
         self._witness = None
         try:
-            text = self.state_path.read_text(encoding="utf-8")
+            text = regular_text(self.state_path)
         except FileNotFoundError:
             if self.witness_path.exists() and self.guarded() and not self._logged("state.removed"):
                 # Nothing writes the file back (peers recreated deleted state,
@@ -270,7 +270,7 @@ class Store(Markers):
     def _load_plan(self, inline: object) -> Plan:
         if inline is None:
             try:
-                text = self.plan_path.read_text(encoding="utf-8")
+                text = regular_text(self.plan_path)
                 seen = self._witness
                 if seen is not None and seen.plan and witness.digest(text) != seen.plan:
                     self._tampered("plan.json was changed", self.plan_path)

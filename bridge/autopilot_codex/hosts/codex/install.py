@@ -23,12 +23,12 @@ from ...fileio import atomic_write
 from . import trust as codex_trust
 from .boundary import codex_home as codex_folder
 from .boundary import toml_string
+from .install_record import SKILL_PREFIX, believed
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[4]
 HOOKS_TEMPLATE = Path("hooks") / "codex.json"
 ROOT_PLACEHOLDER = "${PLUGIN_ROOT}"
 MANIFEST_NAME = "autopilot-codex-install.json"
-SKILL_PREFIX = "autopilot-codex-"
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,11 @@ def uninstall(tgt: Target) -> list[str]:
         manifest = json.loads(tgt.manifest.read_text(encoding="utf-8"))
     except ValueError:
         raise BridgeError(f"{tgt.manifest} is damaged; remove our hooks by hand") from None
-    _own_record(tgt, manifest)
+    if not believed(manifest, tgt.hooks_file, tgt.skills_dir, tgt.config_file):
+        raise BridgeError(
+            f"{tgt.manifest} names places no install here writes; nothing was removed "
+            "(remove the file if you did not put it there)"
+        )
     hooks_file = Path(manifest["hooks_file"])
     if hooks_file.exists():
         remaining = unmerge_hooks(read_hooks_file(hooks_file), manifest.get("groups", []))
@@ -297,36 +301,6 @@ def uninstall(tgt: Target) -> list[str]:
         with contextlib.suppress(OSError):
             Path(folder).rmdir()
     return [f"autopilot-codex: uninstalled from Codex ({tgt.scope}); your own hooks are kept."]
-
-
-def _own_record(tgt: Target, manifest: Any) -> None:
-    """Believe a record only when every path it names is one this install writes: a project's
-    lives in the work tree, which a repository (or an unguarded implementer) can fill with one
-    naming the user's folders, settings or trust."""
-    ours = {tgt.hooks_file, tgt.skills_dir, tgt.config_file.parent}
-    places = {p for place in ours for p in (place, *place.parents)}
-    skills = manifest.get("skills", []) if isinstance(manifest, dict) else None
-    dirs = manifest.get("created_dirs", []) if isinstance(manifest, dict) else None
-    keys = manifest.get("trust_keys", []) if isinstance(manifest, dict) else None
-    if not (
-        isinstance(skills, list)
-        and isinstance(dirs, list)
-        and isinstance(keys, list)
-        and manifest.get("hooks_file") == str(tgt.hooks_file)
-        and manifest.get("config_file", str(tgt.config_file)) == str(tgt.config_file)
-        and all(
-            isinstance(s, str)
-            and Path(s).parent == tgt.skills_dir
-            and Path(s).name.startswith(SKILL_PREFIX)
-            for s in skills
-        )
-        and all(isinstance(d, str) and Path(d) in places for d in dirs)
-        and all(isinstance(k, str) and k.startswith(f"{tgt.hooks_file}:") for k in keys)
-    ):
-        raise BridgeError(
-            f"{tgt.manifest} names places no install here writes; nothing was removed "
-            "(remove the file if you did not put it there)"
-        )
 
 
 def _same_document(text: str, document: Mapping[str, Any]) -> bool:

@@ -41,3 +41,22 @@ def test_a_resume_never_accepts_a_run_file_no_stop_named(
     code, out = cli(capsys, "-C", str(repo), "resume")
     assert code == 0 and "accepted as they are now: .mcp.json (added)" in out, out
     assert state_of(repo)["status"] == "running"
+
+
+@pytest.mark.parametrize("start", ["plan", "ralph"])
+def test_a_new_loop_names_the_run_files_changed_since_the_last_one(
+    repo: Path, manager: FakeOpenAI, capsys: pytest.CaptureFixture[str], start: str
+) -> None:
+    """The last loop's implementer planted a run file and the loop ended: a new loop here takes
+    the files as they are for its baseline, and must say which changed, as a resume does."""
+    manager.enqueue(plan_body(2), schema="Plan")
+    assert cli(capsys, "-C", str(repo), "plan", "--session-id", "sess-1", "write", "it")[0] == 0
+    (repo / ".mcp.json").write_text(MCP)  # planted where the wall cannot hold it
+    assert cli(capsys, "-C", str(repo), "stop")[0] == 0
+    manager.enqueue(plan_body(2), schema="Plan")
+    argv = ["plan", "again"] if start == "plan" else ["ralph", "--max-iterations", "3", "go"]
+
+    code, out = cli(capsys, "-C", str(repo), *argv[:1], "--session-id", "sess-2", *argv[1:])
+
+    assert code == 0, out
+    assert ".mcp.json (added)" in out, out

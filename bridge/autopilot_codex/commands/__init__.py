@@ -79,14 +79,31 @@ def replaced(store: Store, refusal: Callable[[State], str], with_plan: bool = Tr
     return previous
 
 
-def begin(store: Store, state: State, event: str, **fields: Any) -> State:
+def begin(store: Store, state: State, event: str, **fields: Any) -> tuple[State, str]:
     """A new loop's files, under the caller's lock: the plan first (a plan.json left by an
-    earlier loop must not be read as ours), the state, the host's files, the start event."""
+    earlier loop must not be read as ours), the state, the host's files, the start event. The
+    line naming the host's run files that changed since the last loop here: the new loop takes
+    them as they are (an earlier loop's implementer may have left them), so the user is told."""
     from ..hosts import hostfiles
 
     store.save_plan(state.plan)
     state = store.save(state)
-    hostfiles.record(store)
+    changed = hostfiles.record(store)
     checks = [c.command for c in state.checks]
-    store.append_event(event, decision="running", session=state.session_id, checks=checks, **fields)
-    return state
+    store.append_event(
+        event,
+        decision="running",
+        session=state.session_id,
+        checks=checks,
+        accepted=changed,
+        **fields,
+    )
+    return state, run_files_line(changed)
+
+
+def run_files_line(changed: list[str]) -> str:
+    """The files a host or git runs programs from that changed, as the loop takes them."""
+    if not changed:
+        return ""
+    listed = ", ".join(changed)
+    return f"Files the host or git runs programs from, accepted as they are now: {listed}"

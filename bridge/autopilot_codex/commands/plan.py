@@ -124,7 +124,7 @@ def _planned(
         current = store.load()
         if current is not None and current.status == "running":
             raise BridgeError(f"a loop started here meanwhile; stop it first with {entry('stop')}")
-        state = begin(
+        state, accepted = begin(
             store,
             state,
             "plan",
@@ -145,6 +145,7 @@ def _planned(
             checks_note(state.checks, worktree),
             *wall_lines(wall),
             *([shadow] if shadow else []),
+            *([accepted] if accepted else []),
         ]
     )
 

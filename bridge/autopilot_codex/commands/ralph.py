@@ -72,7 +72,7 @@ def ralph(
         head = gitrepo.head_sha(worktree)
         generation = (previous.generation + 1) if previous else 1
         state = state.evolve(base_sha=head, generation=generation)
-        state = begin(
+        state, accepted = begin(
             store,
             state,
             "ralph.start",
@@ -86,7 +86,7 @@ def ralph(
     shadow = at_start(store, "ralph")
     started = _started(record, cap, host, "\n".join([*jail_notes(), *wall_lines(wall)]))
     started += _checks_line(specs)
-    return started + (f"\n{shadow}" if shadow else "")
+    return started + "".join(f"\n{line}" for line in (shadow, accepted) if line)
 
 
 def _checks_line(specs: list[CheckSpec]) -> str:

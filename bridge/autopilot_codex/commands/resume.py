@@ -15,7 +15,7 @@ from ..state import State
 from ..store import Store
 from ..styles import a_loop, of
 from ..styles.autopilot.record import position_of, task_of
-from . import TERMINAL, entry, no_loop, worktree_of
+from . import TERMINAL, entry, no_loop, run_files_line, worktree_of
 
 
 def how_to_resume(state: State) -> str:
@@ -91,18 +91,11 @@ def resume(
         accepted = hostfiles.record(store)
         store.append_event("resume", decision="running", previous=state.status, accepted=accepted)
     task = task_of(resumed)
-    text = f"autopilot-codex: loop resumed (was {state.status}).{_accepted(accepted)}"
+    text = f"autopilot-codex: loop resumed (was {state.status})."
+    text += f"\n{line}" if (line := run_files_line(accepted)) else ""
     if task is not None:
         text += "\nContinue with:\n" + contract.task_contract(task, position_of(resumed))
     return text + "\n" + headline(wall)
-
-
-def _accepted(changed: list[str]) -> str:
-    if not changed:
-        return ""
-    return "\nFiles the host or git runs programs from, accepted as they are now: " + ", ".join(
-        changed
-    )
 
 
 def _check_caps(state: State, budget: float | None, iterations: int | None) -> None:

@@ -313,3 +313,32 @@ def test_the_users_own_row_still_comes_before_the_hosts_cost(tmp_path: Path) -> 
 def test_claude_codes_default_model_is_in_the_table() -> None:
     price, known = prices.price_of("claude-opus-5-5")
     assert known and (price.input, price.output) == (4.0, 20.0)
+
+
+def compaction(before: int, after: int, at: str = "2026-01-01T00:00:20.000Z") -> str:
+    metadata = {"trigger": "auto", "preTokens": before, "postTokens": after}
+    record = {"type": "system", "subtype": "compact_boundary", "timestamp": at}
+    return json.dumps({**record, "compactMetadata": metadata}) + "\n"
+
+
+def test_a_compaction_after_an_unknown_model_is_priced_dearest_and_named(
+    tmp_path: Path,
+) -> None:
+    """Its call's model is the one the record last named; unknown, it is said so."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("m1", "claude-next-9", input=10) + compaction(1_000_000, 0))
+    got = read(path)
+    assert got.unknown == ("claude-next-9",)
+    assert got.usd == pytest.approx(prices.DEAREST.usd(1_000_010, 0, 0, 0))
+
+
+def test_a_compaction_with_no_model_named_yet_is_named_so(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(compaction(1_000, 0))
+    assert read(path).unknown == ("(no model)",)
+
+
+def test_a_line_naming_a_compaction_that_is_no_json_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"subtype": "compact_boundary", "preTokens": 5\n' + compaction(1_000, 0, "x"))
+    assert read(path).tokens == 1_000

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autopilot_codex import fileio
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc
@@ -43,14 +44,15 @@ def unreadable_state(planned: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     path = planned / "state.json"
     path.chmod(0)
     if ROOT_USER:
-        real = Path.read_text
+        # The store opens its files through one door (`fileio.opened`: a regular file only).
+        real = fileio.opened
 
-        def read_text(self: Path, *args: object, **kwargs: object) -> str:
-            if self == path:
+        def opened(where: Path, *args: int) -> int:
+            if Path(where) == path:
                 raise denied(path)
-            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+            return real(where, *args)
 
-        monkeypatch.setattr(Path, "read_text", read_text)
+        monkeypatch.setattr(fileio, "opened", opened)
     yield path
     path.chmod(0o600)
 

@@ -63,8 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, then the log
         return _internal_error(exc)
-    # What a command prints quotes the loop's records, which hold the implementer's text.
-    output.out(output.visible(text))
+    # What a command prints quotes the loop's records, which hold the implementer's text:
+    # `output.out` writes it `visible`.
+    output.out(text)
     return code
 
 

@@ -97,11 +97,9 @@ def logs(args: argparse.Namespace, cwd: str, session: str | None) -> tuple[int, 
 
         # The loop's spend as every view shows it, under the ledger's lines.
         return 0, f"{text}\nSpent: {of_files(loopfiles.load(path.parent)).text()}"
-    output.out(output.visible(text))
+    output.out(text)
     try:
-        follow(
-            path, lambda record: output.out(output.visible(show(record, args.json))), offset=offset
-        )
+        follow(path, lambda record: output.out(show(record, args.json)), offset=offset)
     except KeyboardInterrupt:
         return 130, ""
     return 0, ""

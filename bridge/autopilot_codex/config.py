@@ -15,10 +15,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import defaults, surrogates
+from . import defaults, regular, surrogates
 from .defaults import REVIEW_MODES
 from .errors import BridgeError
-from .fileio import regular_bytes
 from .paths import state_home
 
 if TYPE_CHECKING:
@@ -211,7 +210,7 @@ def load_with_warnings() -> tuple[Config, str]:
 def _raw(path: Path) -> bytes | OSError | None:
     """The file's bytes, None when there is none, or why it cannot be read."""
     try:
-        return regular_bytes(path)  # a fifo or a device there is waited on by no reader
+        return regular.read(path)  # a fifo or a device there is waited on by no reader
     except FileNotFoundError:
         return None
     except OSError as exc:

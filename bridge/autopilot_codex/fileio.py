@@ -5,12 +5,11 @@ Kept apart from `store` so that module holds what the files mean, not how they a
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 import time
 from pathlib import Path
 
+from . import regular
 from .errors import LockTimeout
 
 
@@ -21,25 +20,9 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def opened(path: Path, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
-    """`path` opened without waiting, only when it is a regular file: the loop's files are in
-    a state home an unguarded implementer writes, and a fifo there (or a link to `/dev/zero`)
-    would hang every reader, the user's `stop` among them. Raises OSError for anything else."""
-    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0), mode)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return fd
-
-
-def regular_bytes(path: Path) -> bytes:
-    with os.fdopen(opened(path), "rb") as handle:
-        return handle.read()
-
-
 def regular_text(path: Path) -> str:
     """As `Path.read_text` reads it (UTF-8, universal newlines), from a regular file only."""
-    text = regular_bytes(path).decode("utf-8")
+    text = regular.read(path).decode("utf-8")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

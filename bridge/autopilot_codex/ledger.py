@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .fileio import opened, regular_bytes
+from . import regular
 
 _FIELD = b', "mac": "'
 _HEX = 64
@@ -37,7 +37,7 @@ class Anchor(NamedTuple):
 def append(path: Path, key: bytes, record: dict[str, Any]) -> None:
     body = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8", "surrogateescape")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = opened(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    fd = regular.opened(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         _lock(fd, exclusive=True)
         size = os.fstat(fd).st_size
@@ -58,7 +58,7 @@ def verify(
     witness was put back from an older copy.
     """
     try:
-        fd = opened(path)
+        fd = regular.opened(path)
     except FileNotFoundError:
         if anchor.size:
             return anchor, "events.jsonl was removed"
@@ -95,7 +95,7 @@ def audit(path: Path, key: bytes, origin: Anchor, anchor: Anchor) -> str | None:
     from the last anchor on) cannot see, a line rewritten before the anchor. For the user's
     `resume`, not for every hook."""
     try:
-        data = regular_bytes(path)
+        data = regular.read(path)
     except FileNotFoundError:
         data = b""
     except OSError as exc:
@@ -117,7 +117,7 @@ def end(path: Path) -> Anchor:
     """Where the ledger ends now, unverified: the anchor of a loop taken over from a release
     that did not seal its lines (from here on, every line must be sealed)."""
     try:
-        fd = opened(path)
+        fd = regular.opened(path)
     except FileNotFoundError:
         return Anchor()
     try:
@@ -133,7 +133,7 @@ def newest(path: Path, anchor: Anchor) -> dict[str, float]:
     what a loop whose state and witness were put back from an older copy had reached."""
     found = {"budget_used_usd": 0.0, "iteration": 0.0, "witness": 0.0}
     try:
-        with os.fdopen(opened(path), "rb") as handle:
+        with os.fdopen(regular.opened(path), "rb") as handle:
             handle.seek(anchor.size)
             rest = handle.read()
     except OSError:

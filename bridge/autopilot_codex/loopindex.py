@@ -6,8 +6,8 @@ command asks it to find the loop of the folder it was typed in.
 from __future__ import annotations
 
 import os
-import stat  # imported by os already: costs the gate nothing
 
+from . import regular
 from .paths import INDEXES, state_home_str, within
 
 
@@ -62,25 +62,11 @@ def _scan(home: str) -> dict[str, list[object]]:
             if name.startswith("."):
                 continue
             try:
-                marker: object = loads(_regular(os.path.join(folder, name)))
+                marker: object = loads(regular.read(os.path.join(folder, name)))
             except (OSError, ValueError, RecursionError):
                 marker = None
             seen.setdefault(name, []).append(marker)
     return seen
-
-
-def _regular(path: str) -> bytes:
-    """A marker's bytes, opened without waiting and only from a regular file: a fifo or a link
-    to `/dev/zero` in an index (an unguarded implementer writes the state home) would hang
-    every hook and the user's `stop`."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
 
 
 def payload_field(data: object, names: tuple[str, ...]) -> object:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from . import regular
 from .errors import BridgeError
 
 # getattr: the module stays importable where these flags are missing (the calls are POSIX).
@@ -158,14 +159,12 @@ def small(path: Path, limit: int, *, follow: bool = False) -> bytes | None:
     stash's log, a `.git` file): the implementer can put a fifo there, whose read waits for a
     writer for ever, or a link to `/dev/zero`, whose read never ends. The open does not wait
     and the type is taken from the opened file, so no swap after a look gets past it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags if follow else flags | _NOFOLLOW)
+        fd = regular.opened(path, 0 if follow else _NOFOLLOW)
     except OSError:
         return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        if os.fstat(fd).st_size > limit:
             return None
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(limit + 1)

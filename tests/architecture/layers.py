@@ -13,7 +13,7 @@ ROOT = "__init__"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", (
-        ROOT, "errors", "paths", "fileio", "typedjson", "registry", "defaults", "output",
+        ROOT, "errors", "paths", "regular", "fileio", "typedjson", "registry", "defaults", "output",
         "nofollow", "gitbinary", "searchpath", "crashlog", "classcode", "admitted", "hookio", "surrogates",
         "loopindex", "state",
         "state_file", "state_ranges", "ledger", "witness", "witness_key", "spend", "meters",

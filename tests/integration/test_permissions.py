@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autopilot_codex import fileio
+from autopilot_codex import regular
 from autopilot_codex.cli import main
 from autopilot_codex.paths import project_dir
 from tests.conftest import payload, plan_body, run_hook_inproc
@@ -44,15 +44,15 @@ def unreadable_state(planned: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     path = planned / "state.json"
     path.chmod(0)
     if ROOT_USER:
-        # The store opens its files through one door (`fileio.opened`: a regular file only).
-        real = fileio.opened
+        # The store opens its files through one door (`regular.opened`: a regular file only).
+        real = regular.opened
 
         def opened(where: Path, *args: int) -> int:
             if Path(where) == path:
                 raise denied(path)
             return real(where, *args)
 
-        monkeypatch.setattr(fileio, "opened", opened)
+        monkeypatch.setattr(regular, "opened", opened)
     yield path
     path.chmod(0o600)
 

@@ -56,6 +56,7 @@ LEAVES = frozenset(
     {
         "typedjson",
         "fileio",
+        "regular",
         "errors",
         "paths",
         "nofollow",

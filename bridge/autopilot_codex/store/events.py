@@ -6,8 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from .. import ledger, surrogates, witness_key
-from ..fileio import opened
+from .. import ledger, regular, surrogates, witness_key
 from ..state import now_iso
 from .files import Files
 
@@ -27,7 +26,7 @@ class Events(Files):
     def tail_events(self, count: int = 20) -> list[dict[str, Any]]:
         """The last events, read from the end of the file so a long ledger costs nothing."""
         try:
-            with os.fdopen(opened(self.events_path), "rb") as handle:
+            with os.fdopen(regular.opened(self.events_path), "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 size = handle.tell()
                 handle.seek(max(0, size - 64 * 1024 * max(1, count // 50 + 1)))
